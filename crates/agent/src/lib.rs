@@ -1,0 +1,1 @@
+//! The HPROF JVMTI agent.

@@ -1,0 +1,3 @@
+//! The `hprof` command.
+
+fn main() {}

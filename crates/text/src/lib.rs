@@ -1,0 +1,1 @@
+//! Renders profile data in the java.hprof.txt text layout.
