@@ -1,1 +1,58 @@
-//! Reads and writes HPROF binary records.
+//! Reads and writes HPROF binary files, the heap and profile format of the JVM.
+//!
+//! # Brief overview
+//!
+//! - [`Records`] walks the records of a whole file held in memory (a `Vec` or a
+//!   memory map) without copying: each [`Record`] borrows its body. Heap dump
+//!   bodies ([`HeapDumpBody`]) are walked by [`HeapRecords`], which yields
+//!   [`HeapRecord`]s.
+//! - [`StreamReader`] yields the same records from any `io::Read` in bounded
+//!   memory, delivering heap dumps one sub-record at a time ([`Event`]).
+//! - [`Writer`] writes records, splitting heap dumps into HEAP DUMP SEGMENTs.
+//! - Every reader is strict: a truncated or corrupt file gives an [`Error`] that
+//!   names the record kind and the byte offset, never a panic, and no allocation
+//!   is ever sized from a length field.
+//!
+//! ```
+//! use hprof_format::{Header, IdSize, Record, Records, Version, Writer};
+//!
+//! let header = Header { version: Version::V1_0_2, id_size: IdSize::Eight, timestamp_ms: 0 };
+//! let mut w = Writer::new(Vec::new(), header).unwrap();
+//! w.utf8(0, 1, b"main").unwrap();
+//! let bytes = w.finish().unwrap();
+//!
+//! let (read_header, mut records) = Records::new(&bytes).unwrap();
+//! assert_eq!(read_header, header);
+//! let (_, record) = records.next().unwrap().unwrap();
+//! assert_eq!(record, Record::Utf8 { id: 1, text: b"main" });
+//! ```
+
+#![deny(missing_docs)]
+#![deny(missing_debug_implementations)]
+#![forbid(unsafe_code)]
+
+pub use crate::{
+    error::{Error, ErrorKind, Result},
+    heap::{ClassDump, HeapRecord, HeapRecords},
+    names::{java_class_name, primitive_array_name},
+    reader::Records,
+    record::{
+        AllocSite, AllocSites, CpuSampleList, HeapDumpBody, IdList, RECORD_HEADER_LEN, Record,
+        RecordHeader,
+    },
+    stream::{Event, StreamReader},
+    tag::{SubTag, Tag},
+    types::{BasicType, Header, IdSize, Value, Version},
+    writer::{DEFAULT_SEGMENT_LIMIT, Writer},
+};
+
+mod cursor;
+mod error;
+mod heap;
+mod names;
+mod reader;
+mod record;
+mod stream;
+mod tag;
+mod types;
+mod writer;
