@@ -1,1 +1,33 @@
-//! Renders profile data in the java.hprof.txt text layout.
+//! Writes profile data in the `java.hprof.txt` text layout of the original HPROF agent.
+//!
+//! The agent's `format=a` writer and `hprof print` both render through this crate, so
+//! the two produce the same bytes for the same data. Every function takes plain values
+//! and an `io::Write`; nothing here knows about JVMTI or the binary format.
+//!
+//! Line layouts follow the original agent (widths, tabs, hex ids), with its known bugs
+//! fixed by the callers' data (true array lengths and object sizes) and listed in
+//! `docs/compatibility.md`.
+
+#![deny(missing_docs)]
+#![deny(missing_debug_implementations)]
+#![forbid(unsafe_code)]
+
+pub use crate::{
+    cpu::{CostKind, CostRow, OldRow, sort_cost_rows, write_cost_section, write_old_rows},
+    header::{FILE_VERSION, ctime, ctime_from_millis, write_file_header},
+    heap::{HeapLine, RootKind, write_heap_begin, write_heap_end, write_heap_line},
+    monitor::{
+        MonitorEntry, MonitorThread, MonitorTimeRow, write_monitor_dump, write_monitor_time,
+        write_wait, write_waited,
+    },
+    sites::{SiteRow, SitesOrder, sort_sites, write_sites},
+    trace::{Frame, LineInfo, write_thread_end, write_thread_start, write_trace},
+};
+
+mod cpu;
+mod header;
+mod heap;
+mod monitor;
+mod percent;
+mod sites;
+mod trace;
