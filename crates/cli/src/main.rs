@@ -1,3 +1,61 @@
-//! The `hprof` command.
+//! The `hprof` command: reads and analyses HPROF files.
 
-fn main() {}
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+mod input;
+mod mmap;
+
+/// Reads and analyses HPROF heap dumps and profiles.
+#[derive(Debug, Parser)]
+#[command(
+    name = "hprof",
+    version,
+    about,
+    after_help = "Exit status: 0 on success, 1 when a file cannot be read or is not valid \
+HPROF (the message names the byte offset and record kind), 2 on a usage error."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Summary(cmd::summary::SummaryArgs),
+    Print(cmd::print::PrintArgs),
+}
+
+fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<()> {
+    match &cli.command {
+        Command::Summary(args) => cmd::summary::run(args, out),
+        Command::Print(args) => cmd::print::run(args, out),
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let result = run(&cli, &mut out).and_then(|()| Ok(out.flush()?));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("hprof: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// True when the error is a closed stdout (`hprof print big.hprof | head`).
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,4 @@
+//! One module per `hprof` subcommand.
+
+pub mod print;
+pub mod summary;

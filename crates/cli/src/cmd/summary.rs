@@ -1,0 +1,434 @@
+//! `hprof summary`: record counts, GC roots and a class histogram of one HPROF file.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use chrono::{DateTime, Utc};
+use clap::Args;
+use hprof_format::{
+    BasicType, Event, Header, HeapRecord, IdSize, Record, Records, StreamReader, SubTag, Tag,
+    java_class_name, primitive_array_name,
+};
+use rustc_hash::FxHashMap;
+use serde_json::{Map, Value as Json, json};
+
+use crate::input::Input;
+
+/// Arguments of `hprof summary`.
+#[derive(Debug, Args)]
+#[command(
+    about = "Count records, GC roots and objects per class in an HPROF file",
+    long_about = "Counts the records of an HPROF file by kind, its heap dump sub-records and GC \
+roots by kind, and prints a class histogram: instances and shallow bytes per class, biggest \
+first.\n\nShallow sizes are those of a 64-bit HotSpot JVM with compressed oops and compressed \
+class pointers, as Eclipse MAT and VisualVM compute them: an instance takes \
+align8(12 + its fields, references counted as 4 bytes), an object array align8(16 + 4 * length), \
+a primitive array align8(16 + element size * length)."
+)]
+pub struct SummaryArgs {
+    /// The HPROF file to read (`-` reads standard input).
+    pub file: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// How many classes the histogram lists (0 lists all).
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub top: usize,
+}
+
+/// Runs `hprof summary`.
+pub fn run(args: &SummaryArgs, out: &mut dyn Write) -> Result<()> {
+    let name = args.file.display().to_string();
+    let summary = if args.file == Path::new("-") {
+        let (header, size, tally) =
+            read_stream(io::stdin().lock()).with_context(|| name.clone())?;
+        tally.finish(header, size)
+    } else {
+        let input = Input::open(&args.file)?;
+        let (header, tally) = read_mapped(&input).with_context(|| name.clone())?;
+        tally.finish(header, input.bytes().len() as u64)
+    };
+    if args.json {
+        let doc = summary.to_json(&name, args.top);
+        serde_json::to_writer_pretty(&mut *out, &doc)?;
+        writeln!(out)?;
+    } else {
+        summary.write_text(&name, args.top, out)?;
+    }
+    Ok(())
+}
+
+fn read_mapped(input: &Input) -> hprof_format::Result<(Header, Tally<'_>)> {
+    let bytes = input.bytes();
+    let (header, mut records) = Records::new(bytes)?;
+    let mut tally = Tally::new(header.id_size);
+    let mut walk = input.walk("summary");
+    while let Some((_, record)) = records.next()? {
+        match record {
+            Record::HeapDump(body) | Record::HeapDumpSegment(body) => {
+                tally.record(&record);
+                let mut heap = body.records(header.id_size);
+                while let Some((offset, sub)) = heap.next()? {
+                    tally.heap(&sub);
+                    walk.at(offset);
+                }
+            }
+            Record::Utf8 { id, text } => {
+                tally.count(Tag::Utf8);
+                tally.strings.insert(id, Cow::Borrowed(text));
+            }
+            _ => tally.record(&record),
+        }
+        walk.at(records.offset());
+    }
+    Ok((header, tally))
+}
+
+fn read_stream(src: impl io::Read) -> hprof_format::Result<(Header, u64, Tally<'static>)> {
+    let mut reader = StreamReader::new(io::BufReader::with_capacity(1 << 20, src))?;
+    let header = *reader.header();
+    let mut tally = Tally::new(header.id_size);
+    while let Some(event) = reader.next_event()? {
+        match event {
+            Event::Record(_, Record::Utf8 { id, text }) => {
+                tally.count(Tag::Utf8);
+                tally.strings.insert(id, Cow::Owned(text.to_vec()));
+            }
+            Event::Record(_, record) => tally.record(&record),
+            Event::HeapDumpStart(record_header) => tally.count(record_header.tag),
+            Event::HeapRecord(_, sub) => tally.heap(&sub),
+            Event::HeapDumpFinish => {}
+        }
+    }
+    Ok((header, reader.offset(), tally))
+}
+
+/// Per class id: instances (or arrays) seen and, for arrays, their bytes.
+#[derive(Debug, Default, Clone, Copy)]
+struct ClassTally {
+    count: u64,
+    array_bytes: u64,
+    is_array: bool,
+}
+
+/// What a CLASS DUMP tells about a class's instances.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    super_id: u64,
+    /// Bytes of the class's own instance fields, references counted as 4 bytes.
+    field_bytes: u64,
+}
+
+/// Everything counted in one pass over a file.
+#[derive(Debug)]
+struct Tally<'a> {
+    id_size: IdSize,
+    records: [u64; 256],
+    heap_records: [u64; 256],
+    strings: FxHashMap<u64, Cow<'a, [u8]>>,
+    class_names: FxHashMap<u64, u64>,
+    layouts: FxHashMap<u64, Layout>,
+    classes: FxHashMap<u64, ClassTally>,
+    primitive_arrays: [ClassTally; 16],
+}
+
+fn align8(n: u64) -> u64 {
+    (n + 7) & !7
+}
+
+/// Shallow size of an object array of `length` elements.
+pub fn object_array_size(length: u64) -> u64 {
+    align8(16 + 4 * length)
+}
+
+/// Shallow size of a primitive array.
+pub fn primitive_array_size(element: BasicType, length: u64) -> u64 {
+    let element_size = match element {
+        BasicType::Object => 4,
+        other => other.size(IdSize::Eight) as u64,
+    };
+    align8(16 + element_size * length)
+}
+
+impl<'a> Tally<'a> {
+    fn new(id_size: IdSize) -> Tally<'a> {
+        Tally {
+            id_size,
+            records: [0; 256],
+            heap_records: [0; 256],
+            strings: FxHashMap::default(),
+            class_names: FxHashMap::default(),
+            layouts: FxHashMap::default(),
+            classes: FxHashMap::default(),
+            primitive_arrays: [ClassTally::default(); 16],
+        }
+    }
+
+    fn count(&mut self, tag: Tag) {
+        self.records[tag as usize] += 1;
+    }
+
+    fn record(&mut self, record: &Record<'_>) {
+        self.count(record.tag());
+        if let Record::LoadClass {
+            class_id, name_id, ..
+        } = *record
+        {
+            self.class_names.insert(class_id, name_id);
+        }
+    }
+
+    #[inline]
+    fn heap(&mut self, record: &HeapRecord<'_>) {
+        self.heap_records[record.sub_tag() as usize] += 1;
+        match *record {
+            HeapRecord::InstanceDump { class_id, .. } => {
+                self.classes.entry(class_id).or_default().count += 1;
+            }
+            HeapRecord::ObjectArrayDump {
+                array_class_id,
+                elements,
+                ..
+            } => {
+                let entry = self.classes.entry(array_class_id).or_default();
+                entry.count += 1;
+                entry.is_array = true;
+                entry.array_bytes += object_array_size(elements.len() as u64);
+            }
+            HeapRecord::PrimitiveArrayDump {
+                element_type,
+                length,
+                ..
+            } => {
+                let entry = &mut self.primitive_arrays[element_type as usize & 15];
+                entry.count += 1;
+                entry.array_bytes += primitive_array_size(element_type, u64::from(length));
+            }
+            HeapRecord::ClassDump(class) => {
+                let field_bytes = class
+                    .instance_fields()
+                    .map(|(_, ty)| match ty {
+                        BasicType::Object => 4,
+                        other => other.size(self.id_size) as u64,
+                    })
+                    .sum();
+                self.layouts.insert(
+                    class.class_id,
+                    Layout {
+                        super_id: class.super_class_id,
+                        field_bytes,
+                    },
+                );
+            }
+            _ => {}
+        }
+    }
+
+    fn class_name(&self, class_id: u64) -> String {
+        self.class_names
+            .get(&class_id)
+            .and_then(|name_id| self.strings.get(name_id))
+            .map(|name| java_class_name(&String::from_utf8_lossy(name)))
+            .unwrap_or_else(|| format!("<unknown class 0x{class_id:x}>"))
+    }
+
+    /// Shallow size of an instance of `class_id`: its header and the fields of its
+    /// whole class chain. A chain longer than any real one (a corrupt cycle) stops.
+    fn instance_size(&self, class_id: u64) -> u64 {
+        let mut bytes = 12;
+        let mut id = class_id;
+        for _ in 0..4096 {
+            let Some(layout) = self.layouts.get(&id) else {
+                break;
+            };
+            bytes += layout.field_bytes;
+            if layout.super_id == 0 {
+                break;
+            }
+            id = layout.super_id;
+        }
+        align8(bytes)
+    }
+
+    fn finish(self, header: Header, file_size: u64) -> Summary {
+        let mut classes: Vec<ClassRow> = self
+            .classes
+            .iter()
+            .map(|(&id, tally)| {
+                let shallow_bytes = if tally.is_array {
+                    tally.array_bytes
+                } else {
+                    tally.count * self.instance_size(id)
+                };
+                ClassRow {
+                    name: self.class_name(id),
+                    instances: tally.count,
+                    shallow_bytes,
+                }
+            })
+            .collect();
+        for code in 0..16u8 {
+            let tally = self.primitive_arrays[usize::from(code)];
+            if let (Some(ty), true) = (BasicType::from_u8(code), tally.count > 0) {
+                classes.push(ClassRow {
+                    name: primitive_array_name(ty),
+                    instances: tally.count,
+                    shallow_bytes: tally.array_bytes,
+                });
+            }
+        }
+        classes.sort_by(|a, b| {
+            b.shallow_bytes
+                .cmp(&a.shallow_bytes)
+                .then(b.instances.cmp(&a.instances))
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        let records = Tag::ALL
+            .iter()
+            .map(|&tag| (tag.name(), self.records[tag as usize]))
+            .filter(|&(_, n)| n > 0)
+            .collect();
+        let heap_records = SubTag::ALL
+            .iter()
+            .map(|&tag| (tag, self.heap_records[tag as usize]))
+            .filter(|&(_, n)| n > 0)
+            .collect();
+        Summary {
+            header,
+            file_size,
+            records,
+            heap_records,
+            classes,
+        }
+    }
+}
+
+/// One row of the class histogram.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ClassRow {
+    name: String,
+    instances: u64,
+    shallow_bytes: u64,
+}
+
+/// The result of a pass, ready to print.
+#[derive(Debug)]
+struct Summary {
+    header: Header,
+    file_size: u64,
+    records: Vec<(&'static str, u64)>,
+    heap_records: Vec<(SubTag, u64)>,
+    classes: Vec<ClassRow>,
+}
+
+impl Summary {
+    fn shown(&self, top: usize) -> &[ClassRow] {
+        if top == 0 {
+            &self.classes
+        } else {
+            &self.classes[..top.min(self.classes.len())]
+        }
+    }
+
+    fn totals(&self) -> (u64, u64) {
+        self.classes
+            .iter()
+            .fold((0, 0), |(n, b), c| (n + c.instances, b + c.shallow_bytes))
+    }
+
+    fn to_json(&self, file: &str, top: usize) -> Json {
+        let counts = |pairs: &mut dyn Iterator<Item = (&'static str, u64)>| {
+            Json::Object(
+                pairs
+                    .map(|(k, v)| (k.to_string(), json!(v)))
+                    .collect::<Map<_, _>>(),
+            )
+        };
+        let (instances, bytes) = self.totals();
+        json!({
+            "file": file,
+            "file_size": self.file_size,
+            "header": {
+                "version": self.header.version.as_str(),
+                "id_size": self.header.id_size.bytes(),
+                "timestamp_ms": self.header.timestamp_ms,
+            },
+            "records": counts(&mut self.records.iter().copied()),
+            "heap_records": counts(&mut self.heap_records.iter().map(|&(t, n)| (t.name(), n))),
+            "gc_roots": counts(&mut self.heap_records.iter().filter(|(t, _)| t.is_root()).map(|&(t, n)| (t.name(), n))),
+            "classes": self.shown(top).iter().map(|c| json!({
+                "name": c.name, "instances": c.instances, "shallow_bytes": c.shallow_bytes,
+            })).collect::<Vec<_>>(),
+            "totals": { "classes": self.classes.len(), "instances": instances, "shallow_bytes": bytes },
+        })
+    }
+
+    fn write_text(&self, file: &str, top: usize, out: &mut dyn Write) -> io::Result<()> {
+        let written = i64::try_from(self.header.timestamp_ms)
+            .ok()
+            .and_then(DateTime::<Utc>::from_timestamp_millis)
+            .map(|t| t.format("%Y-%m-%d %H:%M:%S%.3f UTC").to_string())
+            .unwrap_or_else(|| "an invalid time".to_string());
+        writeln!(out, "{file}: {} bytes", self.file_size)?;
+        writeln!(
+            out,
+            "{}, identifier size {}, written {written} ({} ms)",
+            self.header.version.as_str(),
+            self.header.id_size.bytes(),
+            self.header.timestamp_ms
+        )?;
+        writeln!(out, "\nRecords")?;
+        for (name, n) in &self.records {
+            writeln!(out, "  {name:<24} {n:>12}")?;
+        }
+        if !self.heap_records.is_empty() {
+            writeln!(out, "\nHeap dump records")?;
+            for (tag, n) in self.heap_records.iter().filter(|(t, _)| !t.is_root()) {
+                writeln!(out, "  {:<24} {n:>12}", tag.name())?;
+            }
+            writeln!(out, "\nGC roots")?;
+            for (tag, n) in self.heap_records.iter().filter(|(t, _)| t.is_root()) {
+                writeln!(out, "  {:<24} {n:>12}", tag.name())?;
+            }
+        }
+        let shown = self.shown(top);
+        let (instances, bytes) = self.totals();
+        writeln!(
+            out,
+            "\nClasses by shallow size ({} of {})",
+            shown.len(),
+            self.classes.len()
+        )?;
+        writeln!(out, "  {:>12} {:>15}  class", "instances", "shallow bytes")?;
+        for class in shown {
+            writeln!(
+                out,
+                "  {:>12} {:>15}  {}",
+                class.instances, class.shallow_bytes, class.name
+            )?;
+        }
+        writeln!(
+            out,
+            "  {instances:>12} {bytes:>15}  total ({} classes)",
+            self.classes.len()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shallow_sizes_follow_hotspot_with_compressed_oops() {
+        assert_eq!(object_array_size(0), 16);
+        assert_eq!(object_array_size(1), 24);
+        assert_eq!(object_array_size(10), 56);
+        assert_eq!(primitive_array_size(BasicType::Byte, 0), 16);
+        assert_eq!(primitive_array_size(BasicType::Byte, 9), 32);
+        assert_eq!(primitive_array_size(BasicType::Long, 3), 40);
+        assert_eq!(primitive_array_size(BasicType::Int, 10), 56);
+    }
+}

@@ -1,0 +1,112 @@
+//! Opens HPROF inputs (a file by memory map, or standard input) and reports progress
+//! while they are walked.
+
+use std::fs::File;
+use std::io::{IsTerminal, Read};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::mmap::MappedFile;
+
+/// Files at least this big get a progress bar when stderr is a terminal.
+const PROGRESS_MIN_BYTES: u64 = 100 << 20;
+
+/// How far behind the read position pages are dropped from memory, and how often.
+const RELEASE_STEP: u64 = 256 << 20;
+
+/// The bytes of an input: a memory-mapped file or everything read from a pipe.
+#[derive(Debug)]
+pub enum Input {
+    /// A regular file, mapped.
+    Mapped(MappedFile),
+    /// Bytes read into memory (standard input).
+    Buffered(Vec<u8>),
+}
+
+impl Input {
+    /// Opens `path` by memory map, or reads all of standard input for `-`.
+    pub fn open(path: &Path) -> Result<Input> {
+        if path == Path::new("-") {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .lock()
+                .read_to_end(&mut bytes)
+                .context("cannot read standard input")?;
+            return Ok(Input::Buffered(bytes));
+        }
+        let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        let mapped =
+            MappedFile::new(&file).with_context(|| format!("cannot map {}", path.display()))?;
+        Ok(Input::Mapped(mapped))
+    }
+
+    /// All the input's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Input::Mapped(map) => map.bytes(),
+            Input::Buffered(bytes) => bytes,
+        }
+    }
+
+    /// Starts a walk over the input, with a progress bar labelled `label` when useful.
+    pub fn walk(&self, label: &str) -> Walk<'_> {
+        let len = self.bytes().len() as u64;
+        let bar = (len >= PROGRESS_MIN_BYTES && std::io::stderr().is_terminal()).then(|| {
+            let bar = ProgressBar::new(len);
+            let style = ProgressStyle::with_template(
+                "{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ");
+            bar.set_style(style);
+            bar.set_message(label.to_string());
+            bar
+        });
+        Walk {
+            input: self,
+            bar,
+            released: 0,
+        }
+    }
+}
+
+/// Follows a front-to-back walk: moves the progress bar and drops pages already read.
+#[derive(Debug)]
+pub struct Walk<'a> {
+    input: &'a Input,
+    bar: Option<ProgressBar>,
+    released: u64,
+}
+
+impl Walk<'_> {
+    /// Notes that everything before `offset` has been read. Cheap enough to call for
+    /// every record: it only acts every [`RELEASE_STEP`] bytes.
+    #[inline]
+    pub fn at(&mut self, offset: u64) {
+        if offset >= self.released + 2 * RELEASE_STEP {
+            self.advance(offset);
+        }
+    }
+
+    #[cold]
+    fn advance(&mut self, offset: u64) {
+        let upto = offset - RELEASE_STEP;
+        if let Input::Mapped(map) = self.input {
+            map.release(self.released as usize, upto as usize);
+        }
+        self.released = upto;
+        if let Some(bar) = &self.bar {
+            bar.set_position(offset);
+        }
+    }
+}
+
+impl Drop for Walk<'_> {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

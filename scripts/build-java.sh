@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Compiles the Java programs in java/src with JDK 17's javac (--release 11, so every JDK from 11
+# runs them) into target/java/classes. Does nothing when the classes are newer than the sources.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+out="$root/target/java/classes"
+stamp="$out/.stamp"
+
+find_javac() {
+    if command -v javac >/dev/null && javac -version 2>&1 | grep -q '^javac 17'; then
+        command -v javac
+        return
+    fi
+    for candidate in /usr/lib/jvm/java-17-openjdk-*/bin/javac; do
+        if [[ -x "$candidate" ]]; then echo "$candidate"; return; fi
+    done
+    echo "build-java.sh: JDK 17's javac not found (run scripts/setup.sh)" >&2
+    exit 1
+}
+
+mapfile -t sources < <(find "$root/java/src" -name '*.java' | sort)
+if [[ -f "$stamp" ]] && [[ -z "$(find "$root/java/src" -name '*.java' -newer "$stamp" | head -1)" ]]; then
+    exit 0
+fi
+javac="$(find_javac)"
+rm -rf "$out"
+mkdir -p "$out"
+"$javac" --release 11 -encoding UTF-8 -nowarn -d "$out" "${sources[@]}"
+touch "$stamp"
