@@ -19,11 +19,20 @@ find_javac() {
 }
 
 mapfile -t sources < <(find "$root/java/src" -name '*.java' | sort)
-if [[ -f "$stamp" ]] && [[ -z "$(find "$root/java/src" -name '*.java' -newer "$stamp" | head -1)" ]]; then
-    exit 0
+if [[ ! -f "$stamp" ]] || [[ -n "$(find "$root/java/src" -name '*.java' -newer "$stamp" | head -1)" ]]; then
+    rm -rf "$out"
+    mkdir -p "$out"
+    "$(find_javac)" --release 11 -encoding UTF-8 -nowarn -d "$out" "${sources[@]}"
+    touch "$stamp"
 fi
-javac="$(find_javac)"
-rm -rf "$out"
-mkdir -p "$out"
-"$javac" --release 11 -encoding UTF-8 -nowarn -d "$out" "${sources[@]}"
-touch "$stamp"
+
+# The VisualVM checker needs VisualVM's heap library (fetched by scripts/setup.sh).
+env_file="$root/.tools/env"
+if [[ -f "$env_file" ]]; then
+    jar="$(sed -n 's/^HPROF_VISUALVM_JAR=//p' "$env_file")"
+    tools_out="$root/target/java/tools"
+    if [[ -n "$jar" && ( ! -f "$tools_out/VisualVmCheck.class" || "$root/java/tools/VisualVmCheck.java" -nt "$tools_out/VisualVmCheck.class" ) ]]; then
+        mkdir -p "$tools_out"
+        "$(find_javac)" --release 11 -encoding UTF-8 -nowarn -cp "$jar" -d "$tools_out" "$root/java/tools/VisualVmCheck.java"
+    fi
+fi

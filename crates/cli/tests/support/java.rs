@@ -1,0 +1,184 @@
+//! Starting the Java programs of `java/` on real JDKs, jcmd, and the VisualVM checker.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::OnceLock;
+
+/// The repository's root directory.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// The key=value lines of `.tools/env`, written by `scripts/setup.sh` (run here if needed).
+pub fn tools_env() -> &'static HashMap<String, String> {
+    static ENV: OnceLock<HashMap<String, String>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let root = repo_root();
+        let path = root.join(".tools/env");
+        if !path.exists() {
+            let status = Command::new("bash").arg(root.join("scripts/setup.sh")).status().unwrap();
+            assert!(status.success(), "scripts/setup.sh failed");
+        }
+        std::fs::read_to_string(&path)
+            .expect(".tools/env")
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    })
+}
+
+/// Compiles `java/` once per test process and returns the classes directory.
+pub fn classes() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            tools_env();
+            let root = repo_root();
+            let status = Command::new("bash").arg(root.join("scripts/build-java.sh")).status().unwrap();
+            assert!(status.success(), "scripts/build-java.sh failed");
+            root.join("target/java/classes")
+        })
+        .clone()
+}
+
+/// A JDK to run tests on.
+#[derive(Debug, Clone)]
+pub struct Jdk {
+    pub version: u32,
+    pub home: PathBuf,
+}
+
+impl Jdk {
+    pub fn bin(&self, tool: &str) -> PathBuf {
+        self.home.join("bin").join(tool)
+    }
+}
+
+/// JDK 17 (the system one, required) and every JDK `scripts/setup.sh` installed.
+pub fn jdks() -> Vec<Jdk> {
+    let mut all = vec![jdk17()];
+    for version in [11, 21, 25] {
+        if let Some(home) = tools_env().get(&format!("HPROF_JDK{version}")) {
+            all.push(Jdk { version, home: PathBuf::from(home) });
+        }
+    }
+    all
+}
+
+/// The system JDK 17, which must exist: tests fail loudly without it.
+pub fn jdk17() -> Jdk {
+    let javac = which("javac").expect("javac (JDK 17) on PATH; run scripts/setup.sh");
+    let home = javac.canonicalize().unwrap().parent().unwrap().parent().unwrap().to_path_buf();
+    Jdk { version: 17, home }
+}
+
+fn which(tool: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|dir| Path::new(dir).join(tool))
+        .find(|p| p.is_file())
+}
+
+/// A running Java program, killed when dropped.
+pub struct JavaProcess {
+    pub child: Child,
+    pub pid: u32,
+    pub stdin: Option<ChildStdin>,
+}
+
+impl JavaProcess {
+    /// Starts `main_class` from `java/` on `jdk` with extra JVM options, and waits until
+    /// it prints `READY <pid>`.
+    pub fn start(jdk: &Jdk, jvm_options: &[&str], main_class: &str) -> JavaProcess {
+        let mut child = Command::new(jdk.bin("java"))
+            .args(jvm_options)
+            .arg("-cp")
+            .arg(classes())
+            .arg(main_class)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("java starts");
+        let stdout = child.stdout.take().unwrap();
+        let mut lines = BufReader::new(stdout).lines();
+        let pid = loop {
+            let line = lines.next().expect("program printed READY").expect("read stdout");
+            if let Some(pid) = line.strip_prefix("READY ") {
+                break pid.trim().parse().unwrap();
+            }
+        };
+        let stdin = child.stdin.take();
+        JavaProcess { child, pid, stdin }
+    }
+
+    /// Runs `jcmd <pid> <command...>` with the same JDK and returns its output.
+    pub fn jcmd(&self, jdk: &Jdk, command: &[&str]) -> String {
+        let out = Command::new(jdk.bin("jcmd")).arg(self.pid.to_string()).args(command).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "jcmd {command:?} failed: {text}");
+        text
+    }
+}
+
+impl Drop for JavaProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `jcmd GC.class_histogram` rows: name (Java source form) to (instances, bytes).
+pub fn parse_histogram(text: &str) -> HashMap<String, (u64, u64)> {
+    text.lines()
+        .filter_map(|line| {
+            let mut parts = line.split_whitespace();
+            let rank = parts.next()?;
+            if !rank.ends_with(':') {
+                return None;
+            }
+            let instances = parts.next()?.parse().ok()?;
+            let bytes = parts.next()?.parse().ok()?;
+            let name = hprof_format::java_class_name(parts.next()?);
+            Some((name, (instances, bytes)))
+        })
+        .collect()
+}
+
+/// What VisualVM's heap library sees in a file.
+#[derive(Debug)]
+pub struct VisualVmReport {
+    pub classes: u64,
+    pub instances: u64,
+    pub per_class: HashMap<String, u64>,
+}
+
+/// Opens `file` with VisualVM's heap library: `Ok` with its counts, or `Err` with its
+/// error message when it rejects the file.
+pub fn visualvm(file: &Path) -> Result<VisualVmReport, String> {
+    classes();
+    let jar = tools_env().get("HPROF_VISUALVM_JAR").expect("HPROF_VISUALVM_JAR in .tools/env");
+    let cp = format!("{jar}:{}", repo_root().join("target/java/tools").display());
+    let out = Command::new(jdk17().bin("java")).arg("-cp").arg(cp).arg("VisualVmCheck").arg(file).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        assert!(text.starts_with("error "), "VisualVmCheck crashed: {text} {}", String::from_utf8_lossy(&out.stderr));
+        return Err(text);
+    }
+    let mut report = VisualVmReport { classes: 0, instances: 0, per_class: HashMap::new() };
+    for line in text.lines() {
+        if let Some(n) = line.strip_prefix("classes ") {
+            report.classes = n.parse().unwrap();
+        } else if let Some(n) = line.strip_prefix("instances ") {
+            report.instances = n.parse().unwrap();
+        } else if let Some(rest) = line.strip_prefix("class ") {
+            let (name, count) = rest.rsplit_once(' ').unwrap();
+            report.per_class.insert(name.to_string(), count.parse().unwrap());
+        }
+    }
+    Ok(report)
+}

@@ -1,0 +1,57 @@
+//! Helpers shared by the CLI's integration tests: running `hprof`, building test files,
+//! starting Java programs and the VisualVM checker.
+
+#![allow(dead_code)]
+
+pub mod java;
+pub mod synthetic;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The `hprof` binary under test.
+pub fn hprof() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_hprof"))
+}
+
+/// Runs `hprof` with `args` and returns its output.
+pub fn run_hprof(args: &[&str]) -> Output {
+    hprof().args(args).stdin(Stdio::null()).output().expect("hprof runs")
+}
+
+/// Runs `hprof` and returns its stdout, failing the test if it fails.
+pub fn hprof_ok(args: &[&str]) -> String {
+    let out = run_hprof(args);
+    assert!(
+        out.status.success(),
+        "hprof {args:?} failed with {}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+/// Parses `hprof summary --json --top 0 FILE`.
+pub fn summary_json(file: &Path) -> serde_json::Value {
+    let text = hprof_ok(&["summary", "--json", "--top", "0", file.to_str().unwrap()]);
+    serde_json::from_str(&text).expect("summary prints JSON")
+}
+
+/// Instances and shallow bytes of one class in a summary, or `None`.
+pub fn class_row(summary: &serde_json::Value, name: &str) -> Option<(u64, u64)> {
+    summary["classes"].as_array()?.iter().find(|c| c["name"] == name).map(|c| {
+        (c["instances"].as_u64().unwrap(), c["shallow_bytes"].as_u64().unwrap())
+    })
+}
+
+/// A fresh temporary directory.
+pub fn temp_dir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+/// Writes `bytes` to `dir/name` and returns the path.
+pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).expect("write test file");
+    path
+}

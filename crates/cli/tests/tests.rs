@@ -1,0 +1,8 @@
+//! Integration tests of the `hprof` command (one test binary; each module is one area).
+
+mod support;
+
+mod cli_print;
+mod cli_summary;
+mod e2e_jcmd;
+mod e2e_visualvm;
