@@ -14,7 +14,7 @@ use crate::mmap::MappedFile;
 const PROGRESS_MIN_BYTES: u64 = 100 << 20;
 
 /// How far behind the read position pages are dropped from memory, and how often.
-const RELEASE_STEP: u64 = 256 << 20;
+const RELEASE_STEP: u64 = 32 << 20;
 
 /// The bytes of an input: a memory-mapped file or everything read from a pipe.
 #[derive(Debug)]
@@ -50,11 +50,12 @@ impl Input {
         }
     }
 
-    /// Starts a walk over the input, with a progress bar labelled `label` when useful.
-    pub fn walk(&self, label: &str) -> Walk<'_> {
+    /// A progress bar over `total` bytes of work labelled `label`, shown only for big
+    /// files when stderr is a terminal.
+    pub fn progress(&self, label: &str, total: u64) -> Progress {
         let len = self.bytes().len() as u64;
         let bar = (len >= PROGRESS_MIN_BYTES && std::io::stderr().is_terminal()).then(|| {
-            let bar = ProgressBar::new(len);
+            let bar = ProgressBar::new(total);
             let style = ProgressStyle::with_template(
                 "{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
             )
@@ -64,10 +65,39 @@ impl Input {
             bar.set_message(label.to_string());
             bar
         });
+        Progress { bar }
+    }
+
+    /// Drops the pages of `start..end` from memory (a no-op for buffered input).
+    pub fn release(&self, start: u64, end: u64) {
+        if let Input::Mapped(map) = self {
+            map.release(start as usize, end as usize);
+        }
+    }
+}
+
+/// A progress bar (or nothing), cleared when dropped.
+#[derive(Debug)]
+pub struct Progress {
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    /// Starts following a front-to-back walk over `input` from byte `start`. Several
+    /// walks over distinct ranges may run at once, on different threads.
+    pub fn walk<'a>(&self, input: &'a Input, start: u64) -> Walk<'a> {
         Walk {
-            input: self,
-            bar,
-            released: 0,
+            input,
+            bar: self.bar.clone(),
+            released: start,
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
         }
     }
 }
@@ -86,27 +116,16 @@ impl Walk<'_> {
     #[inline]
     pub fn at(&mut self, offset: u64) {
         if offset >= self.released + 2 * RELEASE_STEP {
-            self.advance(offset);
+            self.advance(offset - RELEASE_STEP);
         }
     }
 
     #[cold]
-    fn advance(&mut self, offset: u64) {
-        let upto = offset - RELEASE_STEP;
-        if let Input::Mapped(map) = self.input {
-            map.release(self.released as usize, upto as usize);
+    fn advance(&mut self, upto: u64) {
+        self.input.release(self.released, upto);
+        if let Some(bar) = &self.bar {
+            bar.inc(upto - self.released);
         }
         self.released = upto;
-        if let Some(bar) = &self.bar {
-            bar.set_position(offset);
-        }
-    }
-}
-
-impl Drop for Walk<'_> {
-    fn drop(&mut self) {
-        if let Some(bar) = &self.bar {
-            bar.finish_and_clear();
-        }
     }
 }

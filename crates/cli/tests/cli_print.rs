@@ -15,8 +15,15 @@ fn print(options: Options) -> String {
 /// The lines between the first line starting with `begin` and the next `end` line, inclusive.
 fn section<'a>(text: &'a str, begin: &str, end: &str) -> Vec<&'a str> {
     let lines: Vec<&str> = text.lines().collect();
-    let start = lines.iter().position(|l| l.starts_with(begin)).unwrap_or_else(|| panic!("no {begin} in\n{text}"));
-    let stop = start + lines[start..].iter().position(|l| *l == end).expect("section end");
+    let start = lines
+        .iter()
+        .position(|l| l.starts_with(begin))
+        .unwrap_or_else(|| panic!("no {begin} in\n{text}"));
+    let stop = start
+        + lines[start..]
+            .iter()
+            .position(|l| *l == end)
+            .expect("section end");
     lines[start..=stop].to_vec()
 }
 
@@ -24,7 +31,10 @@ fn section<'a>(text: &'a str, begin: &str, end: &str) -> Vec<&'a str> {
 fn renders_every_section_in_the_text_layout() {
     let text = print(Options::default());
     let created = ctime_from_millis(1_795_000_000_000);
-    assert!(text.starts_with(&format!("JAVA PROFILE 1.0.1, created {created}\n\n")), "{text}");
+    assert!(
+        text.starts_with(&format!("JAVA PROFILE 1.0.1, created {created}\n\n")),
+        "{text}"
+    );
     assert!(text.contains("\n--------\n\n"));
     let body = &text[text.find("\n--------\n\n").unwrap() + 11..];
     let lines: Vec<&str> = body.lines().collect();
@@ -32,8 +42,14 @@ fn renders_every_section_in_the_text_layout() {
     assert_eq!(lines[1], "\t<empty>");
     assert_eq!(lines[2], "TRACE 300001: (thread=200001)");
     assert_eq!(lines[3], "\tdemo.Point.run(Point.java:42)");
-    assert_eq!(lines[4], "\tdemo.Segment.run(<Unknown Source>:Native method)");
-    assert_eq!(lines[5], "THREAD START (obj=7000, id = 200001, name=\"main\", group=\"main\")");
+    assert_eq!(
+        lines[4],
+        "\tdemo.Segment.run(<Unknown Source>:Native method)"
+    );
+    assert_eq!(
+        lines[5],
+        "THREAD START (obj=7000, id = 200001, name=\"main\", group=\"main\")"
+    );
     let cpu_date = ctime_from_millis(1_795_000_000_002);
     assert_eq!(
         section(body, "CPU SAMPLES BEGIN", "CPU SAMPLES END"),
@@ -46,13 +62,35 @@ fn renders_every_section_in_the_text_layout() {
         ]
     );
     let sites = section(body, "SITES BEGIN", "SITES END");
-    assert_eq!(sites[0], format!("SITES BEGIN (ordered by live bytes) {}", ctime_from_millis(1_795_000_000_003)));
-    assert_eq!(sites[3], "    1 65.22% 65.22%      2400  100      4800   200 300001 demo.Point");
-    assert_eq!(sites[4], "    2 34.78% 100.00%      1280   40      2560    80 300001 demo.Segment");
+    assert_eq!(
+        sites[0],
+        format!(
+            "SITES BEGIN (ordered by live bytes) {}",
+            ctime_from_millis(1_795_000_000_003)
+        )
+    );
+    assert_eq!(
+        sites[3],
+        "    1 65.22% 65.22%      2400  100      4800   200 300001 demo.Point"
+    );
+    assert_eq!(
+        sites[4],
+        "    2 34.78% 100.00%      1280   40      2560    80 300001 demo.Segment"
+    );
     assert_eq!(sites.len(), 6);
     let heap = section(body, "HEAP DUMP BEGIN", "HEAP DUMP END");
-    assert_eq!(heap[0], format!("HEAP DUMP BEGIN (164 objects, 4520 bytes) {}", ctime_from_millis(1_795_000_000_004)));
-    let roots: Vec<&str> = heap.iter().copied().filter(|l| l.starts_with("ROOT ")).collect();
+    assert_eq!(
+        heap[0],
+        format!(
+            "HEAP DUMP BEGIN (164 objects, 4520 bytes) {}",
+            ctime_from_millis(1_795_000_000_004)
+        )
+    );
+    let roots: Vec<&str> = heap
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("ROOT "))
+        .collect();
     assert_eq!(
         roots,
         [
@@ -76,17 +114,42 @@ fn renders_every_section_in_the_text_layout() {
     assert_eq!(heap.iter().filter(|l| l.starts_with("CLS ")).count(), 7);
     assert!(heap.contains(&"OBJ 20000 (sz=24, trace=300001, class=demo.Point@1100)"));
     // The first Segment (id 0x206e0) references points 0 and 1; the second only point 1.
-    let seg = heap.iter().position(|l| *l == "OBJ 206e0 (sz=32, trace=300001, class=demo.Segment@1300)").unwrap();
-    assert_eq!(heap[seg + 1..seg + 4], ["\ta\t\t20000", "\tb\t\t20010", "OBJ 206f0 (sz=32, trace=300001, class=demo.Segment@1300)"]);
+    let seg = heap
+        .iter()
+        .position(|l| *l == "OBJ 206e0 (sz=32, trace=300001, class=demo.Segment@1300)")
+        .unwrap();
+    assert_eq!(
+        heap[seg + 1..seg + 4],
+        [
+            "\ta\t\t20000",
+            "\tb\t\t20010",
+            "OBJ 206f0 (sz=32, trace=300001, class=demo.Segment@1300)"
+        ]
+    );
     assert_eq!(heap[seg + 4], "\ta\t\t20010");
-    let arr = heap.iter().position(|l| l.starts_with("ARR 20960 ")).unwrap();
-    assert_eq!(heap[arr], "ARR 20960 (sz=32, trace=300001, nelems=3, elem type=demo.Point[]@1400)");
+    let arr = heap
+        .iter()
+        .position(|l| l.starts_with("ARR 20960 "))
+        .unwrap();
+    assert_eq!(
+        heap[arr],
+        "ARR 20960 (sz=32, trace=300001, nelems=3, elem type=demo.Point[]@1400)"
+    );
     assert_eq!(heap[arr + 1], "\t[0]\t\t20000");
     assert!(heap.contains(&"ARR 209b0 (sz=56, trace=300001, nelems=10, elem type=int[])"));
     assert!(heap.contains(&"ARR 20a20 (sz=24, trace=300001, nelems=5, elem type=byte[])"));
-    let cls = heap.iter().position(|l| *l == "CLS 1300 (name=demo.Segment, trace=300000)").unwrap();
-    assert_eq!(heap[cls + 1..cls + 3], ["\tsuper\t\t1000", "\tconstant pool entry 3\t20000"]);
-    assert!(body.ends_with("HEAP DUMP END\nTHREAD END (id = 200001)\n"), "{body}");
+    let cls = heap
+        .iter()
+        .position(|l| *l == "CLS 1300 (name=demo.Segment, trace=300000)")
+        .unwrap();
+    assert_eq!(
+        heap[cls + 1..cls + 3],
+        ["\tsuper\t\t1000", "\tconstant pool entry 3\t20000"]
+    );
+    assert!(
+        body.ends_with("HEAP DUMP END\nTHREAD END (id = 200001)\n"),
+        "{body}"
+    );
 }
 
 #[test]
@@ -95,7 +158,11 @@ fn layouts_and_segmentation_do_not_change_the_text() {
     for version in [Version::V1_0_1, Version::V1_0_2] {
         for id_size in [IdSize::Four, IdSize::Eight] {
             for segment_limit in [64 << 20, 300] {
-                let options = Options { version, id_size, segment_limit };
+                let options = Options {
+                    version,
+                    id_size,
+                    segment_limit,
+                };
                 assert_eq!(print(options), reference, "{options:?}");
             }
         }
@@ -107,9 +174,17 @@ fn output_option_writes_the_same_text_to_a_file() {
     let dir = temp_dir();
     let path = write_file(dir.path(), "pop.hprof", &population(Options::default()));
     let out_path = dir.path().join("pop.txt");
-    let stdout = hprof_ok(&["print", path.to_str().unwrap(), "-o", out_path.to_str().unwrap()]);
+    let stdout = hprof_ok(&[
+        "print",
+        path.to_str().unwrap(),
+        "-o",
+        out_path.to_str().unwrap(),
+    ]);
     assert!(stdout.is_empty());
-    assert_eq!(std::fs::read_to_string(&out_path).unwrap(), hprof_ok(&["print", path.to_str().unwrap()]));
+    assert_eq!(
+        std::fs::read_to_string(&out_path).unwrap(),
+        hprof_ok(&["print", path.to_str().unwrap()])
+    );
 }
 
 #[test]

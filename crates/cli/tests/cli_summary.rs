@@ -9,7 +9,11 @@ fn all_layouts() -> Vec<Options> {
     let mut all = Vec::new();
     for version in [Version::V1_0_1, Version::V1_0_2] {
         for id_size in [IdSize::Four, IdSize::Eight] {
-            all.push(Options { version, id_size, ..Options::default() });
+            all.push(Options {
+                version,
+                id_size,
+                ..Options::default()
+            });
         }
     }
     all
@@ -21,7 +25,11 @@ fn counts_every_record_kind_and_class() {
     for options in all_layouts() {
         let path = write_file(dir.path(), "pop.hprof", &population(options));
         let s = summary_json(&path);
-        assert_eq!(s["header"]["id_size"], options.id_size.bytes() as u64, "{options:?}");
+        assert_eq!(
+            s["header"]["id_size"],
+            options.id_size.bytes() as u64,
+            "{options:?}"
+        );
         assert_eq!(s["header"]["version"], options.version.as_str());
         assert_eq!(s["header"]["timestamp_ms"], 1_795_000_000_000u64);
         assert_eq!(s["records"]["STRING"], 19);
@@ -42,9 +50,15 @@ fn counts_every_record_kind_and_class() {
             }
         }
         assert_eq!(s["heap_records"]["CLASS DUMP"], 7);
-        assert_eq!(s["heap_records"]["INSTANCE DUMP"], known::POINTS + known::POINTS3 + known::SEGMENTS);
+        assert_eq!(
+            s["heap_records"]["INSTANCE DUMP"],
+            known::POINTS + known::POINTS3 + known::SEGMENTS
+        );
         assert_eq!(s["heap_records"]["OBJECT ARRAY DUMP"], known::POINT_ARRAYS);
-        assert_eq!(s["heap_records"]["PRIMITIVE ARRAY DUMP"], known::INT_ARRAYS + known::BYTE_ARRAYS);
+        assert_eq!(
+            s["heap_records"]["PRIMITIVE ARRAY DUMP"],
+            known::INT_ARRAYS + known::BYTE_ARRAYS
+        );
         for root in [
             "ROOT UNKNOWN",
             "ROOT JNI GLOBAL",
@@ -59,16 +73,42 @@ fn counts_every_record_kind_and_class() {
             assert_eq!(s["gc_roots"][root], 1, "{root}");
         }
         assert_eq!(s["gc_roots"].as_object().unwrap().len(), 9);
-        assert_eq!(class_row(&s, "demo.Point"), Some((known::POINTS, known::POINTS * known::POINT_SIZE)));
-        assert_eq!(class_row(&s, "demo.Point3"), Some((known::POINTS3, known::POINTS3 * known::POINT3_SIZE)));
-        assert_eq!(class_row(&s, "demo.Segment"), Some((known::SEGMENTS, known::SEGMENTS * known::SEGMENT_SIZE)));
+        assert_eq!(
+            class_row(&s, "demo.Point"),
+            Some((known::POINTS, known::POINTS * known::POINT_SIZE))
+        );
+        assert_eq!(
+            class_row(&s, "demo.Point3"),
+            Some((known::POINTS3, known::POINTS3 * known::POINT3_SIZE))
+        );
+        assert_eq!(
+            class_row(&s, "demo.Segment"),
+            Some((known::SEGMENTS, known::SEGMENTS * known::SEGMENT_SIZE))
+        );
         assert_eq!(
             class_row(&s, "demo.Point[]"),
-            Some((known::POINT_ARRAYS, known::POINT_ARRAYS * known::POINT_ARRAY_SIZE))
+            Some((
+                known::POINT_ARRAYS,
+                known::POINT_ARRAYS * known::POINT_ARRAY_SIZE
+            ))
         );
-        assert_eq!(class_row(&s, "int[]"), Some((known::INT_ARRAYS, known::INT_ARRAYS * known::INT_ARRAY_SIZE)));
-        assert_eq!(class_row(&s, "byte[]"), Some((known::BYTE_ARRAYS, known::BYTE_ARRAYS * known::BYTE_ARRAY_SIZE)));
-        let instances = known::POINTS + known::POINTS3 + known::SEGMENTS + known::POINT_ARRAYS + known::INT_ARRAYS + known::BYTE_ARRAYS;
+        assert_eq!(
+            class_row(&s, "int[]"),
+            Some((known::INT_ARRAYS, known::INT_ARRAYS * known::INT_ARRAY_SIZE))
+        );
+        assert_eq!(
+            class_row(&s, "byte[]"),
+            Some((
+                known::BYTE_ARRAYS,
+                known::BYTE_ARRAYS * known::BYTE_ARRAY_SIZE
+            ))
+        );
+        let instances = known::POINTS
+            + known::POINTS3
+            + known::SEGMENTS
+            + known::POINT_ARRAYS
+            + known::INT_ARRAYS
+            + known::BYTE_ARRAYS;
         assert_eq!(s["totals"]["instances"], instances);
         assert_eq!(s["totals"]["classes"], 6);
         assert_eq!(s["totals"]["shallow_bytes"], 4520);
@@ -82,7 +122,8 @@ fn counts_every_record_kind_and_class() {
 fn top_limits_the_histogram_but_not_the_totals() {
     let dir = temp_dir();
     let path = write_file(dir.path(), "pop.hprof", &population(Options::default()));
-    let out = crate::support::hprof_ok(&["summary", "--json", "--top", "2", path.to_str().unwrap()]);
+    let out =
+        crate::support::hprof_ok(&["summary", "--json", "--top", "2", path.to_str().unwrap()]);
     let s: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(s["classes"].as_array().unwrap().len(), 2);
     assert_eq!(s["totals"]["classes"], 6);
@@ -94,18 +135,41 @@ fn text_output_lists_counts_and_classes() {
     let dir = temp_dir();
     let path = write_file(dir.path(), "pop.hprof", &population(Options::default()));
     let text = crate::support::hprof_ok(&["summary", path.to_str().unwrap()]);
-    assert!(text.contains("JAVA PROFILE 1.0.2, identifier size 8"), "{text}");
-    assert!(text.lines().any(|l| l.split_whitespace().eq(["INSTANCE", "DUMP", "150"])), "{text}");
-    assert!(text.lines().any(|l| l.split_whitespace().eq(["ROOT", "JAVA", "FRAME", "1"])), "{text}");
-    assert!(text.lines().any(|l| l.split_whitespace().eq(["100", "2400", "demo.Point"])), "{text}");
-    assert!(text.lines().any(|l| l.split_whitespace().eq(["164", "4520", "total", "(6", "classes)"])), "{text}");
+    assert!(
+        text.contains("JAVA PROFILE 1.0.2, identifier size 8"),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.split_whitespace().eq(["INSTANCE", "DUMP", "150"])),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.split_whitespace().eq(["ROOT", "JAVA", "FRAME", "1"])),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.split_whitespace().eq(["100", "2400", "demo.Point"])),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l
+            .split_whitespace()
+            .eq(["164", "4520", "total", "(6", "classes)"])),
+        "{text}"
+    );
 }
 
 #[test]
 fn standard_input_gives_the_same_summary() {
     use std::io::Write;
     use std::process::Stdio;
-    let bytes = population(Options { segment_limit: 512, ..Options::default() });
+    let bytes = population(Options {
+        segment_limit: 512,
+        ..Options::default()
+    });
     let dir = temp_dir();
     let path = write_file(dir.path(), "pop.hprof", &bytes);
     let from_file = summary_json(&path);
@@ -156,7 +220,11 @@ fn truncated_files_fail_with_the_offset_and_record_kind() {
 #[test]
 fn a_file_that_is_not_hprof_is_rejected() {
     let dir = temp_dir();
-    let path = write_file(dir.path(), "notes.txt", b"JAVA PROFILE 9.9.9\0 not really a profile at all");
+    let path = write_file(
+        dir.path(),
+        "notes.txt",
+        b"JAVA PROFILE 9.9.9\0 not really a profile at all",
+    );
     let out = run_hprof(&["summary", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -27,26 +27,55 @@ fn summary_of_a_jcmd_dump_matches_the_program_and_the_class_histogram() {
 
         let summary = summary_json(&dump);
         for &(class, count) in KNOWN {
-            let (instances, bytes) = class_row(&summary, class).unwrap_or_else(|| panic!("JDK {}: no {class}", jdk.version));
+            let (instances, bytes) = class_row(&summary, class)
+                .unwrap_or_else(|| panic!("JDK {}: no {class}", jdk.version));
             assert_eq!(instances, count, "JDK {}: {class}", jdk.version);
-            assert_eq!(histogram.get(class), Some(&(instances, bytes)), "JDK {}: {class} vs jcmd", jdk.version);
+            assert_eq!(
+                histogram.get(class),
+                Some(&(instances, bytes)),
+                "JDK {}: {class} vs jcmd",
+                jdk.version
+            );
         }
         // Node has one field of each primitive type and two references: 12 + 1+1+2+2+4+8+4+8 + 4+4 = 50 -> 56.
-        assert_eq!(class_row(&summary, "HeapPopulation$Node").unwrap().1, 12345 * 56);
+        assert_eq!(
+            class_row(&summary, "HeapPopulation$Node").unwrap().1,
+            12345 * 56
+        );
         // Every application class and array class of the program agrees with jcmd too.
         for (name, &(instances, bytes)) in &histogram {
             if name.starts_with("HeapPopulation") {
-                assert_eq!(class_row(&summary, name), Some((instances, bytes)), "JDK {}: {name}", jdk.version);
+                assert_eq!(
+                    class_row(&summary, name),
+                    Some((instances, bytes)),
+                    "JDK {}: {name}",
+                    jdk.version
+                );
             }
         }
 
         // VisualVM's heap library reads the same dump and agrees.
         let report = visualvm(&dump).expect("VisualVM opens the jcmd dump");
         for &(class, count) in KNOWN {
-            assert_eq!(report.per_class.get(class), Some(&count), "JDK {}: VisualVM {class}", jdk.version);
+            assert_eq!(
+                report.per_class.get(class),
+                Some(&count),
+                "JDK {}: VisualVM {class}",
+                jdk.version
+            );
         }
-        assert_eq!(report.instances, summary["totals"]["instances"].as_u64().unwrap(), "JDK {}", jdk.version);
-        assert_eq!(report.classes, summary["heap_records"]["CLASS DUMP"].as_u64().unwrap(), "JDK {}", jdk.version);
+        assert_eq!(
+            report.instances,
+            summary["totals"]["instances"].as_u64().unwrap(),
+            "JDK {}",
+            jdk.version
+        );
+        assert_eq!(
+            report.classes,
+            summary["heap_records"]["CLASS DUMP"].as_u64().unwrap(),
+            "JDK {}",
+            jdk.version
+        );
 
         // A truncated copy is rejected by both readers.
         let bytes = std::fs::read(&dump).unwrap();
@@ -54,7 +83,13 @@ fn summary_of_a_jcmd_dump_matches_the_program_and_the_class_histogram() {
         let out = run_hprof(&["summary", cut.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(1));
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("truncated") && stderr.contains("at offset 0x"), "{stderr}");
-        assert!(visualvm(&cut).is_err(), "VisualVM accepted a truncated dump");
+        assert!(
+            stderr.contains("truncated") && stderr.contains("at offset 0x"),
+            "{stderr}"
+        );
+        assert!(
+            visualvm(&cut).is_err(),
+            "VisualVM accepted a truncated dump"
+        );
     }
 }

@@ -20,11 +20,19 @@ fn our_files_open_in_visualvm_with_the_same_counts() {
         (Version::V1_0_2, IdSize::Eight, 400),
         (Version::V1_0_1, IdSize::Eight, 64 << 20),
     ] {
-        let options = Options { version, id_size, segment_limit };
+        let options = Options {
+            version,
+            id_size,
+            segment_limit,
+        };
         let path = write_file(dir.path(), "pop.hprof", &population(options));
         let summary = summary_json(&path);
         let report = visualvm(&path).unwrap_or_else(|e| panic!("{options:?}: {e}"));
-        assert_eq!(report.instances, summary["totals"]["instances"].as_u64().unwrap(), "{options:?}");
+        assert_eq!(
+            report.instances,
+            summary["totals"]["instances"].as_u64().unwrap(),
+            "{options:?}"
+        );
         for (name, count) in [
             ("demo.Point", known::POINTS),
             ("demo.Point3", known::POINTS3),
@@ -33,12 +41,23 @@ fn our_files_open_in_visualvm_with_the_same_counts() {
             ("int[]", known::INT_ARRAYS),
             ("byte[]", known::BYTE_ARRAYS),
         ] {
-            assert_eq!(report.per_class.get(name), Some(&count), "{options:?}: {name} in {:?}", report.per_class);
+            assert_eq!(
+                report.per_class.get(name),
+                Some(&count),
+                "{options:?}: {name} in {:?}",
+                report.per_class
+            );
         }
 
         let bytes = std::fs::read(&path).unwrap();
         let cut = write_file(dir.path(), "cut.hprof", &bytes[..bytes.len() - 100]);
-        assert!(visualvm(&cut).is_err(), "{options:?}: VisualVM accepted a truncated file");
-        assert_eq!(run_hprof(&["summary", cut.to_str().unwrap()]).status.code(), Some(1));
+        assert!(
+            visualvm(&cut).is_err(),
+            "{options:?}: VisualVM accepted a truncated file"
+        );
+        assert_eq!(
+            run_hprof(&["summary", cut.to_str().unwrap()]).status.code(),
+            Some(1)
+        );
     }
 }

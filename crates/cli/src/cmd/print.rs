@@ -99,7 +99,8 @@ impl<'a> Index<'a> {
             classes: FxHashMap::default(),
             dumps: Vec::new(),
         };
-        let mut walk = input.walk("indexing");
+        let progress = input.progress("indexing", input.bytes().len() as u64);
+        let mut walk = progress.walk(input, 0);
         let mut open_dump = false;
         while let Some((record_header, record)) = records.next()? {
             match record {
@@ -233,7 +234,8 @@ impl<'a> Index<'a> {
 fn render(input: &Input, index: &Index<'_>, out: &mut dyn Write) -> Result<()> {
     let (_, mut records) = Records::new(input.bytes())?;
     write_file_header(out, &ctime_from_millis(index.header.timestamp_ms))?;
-    let mut walk = input.walk("printing");
+    let progress = input.progress("printing", input.bytes().len() as u64);
+    let mut walk = progress.walk(input, 0);
     let mut dumps = index.dumps.iter();
     let mut open_dump = false;
     while let Some((record_header, record)) = records.next()? {

@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use clap::Args;
 use hprof_format::{
-    BasicType, Event, Header, HeapRecord, IdSize, Record, Records, StreamReader, SubTag, Tag,
-    java_class_name, primitive_array_name,
+    BasicType, Event, Header, HeapDumpBody, HeapRecord, IdSize, Record, Records, StreamReader,
+    SubTag, Tag, java_class_name, primitive_array_name,
 };
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value as Json, json};
@@ -64,16 +64,12 @@ fn read_mapped(input: &Input) -> hprof_format::Result<(Header, Tally<'_>)> {
     let bytes = input.bytes();
     let (header, mut records) = Records::new(bytes)?;
     let mut tally = Tally::new(header.id_size);
-    let mut walk = input.walk("summary");
+    let mut bodies = Vec::new();
     while let Some((_, record)) = records.next()? {
         match record {
             Record::HeapDump(body) | Record::HeapDumpSegment(body) => {
                 tally.record(&record);
-                let mut heap = body.records(header.id_size);
-                while let Some((offset, sub)) = heap.next()? {
-                    tally.heap(&sub);
-                    walk.at(offset);
-                }
+                bodies.push(body);
             }
             Record::Utf8 { id, text } => {
                 tally.count(Tag::Utf8);
@@ -81,9 +77,70 @@ fn read_mapped(input: &Input) -> hprof_format::Result<(Header, Tally<'_>)> {
             }
             _ => tally.record(&record),
         }
-        walk.at(records.offset());
+    }
+    // The pass above touched a page or more per segment; let it go before the big walk.
+    input.release(0, bytes.len() as u64);
+    // Heap dump bodies are independent: count them on every core, in contiguous runs of
+    // about equal size, then merge. Errors are reported for the earliest run that has one.
+    let total: u64 = bodies.iter().map(|b| b.data.len() as u64).sum();
+    let progress = input.progress("summary", total);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 8);
+    let chunks = split_evenly(&bodies, threads);
+    let id_size = header.id_size;
+    let results: Vec<hprof_format::Result<HeapTally>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .iter()
+            .map(|chunk| {
+                let progress = &progress;
+                scope.spawn(move || {
+                    let mut heap_tally = HeapTally::new(id_size);
+                    let mut walk = progress.walk(input, chunk.first().map_or(0, |b| b.offset));
+                    for body in *chunk {
+                        let mut heap = body.records(id_size);
+                        while let Some((offset, sub)) = heap.next()? {
+                            heap_tally.heap(&sub);
+                            walk.at(offset);
+                        }
+                    }
+                    heap_tally.flush();
+                    Ok(heap_tally)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("summary worker panicked"))
+            .collect()
+    });
+    for result in results {
+        tally.heap.merge(result?);
     }
     Ok((header, tally))
+}
+
+/// Splits `bodies` into at most `parts` contiguous runs of roughly equal byte size.
+fn split_evenly<'s, 'a>(
+    bodies: &'s [HeapDumpBody<'a>],
+    parts: usize,
+) -> Vec<&'s [HeapDumpBody<'a>]> {
+    let total: usize = bodies.iter().map(|b| b.data.len()).sum();
+    let target = total.div_ceil(parts.max(1)).max(1);
+    let mut chunks = Vec::new();
+    let (mut start, mut size) = (0, 0);
+    for (i, body) in bodies.iter().enumerate() {
+        size += body.data.len();
+        if size >= target {
+            chunks.push(&bodies[start..=i]);
+            start = i + 1;
+            size = 0;
+        }
+    }
+    if start < bodies.len() {
+        chunks.push(&bodies[start..]);
+    }
+    chunks
 }
 
 fn read_stream(src: impl io::Read) -> hprof_format::Result<(Header, u64, Tally<'static>)> {
@@ -98,10 +155,11 @@ fn read_stream(src: impl io::Read) -> hprof_format::Result<(Header, u64, Tally<'
             }
             Event::Record(_, record) => tally.record(&record),
             Event::HeapDumpStart(record_header) => tally.count(record_header.tag),
-            Event::HeapRecord(_, sub) => tally.heap(&sub),
+            Event::HeapRecord(_, sub) => tally.heap.heap(&sub),
             Event::HeapDumpFinish => {}
         }
     }
+    tally.heap.flush();
     Ok((header, reader.offset(), tally))
 }
 
@@ -121,17 +179,27 @@ struct Layout {
     field_bytes: u64,
 }
 
-/// Everything counted in one pass over a file.
+/// What the top-level records tell: counts, strings and class names.
 #[derive(Debug)]
 struct Tally<'a> {
-    id_size: IdSize,
     records: [u64; 256],
-    heap_records: [u64; 256],
     strings: FxHashMap<u64, Cow<'a, [u8]>>,
     class_names: FxHashMap<u64, u64>,
+    heap: HeapTally,
+}
+
+/// What heap dump sub-records tell: counts per kind, class layouts and objects per class.
+#[derive(Debug)]
+struct HeapTally {
+    id_size: IdSize,
+    heap_records: [u64; 256],
     layouts: FxHashMap<u64, Layout>,
     classes: FxHashMap<u64, ClassTally>,
     primitive_arrays: [ClassTally; 16],
+    /// Instances of `last_class` seen since it was last added to `classes`: jcmd writes
+    /// objects in address order, where runs of one class are common.
+    last_class: u64,
+    last_count: u64,
 }
 
 fn align8(n: u64) -> u64 {
@@ -152,31 +220,16 @@ pub fn primitive_array_size(element: BasicType, length: u64) -> u64 {
     align8(16 + element_size * length)
 }
 
-impl<'a> Tally<'a> {
-    fn new(id_size: IdSize) -> Tally<'a> {
-        Tally {
+impl HeapTally {
+    fn new(id_size: IdSize) -> HeapTally {
+        HeapTally {
             id_size,
-            records: [0; 256],
             heap_records: [0; 256],
-            strings: FxHashMap::default(),
-            class_names: FxHashMap::default(),
             layouts: FxHashMap::default(),
             classes: FxHashMap::default(),
             primitive_arrays: [ClassTally::default(); 16],
-        }
-    }
-
-    fn count(&mut self, tag: Tag) {
-        self.records[tag as usize] += 1;
-    }
-
-    fn record(&mut self, record: &Record<'_>) {
-        self.count(record.tag());
-        if let Record::LoadClass {
-            class_id, name_id, ..
-        } = *record
-        {
-            self.class_names.insert(class_id, name_id);
+            last_class: 0,
+            last_count: 0,
         }
     }
 
@@ -185,7 +238,13 @@ impl<'a> Tally<'a> {
         self.heap_records[record.sub_tag() as usize] += 1;
         match *record {
             HeapRecord::InstanceDump { class_id, .. } => {
-                self.classes.entry(class_id).or_default().count += 1;
+                if class_id == self.last_class {
+                    self.last_count += 1;
+                } else {
+                    self.flush();
+                    self.last_class = class_id;
+                    self.last_count = 1;
+                }
             }
             HeapRecord::ObjectArrayDump {
                 array_class_id,
@@ -226,12 +285,29 @@ impl<'a> Tally<'a> {
         }
     }
 
-    fn class_name(&self, class_id: u64) -> String {
-        self.class_names
-            .get(&class_id)
-            .and_then(|name_id| self.strings.get(name_id))
-            .map(|name| java_class_name(&String::from_utf8_lossy(name)))
-            .unwrap_or_else(|| format!("<unknown class 0x{class_id:x}>"))
+    /// Adds the pending run of instances to the per-class counts.
+    fn flush(&mut self) {
+        if self.last_count > 0 {
+            self.classes.entry(self.last_class).or_default().count += self.last_count;
+            self.last_count = 0;
+        }
+    }
+
+    fn merge(&mut self, other: HeapTally) {
+        for (a, b) in self.heap_records.iter_mut().zip(other.heap_records) {
+            *a += b;
+        }
+        self.layouts.extend(other.layouts);
+        for (id, tally) in other.classes {
+            let entry = self.classes.entry(id).or_default();
+            entry.count += tally.count;
+            entry.array_bytes += tally.array_bytes;
+            entry.is_array |= tally.is_array;
+        }
+        for (a, b) in self.primitive_arrays.iter_mut().zip(other.primitive_arrays) {
+            a.count += b.count;
+            a.array_bytes += b.array_bytes;
+        }
     }
 
     /// Shallow size of an instance of `class_id`: its header and the fields of its
@@ -251,16 +327,50 @@ impl<'a> Tally<'a> {
         }
         align8(bytes)
     }
+}
+
+impl<'a> Tally<'a> {
+    fn new(id_size: IdSize) -> Tally<'a> {
+        Tally {
+            records: [0; 256],
+            strings: FxHashMap::default(),
+            class_names: FxHashMap::default(),
+            heap: HeapTally::new(id_size),
+        }
+    }
+
+    fn count(&mut self, tag: Tag) {
+        self.records[tag as usize] += 1;
+    }
+
+    fn record(&mut self, record: &Record<'_>) {
+        self.count(record.tag());
+        if let Record::LoadClass {
+            class_id, name_id, ..
+        } = *record
+        {
+            self.class_names.insert(class_id, name_id);
+        }
+    }
+
+    fn class_name(&self, class_id: u64) -> String {
+        self.class_names
+            .get(&class_id)
+            .and_then(|name_id| self.strings.get(name_id))
+            .map(|name| java_class_name(&String::from_utf8_lossy(name)))
+            .unwrap_or_else(|| format!("<unknown class 0x{class_id:x}>"))
+    }
 
     fn finish(self, header: Header, file_size: u64) -> Summary {
-        let mut classes: Vec<ClassRow> = self
+        let heap = &self.heap;
+        let mut classes: Vec<ClassRow> = heap
             .classes
             .iter()
             .map(|(&id, tally)| {
                 let shallow_bytes = if tally.is_array {
                     tally.array_bytes
                 } else {
-                    tally.count * self.instance_size(id)
+                    tally.count * heap.instance_size(id)
                 };
                 ClassRow {
                     name: self.class_name(id),
@@ -270,7 +380,7 @@ impl<'a> Tally<'a> {
             })
             .collect();
         for code in 0..16u8 {
-            let tally = self.primitive_arrays[usize::from(code)];
+            let tally = heap.primitive_arrays[usize::from(code)];
             if let (Some(ty), true) = (BasicType::from_u8(code), tally.count > 0) {
                 classes.push(ClassRow {
                     name: primitive_array_name(ty),
@@ -292,7 +402,7 @@ impl<'a> Tally<'a> {
             .collect();
         let heap_records = SubTag::ALL
             .iter()
-            .map(|&tag| (tag, self.heap_records[tag as usize]))
+            .map(|&tag| (tag, heap.heap_records[tag as usize]))
             .filter(|&(_, n)| n > 0)
             .collect();
         Summary {

@@ -8,7 +8,10 @@ use std::sync::OnceLock;
 
 /// The repository's root directory.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 /// The key=value lines of `.tools/env`, written by `scripts/setup.sh` (run here if needed).
@@ -18,7 +21,10 @@ pub fn tools_env() -> &'static HashMap<String, String> {
         let root = repo_root();
         let path = root.join(".tools/env");
         if !path.exists() {
-            let status = Command::new("bash").arg(root.join("scripts/setup.sh")).status().unwrap();
+            let status = Command::new("bash")
+                .arg(root.join("scripts/setup.sh"))
+                .status()
+                .unwrap();
             assert!(status.success(), "scripts/setup.sh failed");
         }
         std::fs::read_to_string(&path)
@@ -37,7 +43,10 @@ pub fn classes() -> PathBuf {
         .get_or_init(|| {
             tools_env();
             let root = repo_root();
-            let status = Command::new("bash").arg(root.join("scripts/build-java.sh")).status().unwrap();
+            let status = Command::new("bash")
+                .arg(root.join("scripts/build-java.sh"))
+                .status()
+                .unwrap();
             assert!(status.success(), "scripts/build-java.sh failed");
             root.join("target/java/classes")
         })
@@ -62,7 +71,10 @@ pub fn jdks() -> Vec<Jdk> {
     let mut all = vec![jdk17()];
     for version in [11, 21, 25] {
         if let Some(home) = tools_env().get(&format!("HPROF_JDK{version}")) {
-            all.push(Jdk { version, home: PathBuf::from(home) });
+            all.push(Jdk {
+                version,
+                home: PathBuf::from(home),
+            });
         }
     }
     all
@@ -71,7 +83,14 @@ pub fn jdks() -> Vec<Jdk> {
 /// The system JDK 17, which must exist: tests fail loudly without it.
 pub fn jdk17() -> Jdk {
     let javac = which("javac").expect("javac (JDK 17) on PATH; run scripts/setup.sh");
-    let home = javac.canonicalize().unwrap().parent().unwrap().parent().unwrap().to_path_buf();
+    let home = javac
+        .canonicalize()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
     Jdk { version: 17, home }
 }
 
@@ -107,7 +126,10 @@ impl JavaProcess {
         let stdout = child.stdout.take().unwrap();
         let mut lines = BufReader::new(stdout).lines();
         let pid = loop {
-            let line = lines.next().expect("program printed READY").expect("read stdout");
+            let line = lines
+                .next()
+                .expect("program printed READY")
+                .expect("read stdout");
             if let Some(pid) = line.strip_prefix("READY ") {
                 break pid.trim().parse().unwrap();
             }
@@ -118,7 +140,11 @@ impl JavaProcess {
 
     /// Runs `jcmd <pid> <command...>` with the same JDK and returns its output.
     pub fn jcmd(&self, jdk: &Jdk, command: &[&str]) -> String {
-        let out = Command::new(jdk.bin("jcmd")).arg(self.pid.to_string()).args(command).output().unwrap();
+        let out = Command::new(jdk.bin("jcmd"))
+            .arg(self.pid.to_string())
+            .args(command)
+            .output()
+            .unwrap();
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(out.status.success(), "jcmd {command:?} failed: {text}");
         text
@@ -161,15 +187,31 @@ pub struct VisualVmReport {
 /// error message when it rejects the file.
 pub fn visualvm(file: &Path) -> Result<VisualVmReport, String> {
     classes();
-    let jar = tools_env().get("HPROF_VISUALVM_JAR").expect("HPROF_VISUALVM_JAR in .tools/env");
+    let jar = tools_env()
+        .get("HPROF_VISUALVM_JAR")
+        .expect("HPROF_VISUALVM_JAR in .tools/env");
     let cp = format!("{jar}:{}", repo_root().join("target/java/tools").display());
-    let out = Command::new(jdk17().bin("java")).arg("-cp").arg(cp).arg("VisualVmCheck").arg(file).output().unwrap();
+    let out = Command::new(jdk17().bin("java"))
+        .arg("-cp")
+        .arg(cp)
+        .arg("VisualVmCheck")
+        .arg(file)
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() {
-        assert!(text.starts_with("error "), "VisualVmCheck crashed: {text} {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            text.starts_with("error "),
+            "VisualVmCheck crashed: {text} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         return Err(text);
     }
-    let mut report = VisualVmReport { classes: 0, instances: 0, per_class: HashMap::new() };
+    let mut report = VisualVmReport {
+        classes: 0,
+        instances: 0,
+        per_class: HashMap::new(),
+    };
     for line in text.lines() {
         if let Some(n) = line.strip_prefix("classes ") {
             report.classes = n.parse().unwrap();
@@ -177,7 +219,9 @@ pub fn visualvm(file: &Path) -> Result<VisualVmReport, String> {
             report.instances = n.parse().unwrap();
         } else if let Some(rest) = line.strip_prefix("class ") {
             let (name, count) = rest.rsplit_once(' ').unwrap();
-            report.per_class.insert(name.to_string(), count.parse().unwrap());
+            report
+                .per_class
+                .insert(name.to_string(), count.parse().unwrap());
         }
     }
     Ok(report)

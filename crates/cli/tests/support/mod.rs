@@ -16,7 +16,11 @@ pub fn hprof() -> Command {
 
 /// Runs `hprof` with `args` and returns its output.
 pub fn run_hprof(args: &[&str]) -> Output {
-    hprof().args(args).stdin(Stdio::null()).output().expect("hprof runs")
+    hprof()
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("hprof runs")
 }
 
 /// Runs `hprof` and returns its stdout, failing the test if it fails.
@@ -39,9 +43,16 @@ pub fn summary_json(file: &Path) -> serde_json::Value {
 
 /// Instances and shallow bytes of one class in a summary, or `None`.
 pub fn class_row(summary: &serde_json::Value, name: &str) -> Option<(u64, u64)> {
-    summary["classes"].as_array()?.iter().find(|c| c["name"] == name).map(|c| {
-        (c["instances"].as_u64().unwrap(), c["shallow_bytes"].as_u64().unwrap())
-    })
+    summary["classes"]
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == name)
+        .map(|c| {
+            (
+                c["instances"].as_u64().unwrap(),
+                c["shallow_bytes"].as_u64().unwrap(),
+            )
+        })
 }
 
 /// A fresh temporary directory.

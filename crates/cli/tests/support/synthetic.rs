@@ -1,8 +1,6 @@
 //! Builds small HPROF files with a known population through `hprof_format::Writer`.
 
-use hprof_format::{
-    AllocSite, BasicType, Header, HeapRecord, IdSize, Value, Version, Writer,
-};
+use hprof_format::{AllocSite, BasicType, Header, HeapRecord, IdSize, Value, Version, Writer};
 
 /// Known contents of [`population`], for assertions.
 pub mod known {
@@ -62,7 +60,11 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { version: Version::V1_0_2, id_size: IdSize::Eight, segment_limit: 64 << 20 }
+        Options {
+            version: Version::V1_0_2,
+            id_size: IdSize::Eight,
+            segment_limit: 64 << 20,
+        }
     }
 }
 
@@ -75,7 +77,11 @@ fn id_bytes(id: u64, size: IdSize) -> Vec<u8> {
 
 /// A file with threads, traces, sites, CPU samples and one heap dump of the known population.
 pub fn population(options: Options) -> Vec<u8> {
-    let header = Header { version: options.version, id_size: options.id_size, timestamp_ms: 1_795_000_000_000 };
+    let header = Header {
+        version: options.version,
+        id_size: options.id_size,
+        timestamp_ms: 1_795_000_000_000,
+    };
     let mut w = Writer::new(Vec::new(), header).unwrap();
     w.set_segment_limit(options.segment_limit);
     for (id, text) in [
@@ -113,12 +119,15 @@ pub fn population(options: Options) -> Vec<u8> {
     ] {
         w.load_class(0, serial, class, 0, name).unwrap();
     }
-    w.stack_frame(0, 0x9001, S_RUN, S_SIG, S_SOURCE, 2, 42).unwrap();
+    w.stack_frame(0, 0x9001, S_RUN, S_SIG, S_SOURCE, 2, 42)
+        .unwrap();
     w.stack_frame(0, 0x9002, S_RUN, S_SIG, 0, 4, -3).unwrap();
     w.stack_trace(0, 300000, 0, &[]).unwrap();
     w.stack_trace(0, 300001, 200001, &[0x9001, 0x9002]).unwrap();
-    w.start_thread(1000, 200001, 0x7000, 300001, S_MAIN, S_GROUP, 0).unwrap();
-    w.cpu_samples(2000, 10, &[(7, 300001), (3, 300000)]).unwrap();
+    w.start_thread(1000, 200001, 0x7000, 300001, S_MAIN, S_GROUP, 0)
+        .unwrap();
+    w.cpu_samples(2000, 10, &[(7, 300001), (3, 300000)])
+        .unwrap();
     let site = |class_serial, live_bytes, live_instances| AllocSite {
         array_type: 0,
         class_serial,
@@ -128,17 +137,50 @@ pub fn population(options: Options) -> Vec<u8> {
         bytes_allocated: live_bytes * 2,
         instances_allocated: live_instances * 2,
     };
-    w.alloc_sites(3000, 0, 0.0001, 3680, 140, 7360, 280, &[site(2, 2400, 100), site(4, 1280, 40)])
-        .unwrap();
+    w.alloc_sites(
+        3000,
+        0,
+        0.0001,
+        3680,
+        140,
+        7360,
+        280,
+        &[site(2, 2400, 100), site(4, 1280, 40)],
+    )
+    .unwrap();
     w.heap_summary(3000, 3680, 140, 7360, 280).unwrap();
 
     let ids = options.id_size;
     w.begin_heap_dump(4000).unwrap();
     let no_fields: &[(u64, BasicType)] = &[];
-    w.class_dump(OBJECT, 300000, 0, 0, 0, 0, 0, &[], &[], no_fields).unwrap();
-    w.class_dump(POINT, 300000, OBJECT, 0, 0, 0, 8, &[], &[(S_COUNTER, Value::Int(5))], &[(S_X, BasicType::Int), (S_Y, BasicType::Int)])
+    w.class_dump(OBJECT, 300000, 0, 0, 0, 0, 0, &[], &[], no_fields)
         .unwrap();
-    w.class_dump(POINT3, 300000, POINT, 0, 0, 0, 4, &[], &[], &[(S_Z, BasicType::Int)]).unwrap();
+    w.class_dump(
+        POINT,
+        300000,
+        OBJECT,
+        0,
+        0,
+        0,
+        8,
+        &[],
+        &[(S_COUNTER, Value::Int(5))],
+        &[(S_X, BasicType::Int), (S_Y, BasicType::Int)],
+    )
+    .unwrap();
+    w.class_dump(
+        POINT3,
+        300000,
+        POINT,
+        0,
+        0,
+        0,
+        4,
+        &[],
+        &[],
+        &[(S_Z, BasicType::Int)],
+    )
+    .unwrap();
     let ref_size = ids.bytes() as u32;
     w.class_dump(
         SEGMENT,
@@ -150,12 +192,19 @@ pub fn population(options: Options) -> Vec<u8> {
         2 * ref_size + 8,
         &[(3, Value::Object(0x2_0000))],
         &[],
-        &[(S_A, BasicType::Object), (S_B, BasicType::Object), (S_LABEL, BasicType::Long)],
+        &[
+            (S_A, BasicType::Object),
+            (S_B, BasicType::Object),
+            (S_LABEL, BasicType::Long),
+        ],
     )
     .unwrap();
-    w.class_dump(POINT_ARRAY, 300000, OBJECT, 0, 0, 0, 0, &[], &[], no_fields).unwrap();
-    w.class_dump(INT_ARRAY, 300000, OBJECT, 0, 0, 0, 0, &[], &[], no_fields).unwrap();
-    w.class_dump(BYTE_ARRAY, 300000, OBJECT, 0, 0, 0, 0, &[], &[], no_fields).unwrap();
+    w.class_dump(POINT_ARRAY, 300000, OBJECT, 0, 0, 0, 0, &[], &[], no_fields)
+        .unwrap();
+    w.class_dump(INT_ARRAY, 300000, OBJECT, 0, 0, 0, 0, &[], &[], no_fields)
+        .unwrap();
+    w.class_dump(BYTE_ARRAY, 300000, OBJECT, 0, 0, 0, 0, &[], &[], no_fields)
+        .unwrap();
     let mut next_id = 0x2_0000u64;
     let mut points = Vec::new();
     for n in 0..known::POINTS {
@@ -176,34 +225,71 @@ pub fn population(options: Options) -> Vec<u8> {
     }
     for n in 0..known::SEGMENTS {
         let mut values = id_bytes(points[n as usize], ids);
-        values.extend(id_bytes(if n % 2 == 0 { points[n as usize + 1] } else { 0 }, ids));
+        values.extend(id_bytes(
+            if n % 2 == 0 {
+                points[n as usize + 1]
+            } else {
+                0
+            },
+            ids,
+        ));
         values.extend_from_slice(&(n as i64).to_be_bytes());
         w.instance_dump(next_id, 300001, SEGMENT, &values).unwrap();
         next_id += 0x10;
     }
     for n in 0..known::POINT_ARRAYS {
-        w.object_array(next_id, 300001, POINT_ARRAY, &[points[n as usize], 0, 0]).unwrap();
+        w.object_array(next_id, 300001, POINT_ARRAY, &[points[n as usize], 0, 0])
+            .unwrap();
         next_id += 0x10;
     }
     for n in 0..known::INT_ARRAYS {
-        let data: Vec<u8> = (0..10i32).flat_map(|k| (k * n as i32).to_be_bytes()).collect();
-        w.primitive_array(next_id, 300001, BasicType::Int, 10, &data).unwrap();
+        let data: Vec<u8> = (0..10i32)
+            .flat_map(|k| (k * n as i32).to_be_bytes())
+            .collect();
+        w.primitive_array(next_id, 300001, BasicType::Int, 10, &data)
+            .unwrap();
         next_id += 0x10;
     }
     for _ in 0..known::BYTE_ARRAYS {
-        w.primitive_array(next_id, 300001, BasicType::Byte, 5, b"hello").unwrap();
+        w.primitive_array(next_id, 300001, BasicType::Byte, 5, b"hello")
+            .unwrap();
         next_id += 0x10;
     }
     let roots = [
-        HeapRecord::RootThreadObject { thread_object_id: 0x7000, thread_serial: 200001, stack_trace_serial: 300001 },
-        HeapRecord::RootJavaFrame { object_id: points[0], thread_serial: 200001, frame_number: 0 },
-        HeapRecord::RootJniLocal { object_id: points[1], thread_serial: 200001, frame_number: 1 },
-        HeapRecord::RootJniGlobal { object_id: points[2], jni_global_ref_id: 0x77 },
-        HeapRecord::RootNativeStack { object_id: points[3], thread_serial: 200001 },
+        HeapRecord::RootThreadObject {
+            thread_object_id: 0x7000,
+            thread_serial: 200001,
+            stack_trace_serial: 300001,
+        },
+        HeapRecord::RootJavaFrame {
+            object_id: points[0],
+            thread_serial: 200001,
+            frame_number: 0,
+        },
+        HeapRecord::RootJniLocal {
+            object_id: points[1],
+            thread_serial: 200001,
+            frame_number: 1,
+        },
+        HeapRecord::RootJniGlobal {
+            object_id: points[2],
+            jni_global_ref_id: 0x77,
+        },
+        HeapRecord::RootNativeStack {
+            object_id: points[3],
+            thread_serial: 200001,
+        },
         HeapRecord::RootStickyClass { object_id: OBJECT },
-        HeapRecord::RootThreadBlock { object_id: points[4], thread_serial: 200001 },
-        HeapRecord::RootMonitorUsed { object_id: points[5] },
-        HeapRecord::RootUnknown { object_id: points[6] },
+        HeapRecord::RootThreadBlock {
+            object_id: points[4],
+            thread_serial: 200001,
+        },
+        HeapRecord::RootMonitorUsed {
+            object_id: points[5],
+        },
+        HeapRecord::RootUnknown {
+            object_id: points[6],
+        },
     ];
     for root in &roots {
         w.root(root).unwrap();
