@@ -34,7 +34,10 @@ impl<'a> IdList<'a> {
     ///
     /// Returns `None` if the length is not a multiple of the identifier size.
     pub fn new(bytes: &'a [u8], id_size: IdSize) -> Option<IdList<'a>> {
-        bytes.len().is_multiple_of(id_size.bytes()).then_some(IdList { bytes, id_size })
+        bytes
+            .len()
+            .is_multiple_of(id_size.bytes())
+            .then_some(IdList { bytes, id_size })
     }
 
     /// A list over bytes the caller has already sized as whole identifiers.
