@@ -1,0 +1,8 @@
+//! Integration tests of hprof-format (one test binary; each module is one area).
+
+mod sample;
+
+mod fuzzish;
+mod round_trip;
+mod segments;
+mod truncation;
