@@ -133,8 +133,10 @@ fn values_read_back_exactly() {
     );
     let mut seen_class = false;
     while let Some((_, record)) = records.next().unwrap() {
-        if let Record::AllocSites(sites) = record {
-            if sites.flags == 0x2 {
+        if let Record::AllocSites(sites) = record
+            && sites.flags == 0x2
+        {
+            {
                 assert_eq!(sites.cutoff, 0.0001f32);
                 assert_eq!(sites.total_bytes_allocated, 1 << 40);
                 let all: Vec<_> = sites.sites().collect();
@@ -146,8 +148,10 @@ fn values_read_back_exactly() {
         if let Record::HeapDumpSegment(body) = record {
             let mut heap = body.records(header.id_size);
             while let Some((_, sub)) = heap.next().unwrap() {
-                if let HeapRecord::ClassDump(class) = sub {
-                    if class.class_id == 0x200 {
+                if let HeapRecord::ClassDump(class) = sub
+                    && class.class_id == 0x200
+                {
+                    {
                         seen_class = true;
                         assert_eq!(class.instance_size, 40);
                         assert_eq!(class.class_loader_id, 0x500);
