@@ -1,1 +1,20 @@
-//! The HPROF JVMTI agent.
+//! The HPROF JVMTI agent, built as `libhprof.so`: heap and CPU profiling for JDK 11 and later,
+//! with the option syntax and output formats of the JDK's former HPROF agent.
+//!
+//! Layout, outside in: [`entry`] holds the exported `Agent_OnLoad` and the JVMTI callbacks
+//! (every one catches panics); [`profiler`] owns the agent's lifetime and dumps; [`engine`]
+//! holds one module per profiling engine behind one interface; [`trace_store`] and
+//! [`threads`] are the tables engines record into; [`output`] has one writer per format.
+//! [`jvmti`] is the only module with `unsafe` code.
+
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod engine;
+pub mod entry;
+pub mod jvmti;
+pub mod options;
+pub mod output;
+pub mod profiler;
+pub mod threads;
+pub mod trace_store;

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-pub mod java;
+pub use hprof_testkit::java;
 pub mod synthetic;
 
 use std::path::{Path, PathBuf};

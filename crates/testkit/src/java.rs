@@ -226,3 +226,112 @@ pub fn visualvm(file: &Path) -> Result<VisualVmReport, String> {
     }
     Ok(report)
 }
+
+/// The built agent, `libhprof.so`, from the target directory of the running test binary.
+pub fn libhprof() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let mut dir = exe.parent();
+    while let Some(d) = dir {
+        let candidate = d.join("libhprof.so");
+        if candidate.is_file() {
+            return candidate;
+        }
+        if d.file_name().is_some_and(|n| n == "target") {
+            break;
+        }
+        dir = d.parent();
+    }
+    panic!(
+        "libhprof.so not found near {}; build it with `cargo build -p hprof-agent`",
+        exe.display()
+    );
+}
+
+/// How a finished Java run ended and what it printed.
+#[derive(Debug)]
+pub struct JavaRun {
+    /// Exit code, or `None` when killed by a signal.
+    pub code: Option<i32>,
+    /// Signal that killed it, if any.
+    pub signal: Option<i32>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// Runs `java <jvm_options> -cp <classes> <main_class> <args>` in `dir` and waits (at most
+/// two minutes) for it to end.
+pub fn run_java(
+    jdk: &Jdk,
+    dir: &Path,
+    jvm_options: &[&str],
+    main_class: &str,
+    args: &[&str],
+) -> JavaRun {
+    let child = java_command(jdk, dir, jvm_options, main_class, args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("java starts");
+    finish(child)
+}
+
+/// The command [`run_java`] runs, for callers that need to drive the process themselves.
+pub fn java_command(
+    jdk: &Jdk,
+    dir: &Path,
+    jvm_options: &[&str],
+    main_class: &str,
+    args: &[&str],
+) -> Command {
+    let mut command = Command::new(jdk.bin("java"));
+    command
+        .current_dir(dir)
+        .args(jvm_options)
+        .arg("-cp")
+        .arg(classes())
+        .arg(main_class)
+        .args(args);
+    command
+}
+
+/// Waits for a child (at most two minutes, then kills it) and collects its output.
+pub fn finish(mut child: Child) -> JavaRun {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    let mut stdout = child.stdout.take();
+    let mut stderr = child.stderr.take();
+    let out_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(s) = stdout.as_mut() {
+            let _ = s.read_to_string(&mut text);
+        }
+        text
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        if let Some(s) = stderr.as_mut() {
+            let _ = s.read_to_string(&mut text);
+        }
+        text
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for java") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("java did not finish within two minutes");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    JavaRun {
+        code: status.code(),
+        signal: status.signal(),
+        stdout: out_reader.join().unwrap(),
+        stderr: err_reader.join().unwrap(),
+    }
+}

@@ -1,0 +1,185 @@
+//! The `cpu=samples` engine: an agent thread that wakes every `interval` ms and records the
+//! stack of each thread that used CPU time since the previous tick.
+//!
+//! Unlike the original, which sampled every RUNNABLE thread, a thread is counted by the CPU
+//! time it used: one sample per `interval` of CPU time, credited at the tick. A thread
+//! blocked in native code (`accept`, `epollWait`, `read`) is RUNNABLE to the JVM but uses no
+//! CPU, and gets no samples.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::engine::{Context, Engine};
+use crate::jvmti::{Capabilities, Jni, RawMonitor};
+use crate::output::ProfileOutput;
+
+/// Name of the sampling thread (agent threads' names start with `HPROF `).
+pub const THREAD_NAME: &str = "HPROF cpu sampling thread";
+
+/// How long VM death waits for the sampling thread to finish its tick.
+const STOP_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The sampler.
+#[derive(Debug, Default)]
+pub struct CpuSampler {
+    monitor: OnceLock<RawMonitor>,
+    stop: AtomicBool,
+    running: AtomicBool,
+    /// Samples whose trace was not kept (table full).
+    dropped: Mutex<u64>,
+}
+
+/// The one sampler of this process, for the agent thread's entry point.
+static SAMPLER: OnceLock<(&'static Context, &'static CpuSampler)> = OnceLock::new();
+
+impl CpuSampler {
+    /// A sampler not yet started.
+    pub fn new() -> CpuSampler {
+        CpuSampler::default()
+    }
+
+    /// The body of the sampling thread.
+    pub fn run(jni: Jni) {
+        let Some(&(ctx, sampler)) = SAMPLER.get() else {
+            return;
+        };
+        let Some(monitor) = sampler.monitor.get() else {
+            return;
+        };
+        let interval = i64::from(ctx.options.interval_ms);
+        loop {
+            {
+                let Ok(guard) = monitor.enter() else { break };
+                if sampler.stop.load(Ordering::Acquire) {
+                    break;
+                }
+                let _ = guard.wait(interval);
+                if sampler.stop.load(Ordering::Acquire) {
+                    break;
+                }
+            }
+            jni.with_local_frame(16, || sampler.tick(ctx, jni));
+        }
+        if let Ok(guard) = monitor.enter() {
+            sampler.running.store(false, Ordering::Release);
+            let _ = guard.notify_all();
+        }
+    }
+
+    /// One sample of every thread that used CPU since the last tick.
+    fn tick(&self, ctx: &Context, jni: Jni) {
+        let Ok(mut threads) = ctx.threads.lock() else {
+            return;
+        };
+        let interval_ns = i64::from(ctx.options.interval_ms) * 1_000_000;
+        let mut busy = Vec::new();
+        for thread in threads.live_mut() {
+            if thread.agent {
+                continue;
+            }
+            let Ok(cpu) = ctx.jvmti.thread_cpu_time(thread.thread.get()) else {
+                continue;
+            };
+            // One sample per `interval` of CPU time the thread used: a thread that ran for
+            // a few microseconds and then blocked gets none, a busy one gets one per tick.
+            if let Some(last) = thread.last_cpu_ns {
+                thread.cpu_credit_ns += (cpu - last).max(0);
+                let samples = thread.cpu_credit_ns / interval_ns;
+                if samples > 0 {
+                    thread.cpu_credit_ns -= samples * interval_ns;
+                    busy.push((thread.serial, thread.thread.get(), samples as u64));
+                }
+            }
+            thread.last_cpu_ns = Some(cpu);
+        }
+        if busy.is_empty() || ctx.options.depth == 0 {
+            return;
+        }
+        let handles: Vec<_> = busy.iter().map(|&(_, t, _)| t).collect();
+        let Ok(stacks) = ctx.jvmti.stack_traces(&handles, ctx.options.depth as usize) else {
+            return;
+        };
+        drop(threads);
+        let Ok(mut traces) = ctx.traces.lock() else {
+            return;
+        };
+        for ((serial, _, samples), frames) in busy.iter().zip(stacks) {
+            if !frames.is_empty()
+                && traces
+                    .record(ctx.jvmti, jni, &ctx.ids, &frames, *serial, *samples)
+                    .is_none()
+                && let Ok(mut dropped) = self.dropped.lock()
+            {
+                *dropped += *samples;
+            }
+        }
+    }
+}
+
+impl Engine for CpuSampler {
+    fn dump_message(&self) -> &'static str {
+        " CPU usage by sampling running threads ..."
+    }
+
+    fn capabilities(&self, caps: &mut Capabilities) {
+        caps.thread_cpu_time = true;
+    }
+
+    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
+        let monitor = ctx
+            .jvmti
+            .raw_monitor("HPROF cpu sampler")
+            .map_err(|e| format!("can't create sampler monitor ({e})"))?;
+        let _ = self.monitor.set(monitor);
+        SAMPLER
+            .set((ctx, self))
+            .map_err(|_| "the CPU sampler was started twice".to_string())?;
+        let thread = jni
+            .new_thread(THREAD_NAME)
+            .ok_or("can't create the sampling thread object")?;
+        self.running.store(true, Ordering::Release);
+        ctx.jvmti
+            .run_agent_thread(thread, crate::entry::cpu_sampler_thread, 0)
+            .map_err(|e| {
+                self.running.store(false, Ordering::Release);
+                format!("can't start the sampling thread ({e})")
+            })?;
+        jni.delete_local_ref(thread);
+        Ok(())
+    }
+
+    fn stop(&self, _ctx: &Context) {
+        let Some(monitor) = self.monitor.get() else {
+            return;
+        };
+        let Ok(guard) = monitor.enter() else { return };
+        self.stop.store(true, Ordering::Release);
+        let _ = guard.notify_all();
+        let deadline = Instant::now() + STOP_TIMEOUT;
+        while self.running.load(Ordering::Acquire) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let _ = guard.wait(left.as_millis().max(1) as i64);
+        }
+    }
+
+    fn dump(&self, ctx: &Context, out: &mut ProfileOutput) {
+        let Ok(mut traces) = ctx.traces.lock() else {
+            return;
+        };
+        let mut rows = traces.hits();
+        let total: u64 = rows.iter().map(|(_, n)| n).sum();
+        rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.serial.cmp(&b.0.serial)));
+        let cutoff = ctx.options.cutoff;
+        let shown = rows
+            .iter()
+            .position(|(_, n)| total == 0 || (*n as f64 / total as f64) < cutoff)
+            .unwrap_or(rows.len());
+        rows.truncate(shown);
+        out.write(|w| w.cpu_samples(&rows, total));
+        traces.clear_hits();
+    }
+}

@@ -1,0 +1,53 @@
+//! Owns the profiling engines: one module per engine behind [`Engine`], and the choice of
+//! engines from the options. Engines record into the shared tables of [`Context`] and write
+//! their sections through the format-neutral [`ProfileOutput`].
+
+pub mod cpu_samples;
+
+use std::sync::Mutex;
+
+use crate::jvmti::{Capabilities, Jni, Jvmti};
+use crate::options::Options;
+use crate::output::ProfileOutput;
+use crate::threads::ThreadTable;
+use crate::trace_store::{ObjectIds, TraceStore};
+
+/// What every engine shares: the JVM, the options and the agent's tables.
+#[derive(Debug)]
+pub struct Context {
+    /// The JVMTI environment.
+    pub jvmti: Jvmti,
+    /// Parsed options.
+    pub options: Options,
+    /// Live threads.
+    pub threads: Mutex<ThreadTable>,
+    /// Traces.
+    pub traces: Mutex<TraceStore>,
+    /// Object ids.
+    pub ids: ObjectIds,
+}
+
+/// A profiling engine.
+pub trait Engine: Send + Sync {
+    /// The text `verbose=y` prints while this engine dumps (` CPU usage by sampling running
+    /// threads ...`).
+    fn dump_message(&self) -> &'static str;
+    /// JVMTI capabilities the engine needs, added to `caps`.
+    fn capabilities(&self, caps: &mut Capabilities);
+    /// Starts the engine once the VM is initialised. Engines live in the profiler, which
+    /// lives for the rest of the process, hence `'static`.
+    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String>;
+    /// Stops the engine at VM death, before the last dump; must not block indefinitely.
+    fn stop(&self, ctx: &Context);
+    /// Writes the engine's section of a dump and starts a new interval.
+    fn dump(&self, ctx: &Context, out: &mut ProfileOutput);
+}
+
+/// The engines the options ask for, in the order their sections are dumped.
+pub fn select_engines(options: &Options) -> Vec<Box<dyn Engine>> {
+    let mut engines: Vec<Box<dyn Engine>> = Vec::new();
+    if options.cpu_samples {
+        engines.push(Box::new(cpu_samples::CpuSampler::new()));
+    }
+    engines
+}

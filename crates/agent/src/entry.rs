@@ -1,0 +1,174 @@
+//! Owns the functions the JVM calls: `Agent_OnLoad` (and its refusals), the JVMTI event
+//! callbacks and the agent threads' entry points. Each one catches panics, so none crosses
+//! into the JVM, and stays small: the work is in [`crate::profiler`].
+
+#![allow(unsafe_code)]
+
+use std::ffi::{CStr, c_char, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::engine::cpu_samples::CpuSampler;
+use crate::jvmti::{Callbacks, Jni, Jvmti, jthread, sys};
+use crate::options::{Options, Parsed, help_text};
+use crate::profiler::{self, Profiler};
+
+const JNI_OK: sys::jint = 0;
+const JNI_ERR: sys::jint = -1;
+
+static LOADED: AtomicBool = AtomicBool::new(false);
+
+/// Runs `f`, turning a panic into an `HPROF ERROR:` line instead of unwinding into the JVM.
+fn guarded<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(value) => value,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            eprintln!("HPROF ERROR: internal error in {what}: {message}");
+            fallback
+        }
+    }
+}
+
+fn callbacks() -> Callbacks {
+    Callbacks {
+        vm_init: Some(vm_init),
+        vm_death: Some(vm_death),
+        thread_start: Some(thread_start),
+        thread_end: Some(thread_end),
+        data_dump_request: Some(data_dump_request),
+    }
+}
+
+/// Loads the agent: `-agentpath:…/libhprof.so=OPTS`, `-agentlib:hprof=OPTS`, `-Xrunhprof:OPTS`.
+///
+/// # Safety
+/// Called by the JVM only: `vm` is its invocation interface and `options` a NUL-terminated
+/// string or null.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn Agent_OnLoad(
+    vm: *mut sys::JavaVM,
+    options: *mut c_char,
+    _reserved: *mut c_void,
+) -> sys::jint {
+    guarded("Agent_OnLoad", JNI_ERR, || {
+        if LOADED.swap(true, Ordering::AcqRel) {
+            eprintln!(
+                "HPROF ERROR: Cannot load this JVM TI agent twice, check your java command line for duplicate hprof options."
+            );
+            return JNI_ERR;
+        }
+        let opts = if options.is_null() {
+            String::new()
+        } else {
+            // SAFETY: the JVM passes the option string as a NUL-terminated C string that
+            // stays valid for this call.
+            unsafe { CStr::from_ptr(options) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        let env = std::env::var("_JAVA_HPROF_OPTIONS").ok();
+        let options = match Options::parse(&opts, env.as_deref()) {
+            Ok(Parsed::Help) => {
+                println!("{}", help_text());
+                std::process::exit(0);
+            }
+            Ok(Parsed::Run(options)) => options,
+            Err(err) => {
+                eprintln!("{err}");
+                std::process::exit(1);
+            }
+        };
+        // SAFETY: `vm` is the JavaVM pointer the JVM passed to Agent_OnLoad.
+        let jvmti = match unsafe { Jvmti::from_vm(vm) } {
+            Ok(jvmti) => jvmti,
+            Err(code) => {
+                eprintln!(
+                    "HPROF ERROR: Unable to access JVMTI Version 1.2, JNIEnv's GetEnv() returned {code}"
+                );
+                std::process::exit(1);
+            }
+        };
+        match Profiler::load(jvmti, options, &callbacks()) {
+            Ok(_) => JNI_OK,
+            Err(message) => {
+                eprintln!("HPROF ERROR: {message}");
+                std::process::exit(1);
+            }
+        }
+    })
+}
+
+/// Refuses to attach to a running VM: HPROF must see the VM from its start.
+#[unsafe(no_mangle)]
+pub extern "C" fn Agent_OnAttach(
+    _vm: *mut sys::JavaVM,
+    _options: *mut c_char,
+    _reserved: *mut c_void,
+) -> sys::jint {
+    guarded("Agent_OnAttach", JNI_ERR, || {
+        eprintln!(
+            "HPROF ERROR: hprof cannot attach to a running VM; start the VM with -agentpath or -agentlib"
+        );
+        JNI_ERR
+    })
+}
+
+/// Nothing to undo: the output was closed at VM death.
+#[unsafe(no_mangle)]
+pub extern "C" fn Agent_OnUnload(_vm: *mut sys::JavaVM) {}
+
+extern "C" fn vm_init(_jvmti: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, thread: jthread) {
+    guarded("VMInit", (), || {
+        if let Some(p) = profiler::get() {
+            p.vm_init(Jni::from_raw(jni), thread);
+        }
+    });
+}
+
+extern "C" fn vm_death(_jvmti: *mut sys::jvmtiEnv, _jni: *mut sys::JNIEnv) {
+    guarded("VMDeath", (), || {
+        if let Some(p) = profiler::get() {
+            p.vm_death();
+        }
+    });
+}
+
+extern "C" fn thread_start(_jvmti: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, thread: jthread) {
+    guarded("ThreadStart", (), || {
+        if let Some(p) = profiler::get() {
+            p.thread_start(Jni::from_raw(jni), thread);
+        }
+    });
+}
+
+extern "C" fn thread_end(_jvmti: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, thread: jthread) {
+    guarded("ThreadEnd", (), || {
+        if let Some(p) = profiler::get() {
+            p.thread_end(Jni::from_raw(jni), thread);
+        }
+    });
+}
+
+extern "C" fn data_dump_request(_jvmti: *mut sys::jvmtiEnv) {
+    guarded("DataDumpRequest", (), || {
+        if let Some(p) = profiler::get() {
+            p.data_dump_request();
+        }
+    });
+}
+
+/// Entry point of the `cpu=samples` agent thread.
+pub extern "C" fn cpu_sampler_thread(
+    _jvmti: *mut sys::jvmtiEnv,
+    jni: *mut sys::JNIEnv,
+    _arg: *mut c_void,
+) {
+    guarded("the CPU sampling thread", (), || {
+        CpuSampler::run(Jni::from_raw(jni))
+    });
+}

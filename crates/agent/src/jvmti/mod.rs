@@ -1,0 +1,662 @@
+//! Owns every call into the JVM: a thin safe layer over the raw JVMTI and JNI bindings in
+//! [`sys`]. Nothing outside this module uses `unsafe`.
+//!
+//! Handles (`jthread`, `jclass`, `jmethodID`) are plain values here; they come from the JVM
+//! (callbacks, other JVMTI calls) and the layer only passes them back to it.
+
+#![allow(unsafe_code)]
+// Handles (`jthread`, `jobject`, ...) are opaque JVM values that these wrappers pass back to
+// the JVM, never dereference; the JVM checks them (JVMTI_ERROR_INVALID_THREAD, ...).
+#![allow(clippy::not_unsafe_ptr_arg_deref)]
+
+pub mod sys;
+
+use std::ffi::{CStr, CString, c_char, c_void};
+use std::fmt;
+use std::ptr;
+
+pub use sys::{jclass, jint, jlocation, jlong, jmethodID, jobject, jthread};
+
+/// A JVMTI error code, shown with its name.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct JvmtiError(pub u32);
+
+impl JvmtiError {
+    /// The function table had no entry for the function (never happens on a real JVM).
+    pub const MISSING_FUNCTION: JvmtiError = JvmtiError(u32::MAX);
+    /// `JVMTI_ERROR_WRONG_PHASE`: the VM is not (or no longer) live.
+    pub const WRONG_PHASE: JvmtiError = JvmtiError(112);
+    /// `JVMTI_ERROR_THREAD_NOT_ALIVE`.
+    pub const THREAD_NOT_ALIVE: JvmtiError = JvmtiError(15);
+
+    /// The error's JVMTI name.
+    pub fn name(self) -> &'static str {
+        match self.0 {
+            10 => "INVALID_THREAD",
+            11 => "INVALID_THREAD_GROUP",
+            13 => "THREAD_NOT_SUSPENDED",
+            15 => "THREAD_NOT_ALIVE",
+            20 => "INVALID_OBJECT",
+            21 => "INVALID_CLASS",
+            22 => "CLASS_NOT_PREPARED",
+            23 => "INVALID_METHODID",
+            24 => "INVALID_LOCATION",
+            31 => "INVALID_MONITOR",
+            32 => "NOT_MONITOR_OWNER",
+            52 => "INTERRUPT",
+            98 => "ABSENT_INFORMATION",
+            99 => "MUST_POSSESS_CAPABILITY",
+            100 => "NULL_POINTER",
+            101 => "ABSENT_INFORMATION",
+            102 => "INVALID_EVENT_TYPE",
+            103 => "ILLEGAL_ARGUMENT",
+            104 => "NATIVE_METHOD",
+            106 => "CLASS_LOADER_UNSUPPORTED",
+            110 => "OUT_OF_MEMORY",
+            111 => "ACCESS_DENIED",
+            112 => "WRONG_PHASE",
+            113 => "INTERNAL",
+            115 => "UNATTACHED_THREAD",
+            116 => "INVALID_ENVIRONMENT",
+            u32::MAX => "MISSING_FUNCTION",
+            _ => "UNKNOWN",
+        }
+    }
+}
+
+impl fmt::Debug for JvmtiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "JVMTI Error {}({})", self.name(), self.0)
+    }
+}
+
+impl fmt::Display for JvmtiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+impl std::error::Error for JvmtiError {}
+
+/// Result of a JVMTI call.
+pub type Result<T> = std::result::Result<T, JvmtiError>;
+
+/// Calls a JVMTI function through the environment's function table.
+macro_rules! jvmti {
+    ($env:expr, $name:ident $(, $arg:expr)* $(,)?) => {{
+        let env: *mut sys::jvmtiEnv = $env.raw;
+        // SAFETY: `env` is the live JVMTI environment obtained from GetEnv (JVMTI allows
+        // its use from any thread); each argument is either a handle the JVM gave us or a
+        // pointer to a local out-value of the type the function writes.
+        let code = unsafe {
+            match (**env).$name {
+                Some(f) => f(env, $($arg),*),
+                None => sys::jvmtiError(u32::MAX),
+            }
+        };
+        if code.0 == 0 { Ok(()) } else { Err(JvmtiError(code.0)) }
+    }};
+}
+
+/// Calls a JNI function through the environment's function table.
+macro_rules! jni {
+    ($env:expr, $name:ident $(, $arg:expr)* $(,)?) => {{
+        let env: *mut sys::JNIEnv = $env.raw;
+        // SAFETY: `env` is the calling thread's JNIEnv, handed to us by the JVM for this
+        // thread; the arguments are handles or NUL-terminated strings of the right kind.
+        unsafe {
+            match (**env).$name {
+                Some(f) => Some(f(env, $($arg),*)),
+                None => None,
+            }
+        }
+    }};
+}
+
+/// The JVMTI environment. Copyable: JVMTI environments are usable from every thread.
+#[derive(Clone, Copy, Debug)]
+pub struct Jvmti {
+    raw: *mut sys::jvmtiEnv,
+}
+
+// SAFETY: the JVMTI specification allows an environment to be used from any thread.
+unsafe impl Send for Jvmti {}
+// SAFETY: as above; the environment has no thread affinity.
+unsafe impl Sync for Jvmti {}
+
+/// Frees JVMTI-allocated memory when dropped.
+struct JvmtiBox<T> {
+    env: Jvmti,
+    ptr: *mut T,
+}
+
+impl<T> Drop for JvmtiBox<T> {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            let _ = jvmti!(self.env, Deallocate, self.ptr.cast::<u8>());
+        }
+    }
+}
+
+/// Copies a JVMTI-allocated C string into a `String` and frees it.
+fn take_string(env: Jvmti, ptr: *mut c_char) -> Option<String> {
+    let guard = JvmtiBox { env, ptr };
+    if guard.ptr.is_null() {
+        return None;
+    }
+    // SAFETY: JVMTI returned a NUL-terminated modified-UTF-8 string it allocated; the guard
+    // frees it after we copy it.
+    let text = unsafe { CStr::from_ptr(guard.ptr) };
+    Some(String::from_utf8_lossy(text.to_bytes()).into_owned())
+}
+
+/// Copies a JVMTI-allocated array of `len` items and frees it.
+fn take_slice<T: Copy>(env: Jvmti, ptr: *mut T, len: jint) -> Vec<T> {
+    let guard = JvmtiBox { env, ptr };
+    if guard.ptr.is_null() || len <= 0 {
+        return Vec::new();
+    }
+    // SAFETY: JVMTI returned an array of `len` initialised items that it allocated; the
+    // guard frees it after we copy them.
+    unsafe { std::slice::from_raw_parts(guard.ptr, len as usize) }.to_vec()
+}
+
+/// A thread's name and group.
+#[derive(Debug, Clone)]
+pub struct ThreadInfo {
+    /// Thread name (empty when it has none).
+    pub name: String,
+    /// Thread group handle (a local reference).
+    pub group: jobject,
+    /// Whether the thread is a daemon.
+    pub is_daemon: bool,
+}
+
+/// Which optional JVMTI capabilities the agent asks for.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Capabilities {
+    /// `can_get_thread_cpu_time`.
+    pub thread_cpu_time: bool,
+    /// `can_get_line_numbers`.
+    pub line_numbers: bool,
+    /// `can_get_source_file_name`.
+    pub source_file_name: bool,
+    /// `can_tag_objects`.
+    pub tag_objects: bool,
+}
+
+/// The event callbacks the agent installs (each a plain `extern "C"` function).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Callbacks {
+    /// VMInit.
+    pub vm_init: sys::jvmtiEventVMInit,
+    /// VMDeath.
+    pub vm_death: sys::jvmtiEventVMDeath,
+    /// ThreadStart.
+    pub thread_start: sys::jvmtiEventThreadStart,
+    /// ThreadEnd.
+    pub thread_end: sys::jvmtiEventThreadEnd,
+    /// DataDumpRequest.
+    pub data_dump_request: sys::jvmtiEventDataDumpRequest,
+}
+
+/// The events the agent enables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// VMInit.
+    VmInit,
+    /// VMDeath.
+    VmDeath,
+    /// ThreadStart.
+    ThreadStart,
+    /// ThreadEnd.
+    ThreadEnd,
+    /// DataDumpRequest (SIGQUIT).
+    DataDumpRequest,
+}
+
+impl Event {
+    fn code(self) -> sys::jvmtiEvent {
+        match self {
+            Event::VmInit => sys::jvmtiEvent::JVMTI_EVENT_VM_INIT,
+            Event::VmDeath => sys::jvmtiEvent::JVMTI_EVENT_VM_DEATH,
+            Event::ThreadStart => sys::jvmtiEvent::JVMTI_EVENT_THREAD_START,
+            Event::ThreadEnd => sys::jvmtiEvent::JVMTI_EVENT_THREAD_END,
+            Event::DataDumpRequest => sys::jvmtiEvent::JVMTI_EVENT_DATA_DUMP_REQUEST,
+        }
+    }
+}
+
+/// The JVMTI entry point signature of an agent thread.
+pub type AgentThreadMain = unsafe extern "C" fn(*mut sys::jvmtiEnv, *mut sys::JNIEnv, *mut c_void);
+
+impl Jvmti {
+    /// Gets a JVMTI 1.2 environment from the VM Agent_OnLoad received.
+    ///
+    /// # Safety
+    /// `vm` must be the `JavaVM` pointer the JVM passed to `Agent_OnLoad`.
+    pub unsafe fn from_vm(vm: *mut sys::JavaVM) -> std::result::Result<Jvmti, jint> {
+        let mut env: *mut c_void = ptr::null_mut();
+        // SAFETY: the caller guarantees `vm` is the JVM's invocation interface.
+        let code = unsafe {
+            match (**vm).GetEnv {
+                Some(get_env) => get_env(vm, &mut env, sys::JVMTI_VERSION_1_2.0 as jint),
+                None => -1,
+            }
+        };
+        if code != 0 || env.is_null() {
+            return Err(code);
+        }
+        Ok(Jvmti { raw: env.cast() })
+    }
+
+    /// Wraps the environment pointer a callback received.
+    pub fn from_raw(raw: *mut sys::jvmtiEnv) -> Jvmti {
+        Jvmti { raw }
+    }
+
+    /// Adds capabilities.
+    pub fn add_capabilities(self, wanted: Capabilities) -> Result<()> {
+        let mut caps = sys::jvmtiCapabilities::default();
+        caps.set_can_get_thread_cpu_time(u32::from(wanted.thread_cpu_time));
+        caps.set_can_get_line_numbers(u32::from(wanted.line_numbers));
+        caps.set_can_get_source_file_name(u32::from(wanted.source_file_name));
+        caps.set_can_tag_objects(u32::from(wanted.tag_objects));
+        jvmti!(self, AddCapabilities, &caps)
+    }
+
+    /// Installs the event callbacks.
+    pub fn set_callbacks(self, callbacks: &Callbacks) -> Result<()> {
+        let mut raw = sys::jvmtiEventCallbacks {
+            VMInit: callbacks.vm_init,
+            VMDeath: callbacks.vm_death,
+            ThreadStart: callbacks.thread_start,
+            ThreadEnd: callbacks.thread_end,
+            DataDumpRequest: callbacks.data_dump_request,
+            ..Default::default()
+        };
+        let size = std::mem::size_of::<sys::jvmtiEventCallbacks>() as jint;
+        jvmti!(self, SetEventCallbacks, &mut raw, size)
+    }
+
+    /// Enables or disables an event for all threads.
+    pub fn set_event(self, event: Event, enabled: bool) -> Result<()> {
+        let mode = if enabled {
+            sys::jvmtiEventMode::JVMTI_ENABLE
+        } else {
+            sys::jvmtiEventMode::JVMTI_DISABLE
+        };
+        jvmti!(
+            self,
+            SetEventNotificationMode,
+            mode,
+            event.code(),
+            ptr::null_mut()
+        )
+    }
+
+    /// All live threads, as local references of the calling thread.
+    pub fn all_threads(self) -> Result<Vec<jthread>> {
+        let mut count: jint = 0;
+        let mut threads: *mut jthread = ptr::null_mut();
+        jvmti!(self, GetAllThreads, &mut count, &mut threads)?;
+        Ok(take_slice(self, threads, count))
+    }
+
+    /// The calling thread.
+    pub fn current_thread(self) -> Result<jthread> {
+        let mut thread: jthread = ptr::null_mut();
+        jvmti!(self, GetCurrentThread, &mut thread)?;
+        Ok(thread)
+    }
+
+    /// A thread's name, group and daemon flag.
+    pub fn thread_info(self, thread: jthread) -> Result<ThreadInfo> {
+        let mut info = sys::jvmtiThreadInfo {
+            name: ptr::null_mut(),
+            priority: 0,
+            is_daemon: 0,
+            thread_group: ptr::null_mut(),
+            context_class_loader: ptr::null_mut(),
+        };
+        jvmti!(self, GetThreadInfo, thread, &mut info)?;
+        Ok(ThreadInfo {
+            name: take_string(self, info.name).unwrap_or_default(),
+            group: info.thread_group,
+            is_daemon: info.is_daemon != 0,
+        })
+    }
+
+    /// A thread group's name and parent.
+    pub fn thread_group_info(self, group: jobject) -> Result<(String, jobject)> {
+        let mut info = sys::jvmtiThreadGroupInfo {
+            parent: ptr::null_mut(),
+            name: ptr::null_mut(),
+            max_priority: 0,
+            is_daemon: 0,
+        };
+        jvmti!(self, GetThreadGroupInfo, group, &mut info)?;
+        Ok((
+            take_string(self, info.name).unwrap_or_default(),
+            info.parent,
+        ))
+    }
+
+    /// CPU time a thread has used, in nanoseconds.
+    pub fn thread_cpu_time(self, thread: jthread) -> Result<i64> {
+        let mut nanos: jlong = 0;
+        jvmti!(self, GetThreadCpuTime, thread, &mut nanos)?;
+        Ok(nanos)
+    }
+
+    /// The top `depth` frames of several threads at once; a thread that has ended gives an
+    /// empty list.
+    pub fn stack_traces(
+        self,
+        threads: &[jthread],
+        depth: usize,
+    ) -> Result<Vec<Vec<(jmethodID, jlocation)>>> {
+        if threads.is_empty() || depth == 0 {
+            return Ok(vec![Vec::new(); threads.len()]);
+        }
+        let mut infos: *mut sys::jvmtiStackInfo = ptr::null_mut();
+        jvmti!(
+            self,
+            GetThreadListStackTraces,
+            threads.len() as jint,
+            threads.as_ptr(),
+            depth.min(i32::MAX as usize) as jint,
+            &mut infos
+        )?;
+        let guard = JvmtiBox {
+            env: self,
+            ptr: infos,
+        };
+        let mut out = Vec::with_capacity(threads.len());
+        for i in 0..threads.len() {
+            // SAFETY: JVMTI filled `threads.len()` stack infos in one allocation (frames
+            // included) that the guard frees after we copy what we need.
+            let info = unsafe { *guard.ptr.add(i) };
+            let frames = if info.frame_count > 0 && !info.frame_buffer.is_null() {
+                // SAFETY: `frame_buffer` holds `frame_count` frames inside that allocation.
+                unsafe { std::slice::from_raw_parts(info.frame_buffer, info.frame_count as usize) }
+                    .iter()
+                    .map(|f| (f.method, f.location))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            out.push(frames);
+        }
+        Ok(out)
+    }
+
+    /// The top `depth` frames of one thread.
+    pub fn stack_trace(self, thread: jthread, depth: usize) -> Result<Vec<(jmethodID, jlocation)>> {
+        let mut frames = vec![
+            sys::jvmtiFrameInfo {
+                method: ptr::null_mut(),
+                location: 0
+            };
+            depth
+        ];
+        let mut count: jint = 0;
+        if depth == 0 {
+            return Ok(Vec::new());
+        }
+        jvmti!(
+            self,
+            GetStackTrace,
+            thread,
+            0,
+            depth as jint,
+            frames.as_mut_ptr(),
+            &mut count
+        )?;
+        frames.truncate(count.max(0) as usize);
+        Ok(frames.into_iter().map(|f| (f.method, f.location)).collect())
+    }
+
+    /// A method's name and signature.
+    pub fn method_name(self, method: jmethodID) -> Result<(String, String)> {
+        let (mut name, mut sig): (*mut c_char, *mut c_char) = (ptr::null_mut(), ptr::null_mut());
+        jvmti!(
+            self,
+            GetMethodName,
+            method,
+            &mut name,
+            &mut sig,
+            ptr::null_mut()
+        )?;
+        Ok((
+            take_string(self, name).unwrap_or_default(),
+            take_string(self, sig).unwrap_or_default(),
+        ))
+    }
+
+    /// The class declaring a method (a local reference).
+    pub fn method_class(self, method: jmethodID) -> Result<jclass> {
+        let mut class: jclass = ptr::null_mut();
+        jvmti!(self, GetMethodDeclaringClass, method, &mut class)?;
+        Ok(class)
+    }
+
+    /// Whether a method is native.
+    pub fn is_native(self, method: jmethodID) -> Result<bool> {
+        let mut native: sys::jboolean = 0;
+        jvmti!(self, IsMethodNative, method, &mut native)?;
+        Ok(native != 0)
+    }
+
+    /// A method's line number table: (start location, line) pairs.
+    pub fn line_numbers(self, method: jmethodID) -> Result<Vec<(jlocation, i32)>> {
+        let mut count: jint = 0;
+        let mut table: *mut sys::jvmtiLineNumberEntry = ptr::null_mut();
+        jvmti!(self, GetLineNumberTable, method, &mut count, &mut table)?;
+        Ok(take_slice(self, table, count)
+            .into_iter()
+            .map(|e| (e.start_location, e.line_number))
+            .collect())
+    }
+
+    /// A class's JVM signature (`Ljava/lang/String;`).
+    pub fn class_signature(self, class: jclass) -> Result<String> {
+        let mut sig: *mut c_char = ptr::null_mut();
+        jvmti!(self, GetClassSignature, class, &mut sig, ptr::null_mut())?;
+        Ok(take_string(self, sig).unwrap_or_default())
+    }
+
+    /// A class's source file name, if it has one.
+    pub fn source_file(self, class: jclass) -> Result<String> {
+        let mut name: *mut c_char = ptr::null_mut();
+        jvmti!(self, GetSourceFileName, class, &mut name)?;
+        Ok(take_string(self, name).unwrap_or_default())
+    }
+
+    /// An object's tag (0 when untagged).
+    pub fn tag(self, object: jobject) -> Result<i64> {
+        let mut tag: jlong = 0;
+        jvmti!(self, GetTag, object, &mut tag)?;
+        Ok(tag)
+    }
+
+    /// Sets an object's tag.
+    pub fn set_tag(self, object: jobject, tag: i64) -> Result<()> {
+        jvmti!(self, SetTag, object, tag)
+    }
+
+    /// Stores a word in a thread's JVMTI thread-local storage.
+    pub fn set_thread_local(self, thread: jthread, value: usize) -> Result<()> {
+        jvmti!(self, SetThreadLocalStorage, thread, value as *const c_void)
+    }
+
+    /// Reads the word stored by [`Jvmti::set_thread_local`] (0 if none).
+    pub fn thread_local(self, thread: jthread) -> Result<usize> {
+        let mut value: *mut c_void = ptr::null_mut();
+        jvmti!(self, GetThreadLocalStorage, thread, &mut value)?;
+        Ok(value as usize)
+    }
+
+    /// Creates a raw monitor.
+    pub fn raw_monitor(self, name: &str) -> Result<RawMonitor> {
+        let name = CString::new(name).unwrap_or_default();
+        let mut monitor: sys::jrawMonitorID = ptr::null_mut();
+        jvmti!(self, CreateRawMonitor, name.as_ptr(), &mut monitor)?;
+        Ok(RawMonitor {
+            env: self,
+            raw: monitor,
+        })
+    }
+
+    /// Starts an agent thread running `main(arg)` on the Java thread object `thread`.
+    pub fn run_agent_thread(
+        self,
+        thread: jthread,
+        main: AgentThreadMain,
+        arg: usize,
+    ) -> Result<()> {
+        jvmti!(
+            self,
+            RunAgentThread,
+            thread,
+            Some(main),
+            arg as *const c_void,
+            10
+        )
+    }
+}
+
+/// A JVMTI raw monitor: a lock with wait/notify that is safe to use in JVMTI callbacks.
+#[derive(Debug, Clone, Copy)]
+pub struct RawMonitor {
+    env: Jvmti,
+    raw: sys::jrawMonitorID,
+}
+
+// SAFETY: raw monitors are designed to be shared between threads.
+unsafe impl Send for RawMonitor {}
+// SAFETY: as above.
+unsafe impl Sync for RawMonitor {}
+
+impl RawMonitor {
+    /// Enters the monitor; it is exited when the guard drops.
+    pub fn enter(&self) -> Result<RawMonitorGuard<'_>> {
+        jvmti!(self.env, RawMonitorEnter, self.raw)?;
+        Ok(RawMonitorGuard { monitor: self })
+    }
+}
+
+/// Holds a raw monitor; exits it when dropped.
+#[derive(Debug)]
+pub struct RawMonitorGuard<'a> {
+    monitor: &'a RawMonitor,
+}
+
+impl RawMonitorGuard<'_> {
+    /// Waits on the monitor for at most `millis` ms (0 = until notified).
+    pub fn wait(&self, millis: i64) -> Result<()> {
+        jvmti!(self.monitor.env, RawMonitorWait, self.monitor.raw, millis)
+    }
+
+    /// Wakes every thread waiting on the monitor.
+    pub fn notify_all(&self) -> Result<()> {
+        jvmti!(self.monitor.env, RawMonitorNotifyAll, self.monitor.raw)
+    }
+}
+
+impl Drop for RawMonitorGuard<'_> {
+    fn drop(&mut self) {
+        let _ = jvmti!(self.monitor.env, RawMonitorExit, self.monitor.raw);
+    }
+}
+
+/// A JNI global reference: valid on every thread until deleted.
+#[derive(Debug)]
+pub struct GlobalRef(jobject);
+
+// SAFETY: a JNI global reference may be used from any attached thread.
+unsafe impl Send for GlobalRef {}
+// SAFETY: as above; the handle is never written through.
+unsafe impl Sync for GlobalRef {}
+
+impl GlobalRef {
+    /// The reference, to pass to JVMTI or JNI.
+    pub fn get(&self) -> jobject {
+        self.0
+    }
+}
+
+/// The JNI environment of the current thread.
+#[derive(Debug, Clone, Copy)]
+pub struct Jni {
+    raw: *mut sys::JNIEnv,
+}
+
+impl Jni {
+    /// Wraps the JNIEnv pointer a callback received.
+    pub fn from_raw(raw: *mut sys::JNIEnv) -> Jni {
+        Jni { raw }
+    }
+
+    /// Creates a `java.lang.Thread` named `name` for an agent thread (a local reference).
+    pub fn new_thread(self, name: &str) -> Option<jthread> {
+        let class = jni!(self, FindClass, c"java/lang/Thread".as_ptr())?;
+        let init = jni!(
+            self,
+            GetMethodID,
+            class,
+            c"<init>".as_ptr(),
+            c"(Ljava/lang/String;)V".as_ptr()
+        )?;
+        let name = CString::new(name).ok()?;
+        let jname = jni!(self, NewStringUTF, name.as_ptr())?;
+        if class.is_null() || init.is_null() || jname.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        let args = [sys::jvalue { l: jname }];
+        let thread = jni!(self, NewObjectA, class, init, args.as_ptr())?;
+        if thread.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        Some(thread)
+    }
+
+    /// Makes a global reference (null in, null out).
+    pub fn new_global_ref(self, object: jobject) -> GlobalRef {
+        GlobalRef(jni!(self, NewGlobalRef, object).unwrap_or(ptr::null_mut()))
+    }
+
+    /// Deletes a global reference.
+    pub fn delete_global_ref(self, global: GlobalRef) {
+        if !global.0.is_null() {
+            let _ = jni!(self, DeleteGlobalRef, global.0);
+        }
+    }
+
+    /// Deletes a local reference.
+    pub fn delete_local_ref(self, object: jobject) {
+        if !object.is_null() {
+            let _ = jni!(self, DeleteLocalRef, object);
+        }
+    }
+
+    /// Runs `f` inside a JNI local frame with room for `capacity` references, so the local
+    /// references `f` creates are freed when it returns.
+    pub fn with_local_frame<T>(self, capacity: i32, f: impl FnOnce() -> T) -> T {
+        let pushed = jni!(self, PushLocalFrame, capacity) == Some(0);
+        let result = f();
+        if pushed {
+            let _ = jni!(self, PopLocalFrame, ptr::null_mut());
+        }
+        result
+    }
+
+    /// Clears a pending Java exception, if any.
+    pub fn clear_exception(self) {
+        if jni!(self, ExceptionCheck) == Some(1) {
+            let _ = jni!(self, ExceptionClear);
+        }
+    }
+}

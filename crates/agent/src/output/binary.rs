@@ -1,0 +1,172 @@
+//! Writes the profile as an HPROF binary file (`JAVA PROFILE 1.0.2`, 8-byte identifiers),
+//! through `hprof_format::Writer`: names, classes, frames and traces are written as records
+//! before the first record that refers to them.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{self, Write};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use hprof_format::{Header, IdSize, Version, Writer};
+
+use crate::options::Options;
+use crate::output::ProfileWriter;
+use crate::threads::ThreadStart;
+use crate::trace_store::{ClassInfo, EMPTY_TRACE_SERIAL, Trace};
+
+/// CONTROL SETTINGS flag: allocation traces are recorded.
+const ALLOC_TRACES_ON: u32 = 0x1;
+/// CONTROL SETTINGS flag: CPU sampling is on.
+const CPU_SAMPLING_ON: u32 = 0x2;
+
+/// The binary writer.
+pub struct BinaryWriter<W: Write + Send> {
+    out: Writer<W>,
+    start: Instant,
+    strings: HashMap<String, u64>,
+    classes: HashSet<u32>,
+    frames: HashSet<u64>,
+    traces: HashSet<u32>,
+}
+
+impl<W: Write + Send> BinaryWriter<W> {
+    /// Writes the header, CONTROL SETTINGS and the empty trace.
+    pub fn new(out: W, options: &Options) -> io::Result<BinaryWriter<W>> {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let header = Header {
+            version: Version::V1_0_2,
+            id_size: IdSize::Eight,
+            timestamp_ms: now,
+        };
+        let mut w = BinaryWriter {
+            out: Writer::new(out, header)?,
+            start: Instant::now(),
+            strings: HashMap::new(),
+            classes: HashSet::new(),
+            frames: HashSet::new(),
+            traces: HashSet::new(),
+        };
+        let mut flags = 0;
+        if options.heap_sites || options.heap_dump {
+            flags |= ALLOC_TRACES_ON;
+        }
+        if options.cpu_samples {
+            flags |= CPU_SAMPLING_ON;
+        }
+        let depth = u16::try_from(options.depth).unwrap_or(u16::MAX);
+        w.out.control_settings(0, flags, depth)?;
+        w.out.stack_trace(0, EMPTY_TRACE_SERIAL, 0, &[])?;
+        w.traces.insert(EMPTY_TRACE_SERIAL);
+        Ok(w)
+    }
+
+    fn time(&self) -> u32 {
+        self.start.elapsed().as_micros() as u32
+    }
+
+    /// The id of `text`'s STRING record, writing it on first use. 0 is the empty string.
+    fn string(&mut self, text: &str) -> io::Result<u64> {
+        if let Some(&id) = self.strings.get(text) {
+            return Ok(id);
+        }
+        let id = self.strings.len() as u64 + 1;
+        let time = self.time();
+        self.out.utf8(time, id, text.as_bytes())?;
+        self.strings.insert(text.to_string(), id);
+        Ok(id)
+    }
+
+    fn class(&mut self, class: &ClassInfo) -> io::Result<()> {
+        if self.classes.insert(class.serial) {
+            let name = self.string(&class.name)?;
+            let time = self.time();
+            self.out.load_class(
+                time,
+                class.serial,
+                class.object_id,
+                EMPTY_TRACE_SERIAL,
+                name,
+            )?;
+        }
+        Ok(())
+    }
+
+    fn ensure_trace(&mut self, trace: &Trace) -> io::Result<()> {
+        if self.traces.contains(&trace.serial) {
+            return Ok(());
+        }
+        for frame in &trace.frames {
+            if self.frames.contains(&frame.id) {
+                continue;
+            }
+            let method = &frame.method;
+            self.class(&method.class)?;
+            let name = self.string(&method.name)?;
+            let signature = self.string(&method.signature)?;
+            let source = match &method.class.source {
+                Some(source) => self.string(source)?,
+                None => 0,
+            };
+            let time = self.time();
+            self.out.stack_frame(
+                time,
+                frame.id,
+                name,
+                signature,
+                source,
+                method.class.serial,
+                frame.line,
+            )?;
+            self.frames.insert(frame.id);
+        }
+        let ids: Vec<u64> = trace.frames.iter().map(|f| f.id).collect();
+        let time = self.time();
+        self.out
+            .stack_trace(time, trace.serial, trace.thread, &ids)?;
+        self.traces.insert(trace.serial);
+        Ok(())
+    }
+}
+
+impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
+    fn thread_start(&mut self, start: &ThreadStart) -> io::Result<()> {
+        let name = self.string(&start.name)?;
+        let group = self.string(&start.group)?;
+        let parent = self.string(&start.parent_group)?;
+        let time = self.time();
+        self.out.start_thread(
+            time,
+            start.serial,
+            start.object_id,
+            EMPTY_TRACE_SERIAL,
+            name,
+            group,
+            parent,
+        )
+    }
+
+    fn thread_end(&mut self, serial: u32) -> io::Result<()> {
+        let time = self.time();
+        self.out.end_thread(time, serial)
+    }
+
+    fn cpu_samples(&mut self, rows: &[(Arc<Trace>, u64)], total: u64) -> io::Result<()> {
+        for (trace, _) in rows {
+            self.ensure_trace(trace)?;
+        }
+        let counts: Vec<(u32, u32)> = rows
+            .iter()
+            .map(|(t, n)| (u32::try_from(*n).unwrap_or(u32::MAX), t.serial))
+            .collect();
+        let time = self.time();
+        self.out
+            .cpu_samples(time, u32::try_from(total).unwrap_or(u32::MAX), &counts)?;
+        self.out.flush()
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}

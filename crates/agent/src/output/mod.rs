@@ -1,0 +1,104 @@
+//! Owns the profile's output: where it goes (a file or a socket) and one writer per format
+//! behind [`ProfileWriter`], so engines never know which format they feed.
+
+pub mod binary;
+pub mod text;
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::options::{Format, Options, Output, unique_output_name};
+use crate::threads::ThreadStart;
+use crate::trace_store::Trace;
+
+/// What every output format can record.
+pub trait ProfileWriter: Send {
+    /// A thread started.
+    fn thread_start(&mut self, start: &ThreadStart) -> io::Result<()>;
+    /// A thread ended.
+    fn thread_end(&mut self, serial: u32) -> io::Result<()>;
+    /// A CPU SAMPLES section: `rows` are the listed traces (sorted, cut off) with their
+    /// counts; `total` counts every sample of the interval.
+    fn cpu_samples(&mut self, rows: &[(Arc<Trace>, u64)], total: u64) -> io::Result<()>;
+    /// Pushes buffered output to the file or socket.
+    fn flush(&mut self) -> io::Result<()>;
+}
+
+/// The output stream: a writer, or nothing once a write has failed.
+pub struct ProfileOutput {
+    writer: Option<Box<dyn ProfileWriter>>,
+}
+
+impl std::fmt::Debug for ProfileOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProfileOutput")
+            .field("open", &self.writer.is_some())
+            .finish()
+    }
+}
+
+impl ProfileOutput {
+    /// Wraps a writer.
+    pub fn new(writer: Box<dyn ProfileWriter>) -> ProfileOutput {
+        ProfileOutput {
+            writer: Some(writer),
+        }
+    }
+
+    /// Runs `f` on the writer. The first failure prints one `HPROF ERROR:` line and stops
+    /// all further output; the application keeps running.
+    pub fn write(&mut self, f: impl FnOnce(&mut dyn ProfileWriter) -> io::Result<()>) {
+        if let Some(writer) = self.writer.as_mut()
+            && let Err(err) = f(writer.as_mut())
+        {
+            eprintln!(
+                "HPROF ERROR: can't write profile output: {err}; no more output will be written"
+            );
+            self.writer = None;
+        }
+    }
+
+    /// Flushes and closes the output.
+    pub fn close(&mut self) {
+        self.write(|w| w.flush());
+        self.writer = None;
+    }
+}
+
+/// Opens the file or connects the socket the options name, and makes the writer for the
+/// format. Errors are the original's messages (the caller prints them and exits 1).
+pub fn open(options: &Options, pid: u32) -> Result<Box<dyn ProfileWriter>, String> {
+    let sink: Box<dyn Write + Send> = match &options.output {
+        Output::File(path) => {
+            let path = if options.force {
+                let _ = std::fs::remove_file(path);
+                path.clone()
+            } else {
+                unique_output_name(path, options.format, pid, Path::exists)
+            };
+            let file = File::create(&path)
+                .map_err(|_| format!("can't create profile file: {}", path.display()))?;
+            Box::new(file)
+        }
+        Output::Net { host, port } => {
+            let stream = TcpStream::connect((host.as_str(), *port))
+                .map_err(|_| format!("can't connect to {host}:{port}"))?;
+            let _ = stream.set_nodelay(true);
+            Box::new(stream)
+        }
+    };
+    let sink = io::BufWriter::with_capacity(64 << 10, sink);
+    let writer: Box<dyn ProfileWriter> = match options.format {
+        Format::Text => Box::new(
+            text::TextWriter::new(sink).map_err(|e| format!("can't write profile output: {e}"))?,
+        ),
+        Format::Binary => Box::new(
+            binary::BinaryWriter::new(sink, options)
+                .map_err(|e| format!("can't write profile output: {e}"))?,
+        ),
+    };
+    Ok(writer)
+}

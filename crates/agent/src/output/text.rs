@@ -1,0 +1,106 @@
+//! Writes the profile in the `java.hprof.txt` text layout, through the `hprof-text` crate.
+
+use std::collections::HashSet;
+use std::io::{self, Write};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use hprof_text::{
+    CostKind, CostRow, Frame as TextFrame, LineInfo, ctime, write_cost_section, write_file_header,
+    write_thread_end, write_thread_start, write_trace,
+};
+
+use crate::output::ProfileWriter;
+use crate::threads::ThreadStart;
+use crate::trace_store::Trace;
+
+/// The text writer: each trace is written once, before the first record that uses it.
+pub struct TextWriter<W: Write + Send> {
+    out: W,
+    written: HashSet<u32>,
+}
+
+impl<W: Write + Send> TextWriter<W> {
+    /// Writes the file header and returns the writer.
+    pub fn new(mut out: W) -> io::Result<TextWriter<W>> {
+        write_file_header(&mut out, &ctime(SystemTime::now()))?;
+        Ok(TextWriter {
+            out,
+            written: HashSet::new(),
+        })
+    }
+
+    fn ensure_trace(&mut self, trace: &Trace) -> io::Result<()> {
+        if !self.written.insert(trace.serial) {
+            return Ok(());
+        }
+        let frames: Vec<TextFrame<'_>> = trace
+            .frames
+            .iter()
+            .map(|f| TextFrame {
+                class: &f.method.class.name,
+                method: Some(&f.method.name),
+                source: f.method.class.source.as_deref(),
+                line: if f.line > 0 {
+                    LineInfo::Line(f.line as u32)
+                } else {
+                    LineInfo::Unknown
+                },
+            })
+            .collect();
+        let thread = (trace.thread != 0).then_some(trace.thread);
+        write_trace(&mut self.out, trace.serial, thread, &frames)
+    }
+}
+
+impl<W: Write + Send> ProfileWriter for TextWriter<W> {
+    fn thread_start(&mut self, start: &ThreadStart) -> io::Result<()> {
+        write_thread_start(
+            &mut self.out,
+            start.object_id,
+            start.serial,
+            &start.name,
+            &start.group,
+        )
+    }
+
+    fn thread_end(&mut self, serial: u32) -> io::Result<()> {
+        write_thread_end(&mut self.out, serial)
+    }
+
+    fn cpu_samples(&mut self, rows: &[(Arc<Trace>, u64)], total: u64) -> io::Result<()> {
+        for (trace, _) in rows {
+            self.ensure_trace(trace)?;
+        }
+        let methods: Vec<Option<String>> = rows
+            .iter()
+            .map(|(t, _)| {
+                t.frames
+                    .first()
+                    .map(|f| format!("{}.{}", f.method.class.name, f.method.name))
+            })
+            .collect();
+        let cost_rows: Vec<CostRow<'_>> = rows
+            .iter()
+            .zip(&methods)
+            .map(|((trace, hits), method)| CostRow {
+                cost: *hits,
+                count: *hits,
+                trace: trace.serial,
+                method: method.as_deref(),
+            })
+            .collect();
+        write_cost_section(
+            &mut self.out,
+            CostKind::Samples,
+            &ctime(SystemTime::now()),
+            &cost_rows,
+            total,
+        )?;
+        self.out.flush()
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}

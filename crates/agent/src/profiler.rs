@@ -1,0 +1,212 @@
+//! Owns the agent's lifetime: loading (options, output, capabilities, events), the start of
+//! the engines at VM init, thread bookkeeping, dumps (at SIGQUIT and at VM death) and the
+//! orderly stop at VM death, after which every callback is a no-op.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use crate::engine::{Context, Engine, select_engines};
+use crate::jvmti::{Callbacks, Capabilities, Event, Jni, Jvmti, jthread};
+use crate::options::Options;
+use crate::output::{self, ProfileOutput};
+use crate::threads::ThreadTable;
+use crate::trace_store::{ObjectIds, TraceStore};
+
+/// The profiler of this process, set once by `Agent_OnLoad` and never dropped.
+static PROFILER: OnceLock<Profiler> = OnceLock::new();
+
+/// Lifecycle states.
+const NEW: u8 = 0;
+const RUNNING: u8 = 1;
+const TERMINATED: u8 = 2;
+
+/// The agent.
+pub struct Profiler {
+    /// Tables and options shared with the engines.
+    pub ctx: Context,
+    engines: Vec<Box<dyn Engine>>,
+    output: Mutex<ProfileOutput>,
+    state: AtomicU8,
+}
+
+impl std::fmt::Debug for Profiler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Profiler")
+            .field("engines", &self.engines.len())
+            .field("state", &self.state)
+            .finish()
+    }
+}
+
+/// The profiler, once loaded.
+pub fn get() -> Option<&'static Profiler> {
+    PROFILER.get()
+}
+
+impl Profiler {
+    /// Sets up the agent in `Agent_OnLoad`: opens the output, asks for capabilities and
+    /// enables the events. Errors are messages for an `HPROF ERROR:` line.
+    pub fn load(
+        jvmti: Jvmti,
+        options: Options,
+        callbacks: &Callbacks,
+    ) -> Result<&'static Profiler, String> {
+        let engines = select_engines(&options);
+        let mut caps = Capabilities {
+            line_numbers: true,
+            source_file_name: true,
+            tag_objects: true,
+            ..Default::default()
+        };
+        for engine in &engines {
+            engine.capabilities(&mut caps);
+        }
+        jvmti
+            .add_capabilities(caps)
+            .map_err(|e| format!("can't get the JVMTI capabilities it needs ({e})"))?;
+        let writer = output::open(&options, std::process::id())?;
+        let ctx = Context {
+            jvmti,
+            threads: Mutex::new(ThreadTable::new()),
+            traces: Mutex::new(TraceStore::new(options.lineno, options.thread)),
+            ids: ObjectIds::new(),
+            options,
+        };
+        let profiler = Profiler {
+            ctx,
+            engines,
+            output: Mutex::new(ProfileOutput::new(writer)),
+            state: AtomicU8::new(NEW),
+        };
+        PROFILER
+            .set(profiler)
+            .map_err(|_| "the profiler was loaded twice".to_string())?;
+        let profiler = PROFILER.get().ok_or("the profiler is missing")?;
+        jvmti
+            .set_callbacks(callbacks)
+            .map_err(|e| format!("can't set event callbacks ({e})"))?;
+        for event in [Event::VmInit, Event::VmDeath, Event::DataDumpRequest] {
+            jvmti
+                .set_event(event, true)
+                .map_err(|e| format!("can't enable {event:?} ({e})"))?;
+        }
+        Ok(profiler)
+    }
+
+    fn running(&self) -> bool {
+        self.state.load(Ordering::Acquire) == RUNNING
+    }
+
+    fn write(&self, f: impl FnOnce(&mut dyn output::ProfileWriter) -> std::io::Result<()>) {
+        if let Ok(mut out) = self.output.lock() {
+            out.write(f);
+        }
+    }
+
+    /// VMInit: threads already running get serials (the VM init thread first), then the
+    /// engines start.
+    pub fn vm_init(&'static self, jni: Jni, init_thread: jthread) {
+        if self
+            .state
+            .compare_exchange(NEW, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return;
+        }
+        let jvmti = self.ctx.jvmti;
+        for event in [Event::ThreadStart, Event::ThreadEnd] {
+            if let Err(e) = jvmti.set_event(event, true) {
+                eprintln!("HPROF ERROR: can't enable {event:?} events ({e})");
+            }
+        }
+        self.thread_start(jni, init_thread);
+        jni.with_local_frame(64, || {
+            if let Ok(threads) = jvmti.all_threads() {
+                for thread in threads {
+                    self.thread_start(jni, thread);
+                    jni.delete_local_ref(thread);
+                }
+            }
+        });
+        for engine in &self.engines {
+            if let Err(message) = engine.start(&self.ctx, jni) {
+                eprintln!("HPROF ERROR: {message}");
+            }
+        }
+    }
+
+    /// ThreadStart (and threads found at VM init): a serial and a THREAD START record.
+    pub fn thread_start(&self, jni: Jni, thread: jthread) {
+        if !self.running() {
+            return;
+        }
+        let start = match self.ctx.threads.lock() {
+            Ok(mut table) => table.register(self.ctx.jvmti, jni, thread, || {
+                self.ctx.ids.of(self.ctx.jvmti, thread)
+            }),
+            Err(_) => None,
+        };
+        if let Some(start) = start {
+            self.write(|w| w.thread_start(&start));
+        }
+    }
+
+    /// ThreadEnd: a THREAD END record.
+    pub fn thread_end(&self, jni: Jni, thread: jthread) {
+        if !self.running() {
+            return;
+        }
+        let serial = match self.ctx.threads.lock() {
+            Ok(mut table) => table.unregister(self.ctx.jvmti, jni, thread),
+            Err(_) => None,
+        };
+        if let Some(serial) = serial {
+            self.write(|w| w.thread_end(serial));
+        }
+    }
+
+    /// DataDumpRequest (SIGQUIT, Ctrl-\): a dump of everything collected since the last one.
+    pub fn data_dump_request(&self) {
+        if self.running() {
+            self.dump();
+        }
+    }
+
+    /// VMDeath: stop the engines, write the last dump (`doe=y`), close the output.
+    pub fn vm_death(&self) {
+        if self.state.swap(TERMINATED, Ordering::AcqRel) != RUNNING {
+            return;
+        }
+        for engine in &self.engines {
+            engine.stop(&self.ctx);
+        }
+        if self.ctx.options.doe {
+            self.dump();
+        }
+        if let Ok(mut out) = self.output.lock() {
+            out.close();
+        }
+    }
+
+    fn dump(&self) {
+        let Ok(mut out) = self.output.lock() else {
+            return;
+        };
+        let verbose = self.ctx.options.verbose && !self.engines.is_empty();
+        if verbose {
+            eprint!("Dumping");
+        }
+        for engine in &self.engines {
+            if verbose {
+                eprint!("{}", engine.dump_message());
+            }
+            engine.dump(&self.ctx, &mut out);
+        }
+        out.write(|w| w.flush());
+        if verbose {
+            eprintln!(" done.");
+            let _ = std::io::stderr().flush();
+        }
+    }
+}

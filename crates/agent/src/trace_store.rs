@@ -1,0 +1,398 @@
+//! Owns the trace table: stack traces deduplicated into serial numbers (from 300001; 300000 is
+//! the empty trace), the methods, classes and frames they are made of, and the per-trace
+//! sample counters engines record into and writers read.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use hprof_format::java_class_name;
+
+use crate::jvmti::{Jni, Jvmti, jlocation, jmethodID, jobject};
+
+/// Serial of the empty trace.
+pub const EMPTY_TRACE_SERIAL: u32 = 300_000;
+/// The first serial of a real trace.
+pub const FIRST_TRACE_SERIAL: u32 = 300_001;
+/// At most this many distinct traces are kept; further new traces count as overflow.
+pub const MAX_TRACES: usize = 1 << 20;
+/// At most this many distinct methods are resolved and kept.
+pub const MAX_METHODS: usize = 1 << 20;
+
+/// Hands out object ids (JVMTI tags), shared by every part of the agent that names objects.
+#[derive(Debug)]
+pub struct ObjectIds {
+    next: AtomicU64,
+}
+
+impl Default for ObjectIds {
+    fn default() -> Self {
+        ObjectIds::new()
+    }
+}
+
+impl ObjectIds {
+    /// Ids start where the original's did, so they look familiar in text output.
+    pub fn new() -> ObjectIds {
+        ObjectIds {
+            next: AtomicU64::new(0x5000_0001),
+        }
+    }
+
+    /// A fresh id.
+    pub fn fresh(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The id of `object`: its tag, or a fresh id it is tagged with.
+    pub fn of(&self, jvmti: Jvmti, object: jobject) -> u64 {
+        match jvmti.tag(object) {
+            Ok(tag) if tag != 0 => tag as u64,
+            Ok(_) => {
+                let id = self.fresh();
+                let _ = jvmti.set_tag(object, id as i64);
+                id
+            }
+            Err(_) => self.fresh(),
+        }
+    }
+}
+
+/// A class as traces name it.
+#[derive(Debug)]
+pub struct ClassInfo {
+    /// Class serial (binary LOAD CLASS), from 1.
+    pub serial: u32,
+    /// Object id of the class object.
+    pub object_id: u64,
+    /// Dotted name (`java.lang.String`, `int[]`).
+    pub name: String,
+    /// Source file name, if the class has one.
+    pub source: Option<String>,
+}
+
+/// A method as traces name it.
+#[derive(Debug)]
+pub struct MethodInfo {
+    /// Declaring class.
+    pub class: Arc<ClassInfo>,
+    /// Method name.
+    pub name: String,
+    /// JVM signature, `(I)V`.
+    pub signature: String,
+    /// Whether it is native.
+    pub native: bool,
+    lines: Vec<(jlocation, i32)>,
+}
+
+impl MethodInfo {
+    /// The source line of `location`, or -1 when unknown (native, no table, location < 0).
+    pub fn line_at(&self, location: jlocation) -> i32 {
+        if self.native || location < 0 {
+            return -1;
+        }
+        self.lines
+            .iter()
+            .filter(|(start, _)| *start <= location)
+            .max_by_key(|(start, _)| *start)
+            .map_or(-1, |&(_, line)| line)
+    }
+}
+
+/// One frame: a method at a location.
+#[derive(Debug)]
+pub struct Frame {
+    /// Frame id (binary STACK FRAME).
+    pub id: u64,
+    /// The method.
+    pub method: Arc<MethodInfo>,
+    /// Source line, -1 when unknown or when `lineno=n`.
+    pub line: i32,
+}
+
+/// A stack trace, innermost frame first.
+#[derive(Debug)]
+pub struct Trace {
+    /// Trace serial.
+    pub serial: u32,
+    /// Thread serial when traces are per thread (`thread=y`), else 0.
+    pub thread: u32,
+    /// Frames.
+    pub frames: Vec<Arc<Frame>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct TraceKey {
+    frames: Box<[(usize, jlocation)]>,
+    thread: u32,
+}
+
+#[derive(Debug)]
+struct TraceEntry {
+    trace: Arc<Trace>,
+    hits: u64,
+}
+
+/// The trace table.
+#[derive(Debug)]
+pub struct TraceStore {
+    lineno: bool,
+    per_thread: bool,
+    methods: HashMap<usize, Arc<MethodInfo>>,
+    classes: HashMap<u64, Arc<ClassInfo>>,
+    frames: HashMap<(usize, jlocation), Arc<Frame>>,
+    keys: HashMap<TraceKey, usize>,
+    entries: Vec<TraceEntry>,
+    empty: Arc<Trace>,
+    next_class_serial: u32,
+    next_frame_id: u64,
+    /// New traces not kept because the table was full.
+    pub overflow: u64,
+}
+
+impl TraceStore {
+    /// An empty table; `lineno=n` makes every line unknown, `thread=y` keys traces by thread.
+    pub fn new(lineno: bool, per_thread: bool) -> TraceStore {
+        TraceStore {
+            lineno,
+            per_thread,
+            methods: HashMap::new(),
+            classes: HashMap::new(),
+            frames: HashMap::new(),
+            keys: HashMap::new(),
+            entries: Vec::new(),
+            empty: Arc::new(Trace {
+                serial: EMPTY_TRACE_SERIAL,
+                thread: 0,
+                frames: Vec::new(),
+            }),
+            next_class_serial: 1,
+            next_frame_id: 1,
+            overflow: 0,
+        }
+    }
+
+    /// The empty trace, 300000.
+    pub fn empty(&self) -> Arc<Trace> {
+        self.empty.clone()
+    }
+
+    /// Counts `count` samples of `frames` taken on thread `thread`; returns the trace, or
+    /// `None` if the stack is empty or the table is full.
+    pub fn record(
+        &mut self,
+        jvmti: Jvmti,
+        jni: Jni,
+        ids: &ObjectIds,
+        frames: &[(jmethodID, jlocation)],
+        thread: u32,
+        count: u64,
+    ) -> Option<Arc<Trace>> {
+        if frames.is_empty() {
+            return None;
+        }
+        let key = TraceKey {
+            frames: frames
+                .iter()
+                .map(|&(m, l)| (m as usize, if self.lineno { l } else { -1 }))
+                .collect(),
+            thread: if self.per_thread { thread } else { 0 },
+        };
+        if let Some(&index) = self.keys.get(&key) {
+            let entry = &mut self.entries[index];
+            entry.hits += count;
+            return Some(entry.trace.clone());
+        }
+        if self.entries.len() >= MAX_TRACES {
+            self.overflow += 1;
+            return None;
+        }
+        let mut resolved = Vec::with_capacity(frames.len());
+        for &(method, location) in frames {
+            resolved.push(self.frame(jvmti, jni, ids, method, location));
+        }
+        let serial = FIRST_TRACE_SERIAL + self.entries.len() as u32;
+        let trace = Arc::new(Trace {
+            serial,
+            thread: key.thread,
+            frames: resolved,
+        });
+        self.keys.insert(key, self.entries.len());
+        self.entries.push(TraceEntry {
+            trace: trace.clone(),
+            hits: count,
+        });
+        Some(trace)
+    }
+
+    fn frame(
+        &mut self,
+        jvmti: Jvmti,
+        jni: Jni,
+        ids: &ObjectIds,
+        method: jmethodID,
+        location: jlocation,
+    ) -> Arc<Frame> {
+        let location = if self.lineno { location } else { -1 };
+        if let Some(frame) = self.frames.get(&(method as usize, location)) {
+            return frame.clone();
+        }
+        let info = self.method(jvmti, jni, ids, method);
+        let line = if self.lineno {
+            info.line_at(location)
+        } else {
+            -1
+        };
+        let frame = Arc::new(Frame {
+            id: self.next_frame_id,
+            method: info,
+            line,
+        });
+        self.next_frame_id += 1;
+        self.frames
+            .insert((method as usize, location), frame.clone());
+        frame
+    }
+
+    fn method(
+        &mut self,
+        jvmti: Jvmti,
+        jni: Jni,
+        ids: &ObjectIds,
+        method: jmethodID,
+    ) -> Arc<MethodInfo> {
+        if let Some(info) = self.methods.get(&(method as usize)) {
+            return info.clone();
+        }
+        let (name, signature) = jvmti
+            .method_name(method)
+            .unwrap_or_else(|_| ("<Unknown Method>".into(), String::new()));
+        let class = match jvmti.method_class(method) {
+            Ok(class) => {
+                let id = ids.of(jvmti, class);
+                let info = match self.classes.get(&id) {
+                    Some(info) => info.clone(),
+                    None => {
+                        let signature = jvmti.class_signature(class).unwrap_or_default();
+                        let info = Arc::new(ClassInfo {
+                            serial: self.next_class_serial,
+                            object_id: id,
+                            name: class_name_from_signature(&signature),
+                            source: jvmti.source_file(class).ok().filter(|s| !s.is_empty()),
+                        });
+                        self.next_class_serial += 1;
+                        self.classes.insert(id, info.clone());
+                        info
+                    }
+                };
+                jni.delete_local_ref(class);
+                info
+            }
+            Err(_) => self.unknown_class(ids),
+        };
+        let native = jvmti.is_native(method).unwrap_or(false);
+        let lines = if native || !self.lineno {
+            Vec::new()
+        } else {
+            jvmti.line_numbers(method).unwrap_or_default()
+        };
+        let info = Arc::new(MethodInfo {
+            class,
+            name,
+            signature,
+            native,
+            lines,
+        });
+        if self.methods.len() < MAX_METHODS {
+            self.methods.insert(method as usize, info.clone());
+        }
+        info
+    }
+
+    fn unknown_class(&mut self, ids: &ObjectIds) -> Arc<ClassInfo> {
+        let info = Arc::new(ClassInfo {
+            serial: self.next_class_serial,
+            object_id: ids.fresh(),
+            name: "<Unknown Class>".into(),
+            source: None,
+        });
+        self.next_class_serial += 1;
+        info
+    }
+
+    /// Traces with samples since the last [`TraceStore::clear_hits`], with their counts.
+    pub fn hits(&self) -> Vec<(Arc<Trace>, u64)> {
+        self.entries
+            .iter()
+            .filter(|e| e.hits > 0)
+            .map(|e| (e.trace.clone(), e.hits))
+            .collect()
+    }
+
+    /// Starts a new interval: every count back to zero.
+    pub fn clear_hits(&mut self) {
+        for entry in &mut self.entries {
+            entry.hits = 0;
+        }
+    }
+
+    /// Number of distinct traces.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether no trace was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// `Ljava/lang/String;` → `java.lang.String`, `[I` → `int[]`.
+pub fn class_name_from_signature(signature: &str) -> String {
+    match signature
+        .strip_prefix('L')
+        .and_then(|s| s.strip_suffix(';'))
+    {
+        Some(plain) => java_class_name(plain),
+        None => java_class_name(signature),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn class_names_from_signatures() {
+        assert_eq!(
+            class_name_from_signature("Ljava/lang/String;"),
+            "java.lang.String"
+        );
+        assert_eq!(class_name_from_signature("[I"), "int[]");
+        assert_eq!(
+            class_name_from_signature("[[Ljava/lang/Object;"),
+            "java.lang.Object[][]"
+        );
+    }
+
+    #[test]
+    fn lines_come_from_the_table() {
+        let class = Arc::new(ClassInfo {
+            serial: 1,
+            object_id: 1,
+            name: "X".into(),
+            source: None,
+        });
+        let m = MethodInfo {
+            class,
+            name: "f".into(),
+            signature: "()V".into(),
+            native: false,
+            lines: vec![(0, 10), (5, 11), (9, 14)],
+        };
+        assert_eq!(m.line_at(0), 10);
+        assert_eq!(m.line_at(7), 11);
+        assert_eq!(m.line_at(100), 14);
+        assert_eq!(m.line_at(-1), -1);
+    }
+}

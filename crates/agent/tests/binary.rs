@@ -1,0 +1,121 @@
+//! format=b: a well-formed HPROF 1.0.2 file with every record written before first use.
+
+use std::collections::{HashMap, HashSet};
+
+use hprof_format::{IdSize, Record, Records, Tag, Version};
+
+use crate::support::{jdks, profile};
+
+#[test]
+fn binary_output_parses_and_names_the_hot_method() {
+    for jdk in jdks() {
+        let (run, dir) = profile(&jdk, "cpu=samples,format=b", "CpuHot", &["800"]);
+        assert_eq!(run.code, Some(0), "JDK {}: {}", jdk.version, run.stderr);
+        assert!(!dir.path().join("java.hprof.txt").exists());
+        let bytes = std::fs::read(dir.path().join("java.hprof")).unwrap();
+        let (header, mut records) = Records::new(&bytes).unwrap();
+        assert_eq!(
+            (header.version, header.id_size),
+            (Version::V1_0_2, IdSize::Eight)
+        );
+        let mut strings: HashMap<u64, String> = HashMap::new();
+        let mut classes: HashMap<u32, String> = HashMap::new();
+        let mut frames: HashMap<u64, (u64, u32)> = HashMap::new();
+        let mut traces: HashMap<u32, Vec<u64>> = HashMap::new();
+        let mut threads: HashSet<u32> = HashSet::new();
+        let mut tags = Vec::new();
+        let mut samples = Vec::new();
+        while let Some((_, record)) = records.next().unwrap() {
+            tags.push(record.tag());
+            match record {
+                Record::Utf8 { id, text } => {
+                    strings.insert(id, String::from_utf8(text.to_vec()).unwrap());
+                }
+                Record::LoadClass {
+                    class_serial,
+                    name_id,
+                    ..
+                } => {
+                    classes.insert(class_serial, strings[&name_id].clone());
+                }
+                Record::StackFrame {
+                    frame_id,
+                    method_name_id,
+                    class_serial,
+                    source_file_id,
+                    signature_id,
+                    ..
+                } => {
+                    assert!(
+                        classes.contains_key(&class_serial),
+                        "frame before its class"
+                    );
+                    assert!(strings.contains_key(&signature_id));
+                    assert!(source_file_id == 0 || strings.contains_key(&source_file_id));
+                    frames.insert(frame_id, (method_name_id, class_serial));
+                }
+                Record::StackTrace {
+                    serial,
+                    frames: ids,
+                    ..
+                } => {
+                    let ids: Vec<u64> = ids.iter().collect();
+                    assert!(
+                        ids.iter().all(|f| frames.contains_key(f)),
+                        "trace before its frames"
+                    );
+                    traces.insert(serial, ids);
+                }
+                Record::StartThread {
+                    thread_serial,
+                    name_id,
+                    group_name_id,
+                    ..
+                } => {
+                    assert!(strings.contains_key(&name_id) && strings.contains_key(&group_name_id));
+                    threads.insert(thread_serial);
+                }
+                Record::EndThread { thread_serial } => assert!(threads.contains(&thread_serial)),
+                Record::CpuSamples {
+                    total,
+                    traces: list,
+                } => {
+                    let list: Vec<(u32, u32)> = list.iter().collect();
+                    assert!(
+                        list.iter().all(|(_, t)| traces.contains_key(t)),
+                        "CPU SAMPLES before its traces"
+                    );
+                    samples.push((total, list));
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(tags[0], Tag::ControlSettings, "JDK {}", jdk.version);
+        for tag in [
+            Tag::Utf8,
+            Tag::LoadClass,
+            Tag::StackFrame,
+            Tag::StackTrace,
+            Tag::StartThread,
+            Tag::EndThread,
+            Tag::CpuSamples,
+        ] {
+            assert!(tags.contains(&tag), "JDK {}: no {tag:?}", jdk.version);
+        }
+        assert_eq!(samples.len(), 1);
+        let (total, list) = &samples[0];
+        assert!(
+            *total >= 30 && list.iter().map(|(n, _)| *n).sum::<u32>() == *total,
+            "{samples:?}"
+        );
+        let (top_count, top_trace) = list[0];
+        assert!(top_count * 10 >= total * 8, "{samples:?}");
+        let (method, class) = frames[&traces[&top_trace][0]];
+        assert_eq!(
+            (strings[&method].as_str(), classes[&class].as_str()),
+            ("hot", "CpuHot"),
+            "JDK {}",
+            jdk.version
+        );
+    }
+}

@@ -1,0 +1,193 @@
+//! Loading the agent (-agentpath, -agentlib, -Xrunhprof, twice), `help`, option errors and
+//! output file naming.
+
+use hprof::options::help_text;
+
+use crate::support::{
+    TextProfile, agentpath, jdk17, libhprof, profile, read_text, run_java, text_output,
+};
+
+#[test]
+fn help_prints_the_usage_text_and_exits_0() {
+    let (run, _dir) = profile(&jdk17(), "help", "CpuHot", &["100"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stdout, format!("{}\n", help_text()));
+    assert!(
+        run.stdout
+            .contains("cpu=samples|times|old  CPU usage                      off\n")
+    );
+}
+
+#[test]
+fn option_errors_print_the_original_line_and_exit_1() {
+    let jdk = jdk17();
+    for (options, description) in [
+        ("cpu=fast", "cpu option value must be y|samples|times|old"),
+        ("heap=none", "heap option value must be dump|sites|all"),
+        ("depth=-1", "depth option value must be decimal and >= 0"),
+        (
+            "interval=0",
+            "interval option value must be decimal and > 0",
+        ),
+        (
+            "cutoff=x",
+            "cutoff option value must be floating point and >= 0",
+        ),
+        ("thread=maybe", "thread option value must be y|n"),
+        (
+            "file=a,file=b",
+            "file or net options should only appear once",
+        ),
+        ("net=nohost", "net option missing ':'"),
+        (
+            "format=b,cpu=times",
+            "cpu=times|old is not supported with format=b",
+        ),
+        (
+            "format=b,monitor=y",
+            "monitor=y is not supported with format=b",
+        ),
+        ("bogus=1", "Unknown option: bogus"),
+        ("cpu,heap=sites", "Unknown option: cpu,heap"),
+        (
+            "averyveryverylongoption=1",
+            "general syntax error parsing options",
+        ),
+    ] {
+        let (run, dir) = profile(&jdk, options, "CpuHot", &["100"]);
+        assert_eq!(run.code, Some(1), "{options}: {}", run.stderr);
+        let line = format!("HPROF ERROR: hprof option error: {description} ({options})");
+        assert!(
+            run.stderr.lines().any(|l| l == line),
+            "{options}: {}",
+            run.stderr
+        );
+        assert!(!run.stdout.contains("done"), "{options}: the program ran");
+        assert!(!text_output(dir.path()).exists());
+    }
+}
+
+#[test]
+fn environment_options_are_appended_to_the_error_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = crate::support::java_command(
+        &jdk17(),
+        dir.path(),
+        &[&agentpath("cpu=samples")],
+        "CpuHot",
+        &["100"],
+    );
+    command
+        .env("_JAVA_HPROF_OPTIONS", "depth=x")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let run = crate::support::finish(command.spawn().unwrap());
+    assert_eq!(run.code, Some(1));
+    assert!(run.stderr.contains(
+        "HPROF ERROR: hprof option error: depth option value must be decimal and >= 0 (cpu=samples,depth=x)"
+    ), "{}", run.stderr);
+}
+
+#[test]
+fn agentlib_and_xrunhprof_load_it_from_the_library_path() {
+    let jdk = jdk17();
+    let lib_dir = libhprof().parent().unwrap().to_path_buf();
+    for flag in ["-agentlib:hprof=cpu=samples", "-Xrunhprof:cpu=samples"] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut command =
+            crate::support::java_command(&jdk, dir.path(), &[flag], "CpuHot", &["300"]);
+        command
+            .env("LD_LIBRARY_PATH", &lib_dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let run = crate::support::finish(command.spawn().unwrap());
+        assert_eq!(run.code, Some(0), "{flag}: {}", run.stderr);
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        assert_eq!(p.cpu.len(), 1, "{flag}");
+        assert_eq!(p.cpu[0].rows[0].method, "CpuHot.hot", "{flag}");
+    }
+}
+
+#[test]
+fn loading_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_java(
+        &jdk17(),
+        dir.path(),
+        &[&agentpath("cpu=samples"), &agentpath("cpu=samples")],
+        "CpuHot",
+        &["100"],
+    );
+    assert_ne!(run.code, Some(0));
+    assert!(
+        run.stderr
+            .contains("HPROF ERROR: Cannot load this JVM TI agent twice"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn file_and_force_name_the_output() {
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_java(
+        &jdk,
+        dir.path(),
+        &[&agentpath("cpu=samples,file=out.txt")],
+        "CpuHot",
+        &["200"],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(read_text(&dir.path().join("out.txt")).contains("CPU SAMPLES END"));
+
+    // force=n keeps an existing file and writes java.hprof.<pid>.txt beside it.
+    std::fs::write(dir.path().join("java.hprof.txt"), "keep me").unwrap();
+    let run = run_java(
+        &jdk,
+        dir.path(),
+        &[&agentpath("cpu=samples,force=n")],
+        "CpuHot",
+        &["200"],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(read_text(&dir.path().join("java.hprof.txt")), "keep me");
+    let unique: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("java.hprof.") && n.ends_with(".txt") && n != "java.hprof.txt")
+        .collect();
+    assert_eq!(unique.len(), 1, "{unique:?}");
+    let pid = unique[0]
+        .trim_start_matches("java.hprof.")
+        .trim_end_matches(".txt");
+    assert!(pid.parse::<u32>().is_ok(), "{unique:?}");
+
+    // force=y (the default) replaces it.
+    let run = run_java(
+        &jdk,
+        dir.path(),
+        &[&agentpath("cpu=samples")],
+        "CpuHot",
+        &["200"],
+    );
+    assert_eq!(run.code, Some(0));
+    assert!(read_text(&dir.path().join("java.hprof.txt")).starts_with("JAVA PROFILE 1.0.1"));
+}
+
+#[test]
+fn an_unwritable_output_file_is_an_error_at_startup() {
+    let (run, _dir) = profile(
+        &jdk17(),
+        "cpu=samples,file=/nonexistent/dir/out.txt",
+        "CpuHot",
+        &["100"],
+    );
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.stderr
+            .contains("HPROF ERROR: can't create profile file: /nonexistent/dir/out.txt"),
+        "{}",
+        run.stderr
+    );
+}

@@ -1,0 +1,168 @@
+//! Running Java under the agent and reading its text output.
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+pub use hprof_testkit::java::{
+    JavaRun, Jdk, finish, java_command, jdk17, jdks, libhprof, run_java,
+};
+
+/// `-agentpath:<built libhprof.so>=<options>`.
+pub fn agentpath(options: &str) -> String {
+    if options.is_empty() {
+        format!("-agentpath:{}", libhprof().display())
+    } else {
+        format!("-agentpath:{}={options}", libhprof().display())
+    }
+}
+
+/// Runs `main_class args` under the agent with `options` in a fresh directory; returns the
+/// run and the directory (which holds the output).
+pub fn profile(
+    jdk: &Jdk,
+    options: &str,
+    main_class: &str,
+    args: &[&str],
+) -> (JavaRun, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_java(jdk, dir.path(), &[&agentpath(options)], main_class, args);
+    (run, dir)
+}
+
+/// Reads a text output file.
+pub fn read_text(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The default text output in `dir`.
+pub fn text_output(dir: &Path) -> PathBuf {
+    dir.join("java.hprof.txt")
+}
+
+/// A TRACE block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceBlock {
+    pub thread: Option<u32>,
+    pub frames: Vec<String>,
+}
+
+/// One row of a CPU SAMPLES section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuRow {
+    pub rank: u32,
+    pub count: u64,
+    pub trace: u32,
+    pub method: String,
+}
+
+/// A CPU SAMPLES section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuSection {
+    pub total: u64,
+    pub rows: Vec<CpuRow>,
+}
+
+/// What a text profile holds.
+#[derive(Debug, Default)]
+pub struct TextProfile {
+    pub thread_starts: Vec<(u32, String)>,
+    pub thread_ends: Vec<u32>,
+    pub traces: HashMap<u32, TraceBlock>,
+    pub cpu: Vec<CpuSection>,
+}
+
+impl TextProfile {
+    /// Parses a text profile, checking its structure as it goes: the header, each trace
+    /// written once and before the first section that uses it, sections closed.
+    pub fn parse(text: &str) -> TextProfile {
+        assert!(
+            text.starts_with("JAVA PROFILE 1.0.1, created "),
+            "bad header: {}",
+            &text[..text.len().min(80)]
+        );
+        let body = &text[text.find("\n--------\n\n").expect("header separator") + 11..];
+        let mut profile = TextProfile::default();
+        let mut lines = body.lines().peekable();
+        while let Some(line) = lines.next() {
+            if let Some(rest) = line.strip_prefix("THREAD START (") {
+                let serial = field(rest, "id = ").parse().unwrap();
+                let name = rest
+                    .split("name=\"")
+                    .nth(1)
+                    .unwrap()
+                    .split('"')
+                    .next()
+                    .unwrap()
+                    .to_string();
+                profile.thread_starts.push((serial, name));
+            } else if let Some(rest) = line.strip_prefix("THREAD END (id = ") {
+                profile
+                    .thread_ends
+                    .push(rest.trim_end_matches(')').parse().unwrap());
+            } else if let Some(rest) = line.strip_prefix("TRACE ") {
+                let (serial, tail) = rest.split_once(':').unwrap();
+                let serial: u32 = serial.parse().unwrap();
+                let thread = tail
+                    .strip_prefix(" (thread=")
+                    .map(|t| t.trim_end_matches(')').parse().unwrap());
+                let mut frames = Vec::new();
+                while let Some(frame) = lines.peek().and_then(|l| l.strip_prefix('\t')) {
+                    frames.push(frame.to_string());
+                    lines.next();
+                }
+                assert!(
+                    profile
+                        .traces
+                        .insert(serial, TraceBlock { thread, frames })
+                        .is_none(),
+                    "TRACE {serial} written twice"
+                );
+            } else if let Some(rest) = line.strip_prefix("CPU SAMPLES BEGIN (total = ") {
+                let total = rest.split(')').next().unwrap().parse().unwrap();
+                let mut rows = Vec::new();
+                loop {
+                    let row = lines.next().expect("CPU SAMPLES END");
+                    if row == "CPU SAMPLES END" {
+                        break;
+                    }
+                    if row.starts_with("rank ") {
+                        continue;
+                    }
+                    let cols: Vec<&str> = row.split_whitespace().collect();
+                    let trace: u32 = cols[4].parse().unwrap();
+                    assert!(
+                        profile.traces.contains_key(&trace),
+                        "trace {trace} used before it was written"
+                    );
+                    rows.push(CpuRow {
+                        rank: cols[0].parse().unwrap(),
+                        count: cols[3].parse().unwrap(),
+                        trace,
+                        method: cols[5..].join(" "),
+                    });
+                }
+                profile.cpu.push(CpuSection { total, rows });
+            }
+        }
+        profile
+    }
+
+    /// The serial of the thread named `name`.
+    pub fn thread(&self, name: &str) -> Option<u32> {
+        self.thread_starts
+            .iter()
+            .find(|(_, n)| n == name)
+            .map(|(s, _)| *s)
+    }
+}
+
+fn field<'a>(text: &'a str, key: &str) -> &'a str {
+    text.split(key)
+        .nth(1)
+        .unwrap()
+        .split([',', ')'])
+        .next()
+        .unwrap()
+}

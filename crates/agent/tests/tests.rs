@@ -1,0 +1,9 @@
+//! End-to-end tests of the agent on real JVMs (one test binary; each module is one area).
+
+mod support;
+
+mod binary;
+mod cpu_samples;
+mod exit_paths;
+mod loading;
+mod threads;

@@ -1,0 +1,5 @@
+//! Helpers for the workspace's end-to-end tests: finding JDKs (the system JDK 17 and those
+//! `scripts/setup.sh` installs), compiling and starting the Java programs of `java/`, jcmd,
+//! VisualVM's heap library, and the built `libhprof.so`.
+
+pub mod java;

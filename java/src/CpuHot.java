@@ -1,0 +1,49 @@
+// Agent test program with a known CPU profile: main spends nearly all its time in hot(), a
+// little in warm(), while another thread ("acceptor") is blocked in ServerSocket.accept() for
+// the whole run and uses no CPU. Argument: run time in milliseconds (default 1500).
+
+import java.net.ServerSocket;
+
+public class CpuHot {
+    static volatile long sink;
+
+    static long hot(long n) {
+        long x = n;
+        for (int i = 0; i < 1_000_000; i++) {
+            x = x * 6364136223846793005L + 1442695040888963407L;
+            x ^= (x >>> 29);
+        }
+        return x;
+    }
+
+    static long warm(long n) {
+        long x = n;
+        for (int i = 0; i < 10_000; i++) {
+            x += i ^ (x >>> 3);
+        }
+        return x;
+    }
+
+    public static void main(String[] args) throws Exception {
+        long millis = args.length > 0 ? Long.parseLong(args[0]) : 1500;
+        ServerSocket server = new ServerSocket(0);
+        Thread acceptor = new Thread(() -> {
+            try {
+                server.accept();
+            } catch (Exception e) {
+                // Closed at the end of the run.
+            }
+        }, "acceptor");
+        acceptor.setDaemon(true);
+        acceptor.start();
+        long end = System.nanoTime() + millis * 1_000_000L;
+        long n = 0;
+        while (System.nanoTime() < end) {
+            sink += hot(n++);
+            sink += warm(n);
+        }
+        server.close();
+        acceptor.join();
+        System.out.println("done " + n);
+    }
+}

@@ -1,0 +1,61 @@
+// Agent test program that ends in a chosen way while doing CPU work, so tests can check the
+// profile is complete on every exit path. Argument: normal | exit-from-thread | uncaught |
+// wait (prints READY and spins until killed by a signal) | dump-wait (prints READY, spins,
+// and after a line on stdin spins a little more and returns).
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+
+public class ExitPaths {
+    static volatile long sink;
+
+    static void spin(long millis) {
+        long end = System.nanoTime() + millis * 1_000_000L;
+        while (System.nanoTime() < end) {
+            for (int i = 0; i < 100_000; i++) {
+                sink += i * 31L;
+            }
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        String mode = args.length > 0 ? args[0] : "normal";
+        switch (mode) {
+            case "normal":
+                spin(300);
+                break;
+            case "exit-from-thread":
+                Thread t = new Thread(() -> {
+                    spin(300);
+                    System.exit(3);
+                }, "exiter");
+                t.start();
+                t.join();
+                throw new AssertionError("System.exit returned");
+            case "uncaught":
+                spin(300);
+                throw new IllegalStateException("deliberate");
+            case "wait":
+                System.out.println("READY " + ProcessHandle.current().pid());
+                System.out.flush();
+                while (true) {
+                    spin(100);
+                }
+            case "dump-wait":
+                System.out.println("READY " + ProcessHandle.current().pid());
+                System.out.flush();
+                Thread spinner = new Thread(() -> {
+                    while (true) {
+                        spin(100);
+                    }
+                }, "spinner");
+                spinner.setDaemon(true);
+                spinner.start();
+                new BufferedReader(new InputStreamReader(System.in)).readLine();
+                spin(300);
+                break;
+            default:
+                throw new IllegalArgumentException(mode);
+        }
+    }
+}
