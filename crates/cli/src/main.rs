@@ -16,7 +16,7 @@ mod mmap;
     version,
     about,
     after_help = "Exit status: 0 on success, 1 when a file cannot be read or is not valid \
-HPROF (the message names the byte offset and record kind), 2 on a usage error."
+HPROF (the message names the byte offset and record kind), 2 on a usage error; `hprof run` exits with the status of the program it ran."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -25,14 +25,17 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    Run(cmd::run::RunArgs),
     Summary(cmd::summary::SummaryArgs),
     Print(cmd::print::PrintArgs),
 }
 
-fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<()> {
+/// Runs the command; `Some(code)` when the exit status is a profiled program's.
+fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Option<i32>> {
     match &cli.command {
-        Command::Summary(args) => cmd::summary::run(args, out),
-        Command::Print(args) => cmd::print::run(args, out),
+        Command::Run(args) => cmd::run::run(args, out).map(Some),
+        Command::Summary(args) => cmd::summary::run(args, out).map(|()| None),
+        Command::Print(args) => cmd::print::run(args, out).map(|()| None),
     }
 }
 
@@ -40,9 +43,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let result = run(&cli, &mut out).and_then(|()| Ok(out.flush()?));
+    let result = run(&cli, &mut out).and_then(|code| Ok(out.flush().map(|()| code)?));
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(None) => ExitCode::SUCCESS,
+        Ok(Some(code)) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("hprof: error: {err:#}");

@@ -3,6 +3,7 @@
 mod support;
 
 mod cli_print;
+mod cli_run;
 mod cli_summary;
 mod e2e_jcmd;
 mod e2e_visualvm;

@@ -1,4 +1,5 @@
 //! One module per `hprof` subcommand.
 
 pub mod print;
+pub mod run;
 pub mod summary;

@@ -38,6 +38,14 @@ pub struct PrintArgs {
     pub output: Option<PathBuf>,
 }
 
+/// Renders the binary file at `path` as text into `out`.
+pub fn render_file(path: &std::path::Path, out: &mut dyn Write) -> Result<()> {
+    let name = path.display().to_string();
+    let input = Input::open(path)?;
+    let index = Index::build(&input).with_context(|| name.clone())?;
+    render(&input, &index, out).with_context(|| name.clone())
+}
+
 /// Runs `hprof print`.
 pub fn run(args: &PrintArgs, stdout: &mut dyn Write) -> Result<()> {
     let name = args.file.display().to_string();

@@ -1,0 +1,180 @@
+//! `hprof run`: the agent on a real JVM, the report, the exit status, and `hprof print` of
+//! the agent's binary output.
+
+use std::process::Stdio;
+
+use hprof_testkit::java::{classes, jdk17, libhprof};
+
+use crate::support::hprof;
+
+fn run_in(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = hprof()
+        .current_dir(dir)
+        .env("HPROF_AGENT", libhprof())
+        .env("JAVA_HOME", jdk17().home)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn java() -> String {
+    jdk17().bin("java").display().to_string()
+}
+
+#[test]
+fn run_profiles_a_program_and_shows_the_top_rows() {
+    let dir = crate::support::temp_dir();
+    let cp = classes().display().to_string();
+    let (code, stdout, stderr) = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--top",
+            "3",
+            "--",
+            &java(),
+            "-cp",
+            &cp,
+            "CpuHot",
+            "800",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains("Profile written to java.hprof.txt"),
+        "{stdout}"
+    );
+    let rows: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("CPU SAMPLES BEGIN"))
+        .collect();
+    assert_eq!(rows[1], "rank   self  accum   count trace method");
+    assert!(
+        rows[2].trim_start().starts_with("1 ") && rows[2].ends_with(" CpuHot.hot"),
+        "{stdout}"
+    );
+    assert!(rows.len() <= 6, "{stdout}");
+    assert!(dir.path().join("java.hprof.txt").exists());
+}
+
+#[test]
+fn run_passes_on_the_exit_status_and_binary_output_is_reported() {
+    let dir = crate::support::temp_dir();
+    let cp = classes().display().to_string();
+    let (code, stdout, stderr) = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--format",
+            "b",
+            "-o",
+            "out.hprof",
+            "--",
+            &java(),
+            "-cp",
+            &cp,
+            "ExitPaths",
+            "exit-from-thread",
+        ],
+    );
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(stdout.contains("Profile written to out.hprof"), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.ends_with(" ExitPaths.spin") && l.trim_start().starts_with("1 ")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn run_without_a_program_profiles_the_bundled_demo() {
+    let dir = crate::support::temp_dir();
+    let (code, stdout, stderr) = run_in(dir.path(), &["run", "--top", "5"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("Demo: "), "{stdout}");
+    assert!(
+        stdout.lines().any(|l| l.ends_with(" Demo.countPrimes")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn print_of_binary_output_has_the_sections_of_text_output() {
+    let cp = classes().display().to_string();
+    let text_dir = crate::support::temp_dir();
+    let (code, _, stderr) = run_in(
+        text_dir.path(),
+        &["run", "--", &java(), "-cp", &cp, "ManyThreads"],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let binary_dir = crate::support::temp_dir();
+    let (code, _, stderr) = run_in(
+        binary_dir.path(),
+        &[
+            "run",
+            "--format",
+            "b",
+            "--",
+            &java(),
+            "-cp",
+            &cp,
+            "ManyThreads",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let printed = crate::support::hprof_ok(&[
+        "print",
+        binary_dir.path().join("java.hprof").to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(text_dir.path().join("java.hprof.txt")).unwrap();
+    // The same kinds of lines and sections, in the same order of first appearance (the
+    // binary file defines the empty trace 300000 up front, for its thread records, so TRACE
+    // blocks are compared apart).
+    let kinds = |t: &str| -> Vec<String> {
+        let mut seen: Vec<String> = Vec::new();
+        for line in t.lines().skip_while(|l| *l != "--------") {
+            let kind = line.split([' ', '(']).take(2).collect::<Vec<_>>().join(" ");
+            if ["THREAD START", "THREAD END", "CPU SAMPLES", "TRACE"]
+                .iter()
+                .any(|k| kind.starts_with(k))
+            {
+                let kind = if kind.starts_with("TRACE") {
+                    "TRACE".to_string()
+                } else {
+                    kind
+                };
+                if !seen.contains(&kind) {
+                    seen.push(kind);
+                }
+            }
+        }
+        seen
+    };
+    let without_traces =
+        |k: Vec<String>| k.into_iter().filter(|k| k != "TRACE").collect::<Vec<_>>();
+    assert_eq!(
+        without_traces(kinds(&printed)),
+        without_traces(kinds(&text))
+    );
+    assert!(
+        kinds(&printed).contains(&"TRACE".to_string())
+            && kinds(&text).contains(&"TRACE".to_string())
+    );
+    // The same 200 worker threads start and end in both.
+    for t in [&printed, &text] {
+        let starts = t
+            .lines()
+            .filter(|l| l.starts_with("THREAD START") && l.contains("name=\"worker-"))
+            .count();
+        assert_eq!(starts, 200);
+        assert!(t.contains("CPU SAMPLES END"));
+    }
+    assert!(printed.contains("\nTRACE 300000:\n\t<empty>\n"));
+}
