@@ -193,19 +193,15 @@ impl Profiler {
         let Ok(mut out) = self.output.lock() else {
             return;
         };
-        let verbose = self.ctx.options.verbose && !self.engines.is_empty();
-        if verbose {
-            eprint!("Dumping");
-        }
+        let mut message = String::from("Dumping");
         for engine in &self.engines {
-            if verbose {
-                eprint!("{}", engine.dump_message());
-            }
+            message.push_str(engine.dump_message());
             engine.dump(&self.ctx, &mut out);
         }
         out.write(|w| w.flush());
-        if verbose {
-            eprintln!(" done.");
+        // Written whole once the dump is done, so error lines never split it.
+        if self.ctx.options.verbose && !self.engines.is_empty() {
+            eprintln!("{message} done.");
             let _ = std::io::stderr().flush();
         }
     }

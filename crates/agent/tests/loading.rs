@@ -89,22 +89,33 @@ fn environment_options_are_appended_to_the_error_line() {
 }
 
 #[test]
-fn agentlib_and_xrunhprof_load_it_from_the_library_path() {
-    let jdk = jdk17();
+fn agentlib_and_xrunhprof_load_it_from_the_library_path_on_every_jdk() {
     let lib_dir = libhprof().parent().unwrap().to_path_buf();
-    for flag in ["-agentlib:hprof=cpu=samples", "-Xrunhprof:cpu=samples"] {
-        let dir = tempfile::tempdir().unwrap();
-        let mut command =
-            crate::support::java_command(&jdk, dir.path(), &[flag], "CpuHot", &["300"]);
-        command
-            .env("LD_LIBRARY_PATH", &lib_dir)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        let run = crate::support::finish(command.spawn().unwrap());
-        assert_eq!(run.code, Some(0), "{flag}: {}", run.stderr);
-        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
-        assert_eq!(p.cpu.len(), 1, "{flag}");
-        assert_eq!(p.cpu[0].rows[0].method, "CpuHot.hot", "{flag}");
+    for jdk in crate::support::jdks() {
+        for flag in ["-agentlib:hprof=cpu=samples", "-Xrunhprof:cpu=samples"] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut command =
+                crate::support::java_command(&jdk, dir.path(), &[flag], "CpuHot", &["300"]);
+            command
+                .env("LD_LIBRARY_PATH", &lib_dir)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            let run = crate::support::finish(command.spawn().unwrap());
+            assert_eq!(
+                run.code,
+                Some(0),
+                "JDK {} {flag}: {}",
+                jdk.version,
+                run.stderr
+            );
+            let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+            assert_eq!(p.cpu.len(), 1, "JDK {} {flag}", jdk.version);
+            assert_eq!(
+                p.cpu[0].rows[0].method, "CpuHot.hot",
+                "JDK {} {flag}",
+                jdk.version
+            );
+        }
     }
 }
 
@@ -190,4 +201,34 @@ fn an_unwritable_output_file_is_an_error_at_startup() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn a_failing_output_is_reported_once_and_the_program_runs_on() {
+    // /dev/full accepts the open and fails every write with ENOSPC.
+    let (run, _dir) = profile(&jdk17(), "cpu=samples,file=/dev/full", "CpuHot", &["300"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stdout.starts_with("done "), "{}", run.stdout);
+    let errors: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("HPROF ERROR:"))
+        .collect();
+    assert_eq!(errors.len(), 1, "{}", run.stderr);
+    assert!(
+        errors[0].starts_with("HPROF ERROR: can't write profile output: "),
+        "{}",
+        run.stderr
+    );
+    assert!(std::path::Path::new("/dev/full").exists());
+}
+
+#[test]
+fn with_no_options_the_program_runs_and_the_file_lists_its_threads() {
+    let (run, dir) = profile(&jdk17(), "", "CpuHot", &["200"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+    assert_eq!(p.thread("main"), Some(200001));
+    assert!(p.thread("acceptor").is_some());
+    assert!(p.cpu.is_empty());
 }

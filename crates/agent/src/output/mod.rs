@@ -73,8 +73,9 @@ impl ProfileOutput {
 pub fn open(options: &Options, pid: u32) -> Result<Box<dyn ProfileWriter>, String> {
     let sink: Box<dyn Write + Send> = match &options.output {
         Output::File(path) => {
+            // force=y truncates an existing file (the original removed it first; we never
+            // remove, so a device or FIFO named by file= is written to, not replaced).
             let path = if options.force {
-                let _ = std::fs::remove_file(path);
                 path.clone()
             } else {
                 unique_output_name(path, options.format, pid, Path::exists)
