@@ -9,6 +9,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::engine::cpu_samples::CpuSampler;
+use crate::engine::heap_sites;
 use crate::jvmti::{Callbacks, Jni, Jvmti, jthread, sys};
 use crate::options::{Options, Parsed, help_text};
 use crate::profiler::{self, Profiler};
@@ -41,6 +42,8 @@ fn callbacks() -> Callbacks {
         thread_start: Some(thread_start),
         thread_end: Some(thread_end),
         data_dump_request: Some(data_dump_request),
+        sampled_object_alloc: Some(sampled_object_alloc),
+        object_free: Some(object_free),
     }
 }
 
@@ -158,6 +161,33 @@ extern "C" fn data_dump_request(_jvmti: *mut sys::jvmtiEnv) {
     guarded("DataDumpRequest", (), || {
         if let Some(p) = profiler::get() {
             p.data_dump_request();
+        }
+    });
+}
+
+extern "C" fn sampled_object_alloc(
+    _jvmti: *mut sys::jvmtiEnv,
+    jni: *mut sys::JNIEnv,
+    thread: jthread,
+    object: sys::jobject,
+    class: sys::jclass,
+    size: sys::jlong,
+) {
+    guarded("SampledObjectAlloc", (), || {
+        match (heap_sites::running(), profiler::get()) {
+            (Some((ctx, engine)), Some(p)) if p.is_running() => {
+                engine.on_alloc(ctx, Jni::from_raw(jni), thread, object, class, size);
+            }
+            _ => heap_sites::note_early_sample(),
+        }
+    });
+}
+
+/// ObjectFree may run inside the garbage collector: no locks, no allocation, no JNI.
+extern "C" fn object_free(_jvmti: *mut sys::jvmtiEnv, tag: sys::jlong) {
+    guarded("ObjectFree", (), || {
+        if let Some((_, engine)) = heap_sites::running() {
+            engine.on_free(tag);
         }
     });
 }

@@ -86,6 +86,9 @@ impl Profiler {
         jvmti
             .set_callbacks(callbacks)
             .map_err(|e| format!("can't set event callbacks ({e})"))?;
+        for engine in &profiler.engines {
+            engine.on_load(jvmti)?;
+        }
         for event in [Event::VmInit, Event::VmDeath, Event::DataDumpRequest] {
             jvmti
                 .set_event(event, true)
@@ -94,7 +97,8 @@ impl Profiler {
         Ok(profiler)
     }
 
-    fn running(&self) -> bool {
+    /// Whether the VM is initialised and not yet dying: events are acted on only then.
+    pub fn is_running(&self) -> bool {
         self.state.load(Ordering::Acquire) == RUNNING
     }
 
@@ -107,6 +111,9 @@ impl Profiler {
     /// VMInit: threads already running get serials (the VM init thread first), then the
     /// engines start.
     pub fn vm_init(&'static self, jni: Jni, init_thread: jthread) {
+        if self.ctx.options.heap_sites && self.ctx.options.alloc_interval == 0 {
+            crate::engine::heap_sites::warm_up_sampler(jni);
+        }
         if self
             .state
             .compare_exchange(NEW, RUNNING, Ordering::AcqRel, Ordering::Acquire)
@@ -138,7 +145,7 @@ impl Profiler {
 
     /// ThreadStart (and threads found at VM init): a serial and a THREAD START record.
     pub fn thread_start(&self, jni: Jni, thread: jthread) {
-        if !self.running() {
+        if !self.is_running() {
             return;
         }
         let start = match self.ctx.threads.lock() {
@@ -154,7 +161,8 @@ impl Profiler {
 
     /// ThreadEnd: a THREAD END record.
     pub fn thread_end(&self, jni: Jni, thread: jthread) {
-        if !self.running() {
+        crate::engine::heap_sites::clear_thread_cache(jni);
+        if !self.is_running() {
             return;
         }
         let serial = match self.ctx.threads.lock() {
@@ -168,7 +176,7 @@ impl Profiler {
 
     /// DataDumpRequest (SIGQUIT, Ctrl-\): a dump of everything collected since the last one.
     pub fn data_dump_request(&self) {
-        if self.running() {
+        if self.is_running() {
             self.dump();
         }
     }

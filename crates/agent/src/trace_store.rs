@@ -269,22 +269,7 @@ impl TraceStore {
             .unwrap_or_else(|_| ("<Unknown Method>".into(), String::new()));
         let class = match jvmti.method_class(method) {
             Ok(class) => {
-                let id = ids.of(jvmti, class);
-                let info = match self.classes.get(&id) {
-                    Some(info) => info.clone(),
-                    None => {
-                        let signature = jvmti.class_signature(class).unwrap_or_default();
-                        let info = Arc::new(ClassInfo {
-                            serial: self.next_class_serial,
-                            object_id: id,
-                            name: class_name_from_signature(&signature),
-                            source: jvmti.source_file(class).ok().filter(|s| !s.is_empty()),
-                        });
-                        self.next_class_serial += 1;
-                        self.classes.insert(id, info.clone());
-                        info
-                    }
-                };
+                let info = self.class_info(jvmti, ids, class);
                 jni.delete_local_ref(class);
                 info
             }
@@ -307,6 +292,45 @@ impl TraceStore {
             self.methods.insert(method as usize, info.clone());
         }
         info
+    }
+
+    /// The class `class` (a reference the caller owns), named and numbered on first sight.
+    pub fn class_info(&mut self, jvmti: Jvmti, ids: &ObjectIds, class: jobject) -> Arc<ClassInfo> {
+        let id = ids.of(jvmti, class);
+        self.class_info_with_id(jvmti, id, class)
+    }
+
+    /// [`TraceStore::class_info`] for a class whose object id the caller already has.
+    pub fn class_info_with_id(&mut self, jvmti: Jvmti, id: u64, class: jobject) -> Arc<ClassInfo> {
+        if let Some(info) = self.classes.get(&id) {
+            return info.clone();
+        }
+        let signature = jvmti.class_signature(class).unwrap_or_default();
+        let info = Arc::new(ClassInfo {
+            serial: self.next_class_serial,
+            object_id: id,
+            name: class_name_from_signature(&signature),
+            source: jvmti.source_file(class).ok().filter(|s| !s.is_empty()),
+        });
+        self.next_class_serial += 1;
+        self.classes.insert(id, info.clone());
+        info
+    }
+
+    /// The trace of `frames` on thread `thread`, without counting a sample: the empty trace
+    /// for no frames, `None` if the table is full.
+    pub fn intern(
+        &mut self,
+        jvmti: Jvmti,
+        jni: Jni,
+        ids: &ObjectIds,
+        frames: &[(jmethodID, jlocation)],
+        thread: u32,
+    ) -> Option<Arc<Trace>> {
+        if frames.is_empty() {
+            return Some(self.empty());
+        }
+        self.record(jvmti, jni, ids, frames, thread, 0)
     }
 
     fn unknown_class(&mut self, ids: &ObjectIds) -> Arc<ClassInfo> {

@@ -64,6 +64,17 @@ pub struct CpuSection {
     pub rows: Vec<CpuRow>,
 }
 
+/// One row of a SITES section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SiteRow {
+    pub live_bytes: u64,
+    pub live_objects: u64,
+    pub allocated_bytes: u64,
+    pub allocated_objects: u64,
+    pub trace: u32,
+    pub class: String,
+}
+
 /// What a text profile holds.
 #[derive(Debug, Default)]
 pub struct TextProfile {
@@ -71,6 +82,7 @@ pub struct TextProfile {
     pub thread_ends: Vec<u32>,
     pub traces: HashMap<u32, TraceBlock>,
     pub cpu: Vec<CpuSection>,
+    pub sites: Vec<Vec<SiteRow>>,
 }
 
 impl TextProfile {
@@ -144,9 +156,58 @@ impl TextProfile {
                     });
                 }
                 profile.cpu.push(CpuSection { total, rows });
+            } else if line.starts_with("SITES BEGIN (ordered by live bytes) ") {
+                assert_eq!(
+                    lines.next(),
+                    Some("          percent          live          alloc'ed  stack class")
+                );
+                assert_eq!(
+                    lines.next(),
+                    Some(" rank   self  accum     bytes objs     bytes  objs trace name")
+                );
+                let mut rows = Vec::new();
+                loop {
+                    let row = lines.next().expect("SITES END");
+                    if row == "SITES END" {
+                        break;
+                    }
+                    let cols: Vec<&str> = row.split_whitespace().collect();
+                    let trace: u32 = cols[7].parse().unwrap();
+                    assert!(
+                        profile.traces.contains_key(&trace),
+                        "trace {trace} used before it was written"
+                    );
+                    assert_eq!(cols[0].parse::<usize>().unwrap(), rows.len() + 1);
+                    rows.push(SiteRow {
+                        live_bytes: cols[3].parse().unwrap(),
+                        live_objects: cols[4].parse().unwrap(),
+                        allocated_bytes: cols[5].parse().unwrap(),
+                        allocated_objects: cols[6].parse().unwrap(),
+                        trace,
+                        class: cols[8..].join(" "),
+                    });
+                }
+                profile.sites.push(rows);
             }
         }
         profile
+    }
+
+    /// The rows of the last SITES section for `class` whose trace has a frame of `method`
+    /// (`Class.method`).
+    pub fn sites_at(&self, class: &str, method: &str) -> Vec<&SiteRow> {
+        let Some(rows) = self.sites.last() else {
+            return Vec::new();
+        };
+        rows.iter()
+            .filter(|r| {
+                r.class == class
+                    && self.traces[&r.trace]
+                        .frames
+                        .iter()
+                        .any(|f| f.starts_with(&format!("{method}(")))
+            })
+            .collect()
     }
 
     /// The serial of the thread named `name`.

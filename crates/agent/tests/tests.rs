@@ -5,5 +5,6 @@ mod support;
 mod binary;
 mod cpu_samples;
 mod exit_paths;
+mod heap_sites;
 mod loading;
 mod threads;

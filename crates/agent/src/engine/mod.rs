@@ -3,6 +3,7 @@
 //! their sections through the format-neutral [`ProfileOutput`].
 
 pub mod cpu_samples;
+pub mod heap_sites;
 
 use std::sync::Mutex;
 
@@ -34,6 +35,10 @@ pub trait Engine: Send + Sync {
     fn dump_message(&self) -> &'static str;
     /// JVMTI capabilities the engine needs, added to `caps`.
     fn capabilities(&self, caps: &mut Capabilities);
+    /// Set-up that must happen in `Agent_OnLoad`, before any Java thread runs.
+    fn on_load(&self, _jvmti: Jvmti) -> Result<(), String> {
+        Ok(())
+    }
     /// Starts the engine once the VM is initialised. Engines live in the profiler, which
     /// lives for the rest of the process, hence `'static`.
     fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String>;
@@ -46,6 +51,9 @@ pub trait Engine: Send + Sync {
 /// The engines the options ask for, in the order their sections are dumped.
 pub fn select_engines(options: &Options) -> Vec<Box<dyn Engine>> {
     let mut engines: Vec<Box<dyn Engine>> = Vec::new();
+    if options.heap_sites {
+        engines.push(Box::new(heap_sites::HeapSites::new(options.alloc_interval)));
+    }
     if options.cpu_samples {
         engines.push(Box::new(cpu_samples::CpuSampler::new()));
     }

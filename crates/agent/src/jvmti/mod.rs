@@ -15,7 +15,7 @@ use std::ffi::{CStr, CString, c_char, c_void};
 use std::fmt;
 use std::ptr;
 
-pub use sys::{jclass, jint, jlocation, jlong, jmethodID, jobject, jthread};
+pub use sys::{jclass, jint, jlocation, jlong, jmethodID, jobject, jthread, jvmtiFrameInfo};
 
 /// A JVMTI error code, shown with its name.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -183,6 +183,10 @@ pub struct Capabilities {
     pub source_file_name: bool,
     /// `can_tag_objects`.
     pub tag_objects: bool,
+    /// `can_generate_sampled_object_alloc_events`.
+    pub sampled_object_alloc: bool,
+    /// `can_generate_object_free_events`.
+    pub object_free: bool,
 }
 
 /// The event callbacks the agent installs (each a plain `extern "C"` function).
@@ -198,6 +202,10 @@ pub struct Callbacks {
     pub thread_end: sys::jvmtiEventThreadEnd,
     /// DataDumpRequest.
     pub data_dump_request: sys::jvmtiEventDataDumpRequest,
+    /// SampledObjectAlloc.
+    pub sampled_object_alloc: sys::jvmtiEventSampledObjectAlloc,
+    /// ObjectFree.
+    pub object_free: sys::jvmtiEventObjectFree,
 }
 
 /// The events the agent enables.
@@ -213,6 +221,10 @@ pub enum Event {
     ThreadEnd,
     /// DataDumpRequest (SIGQUIT).
     DataDumpRequest,
+    /// SampledObjectAlloc.
+    SampledObjectAlloc,
+    /// ObjectFree.
+    ObjectFree,
 }
 
 impl Event {
@@ -223,6 +235,8 @@ impl Event {
             Event::ThreadStart => sys::jvmtiEvent::JVMTI_EVENT_THREAD_START,
             Event::ThreadEnd => sys::jvmtiEvent::JVMTI_EVENT_THREAD_END,
             Event::DataDumpRequest => sys::jvmtiEvent::JVMTI_EVENT_DATA_DUMP_REQUEST,
+            Event::SampledObjectAlloc => sys::jvmtiEvent::JVMTI_EVENT_SAMPLED_OBJECT_ALLOC,
+            Event::ObjectFree => sys::jvmtiEvent::JVMTI_EVENT_OBJECT_FREE,
         }
     }
 }
@@ -262,6 +276,8 @@ impl Jvmti {
         caps.set_can_get_line_numbers(u32::from(wanted.line_numbers));
         caps.set_can_get_source_file_name(u32::from(wanted.source_file_name));
         caps.set_can_tag_objects(u32::from(wanted.tag_objects));
+        caps.set_can_generate_sampled_object_alloc_events(u32::from(wanted.sampled_object_alloc));
+        caps.set_can_generate_object_free_events(u32::from(wanted.object_free));
         jvmti!(self, AddCapabilities, &caps)
     }
 
@@ -273,6 +289,8 @@ impl Jvmti {
             ThreadStart: callbacks.thread_start,
             ThreadEnd: callbacks.thread_end,
             DataDumpRequest: callbacks.data_dump_request,
+            SampledObjectAlloc: callbacks.sampled_object_alloc,
+            ObjectFree: callbacks.object_free,
             ..Default::default()
         };
         let size = std::mem::size_of::<sys::jvmtiEventCallbacks>() as jint;
@@ -497,6 +515,46 @@ impl Jvmti {
         Ok(value as usize)
     }
 
+    /// Samples allocations every `bytes` bytes on average (0 = every allocation).
+    pub fn set_heap_sampling_interval(self, bytes: i32) -> Result<()> {
+        jvmti!(self, SetHeapSamplingInterval, bytes)
+    }
+
+    /// Runs a full garbage collection.
+    pub fn force_garbage_collection(self) -> Result<()> {
+        jvmti!(self, ForceGarbageCollection)
+    }
+
+    /// The top `depth` frames of the calling thread.
+    pub fn current_stack_trace(
+        self,
+        depth: usize,
+        frames: &mut Vec<sys::jvmtiFrameInfo>,
+    ) -> Result<usize> {
+        frames.clear();
+        frames.resize(
+            depth,
+            sys::jvmtiFrameInfo {
+                method: ptr::null_mut(),
+                location: 0,
+            },
+        );
+        if depth == 0 {
+            return Ok(0);
+        }
+        let mut count: jint = 0;
+        jvmti!(
+            self,
+            GetStackTrace,
+            ptr::null_mut(),
+            0,
+            depth as jint,
+            frames.as_mut_ptr(),
+            &mut count
+        )?;
+        Ok(count.max(0) as usize)
+    }
+
     /// Creates a raw monitor.
     pub fn raw_monitor(self, name: &str) -> Result<RawMonitor> {
         let name = CString::new(name).unwrap_or_default();
@@ -635,6 +693,11 @@ impl Jni {
         }
     }
 
+    /// Whether two references name the same object.
+    pub fn is_same_object(self, a: jobject, b: jobject) -> bool {
+        jni!(self, IsSameObject, a, b) == Some(1)
+    }
+
     /// Deletes a local reference.
     pub fn delete_local_ref(self, object: jobject) {
         if !object.is_null() {
@@ -651,6 +714,46 @@ impl Jni {
             let _ = jni!(self, PopLocalFrame, ptr::null_mut());
         }
         result
+    }
+
+    /// Looks up a class by its JVM name (`java/lang/Class`), as a local reference.
+    pub fn find_class(self, name: &std::ffi::CStr) -> Option<jclass> {
+        let class = jni!(self, FindClass, name.as_ptr())?;
+        if class.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        Some(class)
+    }
+
+    /// Has Java code allocate a byte array of `len` bytes and drops it: the calling thread
+    /// runs `java.util.Arrays.copyOf(new byte[1], len)`, so the allocation takes the same
+    /// path as an application's (used to move the thread's allocation sampler past its first
+    /// sampling point).
+    pub fn allocate_garbage(self, len: i32) {
+        let Some(arrays) = self.find_class(c"java/util/Arrays") else {
+            return;
+        };
+        let method = jni!(
+            self,
+            GetStaticMethodID,
+            arrays,
+            c"copyOf".as_ptr(),
+            c"([BI)[B".as_ptr()
+        );
+        let source = jni!(self, NewByteArray, 1);
+        if let (Some(method), Some(source)) = (method, source)
+            && !method.is_null()
+            && !source.is_null()
+        {
+            let args = [sys::jvalue { l: source }, sys::jvalue { i: len }];
+            if let Some(copy) = jni!(self, CallStaticObjectMethodA, arrays, method, args.as_ptr()) {
+                self.delete_local_ref(copy);
+            }
+            self.delete_local_ref(source);
+        }
+        self.clear_exception();
+        self.delete_local_ref(arrays);
     }
 
     /// Clears a pending Java exception, if any.

@@ -7,10 +7,10 @@ use std::io::{self, Write};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use hprof_format::{Header, IdSize, Version, Writer};
+use hprof_format::{AllocSite, Header, IdSize, Version, Writer};
 
 use crate::options::Options;
-use crate::output::ProfileWriter;
+use crate::output::{ProfileWriter, Site, SiteTotals};
 use crate::threads::ThreadStart;
 use crate::trace_store::{ClassInfo, EMPTY_TRACE_SERIAL, Trace};
 
@@ -163,6 +163,46 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
         let time = self.time();
         self.out
             .cpu_samples(time, u32::try_from(total).unwrap_or(u32::MAX), &counts)?;
+        self.out.flush()
+    }
+
+    fn sites(&mut self, sites: &[Site], totals: &SiteTotals, cutoff: f64) -> io::Result<()> {
+        for site in sites {
+            self.class(&site.class)?;
+            self.ensure_trace(&site.trace)?;
+        }
+        let u4 = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+        let records: Vec<AllocSite> = sites
+            .iter()
+            .map(|s| AllocSite {
+                array_type: s.array_type,
+                class_serial: s.class.serial,
+                stack_trace_serial: s.trace.serial,
+                live_bytes: u4(s.live_bytes),
+                live_instances: u4(s.live_objects),
+                bytes_allocated: u4(s.allocated_bytes),
+                instances_allocated: u4(s.allocated_objects),
+            })
+            .collect();
+        let time = self.time();
+        // Flags: 0x4, a full GC was run before the counts were taken.
+        self.out.alloc_sites(
+            time,
+            0x4,
+            cutoff as f32,
+            u4(totals.live_bytes),
+            u4(totals.live_objects),
+            totals.allocated_bytes,
+            totals.allocated_objects,
+            &records,
+        )?;
+        self.out.heap_summary(
+            time,
+            u4(totals.live_bytes),
+            u4(totals.live_objects),
+            totals.allocated_bytes,
+            totals.allocated_objects,
+        )?;
         self.out.flush()
     }
 

@@ -12,7 +12,39 @@ use std::sync::Arc;
 
 use crate::options::{Format, Options, Output, unique_output_name};
 use crate::threads::ThreadStart;
-use crate::trace_store::Trace;
+use crate::trace_store::{ClassInfo, Trace};
+
+/// One allocation site with its counts, for a SITES section.
+#[derive(Debug, Clone)]
+pub struct Site {
+    /// Allocated class.
+    pub class: Arc<ClassInfo>,
+    /// Allocation trace.
+    pub trace: Arc<Trace>,
+    /// 0 for instances, else the basic type code of the array's elements (2 = objects).
+    pub array_type: u8,
+    /// Bytes still live.
+    pub live_bytes: u64,
+    /// Objects still live.
+    pub live_objects: u64,
+    /// Bytes allocated so far.
+    pub allocated_bytes: u64,
+    /// Objects allocated so far.
+    pub allocated_objects: u64,
+}
+
+/// Totals over every site (listed or cut off).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SiteTotals {
+    /// Live bytes.
+    pub live_bytes: u64,
+    /// Live objects.
+    pub live_objects: u64,
+    /// Allocated bytes.
+    pub allocated_bytes: u64,
+    /// Allocated objects.
+    pub allocated_objects: u64,
+}
 
 /// What every output format can record.
 pub trait ProfileWriter: Send {
@@ -23,6 +55,9 @@ pub trait ProfileWriter: Send {
     /// A CPU SAMPLES section: `rows` are the listed traces (sorted, cut off) with their
     /// counts; `total` counts every sample of the interval.
     fn cpu_samples(&mut self, rows: &[(Arc<Trace>, u64)], total: u64) -> io::Result<()>;
+    /// A SITES section (text) or ALLOC SITES and HEAP SUMMARY records (binary): `sites` are
+    /// the listed sites, ordered by live bytes and cut off at `cutoff`.
+    fn sites(&mut self, sites: &[Site], totals: &SiteTotals, cutoff: f64) -> io::Result<()>;
     /// Pushes buffered output to the file or socket.
     fn flush(&mut self) -> io::Result<()>;
 }

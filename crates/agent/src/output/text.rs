@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use hprof_text::{
-    CostKind, CostRow, Frame as TextFrame, LineInfo, ctime, write_cost_section, write_file_header,
-    write_thread_end, write_thread_start, write_trace,
+    CostKind, CostRow, Frame as TextFrame, LineInfo, SiteRow, SitesOrder, ctime,
+    write_cost_section, write_file_header, write_sites, write_thread_end, write_thread_start,
+    write_trace,
 };
 
-use crate::output::ProfileWriter;
+use crate::output::{ProfileWriter, Site, SiteTotals};
 use crate::threads::ThreadStart;
 use crate::trace_store::Trace;
 
@@ -96,6 +97,31 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
             &ctime(SystemTime::now()),
             &cost_rows,
             total,
+        )?;
+        self.out.flush()
+    }
+
+    fn sites(&mut self, sites: &[Site], totals: &SiteTotals, _cutoff: f64) -> io::Result<()> {
+        for site in sites {
+            self.ensure_trace(&site.trace)?;
+        }
+        let rows: Vec<SiteRow<'_>> = sites
+            .iter()
+            .map(|s| SiteRow {
+                live_bytes: s.live_bytes,
+                live_objects: s.live_objects,
+                allocated_bytes: s.allocated_bytes,
+                allocated_objects: s.allocated_objects,
+                trace: s.trace.serial,
+                class: &s.class.name,
+            })
+            .collect();
+        write_sites(
+            &mut self.out,
+            SitesOrder::LiveBytes,
+            &ctime(SystemTime::now()),
+            &rows,
+            totals.live_bytes,
         )?;
         self.out.flush()
     }
