@@ -178,3 +178,103 @@ fn print_of_binary_output_has_the_sections_of_text_output() {
     }
     assert!(printed.contains("\nTRACE 300000:\n\t<empty>\n"));
 }
+
+/// SITES rows of a text profile, each with the frames of its trace:
+/// (class, live bytes, live objects, allocated bytes, allocated objects, frames).
+fn sites_with_frames(text: &str) -> Vec<(String, u64, u64, u64, u64, Vec<String>)> {
+    let mut traces = std::collections::HashMap::new();
+    let mut rows = Vec::new();
+    let mut lines = text.lines().skip_while(|l| *l != "--------").peekable();
+    let mut in_sites = false;
+    while let Some(line) = lines.next() {
+        if let Some(rest) = line.strip_prefix("TRACE ") {
+            let serial: u32 = rest.split(':').next().unwrap().parse().unwrap();
+            let mut frames = Vec::new();
+            while let Some(frame) = lines.peek().and_then(|l| l.strip_prefix('\t')) {
+                frames.push(frame.to_string());
+                lines.next();
+            }
+            traces.insert(serial, frames);
+        } else if line.starts_with("SITES BEGIN") {
+            in_sites = true;
+        } else if line == "SITES END" {
+            in_sites = false;
+        } else if in_sites && line.trim_start().starts_with(|c: char| c.is_ascii_digit()) {
+            let c: Vec<&str> = line.split_whitespace().collect();
+            let trace: u32 = c[7].parse().unwrap();
+            rows.push((
+                c[8..].join(" "),
+                c[3].parse().unwrap(),
+                c[4].parse().unwrap(),
+                c[5].parse().unwrap(),
+                c[6].parse().unwrap(),
+                traces[&trace].clone(),
+            ));
+        }
+    }
+    rows
+}
+
+#[test]
+fn print_of_binary_alloc_sites_equals_the_text_sites() {
+    let cp = classes().display().to_string();
+    let args = |format: &'static str| -> Vec<String> {
+        [
+            "run",
+            "--heap",
+            "sites",
+            "--format",
+            format,
+            "--agent-opts",
+            "depth=8,cutoff=0",
+            "--",
+            &java(),
+            "-cp",
+            &cp,
+            "AllocSites",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let text_dir = crate::support::temp_dir();
+    let a: Vec<String> = args("a");
+    let (code, _, stderr) = run_in(
+        text_dir.path(),
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let binary_dir = crate::support::temp_dir();
+    let b: Vec<String> = args("b");
+    let (code, _, stderr) = run_in(
+        binary_dir.path(),
+        &b.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let printed = crate::support::hprof_ok(&[
+        "print",
+        binary_dir.path().join("java.hprof").to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(text_dir.path().join("java.hprof.txt")).unwrap();
+    // The program's own allocation points (top frame in AllocSites.make*) are the same in
+    // both runs, with the same counts and traces; JDK-internal sites vary from run to run.
+    let ours = |t: &str| {
+        let mut rows: Vec<_> = sites_with_frames(t)
+            .into_iter()
+            .filter(|r| r.5[0].starts_with("AllocSites.make"))
+            .collect();
+        rows.sort();
+        rows
+    };
+    let (from_binary, from_text) = (ours(&printed), ours(&text));
+    assert!(from_text.len() >= 12, "{} rows", from_text.len());
+    for (b, t) in from_binary.iter().zip(&from_text) {
+        assert_eq!(b, t);
+    }
+    assert_eq!(from_binary.len(), from_text.len());
+    assert!(
+        from_text
+            .iter()
+            .any(|r| r.0 == "AllocSites$Point" && r.4 == 10000)
+    );
+}
