@@ -9,8 +9,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::engine::cpu_samples::CpuSampler;
-use crate::engine::heap_sites;
-use crate::jvmti::{Callbacks, Jni, Jvmti, jthread, sys};
+use crate::engine::{heap_sites, monitors};
+use crate::jvmti::{Callbacks, JavaVm, Jni, Jvmti, jthread, sys};
 use crate::options::{Options, Parsed, help_text};
 use crate::profiler::{self, Profiler};
 
@@ -44,6 +44,10 @@ fn callbacks() -> Callbacks {
         data_dump_request: Some(data_dump_request),
         sampled_object_alloc: Some(sampled_object_alloc),
         object_free: Some(object_free),
+        monitor_contended_enter: Some(monitor_contended_enter),
+        monitor_contended_entered: Some(monitor_contended_entered),
+        monitor_wait: Some(monitor_wait),
+        monitor_waited: Some(monitor_waited),
     }
 }
 
@@ -96,7 +100,7 @@ pub unsafe extern "C" fn Agent_OnLoad(
                 std::process::exit(1);
             }
         };
-        match Profiler::load(jvmti, options, &callbacks()) {
+        match Profiler::load(JavaVm::from_raw(vm), jvmti, options, &callbacks()) {
             Ok(_) => JNI_OK,
             Err(message) => {
                 eprintln!("HPROF ERROR: {message}");
@@ -188,6 +192,73 @@ extern "C" fn object_free(_jvmti: *mut sys::jvmtiEnv, tag: sys::jlong) {
     guarded("ObjectFree", (), || {
         if let Some((_, engine)) = heap_sites::running() {
             engine.on_free(tag);
+        }
+    });
+}
+
+/// The running monitor engine, while the VM is live.
+fn monitor_engine() -> Option<(
+    &'static crate::engine::Context,
+    &'static monitors::Monitors,
+    &'static Profiler,
+)> {
+    let (ctx, engine) = monitors::running()?;
+    let profiler = profiler::get().filter(|p| p.is_running())?;
+    Some((ctx, engine, profiler))
+}
+
+extern "C" fn monitor_contended_enter(
+    _jvmti: *mut sys::jvmtiEnv,
+    jni: *mut sys::JNIEnv,
+    thread: jthread,
+    _object: sys::jobject,
+) {
+    guarded("MonitorContendedEnter", (), || {
+        if let Some((ctx, engine, _)) = monitor_engine() {
+            engine.on_contended_enter(ctx, Jni::from_raw(jni), thread);
+        }
+    });
+}
+
+extern "C" fn monitor_contended_entered(
+    _jvmti: *mut sys::jvmtiEnv,
+    jni: *mut sys::JNIEnv,
+    _thread: jthread,
+    object: sys::jobject,
+) {
+    guarded("MonitorContendedEntered", (), || {
+        if let Some((ctx, engine, _)) = monitor_engine() {
+            engine.on_contended_entered(ctx, Jni::from_raw(jni), object);
+        }
+    });
+}
+
+extern "C" fn monitor_wait(
+    _jvmti: *mut sys::jvmtiEnv,
+    jni: *mut sys::JNIEnv,
+    thread: jthread,
+    object: sys::jobject,
+    timeout: sys::jlong,
+) {
+    guarded("MonitorWait", (), || {
+        if let Some((ctx, engine, p)) = monitor_engine() {
+            p.with_output(|out| {
+                engine.on_wait(ctx, Jni::from_raw(jni), thread, object, timeout, out)
+            });
+        }
+    });
+}
+
+extern "C" fn monitor_waited(
+    _jvmti: *mut sys::jvmtiEnv,
+    jni: *mut sys::JNIEnv,
+    thread: jthread,
+    object: sys::jobject,
+    _timed_out: sys::jboolean,
+) {
+    guarded("MonitorWaited", (), || {
+        if let Some((ctx, engine, p)) = monitor_engine() {
+            p.with_output(|out| engine.on_waited(ctx, Jni::from_raw(jni), thread, object, out));
         }
     });
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use crate::engine::{Context, Engine, select_engines};
-use crate::jvmti::{Callbacks, Capabilities, Event, Jni, Jvmti, jthread};
+use crate::jvmti::{Callbacks, Capabilities, Event, JavaVm, Jni, Jvmti, jthread};
 use crate::options::Options;
 use crate::output::{self, ProfileOutput};
 use crate::threads::ThreadTable;
@@ -48,6 +48,7 @@ impl Profiler {
     /// Sets up the agent in `Agent_OnLoad`: opens the output, asks for capabilities and
     /// enables the events. Errors are messages for an `HPROF ERROR:` line.
     pub fn load(
+        vm: JavaVm,
         jvmti: Jvmti,
         options: Options,
         callbacks: &Callbacks,
@@ -68,6 +69,7 @@ impl Profiler {
         let writer = output::open(&options, std::process::id())?;
         let ctx = Context {
             jvmti,
+            vm,
             threads: Mutex::new(ThreadTable::new()),
             traces: Mutex::new(TraceStore::new(options.lineno, options.thread)),
             ids: ObjectIds::new(),
@@ -174,6 +176,13 @@ impl Profiler {
         }
     }
 
+    /// Runs `f` on the output (for engines' event-time records such as WAIT lines).
+    pub fn with_output(&self, f: impl FnOnce(&mut ProfileOutput)) {
+        if let Ok(mut out) = self.output.lock() {
+            f(&mut out);
+        }
+    }
+
     /// DataDumpRequest (SIGQUIT, Ctrl-\): a dump of everything collected since the last one.
     pub fn data_dump_request(&self) {
         if self.is_running() {
@@ -204,7 +213,7 @@ impl Profiler {
         let mut message = String::from("Dumping");
         for engine in &self.engines {
             message.push_str(engine.dump_message());
-            engine.dump(&self.ctx, &mut out);
+            engine.dump(&self.ctx, self.ctx.vm.jni(), &mut out);
         }
         out.write(|w| w.flush());
         // Written whole once the dump is done, so error lines never split it.

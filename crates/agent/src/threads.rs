@@ -126,6 +126,11 @@ impl ThreadTable {
         self.live.values_mut()
     }
 
+    /// The live threads, by serial.
+    pub fn live(&self) -> impl Iterator<Item = &LiveThread> {
+        self.live.values()
+    }
+
     /// How many threads are live.
     pub fn len(&self) -> usize {
         self.live.len()

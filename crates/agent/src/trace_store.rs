@@ -360,6 +360,15 @@ impl TraceStore {
         }
     }
 
+    /// The trace with serial `serial`, if it exists.
+    pub fn by_serial(&self, serial: u32) -> Option<Arc<Trace>> {
+        if serial == EMPTY_TRACE_SERIAL {
+            return Some(self.empty());
+        }
+        let index = serial.checked_sub(FIRST_TRACE_SERIAL)? as usize;
+        self.entries.get(index).map(|e| e.trace.clone())
+    }
+
     /// Number of distinct traces.
     pub fn len(&self) -> usize {
         self.entries.len()

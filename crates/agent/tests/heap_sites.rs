@@ -272,3 +272,59 @@ fn sampled_mode_estimates_the_allocated_bytes() {
         nodes.1
     );
 }
+
+#[test]
+fn sites_are_cumulative_over_dumps() {
+    use std::io::{BufRead, BufReader, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = crate::support::java_command(
+        &jdk17(),
+        dir.path(),
+        &[&crate::support::agentpath("heap=sites,depth=8")],
+        "AllocSites",
+        &["wait"],
+    )
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let pid: u32 = line.trim().strip_prefix("READY ").unwrap().parse().unwrap();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-QUIT", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let path = text_output(dir.path());
+    for _ in 0..250 {
+        if read_text(&path).contains("SITES END") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let run = crate::support::finish(child);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let p = TextProfile::parse(&read_text(&path));
+    assert_eq!(p.sites.len(), 2);
+    for rows in &p.sites {
+        let points: Vec<_> = rows
+            .iter()
+            .filter(|r| {
+                r.class == "AllocSites$Point"
+                    && p.traces[&r.trace].frames[0].starts_with("AllocSites.makePoints(")
+            })
+            .collect();
+        assert_eq!(points.len(), 1);
+        assert_eq!(
+            (points[0].allocated_objects, points[0].live_objects),
+            (10000, 2500)
+        );
+    }
+}

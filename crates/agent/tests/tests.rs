@@ -7,4 +7,5 @@ mod cpu_samples;
 mod exit_paths;
 mod heap_sites;
 mod loading;
+mod monitors;
 mod threads;

@@ -166,7 +166,7 @@ impl Engine for CpuSampler {
         }
     }
 
-    fn dump(&self, ctx: &Context, out: &mut ProfileOutput) {
+    fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
         let Ok(mut traces) = ctx.traces.lock() else {
             return;
         };

@@ -381,7 +381,7 @@ impl Engine for HeapSites {
         let _ = ctx.jvmti.set_event(Event::SampledObjectAlloc, false);
     }
 
-    fn dump(&self, ctx: &Context, out: &mut ProfileOutput) {
+    fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
         HeapSites::collect_garbage(ctx.jvmti);
         let Ok(table) = self.table.lock() else { return };
         let mut sites: Vec<Site> = table

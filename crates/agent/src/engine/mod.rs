@@ -4,10 +4,11 @@
 
 pub mod cpu_samples;
 pub mod heap_sites;
+pub mod monitors;
 
 use std::sync::Mutex;
 
-use crate::jvmti::{Capabilities, Jni, Jvmti};
+use crate::jvmti::{Capabilities, JavaVm, Jni, Jvmti};
 use crate::options::Options;
 use crate::output::ProfileOutput;
 use crate::threads::ThreadTable;
@@ -18,6 +19,8 @@ use crate::trace_store::{ObjectIds, TraceStore};
 pub struct Context {
     /// The JVMTI environment.
     pub jvmti: Jvmti,
+    /// The JVM, to find a thread's JNI environment.
+    pub vm: JavaVm,
     /// Parsed options.
     pub options: Options,
     /// Live threads.
@@ -44,13 +47,17 @@ pub trait Engine: Send + Sync {
     fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String>;
     /// Stops the engine at VM death, before the last dump; must not block indefinitely.
     fn stop(&self, ctx: &Context);
-    /// Writes the engine's section of a dump and starts a new interval.
-    fn dump(&self, ctx: &Context, out: &mut ProfileOutput);
+    /// Writes the engine's section of a dump and starts a new interval. `jni` is the dumping
+    /// thread's JNI environment, when it has one.
+    fn dump(&self, ctx: &Context, jni: Option<Jni>, out: &mut ProfileOutput);
 }
 
 /// The engines the options ask for, in the order their sections are dumped.
 pub fn select_engines(options: &Options) -> Vec<Box<dyn Engine>> {
     let mut engines: Vec<Box<dyn Engine>> = Vec::new();
+    if options.monitor {
+        engines.push(Box::new(monitors::Monitors::new()));
+    }
     if options.heap_sites {
         engines.push(Box::new(heap_sites::HeapSites::new(options.alloc_interval)));
     }

@@ -172,6 +172,19 @@ pub struct ThreadInfo {
     pub is_daemon: bool,
 }
 
+/// What GetObjectMonitorUsage reports.
+#[derive(Debug, Clone)]
+pub struct MonitorUsage {
+    /// Owning thread, or null.
+    pub owner: jthread,
+    /// Times the owner entered it.
+    pub entry_count: jint,
+    /// Threads waiting to enter it.
+    pub waiters: Vec<jthread>,
+    /// Threads waiting to be notified.
+    pub notify_waiters: Vec<jthread>,
+}
+
 /// Which optional JVMTI capabilities the agent asks for.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Capabilities {
@@ -187,6 +200,8 @@ pub struct Capabilities {
     pub sampled_object_alloc: bool,
     /// `can_generate_object_free_events`.
     pub object_free: bool,
+    /// `can_generate_monitor_events`, `can_get_owned_monitor_info`, `can_get_monitor_info`.
+    pub monitors: bool,
 }
 
 /// The event callbacks the agent installs (each a plain `extern "C"` function).
@@ -206,6 +221,14 @@ pub struct Callbacks {
     pub sampled_object_alloc: sys::jvmtiEventSampledObjectAlloc,
     /// ObjectFree.
     pub object_free: sys::jvmtiEventObjectFree,
+    /// MonitorContendedEnter.
+    pub monitor_contended_enter: sys::jvmtiEventMonitorContendedEnter,
+    /// MonitorContendedEntered.
+    pub monitor_contended_entered: sys::jvmtiEventMonitorContendedEntered,
+    /// MonitorWait.
+    pub monitor_wait: sys::jvmtiEventMonitorWait,
+    /// MonitorWaited.
+    pub monitor_waited: sys::jvmtiEventMonitorWaited,
 }
 
 /// The events the agent enables.
@@ -225,6 +248,14 @@ pub enum Event {
     SampledObjectAlloc,
     /// ObjectFree.
     ObjectFree,
+    /// MonitorContendedEnter.
+    MonitorContendedEnter,
+    /// MonitorContendedEntered.
+    MonitorContendedEntered,
+    /// MonitorWait.
+    MonitorWait,
+    /// MonitorWaited.
+    MonitorWaited,
 }
 
 impl Event {
@@ -237,6 +268,12 @@ impl Event {
             Event::DataDumpRequest => sys::jvmtiEvent::JVMTI_EVENT_DATA_DUMP_REQUEST,
             Event::SampledObjectAlloc => sys::jvmtiEvent::JVMTI_EVENT_SAMPLED_OBJECT_ALLOC,
             Event::ObjectFree => sys::jvmtiEvent::JVMTI_EVENT_OBJECT_FREE,
+            Event::MonitorContendedEnter => sys::jvmtiEvent::JVMTI_EVENT_MONITOR_CONTENDED_ENTER,
+            Event::MonitorContendedEntered => {
+                sys::jvmtiEvent::JVMTI_EVENT_MONITOR_CONTENDED_ENTERED
+            }
+            Event::MonitorWait => sys::jvmtiEvent::JVMTI_EVENT_MONITOR_WAIT,
+            Event::MonitorWaited => sys::jvmtiEvent::JVMTI_EVENT_MONITOR_WAITED,
         }
     }
 }
@@ -278,6 +315,9 @@ impl Jvmti {
         caps.set_can_tag_objects(u32::from(wanted.tag_objects));
         caps.set_can_generate_sampled_object_alloc_events(u32::from(wanted.sampled_object_alloc));
         caps.set_can_generate_object_free_events(u32::from(wanted.object_free));
+        caps.set_can_generate_monitor_events(u32::from(wanted.monitors));
+        caps.set_can_get_owned_monitor_info(u32::from(wanted.monitors));
+        caps.set_can_get_monitor_info(u32::from(wanted.monitors));
         jvmti!(self, AddCapabilities, &caps)
     }
 
@@ -291,6 +331,10 @@ impl Jvmti {
             DataDumpRequest: callbacks.data_dump_request,
             SampledObjectAlloc: callbacks.sampled_object_alloc,
             ObjectFree: callbacks.object_free,
+            MonitorContendedEnter: callbacks.monitor_contended_enter,
+            MonitorContendedEntered: callbacks.monitor_contended_entered,
+            MonitorWait: callbacks.monitor_wait,
+            MonitorWaited: callbacks.monitor_waited,
             ..Default::default()
         };
         let size = std::mem::size_of::<sys::jvmtiEventCallbacks>() as jint;
@@ -515,6 +559,34 @@ impl Jvmti {
         Ok(value as usize)
     }
 
+    /// A thread's JVMTI state bits.
+    pub fn thread_state(self, thread: jthread) -> Result<u32> {
+        let mut state: jint = 0;
+        jvmti!(self, GetThreadState, thread, &mut state)?;
+        Ok(state as u32)
+    }
+
+    /// The monitors a thread owns (local references).
+    pub fn owned_monitors(self, thread: jthread) -> Result<Vec<jobject>> {
+        let mut count: jint = 0;
+        let mut monitors: *mut jobject = ptr::null_mut();
+        jvmti!(self, GetOwnedMonitorInfo, thread, &mut count, &mut monitors)?;
+        Ok(take_slice(self, monitors, count))
+    }
+
+    /// A monitor's owner, entry count, threads waiting to enter and threads waiting to be
+    /// notified (local references).
+    pub fn monitor_usage(self, object: jobject) -> Result<MonitorUsage> {
+        let mut usage = sys::jvmtiMonitorUsage::default();
+        jvmti!(self, GetObjectMonitorUsage, object, &mut usage)?;
+        Ok(MonitorUsage {
+            owner: usage.owner,
+            entry_count: usage.entry_count,
+            waiters: take_slice(self, usage.waiters, usage.waiter_count),
+            notify_waiters: take_slice(self, usage.notify_waiters, usage.notify_waiter_count),
+        })
+    }
+
     /// Samples allocations every `bytes` bytes on average (0 = every allocation).
     pub fn set_heap_sampling_interval(self, bytes: i32) -> Result<()> {
         jvmti!(self, SetHeapSamplingInterval, bytes)
@@ -628,6 +700,44 @@ impl Drop for RawMonitorGuard<'_> {
     }
 }
 
+/// The JVM's invocation interface, kept from `Agent_OnLoad`.
+#[derive(Debug, Clone, Copy)]
+pub struct JavaVm {
+    raw: *mut sys::JavaVM,
+}
+
+// SAFETY: the JavaVM pointer is process-wide and its functions may be called from any thread.
+unsafe impl Send for JavaVm {}
+// SAFETY: as above.
+unsafe impl Sync for JavaVm {}
+
+impl JavaVm {
+    /// Wraps the pointer `Agent_OnLoad` received.
+    pub fn from_raw(raw: *mut sys::JavaVM) -> JavaVm {
+        JavaVm { raw }
+    }
+
+    /// The calling thread's JNI environment, if it is attached to the JVM.
+    pub fn jni(self) -> Option<Jni> {
+        if self.raw.is_null() {
+            return None;
+        }
+        let mut env: *mut c_void = ptr::null_mut();
+        // SAFETY: `raw` is the JVM's invocation interface; GetEnv only reads the calling
+        // thread's attachment and writes the out-pointer.
+        let code = unsafe {
+            match (**self.raw).GetEnv {
+                Some(get_env) => get_env(self.raw, &mut env, JNI_VERSION_1_8),
+                None => -1,
+            }
+        };
+        (code == 0 && !env.is_null()).then(|| Jni { raw: env.cast() })
+    }
+}
+
+/// `JNI_VERSION_1_8`.
+const JNI_VERSION_1_8: jint = 0x0001_0008;
+
 /// A JNI global reference: valid on every thread until deleted.
 #[derive(Debug)]
 pub struct GlobalRef(jobject);
@@ -691,6 +801,11 @@ impl Jni {
         if !global.0.is_null() {
             let _ = jni!(self, DeleteGlobalRef, global.0);
         }
+    }
+
+    /// The class of an object (a local reference).
+    pub fn object_class(self, object: jobject) -> Option<jclass> {
+        jni!(self, GetObjectClass, object).filter(|c| !c.is_null())
     }
 
     /// Whether two references name the same object.

@@ -46,6 +46,45 @@ pub struct SiteTotals {
     pub allocated_objects: u64,
 }
 
+/// A thread's state for MONITOR DUMP.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadState {
+    /// Thread serial.
+    pub serial: u32,
+    /// Serial of its current trace.
+    pub trace: u32,
+    /// Status string (`R`, `CW`, `native|R`, ...).
+    pub status: String,
+}
+
+/// An owned monitor for MONITOR DUMP.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MonitorOwner {
+    /// JVM signature of the monitor object's class.
+    pub signature: String,
+    /// Owner thread serial (0 for a thread the agent does not know).
+    pub owner: Option<u32>,
+    /// Entry count.
+    pub entry_count: u32,
+    /// Threads waiting to enter.
+    pub waiting_to_enter: Vec<u32>,
+    /// Threads waiting to be notified.
+    pub waiting_to_be_notified: Vec<u32>,
+}
+
+/// Contention at one (trace, monitor class), for MONITOR TIME.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MonitorTime {
+    /// Trace serial at the contended enter.
+    pub trace: u32,
+    /// Dotted class name of the monitor.
+    pub class: String,
+    /// Time spent waiting to enter, in ns.
+    pub nanos: u64,
+    /// Number of contended enters.
+    pub count: u64,
+}
+
 /// What every output format can record.
 pub trait ProfileWriter: Send {
     /// A thread started.
@@ -58,6 +97,43 @@ pub trait ProfileWriter: Send {
     /// A SITES section (text) or ALLOC SITES and HEAP SUMMARY records (binary): `sites` are
     /// the listed sites, ordered by live bytes and cut off at `cutoff`.
     fn sites(&mut self, sites: &[Site], totals: &SiteTotals, cutoff: f64) -> io::Result<()>;
+    /// A `WAIT:` line (text only; `monitor=y` is refused with `format=b`).
+    fn monitor_wait(
+        &mut self,
+        _signature: &str,
+        _timeout_ms: i64,
+        _thread: Option<u32>,
+    ) -> io::Result<()> {
+        Ok(())
+    }
+    /// A `WAITED:` line (text only).
+    fn monitor_waited(
+        &mut self,
+        _signature: &str,
+        _waited_ms: i64,
+        _thread: Option<u32>,
+    ) -> io::Result<()> {
+        Ok(())
+    }
+    /// A MONITOR DUMP section (text only), after the threads' traces.
+    fn monitor_dump(
+        &mut self,
+        _threads: &[ThreadState],
+        _traces: &[Arc<Trace>],
+        _monitors: &[MonitorOwner],
+    ) -> io::Result<()> {
+        Ok(())
+    }
+    /// A MONITOR TIME section (text only): the listed rows, their traces, and the total time
+    /// of all rows in ns.
+    fn monitor_time(
+        &mut self,
+        _rows: &[MonitorTime],
+        _traces: &[Arc<Trace>],
+        _total_nanos: u64,
+    ) -> io::Result<()> {
+        Ok(())
+    }
     /// Pushes buffered output to the file or socket.
     fn flush(&mut self) -> io::Result<()>;
 }

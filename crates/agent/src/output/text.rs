@@ -6,12 +6,13 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use hprof_text::{
-    CostKind, CostRow, Frame as TextFrame, LineInfo, SiteRow, SitesOrder, ctime,
-    write_cost_section, write_file_header, write_sites, write_thread_end, write_thread_start,
-    write_trace,
+    CostKind, CostRow, Frame as TextFrame, LineInfo, MonitorEntry, MonitorThread, MonitorTimeRow,
+    SiteRow, SitesOrder, ctime, write_cost_section, write_file_header, write_monitor_dump,
+    write_monitor_time, write_sites, write_thread_end, write_thread_start, write_trace, write_wait,
+    write_waited,
 };
 
-use crate::output::{ProfileWriter, Site, SiteTotals};
+use crate::output::{MonitorOwner, MonitorTime, ProfileWriter, Site, SiteTotals, ThreadState};
 use crate::threads::ThreadStart;
 use crate::trace_store::Trace;
 
@@ -122,6 +123,83 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
             &ctime(SystemTime::now()),
             &rows,
             totals.live_bytes,
+        )?;
+        self.out.flush()
+    }
+
+    fn monitor_wait(
+        &mut self,
+        signature: &str,
+        timeout_ms: i64,
+        thread: Option<u32>,
+    ) -> io::Result<()> {
+        write_wait(&mut self.out, signature, timeout_ms, thread)
+    }
+
+    fn monitor_waited(
+        &mut self,
+        signature: &str,
+        waited_ms: i64,
+        thread: Option<u32>,
+    ) -> io::Result<()> {
+        write_waited(&mut self.out, signature, waited_ms, thread)
+    }
+
+    fn monitor_dump(
+        &mut self,
+        threads: &[ThreadState],
+        traces: &[Arc<Trace>],
+        monitors: &[MonitorOwner],
+    ) -> io::Result<()> {
+        for trace in traces {
+            if trace.serial != crate::trace_store::EMPTY_TRACE_SERIAL {
+                self.ensure_trace(trace)?;
+            }
+        }
+        let threads: Vec<MonitorThread<'_>> = threads
+            .iter()
+            .map(|t| MonitorThread {
+                serial: t.serial,
+                trace: t.trace,
+                status: &t.status,
+            })
+            .collect();
+        let monitors: Vec<MonitorEntry<'_>> = monitors
+            .iter()
+            .map(|m| MonitorEntry {
+                signature: &m.signature,
+                owner: m.owner,
+                entry_count: m.entry_count,
+                waiting_to_enter: &m.waiting_to_enter,
+                waiting_to_be_notified: &m.waiting_to_be_notified,
+            })
+            .collect();
+        write_monitor_dump(&mut self.out, &threads, &monitors)
+    }
+
+    fn monitor_time(
+        &mut self,
+        rows: &[MonitorTime],
+        traces: &[Arc<Trace>],
+        total_nanos: u64,
+    ) -> io::Result<()> {
+        for trace in traces {
+            self.ensure_trace(trace)?;
+        }
+        let rows: Vec<MonitorTimeRow<'_>> = rows
+            .iter()
+            .map(|r| MonitorTimeRow {
+                millis: r.nanos / 1_000_000,
+                count: r.count,
+                trace: r.trace,
+                class: &r.class,
+            })
+            .collect();
+        write_monitor_time(
+            &mut self.out,
+            &ctime(SystemTime::now()),
+            &rows,
+            total_nanos / 1_000_000,
         )?;
         self.out.flush()
     }

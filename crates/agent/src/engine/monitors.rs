@@ -1,0 +1,326 @@
+//! The `monitor=y` engine: contended monitor enters (time and count per trace and monitor
+//! class, for MONITOR TIME), `Object.wait` calls (WAIT and WAITED lines as they happen), and
+//! at each dump the state of every thread and the monitors they own (MONITOR DUMP).
+//!
+//! Contention time is measured in nanoseconds of wall time and printed in milliseconds; the
+//! original divided milliseconds by a million, which hid the section.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use crate::engine::{Context, Engine};
+use crate::jvmti::{Capabilities, Event, Jni, Jvmti, jobject, jthread};
+use crate::output::{MonitorOwner, MonitorTime, ProfileOutput, ThreadState};
+use crate::trace_store::{EMPTY_TRACE_SERIAL, Trace, class_name_from_signature};
+
+/// The engine of this process, once started, for the event callbacks.
+static ENGINE: OnceLock<(&'static Context, &'static Monitors)> = OnceLock::new();
+
+/// The running engine and its context, if `monitor=y` is on.
+pub fn running() -> Option<(&'static Context, &'static Monitors)> {
+    ENGINE.get().copied()
+}
+
+thread_local! {
+    /// When this thread began waiting to enter a contended monitor, and the trace there.
+    static CONTENDED_SINCE: Cell<Option<(Instant, u32)>> = const { Cell::new(None) };
+    /// When this thread entered `Object.wait`.
+    static WAITING_SINCE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Contention per (trace serial, monitor class name): total nanoseconds and count.
+#[derive(Debug, Default)]
+pub struct Monitors {
+    contention: Mutex<HashMap<(u32, String), (u64, u64)>>,
+}
+
+/// JVMTI thread state bits.
+const ALIVE: u32 = 0x1;
+const TERMINATED: u32 = 0x2;
+const RUNNABLE: u32 = 0x4;
+const WAITING: u32 = 0x80;
+const SLEEPING: u32 = 0x40;
+const BLOCKED_ON_MONITOR_ENTER: u32 = 0x400;
+const SUSPENDED: u32 = 0x10_0000;
+const INTERRUPTED: u32 = 0x20_0000;
+const IN_NATIVE: u32 = 0x40_0000;
+
+/// The original's status string for a JVMTI thread state: optional `S|`, `intr|`, `native|`
+/// prefixes, then `ZO`/`NS` (not alive), `SL`, `MW`, `CW`, `R` or `UN`.
+pub fn status(state: u32) -> String {
+    let mut s = String::new();
+    if state & SUSPENDED != 0 {
+        s.push_str("S|");
+    }
+    if state & INTERRUPTED != 0 {
+        s.push_str("intr|");
+    }
+    if state & IN_NATIVE != 0 {
+        s.push_str("native|");
+    }
+    s.push_str(if state & ALIVE == 0 {
+        if state & TERMINATED != 0 { "ZO" } else { "NS" }
+    } else if state & SLEEPING != 0 {
+        "SL"
+    } else if state & BLOCKED_ON_MONITOR_ENTER != 0 {
+        "MW"
+    } else if state & WAITING != 0 {
+        "CW"
+    } else if state & RUNNABLE != 0 {
+        "R"
+    } else {
+        "UN"
+    });
+    s
+}
+
+impl Monitors {
+    /// A monitor engine with no data.
+    pub fn new() -> Monitors {
+        Monitors::default()
+    }
+
+    fn thread_serial(jvmti: Jvmti, thread: jthread) -> Option<u32> {
+        jvmti
+            .thread_local(thread)
+            .ok()
+            .map(|s| s as u32)
+            .filter(|&s| s != 0)
+    }
+
+    /// The JVM signature of an object's class (`Ljava/lang/Object;`).
+    fn signature(jvmti: Jvmti, jni: Jni, object: jobject) -> String {
+        match jni.object_class(object) {
+            Some(class) => {
+                let signature = jvmti.class_signature(class).unwrap_or_default();
+                jni.delete_local_ref(class);
+                signature
+            }
+            None => String::from("<unknown>"),
+        }
+    }
+
+    /// The trace serial of the calling thread's stack.
+    fn current_trace(ctx: &Context, jni: Jni, thread: u32) -> u32 {
+        let mut buf = Vec::new();
+        let n = ctx
+            .jvmti
+            .current_stack_trace(ctx.options.depth as usize, &mut buf)
+            .unwrap_or(0);
+        let frames: Vec<_> = buf[..n].iter().map(|f| (f.method, f.location)).collect();
+        ctx.traces
+            .lock()
+            .ok()
+            .and_then(|mut t| t.intern(ctx.jvmti, jni, &ctx.ids, &frames, thread))
+            .map_or(EMPTY_TRACE_SERIAL, |t| t.serial)
+    }
+
+    /// MonitorContendedEnter, on the thread about to block.
+    pub fn on_contended_enter(&self, ctx: &Context, jni: Jni, thread: jthread) {
+        let serial = Self::thread_serial(ctx.jvmti, thread).unwrap_or(0);
+        let trace = Self::current_trace(ctx, jni, serial);
+        CONTENDED_SINCE.with(|c| c.set(Some((Instant::now(), trace))));
+    }
+
+    /// MonitorContendedEntered, on the thread that got the monitor.
+    pub fn on_contended_entered(&self, ctx: &Context, jni: Jni, object: jobject) {
+        let Some((since, trace)) = CONTENDED_SINCE.with(|c| c.take()) else {
+            return;
+        };
+        let nanos = since.elapsed().as_nanos() as u64;
+        let class = class_name_from_signature(&Self::signature(ctx.jvmti, jni, object));
+        if let Ok(mut table) = self.contention.lock() {
+            let entry = table.entry((trace, class)).or_default();
+            entry.0 += nanos;
+            entry.1 += 1;
+        }
+    }
+
+    /// MonitorWait: the WAIT line, written as it happens.
+    pub fn on_wait(
+        &self,
+        ctx: &Context,
+        jni: Jni,
+        thread: jthread,
+        object: jobject,
+        timeout: i64,
+        out: &mut ProfileOutput,
+    ) {
+        WAITING_SINCE.with(|w| w.set(Some(Instant::now())));
+        let signature = Self::signature(ctx.jvmti, jni, object);
+        let serial = Self::thread_serial(ctx.jvmti, thread);
+        out.write(|w| w.monitor_wait(&signature, timeout, serial));
+    }
+
+    /// MonitorWaited: the WAITED line with the time waited in ms.
+    pub fn on_waited(
+        &self,
+        ctx: &Context,
+        jni: Jni,
+        thread: jthread,
+        object: jobject,
+        out: &mut ProfileOutput,
+    ) {
+        let waited = WAITING_SINCE
+            .with(|w| w.take())
+            .map_or(0, |t| t.elapsed().as_millis() as i64);
+        let signature = Self::signature(ctx.jvmti, jni, object);
+        let serial = Self::thread_serial(ctx.jvmti, thread);
+        out.write(|w| w.monitor_waited(&signature, waited, serial));
+    }
+
+    fn thread_states(
+        &self,
+        ctx: &Context,
+        jni: Jni,
+    ) -> (Vec<ThreadState>, Vec<Arc<Trace>>, Vec<MonitorOwner>) {
+        let jvmti = ctx.jvmti;
+        let Ok(table) = ctx.threads.lock() else {
+            return (Vec::new(), Vec::new(), Vec::new());
+        };
+        let live: Vec<(u32, jthread)> = table.live().map(|t| (t.serial, t.thread.get())).collect();
+        let handles: Vec<jthread> = live.iter().map(|&(_, t)| t).collect();
+        let stacks = jvmti
+            .stack_traces(&handles, ctx.options.depth as usize)
+            .unwrap_or_default();
+        let mut threads = Vec::new();
+        let mut traces = Vec::new();
+        let mut monitors = Vec::new();
+        for (index, &(serial, thread)) in live.iter().enumerate() {
+            let state = jvmti.thread_state(thread).unwrap_or(0);
+            let frames = stacks.get(index).cloned().unwrap_or_default();
+            let trace = ctx
+                .traces
+                .lock()
+                .ok()
+                .and_then(|mut t| t.intern(jvmti, jni, &ctx.ids, &frames, serial));
+            threads.push(ThreadState {
+                serial,
+                trace: trace.as_ref().map_or(EMPTY_TRACE_SERIAL, |t| t.serial),
+                status: status(state),
+            });
+            traces.extend(trace);
+            for monitor in jvmti.owned_monitors(thread).unwrap_or_default() {
+                if let Ok(usage) = jvmti.monitor_usage(monitor) {
+                    let serial_of = |t: jthread| {
+                        let s = Self::thread_serial(jvmti, t).unwrap_or(0);
+                        jni.delete_local_ref(t);
+                        s
+                    };
+                    let owner = (!usage.owner.is_null()).then(|| serial_of(usage.owner));
+                    monitors.push(MonitorOwner {
+                        signature: Self::signature(jvmti, jni, monitor),
+                        owner,
+                        entry_count: usage.entry_count.max(0) as u32,
+                        waiting_to_enter: usage.waiters.into_iter().map(serial_of).collect(),
+                        waiting_to_be_notified: usage
+                            .notify_waiters
+                            .into_iter()
+                            .map(serial_of)
+                            .collect(),
+                    });
+                }
+                jni.delete_local_ref(monitor);
+            }
+        }
+        (threads, traces, monitors)
+    }
+}
+
+impl Engine for Monitors {
+    fn dump_message(&self) -> &'static str {
+        " contended monitor usage ..."
+    }
+
+    fn capabilities(&self, caps: &mut Capabilities) {
+        caps.monitors = true;
+    }
+
+    fn start(&'static self, ctx: &'static Context, _jni: Jni) -> Result<(), String> {
+        ENGINE
+            .set((ctx, self))
+            .map_err(|_| "monitor=y was started twice".to_string())?;
+        for event in [
+            Event::MonitorContendedEnter,
+            Event::MonitorContendedEntered,
+            Event::MonitorWait,
+            Event::MonitorWaited,
+        ] {
+            ctx.jvmti
+                .set_event(event, true)
+                .map_err(|e| format!("can't enable {event:?} events ({e})"))?;
+        }
+        Ok(())
+    }
+
+    fn stop(&self, ctx: &Context) {
+        for event in [
+            Event::MonitorContendedEnter,
+            Event::MonitorContendedEntered,
+            Event::MonitorWait,
+            Event::MonitorWaited,
+        ] {
+            let _ = ctx.jvmti.set_event(event, false);
+        }
+    }
+
+    fn dump(&self, ctx: &Context, jni: Option<Jni>, out: &mut ProfileOutput) {
+        let Some(jni) = jni else { return };
+        let (threads, traces, monitors) =
+            jni.with_local_frame(256, || self.thread_states(ctx, jni));
+        out.write(|w| w.monitor_dump(&threads, &traces, &monitors));
+        let mut rows: Vec<MonitorTime> = match self.contention.lock() {
+            Ok(table) => table
+                .iter()
+                .map(|((trace, class), &(nanos, count))| MonitorTime {
+                    trace: *trace,
+                    class: class.clone(),
+                    nanos,
+                    count,
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        rows.sort_by(|a, b| {
+            b.nanos
+                .cmp(&a.nanos)
+                .then(b.count.cmp(&a.count))
+                .then(a.trace.cmp(&b.trace))
+        });
+        let total: u64 = rows.iter().map(|r| r.nanos).sum();
+        let cutoff = ctx.options.cutoff;
+        let shown = rows
+            .iter()
+            .position(|r| total > 0 && (r.nanos as f64 / total as f64) < cutoff)
+            .unwrap_or(rows.len());
+        rows.truncate(shown);
+        let traces: Vec<_> = match ctx.traces.lock() {
+            Ok(t) => rows.iter().filter_map(|r| t.by_serial(r.trace)).collect(),
+            Err(_) => Vec::new(),
+        };
+        out.write(|w| w.monitor_time(&rows, &traces, total));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_strings_follow_the_original() {
+        assert_eq!(status(ALIVE | RUNNABLE), "R");
+        assert_eq!(status(ALIVE | RUNNABLE | IN_NATIVE), "native|R");
+        assert_eq!(status(ALIVE | WAITING | SLEEPING), "SL");
+        assert_eq!(status(ALIVE | BLOCKED_ON_MONITOR_ENTER), "MW");
+        assert_eq!(status(ALIVE | WAITING), "CW");
+        assert_eq!(status(TERMINATED), "ZO");
+        assert_eq!(status(0), "NS");
+        assert_eq!(
+            status(ALIVE | SUSPENDED | INTERRUPTED | WAITING),
+            "S|intr|CW"
+        );
+        assert_eq!(status(ALIVE), "UN");
+    }
+}

@@ -1,0 +1,139 @@
+// Agent test program with known monitor behaviour, for monitor=y:
+//   phase 1: 4 threads (worker-0..3) each enter LockContention$Lock 20 times and hold it for
+//            5 ms, so the others contend for it;
+//   phase 2: thread "consumer" waits on LockContention$Mailbox exactly 10 times, each wait
+//            ended by one notify from "producer" (a handshake makes every wait real);
+//   with the argument "hold": thread "holder" then holds the Lock while "blocked-1" and
+//            "blocked-2" try to enter it; the program prints "READY <pid>", and when a line
+//            arrives on stdin the holder lets go and the program ends.
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.util.concurrent.CountDownLatch;
+
+public class LockContention {
+    static final class Lock {}
+
+    static final class Mailbox {
+        int delivered;
+        int taken;
+    }
+
+    static final Lock LOCK = new Lock();
+    static final Mailbox MAILBOX = new Mailbox();
+    public static final int WAITS = 10;
+
+    static void contend() throws InterruptedException {
+        Thread[] workers = new Thread[4];
+        for (int t = 0; t < workers.length; t++) {
+            workers[t] = new Thread(() -> {
+                for (int i = 0; i < 20; i++) {
+                    synchronized (LOCK) {
+                        try {
+                            Thread.sleep(5);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                    }
+                }
+            }, "worker-" + t);
+        }
+        for (Thread w : workers) {
+            w.start();
+        }
+        for (Thread w : workers) {
+            w.join();
+        }
+    }
+
+    static void waitAndNotify() throws InterruptedException {
+        Thread consumer = new Thread(() -> {
+            synchronized (MAILBOX) {
+                for (int i = 0; i < WAITS; i++) {
+                    // Each wait ends when the producer has delivered one more message.
+                    int expected = i + 1;
+                    try {
+                        MAILBOX.wait();
+                        while (MAILBOX.delivered < expected) {
+                            MAILBOX.wait();
+                        }
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    MAILBOX.taken = expected;
+                    MAILBOX.notifyAll();
+                }
+            }
+        }, "consumer");
+        Thread producer = new Thread(() -> {
+            for (int i = 0; i < WAITS; i++) {
+                synchronized (MAILBOX) {
+                    MAILBOX.delivered = i + 1;
+                    MAILBOX.notifyAll();
+                }
+                // Wait (without Object.wait) until the consumer took it and is waiting again.
+                while (true) {
+                    synchronized (MAILBOX) {
+                        if (MAILBOX.taken == i + 1) {
+                            break;
+                        }
+                    }
+                    Thread.onSpinWait();
+                }
+            }
+        }, "producer");
+        consumer.start();
+        Thread.sleep(50);
+        producer.start();
+        consumer.join();
+        producer.join();
+    }
+
+    static void holdAndBlock() throws Exception {
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            synchronized (LOCK) {
+                held.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    // Ending.
+                }
+            }
+        }, "holder");
+        holder.start();
+        held.await();
+        Thread[] blocked = new Thread[2];
+        for (int i = 0; i < 2; i++) {
+            blocked[i] = new Thread(() -> {
+                synchronized (LOCK) {
+                    LOCK.hashCode();
+                }
+            }, "blocked-" + (i + 1));
+            blocked[i].start();
+        }
+        for (Thread b : blocked) {
+            while (b.getState() != Thread.State.BLOCKED) {
+                Thread.sleep(5);
+            }
+        }
+        System.out.println("READY " + ProcessHandle.current().pid());
+        System.out.flush();
+        new BufferedReader(new InputStreamReader(System.in)).readLine();
+        release.countDown();
+        holder.join();
+        for (Thread b : blocked) {
+            b.join();
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        contend();
+        waitAndNotify();
+        if (args.length > 0 && args[0].equals("hold")) {
+            holdAndBlock();
+        }
+        System.out.println("done");
+    }
+}
