@@ -190,8 +190,12 @@ extern "C" fn sampled_object_alloc(
 /// ObjectFree may run inside the garbage collector: no locks, no allocation, no JNI.
 extern "C" fn object_free(_jvmti: *mut sys::jvmtiEnv, tag: sys::jlong) {
     guarded("ObjectFree", (), || {
-        if let Some((_, engine)) = heap_sites::running() {
-            engine.on_free(tag);
+        if heap_sites::is_allocation_tag(tag) {
+            if let Some((_, engine)) = heap_sites::running() {
+                engine.on_free(tag);
+            }
+        } else if let Some(p) = profiler::get() {
+            p.ctx.freed.push(tag as u64);
         }
     });
 }

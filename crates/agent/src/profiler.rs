@@ -11,7 +11,7 @@ use crate::jvmti::{Callbacks, Capabilities, Event, JavaVm, Jni, Jvmti, jthread};
 use crate::options::Options;
 use crate::output::{self, ProfileOutput};
 use crate::threads::ThreadTable;
-use crate::trace_store::{ObjectIds, TraceStore};
+use crate::trace_store::{FreedIds, ObjectIds, TraceStore};
 
 /// The profiler of this process, set once by `Agent_OnLoad` and never dropped.
 static PROFILER: OnceLock<Profiler> = OnceLock::new();
@@ -58,6 +58,7 @@ impl Profiler {
             line_numbers: true,
             source_file_name: true,
             tag_objects: true,
+            object_free: true,
             ..Default::default()
         };
         for engine in &engines {
@@ -73,6 +74,7 @@ impl Profiler {
             threads: Mutex::new(ThreadTable::new()),
             traces: Mutex::new(TraceStore::new(options.lineno, options.thread)),
             ids: ObjectIds::new(),
+            freed: FreedIds::default(),
             options,
         };
         let profiler = Profiler {
@@ -124,7 +126,7 @@ impl Profiler {
             return;
         }
         let jvmti = self.ctx.jvmti;
-        for event in [Event::ThreadStart, Event::ThreadEnd] {
+        for event in [Event::ThreadStart, Event::ThreadEnd, Event::ObjectFree] {
             if let Err(e) = jvmti.set_event(event, true) {
                 eprintln!("HPROF ERROR: can't enable {event:?} events ({e})");
             }
@@ -156,8 +158,9 @@ impl Profiler {
             }),
             Err(_) => None,
         };
-        if let Some(start) = start {
-            self.write(|w| w.thread_start(&start));
+        if let (Some(start), Ok(mut out)) = (start, self.output.lock()) {
+            self.report_unloads(&mut out);
+            out.write(|w| w.thread_start(&start));
         }
     }
 
@@ -173,6 +176,21 @@ impl Profiler {
         };
         if let Some(serial) = serial {
             self.write(|w| w.thread_end(serial));
+        }
+    }
+
+    /// Records the unloading of classes whose objects the garbage collector freed.
+    fn report_unloads(&self, out: &mut ProfileOutput) {
+        let freed = self.ctx.freed.drain();
+        if freed.is_empty() {
+            return;
+        }
+        let unloaded = match self.ctx.traces.lock() {
+            Ok(mut traces) => traces.unload_classes(&freed),
+            Err(_) => return,
+        };
+        for class in &unloaded {
+            out.write(|w| w.class_unload(class));
         }
     }
 
@@ -215,6 +233,7 @@ impl Profiler {
             message.push_str(engine.dump_message());
             engine.dump(&self.ctx, self.ctx.vm.jni(), &mut out);
         }
+        self.report_unloads(&mut out);
         out.write(|w| w.flush());
         // Written whole once the dump is done, so error lines never split it.
         if self.ctx.options.verbose && !self.engines.is_empty() {

@@ -58,6 +58,41 @@ impl ObjectIds {
     }
 }
 
+/// Ids of tagged objects (classes, threads) the garbage collector freed, waiting to be
+/// reported. Written from ObjectFree, where no lock or allocation is allowed: a fixed ring of
+/// atomic slots; a full ring overwrites the oldest unreported id.
+#[derive(Debug)]
+pub struct FreedIds {
+    slots: Box<[AtomicU64]>,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl Default for FreedIds {
+    fn default() -> Self {
+        FreedIds {
+            slots: (0..4096).map(|_| AtomicU64::new(0)).collect(),
+            next: std::sync::atomic::AtomicUsize::new(0),
+        }
+    }
+}
+
+impl FreedIds {
+    /// Records a freed id (any thread, any context).
+    pub fn push(&self, id: u64) {
+        let slot = self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len();
+        self.slots[slot].store(id, Ordering::Release);
+    }
+
+    /// Takes every id recorded so far.
+    pub fn drain(&self) -> Vec<u64> {
+        self.slots
+            .iter()
+            .map(|s| s.swap(0, Ordering::AcqRel))
+            .filter(|&id| id != 0)
+            .collect()
+    }
+}
+
 /// A class as traces name it.
 #[derive(Debug)]
 pub struct ClassInfo {
@@ -358,6 +393,14 @@ impl TraceStore {
         for entry in &mut self.entries {
             entry.hits = 0;
         }
+    }
+
+    /// Forgets the classes among `ids` (their class objects were freed) and returns them, so
+    /// writers can record the unloads.
+    pub fn unload_classes(&mut self, ids: &[u64]) -> Vec<Arc<ClassInfo>> {
+        ids.iter()
+            .filter_map(|id| self.classes.remove(id))
+            .collect()
     }
 
     /// The trace with serial `serial`, if it exists.

@@ -119,3 +119,50 @@ fn binary_output_parses_and_names_the_hot_method() {
         );
     }
 }
+
+#[test]
+fn an_unloaded_class_gets_an_unload_class_record() {
+    let (run, dir) = profile(
+        &crate::support::jdk17(),
+        "heap=sites,format=b,cutoff=0,depth=6",
+        "UnloadClasses",
+        &[],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), "unloaded", "the JVM kept the class");
+    let bytes = std::fs::read(dir.path().join("java.hprof")).unwrap();
+    let (_, mut records) = Records::new(&bytes).unwrap();
+    let mut strings = HashMap::new();
+    let mut loaded = HashMap::new();
+    let mut unloaded = Vec::new();
+    while let Some((_, record)) = records.next().unwrap() {
+        match record {
+            Record::Utf8 { id, text } => {
+                strings.insert(id, String::from_utf8_lossy(text).into_owned());
+            }
+            Record::LoadClass {
+                class_serial,
+                name_id,
+                ..
+            } => {
+                loaded.insert(class_serial, strings[&name_id].clone());
+            }
+            Record::UnloadClass { class_serial } => {
+                assert!(
+                    loaded.contains_key(&class_serial),
+                    "UNLOAD CLASS before LOAD CLASS"
+                );
+                unloaded.push(loaded[&class_serial].clone());
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        unloaded.iter().any(|name| name == "Unloadable"),
+        "unloaded: {unloaded:?}"
+    );
+    assert!(
+        !unloaded.iter().any(|name| name == "UnloadClasses"),
+        "{unloaded:?}"
+    );
+}

@@ -232,3 +232,39 @@ fn with_no_options_the_program_runs_and_the_file_lists_its_threads() {
     assert!(p.thread("acceptor").is_some());
     assert!(p.cpu.is_empty());
 }
+
+#[test]
+fn net_to_a_closed_port_is_an_error_at_startup() {
+    // Port 1 on loopback: nothing listens there.
+    let (run, _dir) = profile(&jdk17(), "cpu=samples,net=127.0.0.1:1", "CpuHot", &["100"]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("HPROF ERROR: can't connect to 127.0.0.1:1"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn net_streams_the_output_to_a_front_end() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let reader = std::thread::spawn(move || {
+        let (mut socket, _) = listener.accept().unwrap();
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut socket, &mut text).unwrap();
+        text
+    });
+    let (run, dir) = profile(
+        &jdk17(),
+        &format!("cpu=samples,net=127.0.0.1:{port}"),
+        "CpuHot",
+        &["400"],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let text = reader.join().unwrap();
+    assert!(!text_output(dir.path()).exists());
+    let p = TextProfile::parse(&text);
+    assert_eq!(p.cpu[0].rows[0].method, "CpuHot.hot");
+}

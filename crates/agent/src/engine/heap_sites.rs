@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::engine::{Context, Engine};
 use crate::jvmti::{
-    Capabilities, Event, GlobalRef, Jni, Jvmti, jclass, jobject, jthread, jvmtiFrameInfo,
+    Capabilities, Event, Jni, Jvmti, WeakRef, jclass, jobject, jthread, jvmtiFrameInfo,
 };
 use crate::output::{ProfileOutput, Site, SiteTotals};
 use crate::trace_store::{ClassInfo, Trace};
@@ -52,8 +52,8 @@ struct SiteCache {
 }
 
 struct CachedSite {
-    /// A global reference to the class (the cache lives as long as its thread).
-    class: GlobalRef,
+    /// A weak reference to the class: the cache must not keep classes from unloading.
+    class: WeakRef,
     thread: u32,
     frames: Vec<(usize, i64)>,
     site: u32,
@@ -85,7 +85,7 @@ pub fn clear_thread_cache(jni: Jni) {
     let _ = SITE_CACHE.try_with(|cache| {
         if let Ok(mut cache) = cache.try_borrow_mut() {
             for entry in cache.entries.iter_mut().filter_map(Option::take) {
-                jni.delete_global_ref(entry.class);
+                jni.delete_weak_ref(entry.class);
             }
         }
     });
@@ -96,6 +96,11 @@ pub fn clear_thread_cache(jni: Jni) {
 struct SiteTable {
     index: HashMap<(u64, u32), u32>,
     infos: Vec<SiteInfo>,
+}
+
+/// Whether an object tag is an allocation tag (site and size) rather than an object id.
+pub fn is_allocation_tag(tag: i64) -> bool {
+    (tag as u64) >> SIZE_BITS != 0
 }
 
 /// Set when an allocation is sampled before the engine runs (see [`warm_up_sampler`]).
@@ -241,13 +246,13 @@ impl HeapSites {
             let site = self.site_of(ctx, jni, class, class_id, &frames, thread_serial);
             if let Some(site) = site {
                 let entry = CachedSite {
-                    class: jni.new_global_ref(class),
+                    class: jni.new_weak_ref(class),
                     thread: thread_serial,
                     frames: cache.key.clone(),
                     site,
                 };
                 if let Some(old) = cache.entries[slot].replace(entry) {
-                    jni.delete_global_ref(old.class);
+                    jni.delete_weak_ref(old.class);
                 }
             }
             Some(site)

@@ -12,7 +12,7 @@ use crate::jvmti::{Capabilities, JavaVm, Jni, Jvmti};
 use crate::options::Options;
 use crate::output::ProfileOutput;
 use crate::threads::ThreadTable;
-use crate::trace_store::{ObjectIds, TraceStore};
+use crate::trace_store::{FreedIds, ObjectIds, TraceStore};
 
 /// What every engine shares: the JVM, the options and the agent's tables.
 #[derive(Debug)]
@@ -29,6 +29,8 @@ pub struct Context {
     pub traces: Mutex<TraceStore>,
     /// Object ids.
     pub ids: ObjectIds,
+    /// Ids of freed class and thread objects, not yet reported.
+    pub freed: FreedIds,
 }
 
 /// A profiling engine.

@@ -754,6 +754,22 @@ impl GlobalRef {
     }
 }
 
+/// A JNI weak global reference: names an object without keeping it alive.
+#[derive(Debug)]
+pub struct WeakRef(jobject);
+
+// SAFETY: a JNI weak global reference may be used from any attached thread.
+unsafe impl Send for WeakRef {}
+// SAFETY: as above; the handle is never written through.
+unsafe impl Sync for WeakRef {}
+
+impl WeakRef {
+    /// The reference, to pass to JNI (`IsSameObject` is false once the object is gone).
+    pub fn get(&self) -> jobject {
+        self.0
+    }
+}
+
 /// The JNI environment of the current thread.
 #[derive(Debug, Clone, Copy)]
 pub struct Jni {
@@ -794,6 +810,18 @@ impl Jni {
     /// Makes a global reference (null in, null out).
     pub fn new_global_ref(self, object: jobject) -> GlobalRef {
         GlobalRef(jni!(self, NewGlobalRef, object).unwrap_or(ptr::null_mut()))
+    }
+
+    /// Makes a weak global reference, which does not keep its object alive.
+    pub fn new_weak_ref(self, object: jobject) -> WeakRef {
+        WeakRef(jni!(self, NewWeakGlobalRef, object).unwrap_or(ptr::null_mut()))
+    }
+
+    /// Deletes a weak global reference.
+    pub fn delete_weak_ref(self, weak: WeakRef) {
+        if !weak.0.is_null() {
+            let _ = jni!(self, DeleteWeakGlobalRef, weak.0);
+        }
     }
 
     /// Deletes a global reference.

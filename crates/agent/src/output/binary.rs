@@ -25,6 +25,8 @@ pub struct BinaryWriter<W: Write + Send> {
     start: Instant,
     strings: HashMap<String, u64>,
     classes: HashSet<u32>,
+    /// Classes unloaded before their LOAD CLASS was written: UNLOAD CLASS follows it at once.
+    unloaded: HashSet<u32>,
     frames: HashSet<u64>,
     traces: HashSet<u32>,
 }
@@ -45,6 +47,7 @@ impl<W: Write + Send> BinaryWriter<W> {
             start: Instant::now(),
             strings: HashMap::new(),
             classes: HashSet::new(),
+            unloaded: HashSet::new(),
             frames: HashSet::new(),
             traces: HashSet::new(),
         };
@@ -89,6 +92,10 @@ impl<W: Write + Send> BinaryWriter<W> {
                 EMPTY_TRACE_SERIAL,
                 name,
             )?;
+            if self.unloaded.remove(&class.serial) {
+                self.classes.remove(&class.serial);
+                self.out.unload_class(time, class.serial)?;
+            }
         }
         Ok(())
     }
@@ -145,6 +152,16 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
             group,
             parent,
         )
+    }
+
+    fn class_unload(&mut self, class: &ClassInfo) -> io::Result<()> {
+        if self.classes.remove(&class.serial) {
+            let time = self.time();
+            self.out.unload_class(time, class.serial)?;
+        } else {
+            self.unloaded.insert(class.serial);
+        }
+        Ok(())
     }
 
     fn thread_end(&mut self, serial: u32) -> io::Result<()> {

@@ -97,6 +97,11 @@ pub trait ProfileWriter: Send {
     /// A SITES section (text) or ALLOC SITES and HEAP SUMMARY records (binary): `sites` are
     /// the listed sites, ordered by live bytes and cut off at `cutoff`.
     fn sites(&mut self, sites: &[Site], totals: &SiteTotals, cutoff: f64) -> io::Result<()>;
+    /// A class was unloaded (binary UNLOAD CLASS, if its LOAD CLASS was written; the text
+    /// format has no record for it).
+    fn class_unload(&mut self, _class: &ClassInfo) -> io::Result<()> {
+        Ok(())
+    }
     /// A `WAIT:` line (text only; `monitor=y` is refused with `format=b`).
     fn monitor_wait(
         &mut self,
