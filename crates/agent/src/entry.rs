@@ -267,6 +267,17 @@ extern "C" fn monitor_waited(
     });
 }
 
+/// Entry point of the `net=` command listener thread.
+pub extern "C" fn listener_thread(
+    _jvmti: *mut sys::jvmtiEnv,
+    jni: *mut sys::JNIEnv,
+    _arg: *mut c_void,
+) {
+    guarded("the command listener", (), || {
+        crate::listener::run(Jni::from_raw(jni))
+    });
+}
+
 /// Entry point of the `cpu=samples` agent thread.
 pub extern "C" fn cpu_sampler_thread(
     _jvmti: *mut sys::jvmtiEnv,

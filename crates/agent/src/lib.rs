@@ -13,6 +13,7 @@
 pub mod engine;
 pub mod entry;
 pub mod jvmti;
+pub mod listener;
 pub mod options;
 pub mod output;
 pub mod profiler;

@@ -3,7 +3,7 @@
 //! orderly stop at VM death, after which every callback is a no-op.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use crate::engine::{Context, Engine, select_engines};
@@ -28,6 +28,8 @@ pub struct Profiler {
     engines: Vec<Box<dyn Engine>>,
     output: Mutex<ProfileOutput>,
     state: AtomicU8,
+    /// The `net=` connection, until the command listener takes it.
+    commands: Mutex<Option<std::net::TcpStream>>,
 }
 
 impl std::fmt::Debug for Profiler {
@@ -67,7 +69,8 @@ impl Profiler {
         jvmti
             .add_capabilities(caps)
             .map_err(|e| format!("can't get the JVMTI capabilities it needs ({e})"))?;
-        let writer = output::open(&options, std::process::id())?;
+        let opened = output::open(&options, std::process::id())?;
+        let commands = opened.socket.as_ref().and_then(|s| s.try_clone().ok());
         let ctx = Context {
             jvmti,
             vm,
@@ -75,12 +78,14 @@ impl Profiler {
             traces: Mutex::new(TraceStore::new(options.lineno, options.thread)),
             ids: ObjectIds::new(),
             freed: FreedIds::default(),
+            max_depth: AtomicU32::new(options.depth),
             options,
         };
         let profiler = Profiler {
             ctx,
             engines,
-            output: Mutex::new(ProfileOutput::new(writer)),
+            output: Mutex::new(ProfileOutput::new(opened.writer, opened.socket)),
+            commands: Mutex::new(commands),
             state: AtomicU8::new(NEW),
         };
         PROFILER
@@ -145,6 +150,21 @@ impl Profiler {
                 eprintln!("HPROF ERROR: {message}");
             }
         }
+        if self.commands.lock().map(|c| c.is_some()).unwrap_or(false) {
+            let started = jni
+                .new_thread(crate::listener::THREAD_NAME)
+                .ok_or_else(|| "can't create the listener thread object".to_string())
+                .and_then(|thread| {
+                    let result = jvmti
+                        .run_agent_thread(thread, crate::entry::listener_thread, 0)
+                        .map_err(|e| e.to_string());
+                    jni.delete_local_ref(thread);
+                    result
+                });
+            if let Err(message) = started {
+                eprintln!("HPROF ERROR: can't start the command listener ({message})");
+            }
+        }
     }
 
     /// ThreadStart (and threads found at VM init): a serial and a THREAD START record.
@@ -177,6 +197,79 @@ impl Profiler {
         if let Some(serial) = serial {
             self.write(|w| w.thread_end(serial));
         }
+    }
+
+    /// The `net=` connection, for the command listener (once).
+    pub fn take_command_stream(&self) -> Option<std::net::TcpStream> {
+        self.commands.lock().ok()?.take()
+    }
+
+    /// The front-end's FORCE GC.
+    pub fn command_gc(&self) {
+        let _ = self.ctx.jvmti.force_garbage_collection();
+    }
+
+    /// The front-end's ALLOC SITES.
+    pub fn command_alloc_sites(&self, flags: u16, cutoff: f64) {
+        if let Some((ctx, engine)) = crate::engine::heap_sites::running() {
+            self.with_output(|out| engine.write_sites(ctx, out, flags, cutoff));
+        }
+    }
+
+    /// The front-end's HEAP SUMMARY.
+    pub fn command_heap_summary(&self) {
+        if let Some((_, engine)) = crate::engine::heap_sites::running() {
+            let totals = engine.totals();
+            self.write(|w| w.heap_summary(&totals));
+        }
+    }
+
+    /// The front-end's DUMP TRACES: every trace not written yet.
+    pub fn command_dump_traces(&self) {
+        let traces = match self.ctx.traces.lock() {
+            Ok(t) => t.all(),
+            Err(_) => return,
+        };
+        self.write(|w| w.traces(&traces));
+    }
+
+    /// The front-end's CPU SAMPLES.
+    pub fn command_cpu_samples(&self, cutoff: f64) {
+        if let Some((ctx, engine)) = crate::engine::cpu_samples::running() {
+            self.with_output(|out| engine.write_samples(ctx, out, cutoff));
+        }
+    }
+
+    /// The front-end's CONTROL: allocation tracking on/off, CPU sampling on/off (for one
+    /// thread by object id, or all for 0), clear CPU samples, clear sites, set the depth.
+    pub fn command_control(&self, sub: u16, argument: u64) -> Result<(), String> {
+        use crate::engine::{cpu_samples, heap_sites};
+        match sub {
+            1 | 2 => match heap_sites::running() {
+                Some((ctx, engine)) => engine.set_tracking(ctx, sub == 1),
+                None => return Err("allocation tracking needs heap=sites".into()),
+            },
+            3 | 4 => match cpu_samples::running() {
+                Some((ctx, engine)) => engine.set_sampling(ctx, argument, sub == 3),
+                None => return Err("CPU sampling needs cpu=samples".into()),
+            },
+            5 => {
+                if let Ok(mut traces) = self.ctx.traces.lock() {
+                    traces.clear_hits();
+                }
+            }
+            6 => {
+                if let Some((_, engine)) = heap_sites::running() {
+                    engine.clear();
+                }
+            }
+            7 => self
+                .ctx
+                .max_depth
+                .store(argument.min(u64::from(u16::MAX)) as u32, Ordering::Relaxed),
+            other => return Err(format!("unknown CONTROL sub-command {other}")),
+        }
+        Ok(())
     }
 
     /// Records the unloading of classes whose objects the garbage collector freed.

@@ -23,6 +23,10 @@ pub struct LiveThread {
     pub last_cpu_ns: Option<i64>,
     /// CPU time used since the last sample was credited, in ns.
     pub cpu_credit_ns: i64,
+    /// Object id of the thread object.
+    pub object_id: u64,
+    /// Whether CPU samples are taken of it (the front-end can turn this off).
+    pub sampled: bool,
 }
 
 /// A thread as the output records it when it starts.
@@ -93,6 +97,7 @@ impl ThreadTable {
         };
         jni.delete_local_ref(info.group);
         let agent = info.name.starts_with(AGENT_THREAD_PREFIX);
+        let object_id = object_id();
         self.live.insert(
             serial,
             LiveThread {
@@ -102,11 +107,13 @@ impl ThreadTable {
                 agent,
                 last_cpu_ns: None,
                 cpu_credit_ns: 0,
+                object_id,
+                sampled: true,
             },
         );
         Some(ThreadStart {
             serial,
-            object_id: object_id(),
+            object_id,
             name: info.name,
             group,
             parent_group,

@@ -412,6 +412,11 @@ impl TraceStore {
         self.entries.get(index).map(|e| e.trace.clone())
     }
 
+    /// Every trace, in serial order.
+    pub fn all(&self) -> Vec<Arc<Trace>> {
+        self.entries.iter().map(|e| e.trace.clone()).collect()
+    }
+
     /// Number of distinct traces.
     pub fn len(&self) -> usize {
         self.entries.len()

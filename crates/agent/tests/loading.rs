@@ -268,3 +268,37 @@ fn net_streams_the_output_to_a_front_end() {
     let p = TextProfile::parse(&text);
     assert_eq!(p.cpu[0].rows[0].method, "CpuHot.hot");
 }
+
+#[test]
+fn an_unknown_command_is_reported_and_ignored() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let front_end = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut socket, _) = listener.accept().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        // An unknown tag 0x42 with a 3-byte body, then EXIT THE VM.
+        socket
+            .write_all(&[0x42, 0, 0, 0, 1, 0, 0, 0, 3, 9, 9, 9])
+            .unwrap();
+        socket.write_all(&[0x05, 0, 0, 0, 2, 0, 0, 0, 0]).unwrap();
+        let mut text = String::new();
+        socket.read_to_string(&mut text).unwrap();
+        text
+    });
+    let (run, _dir) = profile(
+        &jdk17(),
+        &format!("cpu=samples,net=127.0.0.1:{port}"),
+        "ExitPaths",
+        &["wait"],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("HPROF ERROR: unknown command 0x42 from the front-end, ignored"),
+        "{}",
+        run.stderr
+    );
+    let text = front_end.join().unwrap();
+    assert!(text.ends_with("CPU SAMPLES END\n"));
+}

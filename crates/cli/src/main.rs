@@ -26,6 +26,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     Run(cmd::run::RunArgs),
+    Listen(cmd::listen::ListenArgs),
     Summary(cmd::summary::SummaryArgs),
     Print(cmd::print::PrintArgs),
 }
@@ -34,6 +35,7 @@ enum Command {
 fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Option<i32>> {
     match &cli.command {
         Command::Run(args) => cmd::run::run(args, out).map(Some),
+        Command::Listen(args) => cmd::listen::run(args, out).map(|()| None),
         Command::Summary(args) => cmd::summary::run(args, out).map(|()| None),
         Command::Print(args) => cmd::print::run(args, out).map(|()| None),
     }

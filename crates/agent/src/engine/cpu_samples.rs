@@ -30,6 +30,11 @@ pub struct CpuSampler {
     dropped: Mutex<u64>,
 }
 
+/// The running sampler and its context, if `cpu=samples` is on.
+pub fn running() -> Option<(&'static Context, &'static CpuSampler)> {
+    SAMPLER.get().copied()
+}
+
 /// The one sampler of this process, for the agent thread's entry point.
 static SAMPLER: OnceLock<(&'static Context, &'static CpuSampler)> = OnceLock::new();
 
@@ -75,7 +80,7 @@ impl CpuSampler {
         let interval_ns = i64::from(ctx.options.interval_ms) * 1_000_000;
         let mut busy = Vec::new();
         for thread in threads.live_mut() {
-            if thread.agent {
+            if thread.agent || !thread.sampled {
                 continue;
             }
             let Ok(cpu) = ctx.jvmti.thread_cpu_time(thread.thread.get()) else {
@@ -93,11 +98,11 @@ impl CpuSampler {
             }
             thread.last_cpu_ns = Some(cpu);
         }
-        if busy.is_empty() || ctx.options.depth == 0 {
+        if busy.is_empty() || ctx.depth() == 0 {
             return;
         }
         let handles: Vec<_> = busy.iter().map(|&(_, t, _)| t).collect();
-        let Ok(stacks) = ctx.jvmti.stack_traces(&handles, ctx.options.depth as usize) else {
+        let Ok(stacks) = ctx.jvmti.stack_traces(&handles, ctx.depth()) else {
             return;
         };
         drop(threads);
@@ -112,6 +117,37 @@ impl CpuSampler {
                 && let Ok(mut dropped) = self.dropped.lock()
             {
                 *dropped += *samples;
+            }
+        }
+    }
+}
+
+impl CpuSampler {
+    /// Writes the CPU SAMPLES of the interval since the last listing, cut off at `cutoff`,
+    /// and starts a new interval.
+    pub fn write_samples(&self, ctx: &Context, out: &mut ProfileOutput, cutoff: f64) {
+        let Ok(mut traces) = ctx.traces.lock() else {
+            return;
+        };
+        let mut rows = traces.hits();
+        let total: u64 = rows.iter().map(|(_, n)| n).sum();
+        rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.serial.cmp(&b.0.serial)));
+        let shown = rows
+            .iter()
+            .position(|(_, n)| total == 0 || (*n as f64 / total as f64) < cutoff)
+            .unwrap_or(rows.len());
+        rows.truncate(shown);
+        out.write(|w| w.cpu_samples(&rows, total));
+        traces.clear_hits();
+    }
+    /// Turns sampling on or off for the thread whose object id is `thread` (0: all threads).
+    pub fn set_sampling(&self, ctx: &Context, thread: u64, on: bool) {
+        if let Ok(mut threads) = ctx.threads.lock() {
+            for t in threads
+                .live_mut()
+                .filter(|t| thread == 0 || t.object_id == thread)
+            {
+                t.sampled = on;
             }
         }
     }
@@ -167,19 +203,6 @@ impl Engine for CpuSampler {
     }
 
     fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
-        let Ok(mut traces) = ctx.traces.lock() else {
-            return;
-        };
-        let mut rows = traces.hits();
-        let total: u64 = rows.iter().map(|(_, n)| n).sum();
-        rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.serial.cmp(&b.0.serial)));
-        let cutoff = ctx.options.cutoff;
-        let shown = rows
-            .iter()
-            .position(|(_, n)| total == 0 || (*n as f64 / total as f64) < cutoff)
-            .unwrap_or(rows.len());
-        rows.truncate(shown);
-        out.write(|w| w.cpu_samples(&rows, total));
-        traces.clear_hits();
+        self.write_samples(ctx, out, ctx.options.cutoff);
     }
 }

@@ -142,6 +142,9 @@ pub struct HeapSites {
     class_class: OnceLock<u64>,
     /// Allocations not counted because the site or trace tables were full.
     pub dropped: AtomicU64,
+    /// (class, trace, allocated objects) of every site at the last listing, for incremental
+    /// listings.
+    last_listed: Mutex<Vec<(u64, u32, u64)>>,
 }
 
 impl HeapSites {
@@ -156,6 +159,7 @@ impl HeapSites {
             chunks: (0..MAX_CHUNKS).map(|_| OnceLock::new()).collect(),
             class_class: OnceLock::new(),
             dropped: AtomicU64::new(0),
+            last_listed: Mutex::new(Vec::new()),
         }
     }
 
@@ -218,7 +222,7 @@ impl HeapSites {
             let mut cache = cache.borrow_mut();
             let cache = &mut *cache;
             let n = jvmti
-                .current_stack_trace(ctx.options.depth as usize, &mut cache.frames)
+                .current_stack_trace(ctx.depth(), &mut cache.frames)
                 .unwrap_or(0);
             cache.key.clear();
             cache.key.extend(
@@ -387,9 +391,24 @@ impl Engine for HeapSites {
     }
 
     fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
-        HeapSites::collect_garbage(ctx.jvmti);
-        let Ok(table) = self.table.lock() else { return };
-        let mut sites: Vec<Site> = table
+        self.write_sites(ctx, out, FORCE_GC, ctx.options.cutoff);
+    }
+}
+
+/// ALLOC SITES flags (the front-end's command and the binary record).
+pub const INCREMENTAL: u16 = 0x1;
+/// Order by allocated bytes instead of live bytes.
+pub const BY_ALLOCATION: u16 = 0x2;
+/// Collect garbage first.
+pub const FORCE_GC: u16 = 0x4;
+
+impl HeapSites {
+    /// Every site with its counts now.
+    fn snapshot(&self) -> Vec<Site> {
+        let Ok(table) = self.table.lock() else {
+            return Vec::new();
+        };
+        table
             .infos
             .iter()
             .enumerate()
@@ -405,32 +424,95 @@ impl Engine for HeapSites {
                     allocated_objects: c.allocated_objects.load(Ordering::Relaxed),
                 })
             })
-            .collect();
-        drop(table);
+            .collect()
+    }
+
+    /// Totals over every site.
+    pub fn totals(&self) -> SiteTotals {
+        let sites = self.snapshot();
+        SiteTotals {
+            live_bytes: sites.iter().map(|s| s.live_bytes).sum(),
+            live_objects: sites.iter().map(|s| s.live_objects).sum(),
+            allocated_bytes: sites.iter().map(|s| s.allocated_bytes).sum(),
+            allocated_objects: sites.iter().map(|s| s.allocated_objects).sum(),
+        }
+    }
+
+    /// Writes the sites: by live bytes, or by allocated bytes with [`BY_ALLOCATION`]; only
+    /// those that allocated since the last listing with [`INCREMENTAL`]; after a full GC
+    /// with [`FORCE_GC`]; cut off at `cutoff` of the ordering column's total.
+    pub fn write_sites(&self, ctx: &Context, out: &mut ProfileOutput, flags: u16, cutoff: f64) {
+        if flags & FORCE_GC != 0 {
+            HeapSites::collect_garbage(ctx.jvmti);
+        }
+        let mut sites = self.snapshot();
         let totals = SiteTotals {
             live_bytes: sites.iter().map(|s| s.live_bytes).sum(),
             live_objects: sites.iter().map(|s| s.live_objects).sum(),
             allocated_bytes: sites.iter().map(|s| s.allocated_bytes).sum(),
             allocated_objects: sites.iter().map(|s| s.allocated_objects).sum(),
         };
+        if let Ok(mut last) = self.last_listed.lock() {
+            let previous = std::mem::take(&mut *last);
+            *last = sites
+                .iter()
+                .map(|s| (s.class.object_id, s.trace.serial, s.allocated_objects))
+                .collect();
+            if flags & INCREMENTAL != 0 {
+                let seen: HashMap<(u64, u32), u64> =
+                    previous.into_iter().map(|(c, t, n)| ((c, t), n)).collect();
+                sites.retain(|s| {
+                    seen.get(&(s.class.object_id, s.trace.serial)) != Some(&s.allocated_objects)
+                });
+            }
+        }
+        let by_allocation = flags & BY_ALLOCATION != 0;
+        let key = |s: &Site| {
+            if by_allocation {
+                s.allocated_bytes
+            } else {
+                s.live_bytes
+            }
+        };
+        let total = if by_allocation {
+            totals.allocated_bytes
+        } else {
+            totals.live_bytes
+        };
         sites.sort_by(|a, b| {
-            b.live_bytes
-                .cmp(&a.live_bytes)
+            key(b)
+                .cmp(&key(a))
                 .then(b.allocated_bytes.cmp(&a.allocated_bytes))
                 .then(a.trace.serial.cmp(&b.trace.serial))
                 .then_with(|| a.class.name.cmp(&b.class.name))
         });
-        let cutoff = ctx.options.cutoff;
+        // With nothing in the ordering column the cutoff cannot apply and every site is
+        // listed (as the original's 0/0 ratio did).
         let shown = sites
             .iter()
-            // With nothing live the cutoff cannot apply and every site is listed (as the
-            // original's 0/0 ratio did).
-            .position(|s| {
-                totals.live_bytes > 0 && (s.live_bytes as f64 / totals.live_bytes as f64) < cutoff
-            })
+            .position(|s| total > 0 && (key(s) as f64 / total as f64) < cutoff)
             .unwrap_or(sites.len());
         sites.truncate(shown);
-        out.write(|w| w.sites(&sites, &totals, cutoff));
+        out.write(|w| w.sites(&sites, &totals, cutoff, flags));
+    }
+
+    /// Turns allocation tracking on or off (the front-end's CONTROL 1 and 2).
+    pub fn set_tracking(&self, ctx: &Context, on: bool) {
+        let _ = ctx.jvmti.set_event(Event::SampledObjectAlloc, on);
+    }
+
+    /// Forgets every count (the front-end's "clear sites"); objects still live are no longer
+    /// counted when freed.
+    pub fn clear(&self) {
+        let Ok(table) = self.table.lock() else { return };
+        for index in 0..table.infos.len() {
+            if let Some(c) = self.counters(index as u32) {
+                c.allocated_objects.store(0, Ordering::Relaxed);
+                c.allocated_bytes.store(0, Ordering::Relaxed);
+                c.live_objects.store(0, Ordering::Relaxed);
+                c.live_bytes.store(0, Ordering::Relaxed);
+            }
+        }
     }
 }
 

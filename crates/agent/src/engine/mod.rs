@@ -7,6 +7,7 @@ pub mod heap_sites;
 pub mod monitors;
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::jvmti::{Capabilities, JavaVm, Jni, Jvmti};
 use crate::options::Options;
@@ -31,6 +32,15 @@ pub struct Context {
     pub ids: ObjectIds,
     /// Ids of freed class and thread objects, not yet reported.
     pub freed: FreedIds,
+    /// Frames per trace: `depth=`, changed by the front-end's CONTROL command.
+    pub max_depth: AtomicU32,
+}
+
+impl Context {
+    /// Frames per trace now.
+    pub fn depth(&self) -> usize {
+        self.max_depth.load(Ordering::Relaxed) as usize
+    }
 }
 
 /// A profiling engine.

@@ -107,7 +107,7 @@ impl Monitors {
         let mut buf = Vec::new();
         let n = ctx
             .jvmti
-            .current_stack_trace(ctx.options.depth as usize, &mut buf)
+            .current_stack_trace(ctx.depth(), &mut buf)
             .unwrap_or(0);
         let frames: Vec<_> = buf[..n].iter().map(|f| (f.method, f.location)).collect();
         ctx.traces
@@ -183,7 +183,7 @@ impl Monitors {
         let live: Vec<(u32, jthread)> = table.live().map(|t| (t.serial, t.thread.get())).collect();
         let handles: Vec<jthread> = live.iter().map(|&(_, t)| t).collect();
         let stacks = jvmti
-            .stack_traces(&handles, ctx.options.depth as usize)
+            .stack_traces(&handles, ctx.depth())
             .unwrap_or_default();
         let mut threads = Vec::new();
         let mut traces = Vec::new();

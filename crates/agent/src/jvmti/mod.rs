@@ -899,6 +899,26 @@ impl Jni {
         self.delete_local_ref(arrays);
     }
 
+    /// Calls `System.exit(status)`: the JVM shuts down in order (shutdown hooks, VM death).
+    pub fn system_exit(self, status: i32) {
+        let Some(system) = self.find_class(c"java/lang/System") else {
+            return;
+        };
+        if let Some(exit) = jni!(
+            self,
+            GetStaticMethodID,
+            system,
+            c"exit".as_ptr(),
+            c"(I)V".as_ptr()
+        ) && !exit.is_null()
+        {
+            let args = [sys::jvalue { i: status }];
+            let _ = jni!(self, CallStaticVoidMethodA, system, exit, args.as_ptr());
+        }
+        self.clear_exception();
+        self.delete_local_ref(system);
+    }
+
     /// Clears a pending Java exception, if any.
     pub fn clear_exception(self) {
         if jni!(self, ExceptionCheck) == Some(1) {

@@ -183,7 +183,33 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
         self.out.flush()
     }
 
-    fn sites(&mut self, sites: &[Site], totals: &SiteTotals, cutoff: f64) -> io::Result<()> {
+    fn traces(&mut self, traces: &[Arc<Trace>]) -> io::Result<()> {
+        for trace in traces {
+            self.ensure_trace(trace)?;
+        }
+        self.out.flush()
+    }
+
+    fn heap_summary(&mut self, totals: &SiteTotals) -> io::Result<()> {
+        let u4 = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+        let time = self.time();
+        self.out.heap_summary(
+            time,
+            u4(totals.live_bytes),
+            u4(totals.live_objects),
+            totals.allocated_bytes,
+            totals.allocated_objects,
+        )?;
+        self.out.flush()
+    }
+
+    fn sites(
+        &mut self,
+        sites: &[Site],
+        totals: &SiteTotals,
+        cutoff: f64,
+        flags: u16,
+    ) -> io::Result<()> {
         for site in sites {
             self.class(&site.class)?;
             self.ensure_trace(&site.trace)?;
@@ -202,10 +228,9 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
             })
             .collect();
         let time = self.time();
-        // Flags: 0x4, a full GC was run before the counts were taken.
         self.out.alloc_sites(
             time,
-            0x4,
+            flags,
             cutoff as f32,
             u4(totals.live_bytes),
             u4(totals.live_objects),

@@ -95,8 +95,21 @@ pub trait ProfileWriter: Send {
     /// counts; `total` counts every sample of the interval.
     fn cpu_samples(&mut self, rows: &[(Arc<Trace>, u64)], total: u64) -> io::Result<()>;
     /// A SITES section (text) or ALLOC SITES and HEAP SUMMARY records (binary): `sites` are
-    /// the listed sites, ordered by live bytes and cut off at `cutoff`.
-    fn sites(&mut self, sites: &[Site], totals: &SiteTotals, cutoff: f64) -> io::Result<()>;
+    /// the listed sites, in order and cut off at `cutoff`; `flags` are the ALLOC SITES flags
+    /// (0x1 incremental, 0x2 ordered by allocated bytes, 0x4 a GC was forced).
+    fn sites(
+        &mut self,
+        sites: &[Site],
+        totals: &SiteTotals,
+        cutoff: f64,
+        flags: u16,
+    ) -> io::Result<()>;
+    /// A HEAP SUMMARY record (binary; the text format has none).
+    fn heap_summary(&mut self, _totals: &SiteTotals) -> io::Result<()> {
+        Ok(())
+    }
+    /// Every trace not written yet (the front-end's DUMP TRACES command).
+    fn traces(&mut self, traces: &[Arc<Trace>]) -> io::Result<()>;
     /// A class was unloaded (binary UNLOAD CLASS, if its LOAD CLASS was written; the text
     /// format has no record for it).
     fn class_unload(&mut self, _class: &ClassInfo) -> io::Result<()> {
@@ -146,6 +159,7 @@ pub trait ProfileWriter: Send {
 /// The output stream: a writer, or nothing once a write has failed.
 pub struct ProfileOutput {
     writer: Option<Box<dyn ProfileWriter>>,
+    socket: Option<TcpStream>,
 }
 
 impl std::fmt::Debug for ProfileOutput {
@@ -158,9 +172,10 @@ impl std::fmt::Debug for ProfileOutput {
 
 impl ProfileOutput {
     /// Wraps a writer.
-    pub fn new(writer: Box<dyn ProfileWriter>) -> ProfileOutput {
+    pub fn new(writer: Box<dyn ProfileWriter>, socket: Option<TcpStream>) -> ProfileOutput {
         ProfileOutput {
             writer: Some(writer),
+            socket,
         }
     }
 
@@ -181,12 +196,18 @@ impl ProfileOutput {
     pub fn close(&mut self) {
         self.write(|w| w.flush());
         self.writer = None;
+        // The command listener holds a clone of a `net=` socket: shutting it down is what
+        // tells the front-end the stream is complete, and ends the listener.
+        if let Some(socket) = self.socket.take() {
+            let _ = socket.shutdown(std::net::Shutdown::Both);
+        }
     }
 }
 
 /// Opens the file or connects the socket the options name, and makes the writer for the
 /// format. Errors are the original's messages (the caller prints them and exits 1).
-pub fn open(options: &Options, pid: u32) -> Result<Box<dyn ProfileWriter>, String> {
+pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
+    let mut socket = None;
     let sink: Box<dyn Write + Send> = match &options.output {
         Output::File(path) => {
             // force=y truncates an existing file (the original removed it first; we never
@@ -204,6 +225,11 @@ pub fn open(options: &Options, pid: u32) -> Result<Box<dyn ProfileWriter>, Strin
             let stream = TcpStream::connect((host.as_str(), *port))
                 .map_err(|_| format!("can't connect to {host}:{port}"))?;
             let _ = stream.set_nodelay(true);
+            socket = Some(
+                stream
+                    .try_clone()
+                    .map_err(|e| format!("can't use the connection to {host}:{port} ({e})"))?,
+            );
             Box::new(stream)
         }
     };
@@ -217,5 +243,14 @@ pub fn open(options: &Options, pid: u32) -> Result<Box<dyn ProfileWriter>, Strin
                 .map_err(|e| format!("can't write profile output: {e}"))?,
         ),
     };
-    Ok(writer)
+    Ok(Opened { writer, socket })
+}
+
+/// An opened output: the writer, and for `net=` the socket (to read commands from and to
+/// shut down at the end).
+pub struct Opened {
+    /// The format's writer.
+    pub writer: Box<dyn ProfileWriter>,
+    /// The front-end connection, for `net=`.
+    pub socket: Option<TcpStream>,
 }

@@ -102,7 +102,20 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
         self.out.flush()
     }
 
-    fn sites(&mut self, sites: &[Site], totals: &SiteTotals, _cutoff: f64) -> io::Result<()> {
+    fn traces(&mut self, traces: &[Arc<Trace>]) -> io::Result<()> {
+        for trace in traces {
+            self.ensure_trace(trace)?;
+        }
+        self.out.flush()
+    }
+
+    fn sites(
+        &mut self,
+        sites: &[Site],
+        totals: &SiteTotals,
+        _cutoff: f64,
+        flags: u16,
+    ) -> io::Result<()> {
         for site in sites {
             self.ensure_trace(&site.trace)?;
         }
@@ -117,12 +130,17 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
                 class: &s.class.name,
             })
             .collect();
+        let (order, total) = if flags & 0x2 != 0 {
+            (SitesOrder::AllocatedBytes, totals.allocated_bytes)
+        } else {
+            (SitesOrder::LiveBytes, totals.live_bytes)
+        };
         write_sites(
             &mut self.out,
-            SitesOrder::LiveBytes,
+            order,
             &ctime(SystemTime::now()),
             &rows,
-            totals.live_bytes,
+            total,
         )?;
         self.out.flush()
     }
