@@ -1,8 +1,10 @@
 //! The profile is complete however the JVM ends, and the exit status is the JVM's own.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::Stdio;
 use std::time::Duration;
+
+use hprof_testkit::java::{kill, start_until_ready, wait_until_contains};
 
 use crate::support::{
     TextProfile, agentpath, finish, java_command, jdk17, jdks, profile, read_text, text_output,
@@ -47,37 +49,15 @@ fn normal_return_exit_from_a_thread_and_uncaught_exception() {
 
 /// Starts ExitPaths in `mode` under the agent and waits for READY.
 fn start_waiting(mode: &str, dir: &std::path::Path) -> (std::process::Child, u32) {
-    let mut child = java_command(
+    let mut command = java_command(
         &jdk17(),
         dir,
         &[&agentpath("cpu=samples")],
         "ExitPaths",
         &[mode],
-    )
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let pid = line
-        .trim()
-        .strip_prefix("READY ")
-        .expect("READY line")
-        .parse()
-        .unwrap();
-    (child, pid)
-}
-
-fn kill(pid: u32, signal: &str) {
-    let status = std::process::Command::new("kill")
-        .args([signal, &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    );
+    command.stdin(Stdio::piped()).stderr(Stdio::piped());
+    start_until_ready(command)
 }
 
 #[test]
@@ -101,12 +81,7 @@ fn sigquit_dumps_mid_run_with_counts_per_interval() {
     kill(pid, "-QUIT");
     // The dump is written when the JVM handles the signal; wait until it is in the file.
     let path = text_output(dir.path());
-    for _ in 0..200 {
-        if read_text(&path).contains("CPU SAMPLES END") {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until_contains(&path, "CPU SAMPLES END");
     let first = TextProfile::parse(&read_text(&path));
     assert_eq!(first.cpu.len(), 1, "no dump after SIGQUIT");
     child.stdin.take().unwrap().write_all(b"go\n").unwrap();

@@ -275,39 +275,22 @@ fn sampled_mode_estimates_the_allocated_bytes() {
 
 #[test]
 fn sites_are_cumulative_over_dumps() {
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
-    let mut child = crate::support::java_command(
+    let mut command = crate::support::java_command(
         &jdk17(),
         dir.path(),
         &[&crate::support::agentpath("heap=sites,depth=8")],
         "AllocSites",
         &["wait"],
-    )
-    .stdin(std::process::Stdio::piped())
-    .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let pid: u32 = line.trim().strip_prefix("READY ").unwrap().parse().unwrap();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-QUIT", &pid.to_string()])
-            .status()
-            .unwrap()
-            .success()
     );
+    command
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let (mut child, pid) = hprof_testkit::java::start_until_ready(command);
+    hprof_testkit::java::kill(pid, "-QUIT");
     let path = text_output(dir.path());
-    for _ in 0..250 {
-        if read_text(&path).contains("SITES END") {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    hprof_testkit::java::wait_until_contains(&path, "SITES END");
     child.stdin.take().unwrap().write_all(b"go\n").unwrap();
     let run = crate::support::finish(child);
     assert_eq!(run.code, Some(0), "{}", run.stderr);

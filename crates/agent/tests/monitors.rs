@@ -1,9 +1,9 @@
 //! monitor=y: WAIT/WAITED lines, MONITOR TIME with real contention in ms, MONITOR DUMP with
 //! owners and waiters (java/src/LockContention.java).
 
-use std::io::{BufRead, BufReader, Write};
+use hprof_testkit::java::{kill, start_until_ready, wait_until_contains};
+use std::io::Write;
 use std::process::Stdio;
-use std::time::Duration;
 
 use crate::support::{
     TextProfile, agentpath, finish, java_command, jdk17, jdks, profile, read_text, text_output,
@@ -82,42 +82,18 @@ fn waits_and_contention_are_recorded() {
 #[test]
 fn monitor_dump_names_the_owner_and_the_waiters() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = java_command(
+    let mut command = java_command(
         &jdk17(),
         dir.path(),
         &[&agentpath("monitor=y")],
         "LockContention",
         &["hold"],
-    )
-    .stdin(Stdio::piped())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let pid: u32 = line
-        .trim()
-        .strip_prefix("READY ")
-        .expect("READY")
-        .parse()
-        .unwrap();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-QUIT", &pid.to_string()])
-            .status()
-            .unwrap()
-            .success()
     );
+    command.stdin(Stdio::piped()).stderr(Stdio::piped());
+    let (mut child, pid) = start_until_ready(command);
+    kill(pid, "-QUIT");
     let path = text_output(dir.path());
-    for _ in 0..250 {
-        if read_text(&path).contains("MONITOR DUMP END") {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until_contains(&path, "MONITOR DUMP END");
     let text = read_text(&path);
     child.stdin.take().unwrap().write_all(b"go\n").unwrap();
     let run = finish(child);

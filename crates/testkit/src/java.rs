@@ -335,3 +335,42 @@ pub fn finish(mut child: Child) -> JavaRun {
         stderr: err_reader.join().unwrap(),
     }
 }
+
+/// Starts `command` (stdout piped) and waits for its `READY <pid>` line; returns the child
+/// and the pid it printed.
+pub fn start_until_ready(mut command: Command) -> (Child, u32) {
+    let mut child = command.stdout(Stdio::piped()).spawn().expect("java starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .expect("read stdout");
+    let pid = line
+        .trim()
+        .strip_prefix("READY ")
+        .unwrap_or_else(|| panic!("expected READY, got {line:?}"))
+        .parse()
+        .unwrap();
+    (child, pid)
+}
+
+/// Sends `signal` (`-QUIT`, `-TERM`, ...) to `pid`.
+pub fn kill(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {signal} {pid}");
+}
+
+/// Waits (at most five seconds) until the file at `path` contains `needle`; returns its text.
+pub fn wait_until_contains(path: &Path, needle: &str) -> String {
+    for _ in 0..250 {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && text.contains(needle)
+        {
+            return text;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("{} never contained {needle:?}", path.display());
+}

@@ -238,14 +238,7 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
             totals.allocated_objects,
             &records,
         )?;
-        self.out.heap_summary(
-            time,
-            u4(totals.live_bytes),
-            u4(totals.live_objects),
-            totals.allocated_bytes,
-            totals.allocated_objects,
-        )?;
-        self.out.flush()
+        self.heap_summary(totals)
     }
 
     fn flush(&mut self) -> io::Result<()> {
