@@ -3,6 +3,7 @@
 //! their sections through the format-neutral [`ProfileOutput`].
 
 pub mod cpu_samples;
+pub mod heap_dump;
 pub mod heap_sites;
 pub mod monitors;
 
@@ -69,6 +70,9 @@ pub fn select_engines(options: &Options) -> Vec<Box<dyn Engine>> {
     let mut engines: Vec<Box<dyn Engine>> = Vec::new();
     if options.monitor {
         engines.push(Box::new(monitors::Monitors::new()));
+    }
+    if options.heap_dump {
+        engines.push(Box::new(heap_dump::HeapDump::new()));
     }
     if options.heap_sites {
         engines.push(Box::new(heap_sites::HeapSites::new(options.alloc_interval)));

@@ -587,6 +587,90 @@ impl Jvmti {
         })
     }
 
+    /// Every loaded class (local references).
+    pub fn loaded_classes(self) -> Result<Vec<jclass>> {
+        let mut count: jint = 0;
+        let mut classes: *mut jclass = ptr::null_mut();
+        jvmti!(self, GetLoadedClasses, &mut count, &mut classes)?;
+        Ok(take_slice(self, classes, count))
+    }
+
+    /// A class's declared fields, in the JVM's order.
+    pub fn class_fields(self, class: jclass) -> Result<Vec<sys::jfieldID>> {
+        let mut count: jint = 0;
+        let mut fields: *mut sys::jfieldID = ptr::null_mut();
+        jvmti!(self, GetClassFields, class, &mut count, &mut fields)?;
+        Ok(take_slice(self, fields, count))
+    }
+
+    /// A field's name and JVM signature.
+    pub fn field_name(self, class: jclass, field: sys::jfieldID) -> Result<(String, String)> {
+        let (mut name, mut sig): (*mut c_char, *mut c_char) = (ptr::null_mut(), ptr::null_mut());
+        jvmti!(
+            self,
+            GetFieldName,
+            class,
+            field,
+            &mut name,
+            &mut sig,
+            ptr::null_mut()
+        )?;
+        Ok((
+            take_string(self, name).unwrap_or_default(),
+            take_string(self, sig).unwrap_or_default(),
+        ))
+    }
+
+    /// A field's access flags (0x8 = static).
+    pub fn field_modifiers(self, class: jclass, field: sys::jfieldID) -> Result<i32> {
+        let mut modifiers: jint = 0;
+        jvmti!(self, GetFieldModifiers, class, field, &mut modifiers)?;
+        Ok(modifiers)
+    }
+
+    /// The interfaces a class or interface declares it implements or extends (local refs).
+    pub fn interfaces(self, class: jclass) -> Result<Vec<jclass>> {
+        let mut count: jint = 0;
+        let mut list: *mut jclass = ptr::null_mut();
+        jvmti!(self, GetImplementedInterfaces, class, &mut count, &mut list)?;
+        Ok(take_slice(self, list, count))
+    }
+
+    /// Whether a class is an interface.
+    pub fn is_interface(self, class: jclass) -> Result<bool> {
+        let mut flag: sys::jboolean = 0;
+        jvmti!(self, IsInterface, class, &mut flag)?;
+        Ok(flag != 0)
+    }
+
+    /// A new, separate JVMTI environment with object tagging (its own tags): heap walks
+    /// number objects there without touching this environment's tags.
+    pub fn new_tagging_env(vm: JavaVm) -> Result<Jvmti> {
+        let mut env: *mut c_void = ptr::null_mut();
+        // SAFETY: `vm.raw` is the JVM's invocation interface; GetEnv writes a new JVMTI
+        // environment pointer to the out-value.
+        let code = unsafe {
+            match (**vm.raw).GetEnv {
+                Some(get_env) => get_env(vm.raw, &mut env, sys::JVMTI_VERSION_1_2.0 as jint),
+                None => -1,
+            }
+        };
+        if code != 0 || env.is_null() {
+            return Err(JvmtiError::MISSING_FUNCTION);
+        }
+        let jvmti = Jvmti { raw: env.cast() };
+        jvmti.add_capabilities(Capabilities {
+            tag_objects: true,
+            ..Capabilities::default()
+        })?;
+        Ok(jvmti)
+    }
+
+    /// Disposes of an environment made by [`Jvmti::new_tagging_env`], and its tags.
+    pub fn dispose(self) {
+        let _ = jvmti!(self, DisposeEnvironment);
+    }
+
     /// Samples allocations every `bytes` bytes on average (0 = every allocation).
     pub fn set_heap_sampling_interval(self, bytes: i32) -> Result<()> {
         jvmti!(self, SetHeapSamplingInterval, bytes)
@@ -831,6 +915,11 @@ impl Jni {
         }
     }
 
+    /// A class's superclass (a local reference), or `None` for Object and interfaces.
+    pub fn superclass(self, class: jclass) -> Option<jclass> {
+        jni!(self, GetSuperclass, class).filter(|c| !c.is_null())
+    }
+
     /// The class of an object (a local reference).
     pub fn object_class(self, object: jobject) -> Option<jclass> {
         jni!(self, GetObjectClass, object).filter(|c| !c.is_null())
@@ -926,3 +1015,6 @@ impl Jni {
         }
     }
 }
+
+// After the macros above, which it uses.
+pub mod walk;

@@ -241,6 +241,54 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
         self.heap_summary(totals)
     }
 
+    fn heap_class(&mut self, class: &ClassInfo) -> io::Result<()> {
+        self.class(class)
+    }
+
+    fn heap_dump_begin(&mut self) -> io::Result<()> {
+        let time = self.time();
+        self.out.begin_heap_dump(time)
+    }
+
+    fn heap_record(&mut self, record: &hprof_format::HeapRecord<'_>) -> io::Result<()> {
+        self.out.heap_record(record)
+    }
+
+    fn heap_string(&mut self, text: &str) -> io::Result<u64> {
+        self.string(text)
+    }
+
+    fn heap_class_dump(
+        &mut self,
+        class_id: u64,
+        super_id: u64,
+        loader: u64,
+        signers: u64,
+        domain: u64,
+        instance_size: u32,
+        constant_pool: &[(u16, hprof_format::Value)],
+        statics: &[(u64, hprof_format::Value)],
+        fields: &[(u64, hprof_format::BasicType)],
+    ) -> io::Result<()> {
+        self.out.class_dump(
+            class_id,
+            EMPTY_TRACE_SERIAL,
+            super_id,
+            loader,
+            signers,
+            domain,
+            instance_size,
+            constant_pool,
+            statics,
+            fields,
+        )
+    }
+
+    fn heap_dump_end(&mut self) -> io::Result<()> {
+        self.out.end_heap_dump()?;
+        self.out.flush()
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }

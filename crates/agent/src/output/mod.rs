@@ -152,6 +152,42 @@ pub trait ProfileWriter: Send {
     ) -> io::Result<()> {
         Ok(())
     }
+    /// LOAD CLASS for a class a heap dump is about to refer to (binary).
+    fn heap_class(&mut self, _class: &ClassInfo) -> io::Result<()> {
+        Ok(())
+    }
+    /// Starts a heap dump.
+    fn heap_dump_begin(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// One heap dump sub-record (a root, an instance, an array).
+    fn heap_record(&mut self, _record: &hprof_format::HeapRecord<'_>) -> io::Result<()> {
+        Ok(())
+    }
+    /// The id of a name's STRING record, written on first use (binary).
+    fn heap_string(&mut self, _text: &str) -> io::Result<u64> {
+        Ok(0)
+    }
+    /// A CLASS DUMP.
+    #[allow(clippy::too_many_arguments)]
+    fn heap_class_dump(
+        &mut self,
+        _class_id: u64,
+        _super_id: u64,
+        _loader: u64,
+        _signers: u64,
+        _domain: u64,
+        _instance_size: u32,
+        _constant_pool: &[(u16, hprof_format::Value)],
+        _statics: &[(u64, hprof_format::Value)],
+        _fields: &[(u64, hprof_format::BasicType)],
+    ) -> io::Result<()> {
+        Ok(())
+    }
+    /// Ends the heap dump.
+    fn heap_dump_end(&mut self) -> io::Result<()> {
+        Ok(())
+    }
     /// Pushes buffered output to the file or socket.
     fn flush(&mut self) -> io::Result<()>;
 }
