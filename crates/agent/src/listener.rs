@@ -139,9 +139,7 @@ pub fn run(jni: Jni) {
         match command {
             Command::End => return,
             Command::ForceGc => p.command_gc(),
-            Command::DumpHeap => {
-                eprintln!("HPROF ERROR: heap dumps are not available yet; DUMP HEAP ignored")
-            }
+            Command::DumpHeap => p.command_dump_heap(jni),
             Command::AllocSites { flags, cutoff } => {
                 p.command_alloc_sites(flags, f64::from(cutoff))
             }

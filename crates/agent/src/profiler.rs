@@ -209,6 +209,13 @@ impl Profiler {
         let _ = self.ctx.jvmti.force_garbage_collection();
     }
 
+    /// The front-end's DUMP HEAP (whatever `heap=` says: the dump needs no set-up).
+    pub fn command_dump_heap(&self, jni: Jni) {
+        use crate::engine::Engine;
+        let engine = crate::engine::heap_dump::HeapDump::new();
+        self.with_output(|out| engine.dump(&self.ctx, Some(jni), out));
+    }
+
     /// The front-end's ALLOC SITES.
     pub fn command_alloc_sites(&self, flags: u16, cutoff: f64) {
         if let Some((ctx, engine)) = crate::engine::heap_sites::running() {
