@@ -102,6 +102,21 @@ impl Drop for Progress {
     }
 }
 
+/// The next record, or with `partial` the end of the file when the last record is cut
+/// short (a file still being written, such as `hprof listen`'s output).
+pub fn next_record<'a>(
+    records: &mut hprof_format::Records<'a>,
+    partial: bool,
+) -> hprof_format::Result<Option<(hprof_format::RecordHeader, hprof_format::Record<'a>)>> {
+    match records.next() {
+        Err(err) if partial && matches!(err.kind(), hprof_format::ErrorKind::Truncated { .. }) => {
+            eprintln!("hprof: stopped at the last complete record ({err})");
+            Ok(None)
+        }
+        other => other,
+    }
+}
+
 /// Follows a front-to-back walk: moves the progress bar and drops pages already read.
 #[derive(Debug)]
 pub struct Walk<'a> {

@@ -233,3 +233,28 @@ fn a_file_that_is_not_hprof_is_rejected() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot open /nonexistent/x.hprof"));
 }
+
+#[test]
+fn partial_reads_a_file_cut_inside_a_record_up_to_the_last_complete_one() {
+    let bytes = population(Options::default());
+    let dir = temp_dir();
+    // Cut inside the heap dump segment: strict reading fails, --partial reports what came before.
+    let (_, mut records) = hprof_format::Records::new(&bytes).unwrap();
+    let mut segment_at = 0;
+    while let Some((rh, record)) = records.next().unwrap() {
+        if let hprof_format::Record::HeapDumpSegment(_) = record {
+            segment_at = rh.offset as usize;
+        }
+    }
+    let path = write_file(dir.path(), "cut.hprof", &bytes[..segment_at + 50]);
+    assert_eq!(run_hprof(&["summary", path.to_str().unwrap()]).status.code(), Some(1));
+    let out = run_hprof(&["summary", "--partial", "--json", path.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stopped at the last complete record"));
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["records"]["STRING"], 19);
+    assert!(s["records"].get("HEAP DUMP SEGMENT").is_none());
+    let print = run_hprof(&["print", "--partial", path.to_str().unwrap()]);
+    assert!(print.status.success());
+    assert!(String::from_utf8_lossy(&print.stdout).contains("CPU SAMPLES END"));
+}

@@ -36,13 +36,16 @@ pub struct PrintArgs {
     /// Write the text to this file instead of standard output.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
+    /// Read up to the last complete record of a file still being written.
+    #[arg(long)]
+    pub partial: bool,
 }
 
 /// Renders the binary file at `path` as text into `out`.
 pub fn render_file(path: &std::path::Path, out: &mut dyn Write) -> Result<()> {
     let name = path.display().to_string();
     let input = Input::open(path)?;
-    let index = Index::build(&input).with_context(|| name.clone())?;
+    let index = Index::build(&input, false).with_context(|| name.clone())?;
     render(&input, &index, out).with_context(|| name.clone())
 }
 
@@ -50,7 +53,7 @@ pub fn render_file(path: &std::path::Path, out: &mut dyn Write) -> Result<()> {
 pub fn run(args: &PrintArgs, stdout: &mut dyn Write) -> Result<()> {
     let name = args.file.display().to_string();
     let input = Input::open(&args.file)?;
-    let index = Index::build(&input).with_context(|| name.clone())?;
+    let index = Index::build(&input, args.partial).with_context(|| name.clone())?;
     match &args.output {
         Some(path) => {
             let file =
@@ -76,6 +79,8 @@ struct Dump<'a> {
 /// What the first pass learns: names, frames, class layouts and where the dumps are.
 #[derive(Debug)]
 struct Index<'a> {
+    /// Stop quietly at a record cut short by the end of the file.
+    partial: bool,
     header: Header,
     strings: FxHashMap<u64, &'a [u8]>,
     class_name_ids: FxHashMap<u64, u64>,
@@ -95,9 +100,10 @@ struct FrameRecord {
 }
 
 impl<'a> Index<'a> {
-    fn build(input: &'a Input) -> hprof_format::Result<Index<'a>> {
+    fn build(input: &'a Input, partial: bool) -> hprof_format::Result<Index<'a>> {
         let (header, mut records) = Records::new(input.bytes())?;
         let mut index = Index {
+            partial,
             header,
             strings: FxHashMap::default(),
             class_name_ids: FxHashMap::default(),
@@ -110,7 +116,8 @@ impl<'a> Index<'a> {
         let progress = input.progress("indexing", input.bytes().len() as u64);
         let mut walk = progress.walk(input, 0);
         let mut open_dump = false;
-        while let Some((record_header, record)) = records.next()? {
+        while let Some((record_header, record)) = crate::input::next_record(&mut records, partial)?
+        {
             match record {
                 Record::Utf8 { id, text } => {
                     index.strings.insert(id, text);
@@ -246,7 +253,9 @@ fn render(input: &Input, index: &Index<'_>, out: &mut dyn Write) -> Result<()> {
     let mut walk = progress.walk(input, 0);
     let mut dumps = index.dumps.iter();
     let mut open_dump = false;
-    while let Some((record_header, record)) = records.next()? {
+    while let Some((record_header, record)) =
+        crate::input::next_record(&mut records, index.partial)?
+    {
         match record {
             Record::StartThread {
                 thread_serial,

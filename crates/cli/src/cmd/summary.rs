@@ -36,6 +36,9 @@ pub struct SummaryArgs {
     /// How many classes the histogram lists (0 lists all).
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub top: usize,
+    /// Read up to the last complete record of a file still being written.
+    #[arg(long)]
+    pub partial: bool,
 }
 
 /// Runs `hprof summary`.
@@ -47,7 +50,7 @@ pub fn run(args: &SummaryArgs, out: &mut dyn Write) -> Result<()> {
         tally.finish(header, size)
     } else {
         let input = Input::open(&args.file)?;
-        let (header, tally) = read_mapped(&input).with_context(|| name.clone())?;
+        let (header, tally) = read_mapped(&input, args.partial).with_context(|| name.clone())?;
         tally.finish(header, input.bytes().len() as u64)
     };
     if args.json {
@@ -60,12 +63,12 @@ pub fn run(args: &SummaryArgs, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-fn read_mapped(input: &Input) -> hprof_format::Result<(Header, Tally<'_>)> {
+fn read_mapped(input: &Input, partial: bool) -> hprof_format::Result<(Header, Tally<'_>)> {
     let bytes = input.bytes();
     let (header, mut records) = Records::new(bytes)?;
     let mut tally = Tally::new(header.id_size);
     let mut bodies = Vec::new();
-    while let Some((_, record)) = records.next()? {
+    while let Some((_, record)) = crate::input::next_record(&mut records, partial)? {
         match record {
             Record::HeapDump(body) | Record::HeapDumpSegment(body) => {
                 tally.record(&record);
