@@ -214,9 +214,18 @@ impl Options {
                         );
                     } else {
                         let value = value.ok_or_else(|| error("net option missing ':'"))?;
-                        let (host, port) = value
-                            .split_once(':')
-                            .ok_or_else(|| error("net option missing ':'"))?;
+                        // `[v6-address]:port` for IPv6, else `host:port` as in the original.
+                        let (host, port) =
+                            match value.strip_prefix('[').and_then(|v| v.split_once(']')) {
+                                Some((host, rest)) => (
+                                    host,
+                                    rest.strip_prefix(':')
+                                        .ok_or_else(|| error("net option missing ':'"))?,
+                                ),
+                                None => value
+                                    .split_once(':')
+                                    .ok_or_else(|| error("net option missing ':'"))?,
+                            };
                         if port.is_empty() {
                             return Err(error("net option missing port"));
                         }
@@ -558,6 +567,13 @@ mod tests {
         assert_eq!(
             parse("file=/tmp/x.txt").output,
             Output::File("/tmp/x.txt".into())
+        );
+        assert_eq!(
+            parse("net=[::1]:7000").output,
+            Output::Net {
+                host: "::1".into(),
+                port: 7000
+            }
         );
     }
 

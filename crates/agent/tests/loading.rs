@@ -302,3 +302,30 @@ fn an_unknown_command_is_reported_and_ignored() {
     let text = front_end.join().unwrap();
     assert!(text.ends_with("CPU SAMPLES END\n"));
 }
+
+#[test]
+fn net_works_over_ipv6_and_host_names() {
+    for (bind, host) in [("[::1]:0", "[::1]"), ("127.0.0.1:0", "localhost")] {
+        let Ok(listener) = std::net::TcpListener::bind(bind) else {
+            panic!("cannot bind {bind}: loopback {host} must work on the test machine");
+        };
+        let port = listener.local_addr().unwrap().port();
+        let reader = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut socket, &mut text).unwrap();
+            text
+        });
+        let (run, _dir) = profile(
+            &jdk17(),
+            &format!("cpu=samples,net={host}:{port}"),
+            "CpuHot",
+            &["200"],
+        );
+        assert_eq!(run.code, Some(0), "{host}: {}", run.stderr);
+        assert!(
+            TextProfile::parse(&reader.join().unwrap()).cpu.len() == 1,
+            "{host}"
+        );
+    }
+}

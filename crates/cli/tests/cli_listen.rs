@@ -280,3 +280,35 @@ fn dump_heap_command_yields_a_heap_dump_visualvm_opens() {
     let report = hprof_testkit::java::visualvm(&output).expect("VisualVM opens the received dump");
     assert_eq!(report.per_class.get("HeapPopulation$Node"), Some(&12345));
 }
+
+#[test]
+fn sampling_and_clear_commands() {
+    let dir = temp_dir();
+    let (listener, port, output) = listen(
+        dir.path(),
+        &[
+            "sleep 500",
+            "sampling off",
+            "clear cpu",
+            "sleep 400",
+            "cpu",
+            "sampling on",
+            "sleep 300",
+        ],
+    );
+    let run = run_java(
+        dir.path(),
+        "cpu=samples,format=b",
+        port,
+        "CpuHot",
+        &["1600"],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(listener.wait_with_output().unwrap().status.success());
+    let Stream { samples, .. } = records(&output);
+    // Sampling off and the counts cleared: the command's listing is empty; back on, the
+    // listing at exit has samples again.
+    assert_eq!(samples.len(), 2, "{samples:?}");
+    assert_eq!(samples[0].0, 0, "{samples:?}");
+    assert!(samples[1].0 > 10, "{samples:?}");
+}

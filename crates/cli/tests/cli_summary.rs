@@ -247,9 +247,18 @@ fn partial_reads_a_file_cut_inside_a_record_up_to_the_last_complete_one() {
         }
     }
     let path = write_file(dir.path(), "cut.hprof", &bytes[..segment_at + 50]);
-    assert_eq!(run_hprof(&["summary", path.to_str().unwrap()]).status.code(), Some(1));
+    assert_eq!(
+        run_hprof(&["summary", path.to_str().unwrap()])
+            .status
+            .code(),
+        Some(1)
+    );
     let out = run_hprof(&["summary", "--partial", "--json", path.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("stopped at the last complete record"));
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(s["records"]["STRING"], 19);
