@@ -5,6 +5,7 @@ mod support;
 mod binary;
 mod cpu_samples;
 mod exit_paths;
+mod heap_dump;
 mod heap_sites;
 mod loading;
 mod monitors;

@@ -631,12 +631,13 @@ impl Engine for HeapDump {
         }
         out.write(|w| {
             // Every name the CLASS DUMPs use is written before the dump opens.
-            let mut names: HashMap<&str, u64> = HashMap::new();
+            let mut names: HashSet<&str> = HashSet::new();
             for layout in layouts.values() {
                 w.heap_class(&layout.info)?;
+                w.heap_class_layout(&layout.info, layout.super_id, &layout.instance_fields)?;
                 for (name, _) in layout.static_fields.iter().chain(&layout.instance_fields) {
-                    if !names.contains_key(name.as_str()) {
-                        names.insert(name, w.heap_string(name)?);
+                    if names.insert(name) {
+                        w.heap_string(name)?;
                     }
                 }
             }
@@ -663,7 +664,7 @@ impl Engine for HeapDump {
             let extras = std::mem::take(&mut visitor.extras);
             for (&id, layout) in &layouts {
                 let extra = extras.get(&id);
-                let statics: Vec<(u64, Value)> = layout
+                let statics: Vec<(&str, Value)> = layout
                     .static_fields
                     .iter()
                     .enumerate()
@@ -672,13 +673,13 @@ impl Engine for HeapDump {
                             .and_then(|e| e.statics.get(&position))
                             .copied()
                             .unwrap_or(zero(*ty));
-                        (names.get(name.as_str()).copied().unwrap_or(0), value)
+                        (name.as_str(), value)
                     })
                     .collect();
-                let fields: Vec<(u64, BasicType)> = layout
+                let fields: Vec<(&str, BasicType)> = layout
                     .instance_fields
                     .iter()
-                    .map(|(name, ty)| (names.get(name.as_str()).copied().unwrap_or(0), *ty))
+                    .map(|(name, ty)| (name.as_str(), *ty))
                     .collect();
                 let constant_pool: &[(u16, Value)] = extra.map_or(&[], |e| &e.constant_pool);
                 w.heap_class_dump(

@@ -267,9 +267,14 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
         domain: u64,
         instance_size: u32,
         constant_pool: &[(u16, hprof_format::Value)],
-        statics: &[(u64, hprof_format::Value)],
-        fields: &[(u64, hprof_format::BasicType)],
+        statics: &[(&str, hprof_format::Value)],
+        fields: &[(&str, hprof_format::BasicType)],
     ) -> io::Result<()> {
+        let id = |name: &str| self.strings.get(name).copied().unwrap_or(0);
+        let statics: Vec<(u64, hprof_format::Value)> =
+            statics.iter().map(|(n, v)| (id(n), *v)).collect();
+        let fields: Vec<(u64, hprof_format::BasicType)> =
+            fields.iter().map(|(n, t)| (id(n), *t)).collect();
         self.out.class_dump(
             class_id,
             EMPTY_TRACE_SERIAL,
@@ -279,8 +284,8 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
             domain,
             instance_size,
             constant_pool,
-            statics,
-            fields,
+            &statics,
+            &fields,
         )
     }
 

@@ -168,7 +168,17 @@ pub trait ProfileWriter: Send {
     fn heap_string(&mut self, _text: &str) -> io::Result<u64> {
         Ok(0)
     }
-    /// A CLASS DUMP.
+    /// A class's own instance fields, before the heap dump opens (the text format needs
+    /// them to name instance fields).
+    fn heap_class_layout(
+        &mut self,
+        _class: &ClassInfo,
+        _super_id: u64,
+        _fields: &[(String, hprof_format::BasicType)],
+    ) -> io::Result<()> {
+        Ok(())
+    }
+    /// A CLASS DUMP; names were given to [`ProfileWriter::heap_string`] before the dump.
     #[allow(clippy::too_many_arguments)]
     fn heap_class_dump(
         &mut self,
@@ -179,8 +189,8 @@ pub trait ProfileWriter: Send {
         _domain: u64,
         _instance_size: u32,
         _constant_pool: &[(u16, hprof_format::Value)],
-        _statics: &[(u64, hprof_format::Value)],
-        _fields: &[(u64, hprof_format::BasicType)],
+        _statics: &[(&str, hprof_format::Value)],
+        _fields: &[(&str, hprof_format::BasicType)],
     ) -> io::Result<()> {
         Ok(())
     }

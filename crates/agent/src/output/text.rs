@@ -1,25 +1,53 @@
 //! Writes the profile in the `java.hprof.txt` text layout, through the `hprof-text` crate.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
 use std::io::{self, Write};
+use std::io::{BufWriter, Read};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use hprof_format::{BasicType, HeapRecord, IdSize, Value};
 use hprof_text::{
-    CostKind, CostRow, Frame as TextFrame, LineInfo, MonitorEntry, MonitorThread, MonitorTimeRow,
-    SiteRow, SitesOrder, ctime, write_cost_section, write_file_header, write_monitor_dump,
-    write_monitor_time, write_sites, write_thread_end, write_thread_start, write_trace, write_wait,
-    write_waited,
+    CostKind, CostRow, Frame as TextFrame, HeapLine, LineInfo, MonitorEntry, MonitorThread,
+    MonitorTimeRow, RootKind, SiteRow, SitesOrder, ctime, write_cost_section, write_file_header,
+    write_heap_begin, write_heap_end, write_heap_line, write_monitor_dump, write_monitor_time,
+    write_sites, write_thread_end, write_thread_start, write_trace, write_wait, write_waited,
 };
 
 use crate::output::{MonitorOwner, MonitorTime, ProfileWriter, Site, SiteTotals, ThreadState};
 use crate::threads::ThreadStart;
-use crate::trace_store::Trace;
+use crate::trace_store::{ClassInfo, EMPTY_TRACE_SERIAL, Trace};
 
 /// The text writer: each trace is written once, before the first record that uses it.
 pub struct TextWriter<W: Write + Send> {
     out: W,
     written: HashSet<u32>,
+    /// Classes by id, for heap dumps.
+    classes: HashMap<u64, TextClass>,
+    /// The heap dump being written: its lines go to a temporary file until the counts for
+    /// the HEAP DUMP BEGIN line are known.
+    heap: Option<HeapText>,
+}
+
+/// What heap dump lines need of a class.
+struct TextClass {
+    name: String,
+    super_id: u64,
+    /// Own instance fields.
+    fields: Vec<(String, BasicType)>,
+}
+
+struct HeapText {
+    file: BufWriter<File>,
+    path: PathBuf,
+    objects: u64,
+    bytes: u64,
+}
+
+fn align8(n: u64) -> u64 {
+    (n + 7) & !7
 }
 
 impl<W: Write + Send> TextWriter<W> {
@@ -29,7 +57,46 @@ impl<W: Write + Send> TextWriter<W> {
         Ok(TextWriter {
             out,
             written: HashSet::new(),
+            classes: HashMap::new(),
+            heap: None,
         })
+    }
+
+    fn class_name(&self, id: u64) -> String {
+        self.classes
+            .get(&id)
+            .map_or_else(|| format!("<unknown class 0x{id:x}>"), |c| c.name.clone())
+    }
+
+    /// The instance fields of a class and its superclasses, own class first.
+    fn chain_fields(&self, class_id: u64) -> Vec<(String, BasicType)> {
+        let mut out = Vec::new();
+        let mut id = class_id;
+        for _ in 0..4096 {
+            let Some(class) = self.classes.get(&id) else {
+                break;
+            };
+            out.extend(class.fields.iter().cloned());
+            if class.super_id == 0 {
+                break;
+            }
+            id = class.super_id;
+        }
+        out
+    }
+
+    fn heap_line(&mut self, line: &HeapLine<'_>) -> io::Result<()> {
+        match self.heap.as_mut() {
+            Some(heap) => write_heap_line(&mut heap.file, line),
+            None => Ok(()),
+        }
+    }
+
+    fn count(&mut self, bytes: u64) {
+        if let Some(heap) = self.heap.as_mut() {
+            heap.objects += 1;
+            heap.bytes += bytes;
+        }
     }
 
     fn ensure_trace(&mut self, trace: &Trace) -> io::Result<()> {
@@ -220,6 +287,289 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
             total_nanos / 1_000_000,
         )?;
         self.out.flush()
+    }
+
+    fn heap_class(&mut self, class: &ClassInfo) -> io::Result<()> {
+        self.classes
+            .entry(class.object_id)
+            .or_insert_with(|| TextClass {
+                name: class.name.clone(),
+                super_id: 0,
+                fields: Vec::new(),
+            })
+            .name = class.name.clone();
+        Ok(())
+    }
+
+    fn heap_class_layout(
+        &mut self,
+        class: &ClassInfo,
+        super_id: u64,
+        fields: &[(String, BasicType)],
+    ) -> io::Result<()> {
+        self.classes.insert(
+            class.object_id,
+            TextClass {
+                name: class.name.clone(),
+                super_id,
+                fields: fields.to_vec(),
+            },
+        );
+        Ok(())
+    }
+
+    fn heap_dump_begin(&mut self) -> io::Result<()> {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("hprof-heap-{}-{n}.txt", std::process::id()));
+        let file = BufWriter::with_capacity(1 << 20, File::create(&path)?);
+        self.heap = Some(HeapText {
+            file,
+            path,
+            objects: 0,
+            bytes: 0,
+        });
+        Ok(())
+    }
+
+    fn heap_record(&mut self, record: &HeapRecord<'_>) -> io::Result<()> {
+        let root = |id, kind| HeapLine::Root { id, kind };
+        match *record {
+            HeapRecord::RootUnknown { object_id } => {
+                self.heap_line(&root(object_id, RootKind::Unknown))
+            }
+            HeapRecord::RootJniGlobal {
+                object_id,
+                jni_global_ref_id,
+            } => self.heap_line(&root(
+                object_id,
+                RootKind::JniGlobal {
+                    reference: jni_global_ref_id,
+                    trace: EMPTY_TRACE_SERIAL,
+                },
+            )),
+            HeapRecord::RootJniLocal {
+                object_id,
+                thread_serial,
+                frame_number,
+            } => self.heap_line(&root(
+                object_id,
+                RootKind::JniLocal {
+                    thread: thread_serial,
+                    frame: frame_number as i32,
+                },
+            )),
+            HeapRecord::RootJavaFrame {
+                object_id,
+                thread_serial,
+                frame_number,
+            } => self.heap_line(&root(
+                object_id,
+                RootKind::JavaStack {
+                    thread: thread_serial,
+                    frame: frame_number as i32,
+                },
+            )),
+            HeapRecord::RootNativeStack {
+                object_id,
+                thread_serial,
+            } => self.heap_line(&root(
+                object_id,
+                RootKind::NativeStack {
+                    thread: thread_serial,
+                },
+            )),
+            HeapRecord::RootStickyClass { object_id } => {
+                let name = self.class_name(object_id);
+                self.heap_line(&root(object_id, RootKind::SystemClass { name: &name }))
+            }
+            HeapRecord::RootThreadBlock {
+                object_id,
+                thread_serial,
+            } => self.heap_line(&root(
+                object_id,
+                RootKind::ThreadBlock {
+                    thread: thread_serial,
+                },
+            )),
+            HeapRecord::RootMonitorUsed { object_id } => {
+                self.heap_line(&root(object_id, RootKind::BusyMonitor))
+            }
+            HeapRecord::RootThreadObject {
+                thread_object_id,
+                thread_serial,
+                stack_trace_serial,
+            } => self.heap_line(&root(
+                thread_object_id,
+                RootKind::Thread {
+                    serial: thread_serial,
+                    trace: stack_trace_serial,
+                },
+            )),
+            HeapRecord::InstanceDump {
+                object_id,
+                stack_trace_serial,
+                class_id,
+                values,
+            } => {
+                let fields = self.chain_fields(class_id);
+                let size = align8(
+                    12 + fields
+                        .iter()
+                        .map(|(_, t)| {
+                            if *t == BasicType::Object {
+                                4
+                            } else {
+                                t.size(IdSize::Eight) as u64
+                            }
+                        })
+                        .sum::<u64>(),
+                );
+                let class = self.class_name(class_id);
+                self.count(size);
+                self.heap_line(&HeapLine::Object {
+                    id: object_id,
+                    size,
+                    trace: stack_trace_serial,
+                    class: &class,
+                    class_id,
+                })?;
+                let mut rest = values;
+                for (name, ty) in &fields {
+                    let Some((value, tail)) = Value::read(*ty, IdSize::Eight, rest) else {
+                        break;
+                    };
+                    rest = tail;
+                    if let Value::Object(id @ 1..) = value {
+                        self.heap_line(&HeapLine::Field { name, value: id })?;
+                    }
+                }
+                Ok(())
+            }
+            HeapRecord::ObjectArrayDump {
+                array_id,
+                stack_trace_serial,
+                array_class_id,
+                elements,
+            } => {
+                let length = elements.len() as u64;
+                let size = align8(16 + 4 * length);
+                let class = self.class_name(array_class_id);
+                self.count(size);
+                self.heap_line(&HeapLine::ObjectArray {
+                    id: array_id,
+                    size,
+                    trace: stack_trace_serial,
+                    length,
+                    class: &class,
+                    class_id: array_class_id,
+                })?;
+                for (index, value) in elements.iter().enumerate() {
+                    if value != 0 {
+                        self.heap_line(&HeapLine::Element {
+                            index: index as u64,
+                            value,
+                        })?;
+                    }
+                }
+                Ok(())
+            }
+            HeapRecord::PrimitiveArrayDump {
+                array_id,
+                stack_trace_serial,
+                element_type,
+                length,
+                ..
+            } => {
+                let size = align8(16 + element_type.size(IdSize::Eight) as u64 * u64::from(length));
+                let type_name = format!("{}[]", element_type.java_name());
+                self.count(size);
+                self.heap_line(&HeapLine::PrimitiveArray {
+                    id: array_id,
+                    size,
+                    trace: stack_trace_serial,
+                    length: u64::from(length),
+                    type_name: &type_name,
+                })
+            }
+            HeapRecord::ClassDump(_) => Ok(()),
+        }
+    }
+
+    fn heap_class_dump(
+        &mut self,
+        class_id: u64,
+        super_id: u64,
+        loader: u64,
+        signers: u64,
+        domain: u64,
+        _instance_size: u32,
+        constant_pool: &[(u16, Value)],
+        statics: &[(&str, Value)],
+        _fields: &[(&str, BasicType)],
+    ) -> io::Result<()> {
+        let name = self.class_name(class_id);
+        self.heap_line(&HeapLine::Class {
+            id: class_id,
+            name: &name,
+            trace: EMPTY_TRACE_SERIAL,
+        })?;
+        for (what, value) in [
+            ("super", super_id),
+            ("loader", loader),
+            ("signers", signers),
+            ("domain", domain),
+        ] {
+            if value != 0 {
+                self.heap_line(&HeapLine::ClassReference { what, value })?;
+            }
+        }
+        for (field, value) in statics {
+            if let Value::Object(id @ 1..) = value {
+                self.heap_line(&HeapLine::Static {
+                    name: field,
+                    value: *id,
+                })?;
+            }
+        }
+        for (index, value) in constant_pool {
+            if let Value::Object(id @ 1..) = value {
+                self.heap_line(&HeapLine::ConstantPool {
+                    index: u32::from(*index),
+                    value: *id,
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    fn heap_dump_end(&mut self) -> io::Result<()> {
+        let Some(mut heap) = self.heap.take() else {
+            return Ok(());
+        };
+        heap.file.flush()?;
+        drop(heap.file);
+        let result = (|| {
+            write_heap_begin(
+                &mut self.out,
+                heap.objects,
+                heap.bytes,
+                &ctime(SystemTime::now()),
+            )?;
+            let mut lines = File::open(&heap.path)?;
+            let mut buf = vec![0u8; 1 << 20];
+            loop {
+                let n = lines.read(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                self.out.write_all(&buf[..n])?;
+            }
+            write_heap_end(&mut self.out)?;
+            self.out.flush()
+        })();
+        let _ = std::fs::remove_file(&heap.path);
+        result
     }
 
     fn flush(&mut self) -> io::Result<()> {
