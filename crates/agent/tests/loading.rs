@@ -248,14 +248,7 @@ fn net_to_a_closed_port_is_an_error_at_startup() {
 
 #[test]
 fn net_streams_the_output_to_a_front_end() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let reader = std::thread::spawn(move || {
-        let (mut socket, _) = listener.accept().unwrap();
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut socket, &mut text).unwrap();
-        text
-    });
+    let (port, reader) = fake_front_end("127.0.0.1:0", |_| {});
     let (run, dir) = profile(
         &jdk17(),
         &format!("cpu=samples,net=127.0.0.1:{port}"),
@@ -271,20 +264,14 @@ fn net_streams_the_output_to_a_front_end() {
 
 #[test]
 fn an_unknown_command_is_reported_and_ignored() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let front_end = std::thread::spawn(move || {
-        use std::io::{Read, Write};
-        let (mut socket, _) = listener.accept().unwrap();
+    let (port, front_end) = fake_front_end("127.0.0.1:0", |socket| {
+        use std::io::Write;
         std::thread::sleep(std::time::Duration::from_millis(500));
         // An unknown tag 0x42 with a 3-byte body, then EXIT THE VM.
         socket
             .write_all(&[0x42, 0, 0, 0, 1, 0, 0, 0, 3, 9, 9, 9])
             .unwrap();
         socket.write_all(&[0x05, 0, 0, 0, 2, 0, 0, 0, 0]).unwrap();
-        let mut text = String::new();
-        socket.read_to_string(&mut text).unwrap();
-        text
     });
     let (run, _dir) = profile(
         &jdk17(),
@@ -299,23 +286,13 @@ fn an_unknown_command_is_reported_and_ignored() {
         "{}",
         run.stderr
     );
-    let text = front_end.join().unwrap();
-    assert!(text.ends_with("CPU SAMPLES END\n"));
+    assert!(front_end.join().unwrap().ends_with("CPU SAMPLES END\n"));
 }
 
 #[test]
 fn net_works_over_ipv6_and_host_names() {
     for (bind, host) in [("[::1]:0", "[::1]"), ("127.0.0.1:0", "localhost")] {
-        let Ok(listener) = std::net::TcpListener::bind(bind) else {
-            panic!("cannot bind {bind}: loopback {host} must work on the test machine");
-        };
-        let port = listener.local_addr().unwrap().port();
-        let reader = std::thread::spawn(move || {
-            let (mut socket, _) = listener.accept().unwrap();
-            let mut text = String::new();
-            std::io::Read::read_to_string(&mut socket, &mut text).unwrap();
-            text
-        });
+        let (port, reader) = fake_front_end(bind, |_| {});
         let (run, _dir) = profile(
             &jdk17(),
             &format!("cpu=samples,net={host}:{port}"),
@@ -323,9 +300,29 @@ fn net_works_over_ipv6_and_host_names() {
             &["200"],
         );
         assert_eq!(run.code, Some(0), "{host}: {}", run.stderr);
-        assert!(
-            TextProfile::parse(&reader.join().unwrap()).cpu.len() == 1,
+        assert_eq!(
+            TextProfile::parse(&reader.join().unwrap()).cpu.len(),
+            1,
             "{host}"
         );
     }
+}
+
+/// A front-end on loopback that accepts one connection, runs `talk` on it, then reads what
+/// the agent sends until it closes the connection. Returns the port and the received text.
+fn fake_front_end(
+    bind: &str,
+    talk: impl FnOnce(&mut std::net::TcpStream) + Send + 'static,
+) -> (u16, std::thread::JoinHandle<String>) {
+    let listener =
+        std::net::TcpListener::bind(bind).unwrap_or_else(|e| panic!("cannot bind {bind}: {e}"));
+    let port = listener.local_addr().unwrap().port();
+    let reader = std::thread::spawn(move || {
+        let (mut socket, _) = listener.accept().unwrap();
+        talk(&mut socket);
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut socket, &mut text).unwrap();
+        text
+    });
+    (port, reader)
 }

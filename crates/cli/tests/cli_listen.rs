@@ -309,6 +309,7 @@ fn sampling_and_clear_commands() {
     // Sampling off and the counts cleared: the command's listing is empty; back on, the
     // listing at exit has samples again.
     assert_eq!(samples.len(), 2, "{samples:?}");
-    assert_eq!(samples[0].0, 0, "{samples:?}");
+    // (A tick already under way when sampling stops may still land one sample.)
+    assert!(samples[0].0 <= 1, "{samples:?}");
     assert!(samples[1].0 > 10, "{samples:?}");
 }

@@ -121,6 +121,19 @@ struct WalkState<'a> {
     failed: bool,
 }
 
+impl WalkState<'_> {
+    /// Runs `f` on the visitor; a panic marks the walk failed and gives `None`.
+    fn visit<T>(&mut self, f: impl FnOnce(&mut dyn HeapVisitor) -> T) -> Option<T> {
+        match catch_unwind(AssertUnwindSafe(|| f(&mut *self.visitor))) {
+            Ok(value) => Some(value),
+            Err(_) => {
+                self.failed = true;
+                None
+            }
+        }
+    }
+}
+
 const VISIT_OBJECTS: sys::jint = 0x100;
 const ABORT: sys::jint = 0x8000;
 
@@ -177,8 +190,8 @@ unsafe extern "C" fn on_reference(
             (!referrer_tag_ptr.is_null()).then(|| *referrer_tag_ptr),
         )
     };
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        state.visitor.reference(
+    let result = state.visit(|v| {
+        v.reference(
             kind,
             class_tag,
             referrer_class_tag,
@@ -187,9 +200,9 @@ unsafe extern "C" fn on_reference(
             referrer,
             length,
         )
-    }));
+    });
     match result {
-        Ok(update) => {
+        Some(update) => {
             // SAFETY: as above; writing the referrer last keeps a self-reference consistent.
             unsafe {
                 if let Some(t) = update.tag {
@@ -201,10 +214,7 @@ unsafe extern "C" fn on_reference(
             }
             VISIT_OBJECTS
         }
-        Err(_) => {
-            state.failed = true;
-            ABORT
-        }
+        None => ABORT,
     }
 }
 
@@ -238,23 +248,9 @@ unsafe extern "C" fn on_primitive_field(
         (bits, (*info).field.index, *tag_ptr)
     };
     let is_static = kind.0 == 8;
-    match catch_unwind(AssertUnwindSafe(|| {
-        state
-            .visitor
-            .primitive_field(is_static, index, class_tag, tag, bits, ty)
-    })) {
-        Ok(update) => {
-            if let Some(t) = update {
-                // SAFETY: see `on_reference`.
-                unsafe { *tag_ptr = t };
-            }
-            0
-        }
-        Err(_) => {
-            state.failed = true;
-            ABORT
-        }
-    }
+    let update = state.visit(|v| v.primitive_field(is_static, index, class_tag, tag, bits, ty));
+    // SAFETY: see `on_reference`.
+    unsafe { set_tag(tag_ptr, update) }
 }
 
 unsafe extern "C" fn on_primitive_array(
@@ -284,22 +280,25 @@ unsafe extern "C" fn on_primitive_array(
             *tag_ptr,
         )
     };
-    match catch_unwind(AssertUnwindSafe(|| {
-        state
-            .visitor
-            .primitive_array(class_tag, size, tag, count, ty, bytes)
-    })) {
-        Ok(update) => {
-            if let Some(t) = update {
-                // SAFETY: see `on_reference`.
+    let update = state.visit(|v| v.primitive_array(class_tag, size, tag, count, ty, bytes));
+    // SAFETY: see `on_reference`.
+    unsafe { set_tag(tag_ptr, update) }
+}
+
+/// Writes a primitive callback's new tag, if any; the callback's return value.
+///
+/// # Safety
+/// `tag_ptr` is the tag pointer JVMTI passed to the running callback.
+unsafe fn set_tag(tag_ptr: *mut sys::jlong, update: Option<Option<i64>>) -> sys::jint {
+    match update {
+        Some(new) => {
+            if let Some(t) = new {
+                // SAFETY: guaranteed by the caller.
                 unsafe { *tag_ptr = t };
             }
             0
         }
-        Err(_) => {
-            state.failed = true;
-            ABORT
-        }
+        None => ABORT,
     }
 }
 
