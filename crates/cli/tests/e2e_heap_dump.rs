@@ -248,3 +248,63 @@ fn our_heap_dump_agrees_with_jcmd_and_opens_in_visualvm() {
     assert_eq!(report.instances, a["totals"]["instances"].as_u64().unwrap());
     assert_eq!(report.per_class.get("HeapPopulation$Node"), Some(&12345));
 }
+
+/// A heap dump bigger than 4 GB spans several HEAP DUMP SEGMENTs (each well under 4 GB) and
+/// reads back whole. Ignored by default (it needs about 6 GB of heap and 5 GB of disk):
+/// `cargo test --release -p hprof-cli --test tests -- --ignored over_4_gb`.
+#[test]
+#[ignore]
+fn a_dump_over_4_gb_spans_segments_and_reads_back() {
+    let jdk = jdk17();
+    let dir = temp_dir();
+    let file = dir.path().join("huge.hprof");
+    let agent = format!(
+        "-agentpath:{}=heap=dump,format=b,file={}",
+        libhprof().display(),
+        file.display()
+    );
+    let mut program =
+        JavaProcess::start(&jdk, &[&agent, "-Xmx7g", "-XX:+UseParallelGC"], "HugeHeap");
+    drop(program.stdin.take()); // HugeHeap returns when its input closes: the dump is taken at exit
+    let status = program.child.wait().unwrap();
+    assert!(status.success());
+    let size = std::fs::metadata(&file).unwrap().len();
+    assert!(size > 4_800_000_000, "{size}");
+    let s = summary_json(&file);
+    assert!(
+        s["records"]["HEAP DUMP SEGMENT"].as_u64().unwrap() >= 2,
+        "{}",
+        s["records"]
+    );
+    assert_eq!(s["records"]["HEAP DUMP END"], 1);
+    // 600 long[1,000,000] arrays of 8,000,016 bytes each.
+    let (count, bytes) = class_row(&s, "long[]").unwrap();
+    assert!(count >= 600, "{count}");
+    assert!(bytes >= 600 * 8_000_016, "{bytes}");
+    // Every segment's length field is under 4 GiB and the file reads to its end.
+    let bytes = std::fs::read(&file).unwrap();
+    let (_, mut records) = Records::new(&bytes).unwrap();
+    let mut big_arrays = 0;
+    let (header, _) = hprof_format::Header::parse(&bytes).unwrap();
+    while let Some((rh, record)) = records.next().unwrap() {
+        if let Record::HeapDumpSegment(body) = record {
+            assert!(u64::from(rh.length) < 1 << 32);
+            let mut heap = body.records(header.id_size);
+            while let Some((_, sub)) = heap.next().unwrap() {
+                if let HeapRecord::PrimitiveArrayDump {
+                    element_type: BasicType::Long,
+                    length: 1_000_000,
+                    data,
+                    ..
+                } = sub
+                {
+                    big_arrays += 1;
+                    let first = i64::from_be_bytes(data[..8].try_into().unwrap());
+                    let last = i64::from_be_bytes(data[data.len() - 8..].try_into().unwrap());
+                    assert_eq!(first, -last);
+                }
+            }
+        }
+    }
+    assert_eq!(big_arrays, 600);
+}

@@ -7,7 +7,9 @@
 //! State kept during the walk is per class, plus the length of each object array, plus the
 //! one object being assembled: objects are written as soon as the walk moves past them.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use rustc_hash::FxHashMap as HashMap;
 use std::io;
 use std::sync::Arc;
 
@@ -95,7 +97,7 @@ impl HeapDump {
 
     fn collect_classes(ctx: &Context, jni: Jni) -> HashMap<u64, RawClass> {
         let jvmti = ctx.jvmti;
-        let mut raw = HashMap::new();
+        let mut raw = HashMap::default();
         let Ok(classes) = jvmti.loaded_classes() else {
             return raw;
         };
@@ -180,12 +182,12 @@ impl HeapDump {
             }
             count
         };
-        let mut layouts = HashMap::new();
+        let mut layouts = HashMap::default();
         for (&id, class) in raw {
             let levels = chain(id); // class first, java.lang.Object last
-            let mut slots = HashMap::new();
+            let mut slots = HashMap::default();
             // Instance values: own fields first, then the superclass's, and so on.
-            let mut offsets: HashMap<(u64, usize), usize> = HashMap::new();
+            let mut offsets: HashMap<(u64, usize), usize> = HashMap::default();
             let mut values_len = 0;
             for level in &levels {
                 for (position, (_, ty, is_static)) in level.fields.iter().enumerate() {
@@ -614,7 +616,7 @@ impl Engine for HeapDump {
             return;
         };
         // Classes and threads keep the ids they have everywhere else in the output.
-        let mut thread_serials = HashMap::new();
+        let mut thread_serials = HashMap::default();
         jni.with_local_frame(64, || {
             if let Ok(classes) = ctx.jvmti.loaded_classes() {
                 for class in classes {
@@ -646,8 +648,8 @@ impl Engine for HeapDump {
                 ctx,
                 writer: w,
                 layouts: &layouts,
-                extras: HashMap::new(),
-                array_lengths: HashMap::new(),
+                extras: HashMap::default(),
+                array_lengths: HashMap::default(),
                 thread_serials,
                 current: None,
                 global_refs: 0,
