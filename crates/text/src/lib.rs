@@ -1,8 +1,9 @@
 //! Writes profile data in the `java.hprof.txt` text layout of the original HPROF agent.
 //!
 //! The agent's `format=a` writer and `hprof print` both render through this crate, so
-//! the two produce the same bytes for the same data. Every function takes plain values
-//! and an `io::Write`; nothing here knows about JVMTI or the binary format.
+//! the two produce the same bytes for the same data. Functions take plain values (or, for
+//! heap dump lines, `hprof-format`'s heap records) and an `io::Write`; nothing here knows
+//! about JVMTI.
 //!
 //! Line layouts follow the original agent (widths, tabs, hex ids), with its known bugs
 //! fixed by the callers' data (true array lengths and object sizes) and listed in
@@ -20,6 +21,7 @@ pub use crate::{
         MonitorEntry, MonitorThread, MonitorTimeRow, write_monitor_dump, write_monitor_time,
         write_wait, write_waited,
     },
+    records::{write_class_lines, write_object_array_lines, write_root_line},
     sites::{SiteRow, SitesOrder, sort_sites, write_sites},
     trace::{Frame, LineInfo, write_thread_end, write_thread_start, write_trace},
 };
@@ -29,5 +31,6 @@ mod header;
 mod heap;
 mod monitor;
 mod percent;
+mod records;
 mod sites;
 mod trace;

@@ -11,9 +11,10 @@ use std::time::SystemTime;
 use hprof_format::{BasicType, HeapRecord, IdSize, Value};
 use hprof_text::{
     CostKind, CostRow, Frame as TextFrame, HeapLine, LineInfo, MonitorEntry, MonitorThread,
-    MonitorTimeRow, RootKind, SiteRow, SitesOrder, ctime, write_cost_section, write_file_header,
-    write_heap_begin, write_heap_end, write_heap_line, write_monitor_dump, write_monitor_time,
-    write_sites, write_thread_end, write_thread_start, write_trace, write_wait, write_waited,
+    MonitorTimeRow, SiteRow, SitesOrder, ctime, write_class_lines, write_cost_section,
+    write_file_header, write_heap_begin, write_heap_end, write_heap_line, write_monitor_dump,
+    write_monitor_time, write_object_array_lines, write_root_line, write_sites, write_thread_end,
+    write_thread_start, write_trace, write_wait, write_waited,
 };
 
 use crate::output::{MonitorOwner, MonitorTime, ProfileWriter, Site, SiteTotals, ThreadState};
@@ -333,79 +334,18 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
     }
 
     fn heap_record(&mut self, record: &HeapRecord<'_>) -> io::Result<()> {
-        let root = |id, kind| HeapLine::Root { id, kind };
+        if let Some(heap) = self.heap.as_mut()
+            && record.sub_tag().is_root()
+        {
+            let classes = &self.classes;
+            let name = |id: u64| {
+                classes
+                    .get(&id)
+                    .map_or_else(|| format!("<unknown class 0x{id:x}>"), |c| c.name.clone())
+            };
+            return write_root_line(&mut heap.file, record, EMPTY_TRACE_SERIAL, &name);
+        }
         match *record {
-            HeapRecord::RootUnknown { object_id } => {
-                self.heap_line(&root(object_id, RootKind::Unknown))
-            }
-            HeapRecord::RootJniGlobal {
-                object_id,
-                jni_global_ref_id,
-            } => self.heap_line(&root(
-                object_id,
-                RootKind::JniGlobal {
-                    reference: jni_global_ref_id,
-                    trace: EMPTY_TRACE_SERIAL,
-                },
-            )),
-            HeapRecord::RootJniLocal {
-                object_id,
-                thread_serial,
-                frame_number,
-            } => self.heap_line(&root(
-                object_id,
-                RootKind::JniLocal {
-                    thread: thread_serial,
-                    frame: frame_number as i32,
-                },
-            )),
-            HeapRecord::RootJavaFrame {
-                object_id,
-                thread_serial,
-                frame_number,
-            } => self.heap_line(&root(
-                object_id,
-                RootKind::JavaStack {
-                    thread: thread_serial,
-                    frame: frame_number as i32,
-                },
-            )),
-            HeapRecord::RootNativeStack {
-                object_id,
-                thread_serial,
-            } => self.heap_line(&root(
-                object_id,
-                RootKind::NativeStack {
-                    thread: thread_serial,
-                },
-            )),
-            HeapRecord::RootStickyClass { object_id } => {
-                let name = self.class_name(object_id);
-                self.heap_line(&root(object_id, RootKind::SystemClass { name: &name }))
-            }
-            HeapRecord::RootThreadBlock {
-                object_id,
-                thread_serial,
-            } => self.heap_line(&root(
-                object_id,
-                RootKind::ThreadBlock {
-                    thread: thread_serial,
-                },
-            )),
-            HeapRecord::RootMonitorUsed { object_id } => {
-                self.heap_line(&root(object_id, RootKind::BusyMonitor))
-            }
-            HeapRecord::RootThreadObject {
-                thread_object_id,
-                thread_serial,
-                stack_trace_serial,
-            } => self.heap_line(&root(
-                thread_object_id,
-                RootKind::Thread {
-                    serial: thread_serial,
-                    trace: stack_trace_serial,
-                },
-            )),
             HeapRecord::InstanceDump {
                 object_id,
                 stack_trace_serial,
@@ -452,27 +392,21 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
                 array_class_id,
                 elements,
             } => {
-                let length = elements.len() as u64;
-                let size = align8(16 + 4 * length);
+                let size = align8(16 + 4 * elements.len() as u64);
                 let class = self.class_name(array_class_id);
                 self.count(size);
-                self.heap_line(&HeapLine::ObjectArray {
-                    id: array_id,
-                    size,
-                    trace: stack_trace_serial,
-                    length,
-                    class: &class,
-                    class_id: array_class_id,
-                })?;
-                for (index, value) in elements.iter().enumerate() {
-                    if value != 0 {
-                        self.heap_line(&HeapLine::Element {
-                            index: index as u64,
-                            value,
-                        })?;
-                    }
+                match self.heap.as_mut() {
+                    Some(heap) => write_object_array_lines(
+                        &mut heap.file,
+                        array_id,
+                        size,
+                        stack_trace_serial,
+                        &class,
+                        array_class_id,
+                        elements,
+                    ),
+                    None => Ok(()),
                 }
-                Ok(())
             }
             HeapRecord::PrimitiveArrayDump {
                 array_id,
@@ -492,7 +426,7 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
                     type_name: &type_name,
                 })
             }
-            HeapRecord::ClassDump(_) => Ok(()),
+            _ => Ok(()),
         }
     }
 
@@ -509,38 +443,18 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
         _fields: &[(&str, BasicType)],
     ) -> io::Result<()> {
         let name = self.class_name(class_id);
-        self.heap_line(&HeapLine::Class {
-            id: class_id,
-            name: &name,
-            trace: EMPTY_TRACE_SERIAL,
-        })?;
-        for (what, value) in [
-            ("super", super_id),
-            ("loader", loader),
-            ("signers", signers),
-            ("domain", domain),
-        ] {
-            if value != 0 {
-                self.heap_line(&HeapLine::ClassReference { what, value })?;
-            }
+        match self.heap.as_mut() {
+            Some(heap) => write_class_lines(
+                &mut heap.file,
+                class_id,
+                &name,
+                EMPTY_TRACE_SERIAL,
+                [super_id, loader, signers, domain],
+                statics.iter().copied(),
+                constant_pool.iter().copied(),
+            ),
+            None => Ok(()),
         }
-        for (field, value) in statics {
-            if let Value::Object(id @ 1..) = value {
-                self.heap_line(&HeapLine::Static {
-                    name: field,
-                    value: *id,
-                })?;
-            }
-        }
-        for (index, value) in constant_pool {
-            if let Value::Object(id @ 1..) = value {
-                self.heap_line(&HeapLine::ConstantPool {
-                    index: u32::from(*index),
-                    value: *id,
-                })?;
-            }
-        }
-        Ok(())
     }
 
     fn heap_dump_end(&mut self) -> io::Result<()> {

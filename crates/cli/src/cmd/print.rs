@@ -12,9 +12,10 @@ use hprof_format::{
     java_class_name, primitive_array_name,
 };
 use hprof_text::{
-    CostKind, CostRow, Frame, HeapLine, LineInfo, RootKind, SiteRow, SitesOrder, ctime_from_millis,
-    write_cost_section, write_file_header, write_heap_begin, write_heap_end, write_heap_line,
-    write_sites, write_thread_end, write_thread_start, write_trace,
+    CostKind, CostRow, Frame, HeapLine, LineInfo, SiteRow, SitesOrder, ctime_from_millis,
+    write_class_lines, write_cost_section, write_file_header, write_heap_begin, write_heap_end,
+    write_heap_line, write_object_array_lines, write_root_line, write_sites, write_thread_end,
+    write_thread_start, write_trace,
 };
 use rustc_hash::FxHashMap;
 
@@ -438,79 +439,8 @@ fn render_dump(index: &Index<'_>, dump: &Dump<'_>, out: &mut dyn Write) -> Resul
 }
 
 fn render_root(index: &Index<'_>, record: &HeapRecord<'_>, out: &mut dyn Write) -> io::Result<()> {
-    let frame = |n: u32| n as i32;
-    let name;
-    let (id, kind) = match *record {
-        HeapRecord::RootUnknown { object_id } => (object_id, RootKind::Unknown),
-        HeapRecord::RootJniGlobal {
-            object_id,
-            jni_global_ref_id,
-        } => (
-            object_id,
-            RootKind::JniGlobal {
-                reference: jni_global_ref_id,
-                trace: 0,
-            },
-        ),
-        HeapRecord::RootJniLocal {
-            object_id,
-            thread_serial,
-            frame_number,
-        } => (
-            object_id,
-            RootKind::JniLocal {
-                thread: thread_serial,
-                frame: frame(frame_number),
-            },
-        ),
-        HeapRecord::RootJavaFrame {
-            object_id,
-            thread_serial,
-            frame_number,
-        } => (
-            object_id,
-            RootKind::JavaStack {
-                thread: thread_serial,
-                frame: frame(frame_number),
-            },
-        ),
-        HeapRecord::RootNativeStack {
-            object_id,
-            thread_serial,
-        } => (
-            object_id,
-            RootKind::NativeStack {
-                thread: thread_serial,
-            },
-        ),
-        HeapRecord::RootStickyClass { object_id } => {
-            name = index.class_name(object_id);
-            (object_id, RootKind::SystemClass { name: &name })
-        }
-        HeapRecord::RootThreadBlock {
-            object_id,
-            thread_serial,
-        } => (
-            object_id,
-            RootKind::ThreadBlock {
-                thread: thread_serial,
-            },
-        ),
-        HeapRecord::RootMonitorUsed { object_id } => (object_id, RootKind::BusyMonitor),
-        HeapRecord::RootThreadObject {
-            thread_object_id,
-            thread_serial,
-            stack_trace_serial,
-        } => (
-            thread_object_id,
-            RootKind::Thread {
-                serial: thread_serial,
-                trace: stack_trace_serial,
-            },
-        ),
-        _ => return Ok(()),
-    };
-    write_heap_line(out, &HeapLine::Root { id, kind })
+    // Binary files carry no trace for a JNI global root: 0.
+    write_root_line(out, record, 0, &|id| index.class_name(id))
 }
 
 fn render_object(
@@ -565,32 +495,15 @@ fn render_object(
             stack_trace_serial,
             array_class_id,
             elements,
-        } => {
-            let class = index.class_name(array_class_id);
-            write_heap_line(
-                out,
-                &HeapLine::ObjectArray {
-                    id: array_id,
-                    size: object_array_size(elements.len() as u64),
-                    trace: stack_trace_serial,
-                    length: elements.len() as u64,
-                    class: &class,
-                    class_id: array_class_id,
-                },
-            )?;
-            for (position, value) in elements.iter().enumerate() {
-                if value != 0 {
-                    write_heap_line(
-                        out,
-                        &HeapLine::Element {
-                            index: position as u64,
-                            value,
-                        },
-                    )?;
-                }
-            }
-            Ok(())
-        }
+        } => write_object_array_lines(
+            out,
+            array_id,
+            object_array_size(elements.len() as u64),
+            stack_trace_serial,
+            &index.class_name(array_class_id),
+            array_class_id,
+            elements,
+        ),
         HeapRecord::PrimitiveArrayDump {
             array_id,
             stack_trace_serial,
@@ -615,47 +528,21 @@ fn render_object(
 }
 
 fn render_class(index: &Index<'_>, class: &ClassDump<'_>, out: &mut dyn Write) -> io::Result<()> {
-    let name = index.class_name(class.class_id);
-    write_heap_line(
+    let statics = class
+        .static_fields()
+        .map(|(name_id, value)| (index.string(name_id).unwrap_or_default(), value));
+    write_class_lines(
         out,
-        &HeapLine::Class {
-            id: class.class_id,
-            name: &name,
-            trace: class.stack_trace_serial,
-        },
-    )?;
-    for (what, value) in [
-        ("super", class.super_class_id),
-        ("loader", class.class_loader_id),
-        ("signers", class.signers_id),
-        ("domain", class.protection_domain_id),
-    ] {
-        if value != 0 {
-            write_heap_line(out, &HeapLine::ClassReference { what, value })?;
-        }
-    }
-    for (name_id, value) in class.static_fields() {
-        if let Value::Object(id @ 1..) = value {
-            let field = index.string(name_id).unwrap_or_default();
-            write_heap_line(
-                out,
-                &HeapLine::Static {
-                    name: &field,
-                    value: id,
-                },
-            )?;
-        }
-    }
-    for (entry, value) in class.constant_pool() {
-        if let Value::Object(id @ 1..) = value {
-            write_heap_line(
-                out,
-                &HeapLine::ConstantPool {
-                    index: u32::from(entry),
-                    value: id,
-                },
-            )?;
-        }
-    }
-    Ok(())
+        class.class_id,
+        &index.class_name(class.class_id),
+        class.stack_trace_serial,
+        [
+            class.super_class_id,
+            class.class_loader_id,
+            class.signers_id,
+            class.protection_domain_id,
+        ],
+        statics,
+        class.constant_pool(),
+    )
 }
