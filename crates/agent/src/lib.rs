@@ -5,7 +5,7 @@
 //! (every one catches panics); [`profiler`] owns the agent's lifetime and dumps; [`engine`]
 //! holds one module per profiling engine behind one interface; [`trace_store`] and
 //! [`threads`] are the tables engines record into; [`output`] has one writer per format.
-//! [`jvmti`] is the only module with `unsafe` code.
+//! [`jvmti`] and [`entry`], the FFI layer, are the only modules with `unsafe` code.
 
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
