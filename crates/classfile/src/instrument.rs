@@ -1,0 +1,602 @@
+//! Owns the cpu=times rewriter: a call to the tracker at every method entry, before every
+//! return and on exceptional exit (a catch-all handler that reports and rethrows), with
+//! branch offsets, switch padding, exception tables, line-number and local-variable tables
+//! and StackMapTable frames moved to the new offsets, and branches widened when a 16-bit
+//! offset no longer fits.
+
+use std::collections::HashMap;
+
+use crate::bytes::{put_u16, u16_at};
+use crate::class::{ACC_ABSTRACT, ACC_MODULE, ACC_NATIVE, ACC_STATIC, Attribute, ClassFile};
+use crate::code::{
+    Code, Handler, Insn, Kind, decode, is_return, negate, op, switch_padding, write_code,
+};
+use crate::error::{Error, Result};
+use crate::frames::{self, Frame, VType};
+use crate::interp::{Flow, Interp, State};
+
+/// The tracker methods the rewriter calls, each `static void name(int method)`.
+#[derive(Debug, Clone, Copy)]
+pub struct Probes<'n> {
+    /// Internal name of the tracker class (`java/lang/HprofTracker`).
+    pub tracker: &'n [u8],
+    /// Called at entry.
+    pub enter: &'n [u8],
+    /// Called before each return.
+    pub exit: &'n [u8],
+    /// Called when an exception leaves the method.
+    pub unwind: &'n [u8],
+}
+
+/// A method the rewriter asks an id for.
+#[derive(Debug, Clone, Copy)]
+pub struct MethodRef<'m> {
+    /// Internal class name.
+    pub class: &'m [u8],
+    /// Method name.
+    pub name: &'m [u8],
+    /// Method descriptor.
+    pub descriptor: &'m [u8],
+    /// Index in the class file's method table.
+    pub index: usize,
+}
+
+/// What instrumenting a class did.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// The new class file, `None` when no method was changed.
+    pub bytes: Option<Vec<u8>>,
+    /// Methods instrumented.
+    pub instrumented: u32,
+    /// Methods left as they were because they could not be rewritten, with the reason.
+    pub failed: Vec<(String, String)>,
+}
+
+/// Length of a probe: `sipush`/`ldc_w` and `invokestatic`.
+const PROBE: u32 = 6;
+/// Length of the exceptional-exit handler: a probe and `athrow`.
+const HANDLER: u32 = PROBE + 1;
+
+/// Instruments every method with code of `class`. `id` gives each method's number (passed
+/// to the probes) or `None` to leave it alone. Methods whose body is a lone `return` are
+/// left alone. A method that cannot be rewritten (its code would pass 64 KB, ...) stays as
+/// it was and is listed in [`Outcome::failed`]; only a malformed class file is an error.
+pub fn instrument(
+    class: &[u8],
+    probes: &Probes<'_>,
+    mut id: impl FnMut(&MethodRef<'_>) -> Option<u32>,
+) -> Result<Outcome> {
+    let mut cf = ClassFile::parse(class)?;
+    let mut outcome = Outcome::default();
+    if cf.access & ACC_MODULE != 0 {
+        return Ok(outcome);
+    }
+    let class_name = cf.name().to_vec();
+    let code_name = cf.pool.add_utf8(b"Code").ok();
+    let mut refs: Option<[u16; 3]> = None;
+    for index in 0..cf.methods.len() {
+        let m = &cf.methods[index];
+        if m.access & (ACC_ABSTRACT | ACC_NATIVE) != 0 {
+            continue;
+        }
+        let name = cf.pool.utf8(m.name)?.to_vec();
+        let descriptor = cf.pool.utf8(m.descriptor)?.to_vec();
+        let Some(code_at) = m.attributes.iter().position(|a| Some(a.name) == code_name) else {
+            continue;
+        };
+        if m.attributes[code_at].data.len() >= 9 && u32_at(&m.attributes[code_at].data, 4) == 1 {
+            // A lone `return` (empty constructors, empty methods): nothing to time.
+            continue;
+        }
+        let method = MethodRef {
+            class: &class_name,
+            name: &name,
+            descriptor: &descriptor,
+            index,
+        };
+        let Some(mid) = id(&method) else { continue };
+        let r = match refs {
+            Some(r) => r,
+            None => {
+                let mut add = |n: &[u8]| cf.pool.add_member(false, probes.tracker, n, b"(I)V");
+                match (add(probes.enter), add(probes.exit), add(probes.unwind)) {
+                    (Ok(a), Ok(b), Ok(c)) => {
+                        refs = Some([a, b, c]);
+                        [a, b, c]
+                    }
+                    _ => {
+                        outcome
+                            .failed
+                            .push((describe(&name, &descriptor), "constant pool full".into()));
+                        break;
+                    }
+                }
+            }
+        };
+        match rewrite_method(&mut cf, index, code_at, mid, r) {
+            Ok(body) => {
+                cf.methods[index].attributes[code_at].data = std::borrow::Cow::Owned(body);
+                outcome.instrumented += 1;
+            }
+            Err(e) => outcome
+                .failed
+                .push((describe(&name, &descriptor), e.to_string())),
+        }
+    }
+    if outcome.instrumented > 0 {
+        outcome.bytes = Some(cf.write()?);
+    }
+    Ok(outcome)
+}
+
+fn describe(name: &[u8], descriptor: &[u8]) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(name),
+        String::from_utf8_lossy(descriptor)
+    )
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// Where each instruction lands in the new code.
+struct Layout {
+    /// Start of the instruction's prefix (the exit probe before a return): where branches to
+    /// it now go.
+    prefix: Vec<u32>,
+    /// Start of the instruction itself.
+    at: Vec<u32>,
+    /// End of the rewritten original code (where the handler starts).
+    end: u32,
+    /// Which 16-bit branches became wide.
+    widened: Vec<bool>,
+}
+
+impl Layout {
+    fn compute(insns: &[Insn], index: &[u32], code_len: u32) -> Result<Layout> {
+        let n = insns.len();
+        let mut widened = vec![false; n];
+        for _ in 0..64 {
+            let mut prefix = Vec::with_capacity(n);
+            let mut at = Vec::with_capacity(n);
+            let mut pos = PROBE;
+            for (i, insn) in insns.iter().enumerate() {
+                prefix.push(pos);
+                if is_return(insn.op) {
+                    pos += PROBE;
+                }
+                at.push(pos);
+                pos += match &insn.kind {
+                    Kind::Plain => insn.len,
+                    Kind::Branch { wide: true, .. } => 5,
+                    Kind::Branch { wide: false, .. } if !widened[i] => 3,
+                    Kind::Branch { .. } if negate(insn.op).is_some() => 8,
+                    Kind::Branch { .. } => 5,
+                    Kind::Switch { .. } => {
+                        1 + switch_padding(pos) + (insn.len - 1 - switch_padding(insn.at))
+                    }
+                };
+            }
+            let layout = Layout {
+                prefix,
+                at,
+                end: pos,
+                widened: widened.clone(),
+            };
+            let mut changed = false;
+            for (i, insn) in insns.iter().enumerate() {
+                if let Kind::Branch {
+                    target,
+                    wide: false,
+                } = insn.kind
+                    && !widened[i]
+                {
+                    let delta = i64::from(layout.target(target, index, code_len)?)
+                        - i64::from(layout.at[i]);
+                    if i16::try_from(delta).is_err() {
+                        widened[i] = true;
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                if layout.end + HANDLER > 65535 {
+                    return Err(Error::new(0, "instrumented code would pass 64 KB"));
+                }
+                return Ok(layout);
+            }
+        }
+        Err(Error::new(0, "branch layout did not settle"))
+    }
+
+    /// New offset of old offset `old` as a branch target or range bound.
+    fn target(&self, old: u32, index: &[u32], code_len: u32) -> Result<u32> {
+        if old == code_len {
+            return Ok(self.end);
+        }
+        match index.get(old as usize) {
+            Some(&i) if i != u32::MAX => Ok(self.prefix[i as usize]),
+            _ => Err(Error::new(
+                old as usize,
+                "offset is not an instruction start",
+            )),
+        }
+    }
+
+    /// New offset of the instruction at old offset `old` itself.
+    fn insn(&self, old: u32, index: &[u32]) -> Result<u32> {
+        match index.get(old as usize) {
+            Some(&i) if i != u32::MAX => Ok(self.at[i as usize]),
+            _ => Err(Error::new(
+                old as usize,
+                "offset is not an instruction start",
+            )),
+        }
+    }
+}
+
+/// Types before each instruction; `None` where unknown (dead code without a frame).
+fn interpret(
+    interp: &Interp<'_, '_>,
+    insns: &[Insn],
+    initial: &State,
+    old_frames: &[Frame],
+    max_locals: u16,
+) -> Result<Vec<Option<State>>> {
+    let by_offset: HashMap<u32, &Frame> = old_frames.iter().map(|f| (f.at, f)).collect();
+    let mut out = Vec::with_capacity(insns.len());
+    let mut state = Some(initial.clone());
+    for insn in insns {
+        if let Some(f) = by_offset.get(&insn.at) {
+            let mut locals = f.locals.clone();
+            locals.resize(usize::from(max_locals).max(locals.len()), VType::Top);
+            let this_uninit = locals.contains(&VType::UninitThis);
+            state = Some(State {
+                locals,
+                stack: f.stack.clone(),
+                this_uninit,
+            });
+        }
+        out.push(state.clone());
+        if let Some(st) = state.as_mut() {
+            if interp.step(st, insn)? == Flow::Stop {
+                state = None;
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn rewrite_method(
+    cf: &mut ClassFile<'_>,
+    index: usize,
+    code_at: usize,
+    mid: u32,
+    [enter, exit, unwind]: [u16; 3],
+) -> Result<Vec<u8>> {
+    let m = &cf.methods[index];
+    let data = m.attributes[code_at].data.clone();
+    let code = Code::parse(&data, 0)?;
+    let insns = decode(code.code)?;
+    let code_len = code.code.len() as u32;
+    let mut index_of = vec![u32::MAX; code.code.len()];
+    for (i, insn) in insns.iter().enumerate() {
+        index_of[insn.at as usize] = i as u32;
+    }
+    let is_static = m.access & ACC_STATIC != 0;
+    let name = cf.pool.utf8(m.name)?.to_vec();
+    let descriptor = cf.pool.utf8(m.descriptor)?.to_vec();
+    let this_class = cf.name().to_vec();
+    let with_frames = cf.major >= 50;
+    let max_stack = code
+        .max_stack
+        .checked_add(1)
+        .ok_or_else(|| Error::new(0, "max_stack would overflow"))?
+        .max(2);
+
+    let layout = Layout::compute(&insns, &index_of, code_len)?;
+    let attr_names: Vec<Vec<u8>> = code
+        .attributes
+        .iter()
+        .map(|a| cf.pool.utf8(a.name).map(|n| n.to_vec()).unwrap_or_default())
+        .collect();
+
+    // Frames and types, for classes the split verifier checks.
+    let is_ctor = name == b"<init>";
+    let needs_types = with_frames && (is_ctor || layout.widened.iter().any(|&w| w));
+    let smt = code
+        .attributes
+        .iter()
+        .zip(&attr_names)
+        .find(|(_, n)| n.as_slice() == b"StackMapTable")
+        .map(|(a, _)| a);
+    let interp = Interp::new(&cf.pool, &this_class, code.code);
+    let (initial_list, initial_state) =
+        interp.initial(is_static, &name, &descriptor, code.max_locals)?;
+    let old_frames = match smt {
+        Some(a) if with_frames => frames::decode(&a.data, &cf.pool, &initial_list)?,
+        _ => Vec::new(),
+    };
+    let states = if needs_types {
+        Some(interpret(
+            &interp,
+            &insns,
+            &initial_state,
+            &old_frames,
+            code.max_locals,
+        ))
+    } else {
+        None
+    };
+
+    // Where the catch-all handler applies: everywhere but the entry probe, and in a
+    // constructor only where `this` is initialised (the verifier requires it).
+    let mut ranges: Vec<(u32, u32)> = Vec::new();
+    if is_ctor && with_frames {
+        if let Some(Ok(states)) = &states {
+            let mut open: Option<u32> = None;
+            for (i, st) in states.iter().enumerate() {
+                let inside = st.as_ref().is_some_and(|s| !s.this_uninit);
+                match (inside, open) {
+                    (true, None) => open = Some(layout.prefix[i]),
+                    (false, Some(start)) => {
+                        ranges.push((start, layout.prefix[i]));
+                        open = None;
+                    }
+                    _ => {}
+                }
+            }
+            if let Some(start) = open {
+                ranges.push((start, layout.end));
+            }
+        }
+    } else if !is_ctor {
+        ranges.push((PROBE, layout.end));
+    }
+    // Constructors of classes without frames get no handler: the old verifier's rules for
+    // handlers around the super() call are not worth the risk.
+
+    // The code.
+    let mut out: Vec<u8> = Vec::with_capacity(layout.end as usize + HANDLER as usize);
+    let mid_operand = if mid <= 0x7fff {
+        (op::SIPUSH, mid as u16)
+    } else {
+        (op::LDC_W, cf.pool.add_integer(mid as i32)?)
+    };
+    let probe = |out: &mut Vec<u8>, method: u16| {
+        out.push(mid_operand.0);
+        put_u16(out, mid_operand.1);
+        out.push(op::INVOKESTATIC);
+        put_u16(out, method);
+    };
+    probe(&mut out, enter);
+    for (i, insn) in insns.iter().enumerate() {
+        if is_return(insn.op) {
+            probe(&mut out, exit);
+        }
+        debug_assert_eq!(out.len() as u32, layout.at[i]);
+        let here = layout.at[i];
+        let rel = |t: u32| -> Result<i64> {
+            Ok(i64::from(layout.target(t, &index_of, code_len)?) - i64::from(here))
+        };
+        match &insn.kind {
+            Kind::Plain => {
+                out.extend_from_slice(&code.code[insn.at as usize..(insn.at + insn.len) as usize])
+            }
+            Kind::Branch { target, wide } => {
+                let delta = rel(*target)?;
+                if *wide || layout.widened[i] {
+                    let wide_op = match insn.op {
+                        op::GOTO | op::GOTO_W => op::GOTO_W,
+                        op::JSR | op::JSR_W => op::JSR_W,
+                        cond => {
+                            let not = negate(cond)
+                                .ok_or_else(|| Error::new(insn.at as usize, "bad branch"))?;
+                            out.push(not);
+                            put_u16(&mut out, 8);
+                            op::GOTO_W
+                        }
+                    };
+                    let from = out.len() as i64;
+                    out.push(wide_op);
+                    let d = delta - (from - i64::from(here));
+                    out.extend_from_slice(&(d as i32).to_be_bytes());
+                } else {
+                    out.push(insn.op);
+                    out.extend_from_slice(&(delta as i16).to_be_bytes());
+                }
+            }
+            Kind::Switch {
+                default,
+                low,
+                keys,
+                targets,
+            } => {
+                out.push(insn.op);
+                for _ in 0..switch_padding(here) {
+                    out.push(0);
+                }
+                out.extend_from_slice(&(rel(*default)? as i32).to_be_bytes());
+                if let Some(low) = low {
+                    let high = low.wrapping_add(targets.len() as i32 - 1);
+                    out.extend_from_slice(&low.to_be_bytes());
+                    out.extend_from_slice(&high.to_be_bytes());
+                    for &t in targets {
+                        out.extend_from_slice(&(rel(t)? as i32).to_be_bytes());
+                    }
+                } else {
+                    out.extend_from_slice(&(keys.len() as i32).to_be_bytes());
+                    for (&k, &t) in keys.iter().zip(targets) {
+                        out.extend_from_slice(&k.to_be_bytes());
+                        out.extend_from_slice(&(rel(t)? as i32).to_be_bytes());
+                    }
+                }
+            }
+        }
+    }
+    if out.len() as u32 != layout.end {
+        return Err(Error::new(0, "layout and code disagree"));
+    }
+    if !ranges.is_empty() {
+        probe(&mut out, unwind);
+        out.push(op::ATHROW);
+    }
+
+    // Exception table: the method's own handlers keep precedence; ours comes last.
+    let mut handlers = Vec::with_capacity(code.handlers.len() + ranges.len());
+    for h in &code.handlers {
+        handlers.push(Handler {
+            start: layout.target(h.start, &index_of, code_len)?,
+            end: layout.target(h.end, &index_of, code_len)?,
+            handler: layout.target(h.handler, &index_of, code_len)?,
+            catch_type: h.catch_type,
+        });
+    }
+    for &(start, end) in &ranges {
+        if start < end {
+            handlers.push(Handler {
+                start,
+                end,
+                handler: layout.end,
+                catch_type: 0,
+            });
+        }
+    }
+
+    // Frames.
+    let mut new_frames: Vec<Frame> = Vec::new();
+    if with_frames {
+        let move_uninit = |t: &VType| -> Result<VType> {
+            Ok(match t {
+                VType::Uninit(at) => VType::Uninit(layout.insn(*at, &index_of)?),
+                other => other.clone(),
+            })
+        };
+        let moved = |locals: &[VType], stack: &[VType], at: u32| -> Result<Frame> {
+            Ok(Frame {
+                at,
+                locals: locals.iter().map(move_uninit).collect::<Result<_>>()?,
+                stack: stack.iter().map(move_uninit).collect::<Result<_>>()?,
+            })
+        };
+        let mut have: std::collections::HashSet<u32> = std::collections::HashSet::new();
+        for f in &old_frames {
+            new_frames.push(moved(
+                &f.locals,
+                &f.stack,
+                layout.target(f.at, &index_of, code_len)?,
+            )?);
+            have.insert(f.at);
+        }
+        for (i, insn) in insns.iter().enumerate() {
+            if layout.widened[i] && negate(insn.op).is_some() {
+                let next = insns
+                    .get(i + 1)
+                    .ok_or_else(|| Error::new(insn.at as usize, "branch at the end of the code"))?;
+                if have.insert(next.at) {
+                    let st = match &states {
+                        Some(Ok(states)) => states[i + 1].as_ref(),
+                        Some(Err(e)) => return Err(e.clone()),
+                        None => None,
+                    }
+                    .ok_or_else(|| Error::new(next.at as usize, "no types for a widened branch"))?;
+                    new_frames.push(moved(&st.locals, &st.stack, layout.prefix[i + 1])?);
+                }
+            }
+        }
+        if !ranges.is_empty() {
+            new_frames.push(Frame {
+                at: layout.end,
+                locals: Vec::new(),
+                stack: vec![VType::object(b"java/lang/Throwable")],
+            });
+        }
+        new_frames.sort_by_key(|f| f.at);
+        new_frames.dedup_by_key(|f| f.at);
+    }
+
+    // Attributes of the code.
+    let mut attributes: Vec<Attribute<'static>> = Vec::new();
+    for (a, n) in code.attributes.iter().zip(&attr_names) {
+        match n.as_slice() {
+            // Rebuilt below (and dropped for classes before version 50, which ignore it).
+            b"StackMapTable" => continue,
+            b"LineNumberTable" => {
+                if let Ok(d) = move_table(&a.data, 4, &layout, &index_of, code_len, false) {
+                    attributes.push(Attribute {
+                        name: a.name,
+                        data: d.into(),
+                    });
+                }
+            }
+            b"LocalVariableTable" | b"LocalVariableTypeTable" => {
+                if let Ok(d) = move_table(&a.data, 10, &layout, &index_of, code_len, true) {
+                    attributes.push(Attribute {
+                        name: a.name,
+                        data: d.into(),
+                    });
+                }
+            }
+            // Offsets into the code we cannot all move; the JVM never reads them.
+            b"RuntimeVisibleTypeAnnotations" | b"RuntimeInvisibleTypeAnnotations" => {}
+            _ => attributes.push(Attribute {
+                name: a.name,
+                data: a.data.to_vec().into(),
+            }),
+        }
+    }
+    if with_frames && !new_frames.is_empty() {
+        let body = frames::encode(&new_frames, &mut cf.pool)?;
+        let name = cf.pool.add_utf8(b"StackMapTable")?;
+        attributes.push(Attribute {
+            name,
+            data: body.into(),
+        });
+    }
+    Ok(write_code(
+        max_stack,
+        code.max_locals,
+        &out,
+        &handlers,
+        &attributes,
+    ))
+}
+
+/// Moves the start offsets (and, for local variable tables, the lengths) of a table whose
+/// entries are `entry` bytes long and start with `u16 start_pc`.
+fn move_table(
+    data: &[u8],
+    entry: usize,
+    layout: &Layout,
+    index: &[u32],
+    code_len: u32,
+    with_length: bool,
+) -> Result<Vec<u8>> {
+    if data.len() < 2 {
+        return Err(Error::new(0, "short table"));
+    }
+    let n = usize::from(u16_at(data, 0));
+    if data.len() != 2 + n * entry {
+        return Err(Error::new(0, "table length"));
+    }
+    let mut out = data.to_vec();
+    for k in 0..n {
+        let at = 2 + k * entry;
+        let start = u32::from(u16_at(data, at));
+        // Entries from offset 0 keep covering the entry probe.
+        let new_start = if start == 0 {
+            0
+        } else {
+            layout.target(start, index, code_len)?
+        };
+        out[at..at + 2].copy_from_slice(&(new_start as u16).to_be_bytes());
+        if with_length {
+            let end = start + u32::from(u16_at(data, at + 2));
+            let new_end = layout.target(end, index, code_len)?;
+            out[at + 2..at + 4].copy_from_slice(&((new_end - new_start) as u16).to_be_bytes());
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,37 @@
+//! Java class files for the HPROF agent's `cpu=times`: a strict reader, the rewriter that
+//! puts a tracker call at every method entry, before every return and on exceptional exit,
+//! and the tracker class those calls go to. No JVM is needed; the agent calls
+//! [`instrument`] from its ClassFileLoadHook.
+//!
+//! ```
+//! use hprof_classfile::{Probes, instrument, tracker_class, TRACKER_CLASS};
+//!
+//! // The tracker class is itself a class file; nothing in it is instrumented.
+//! let tracker = tracker_class(TRACKER_CLASS);
+//! let probes = Probes {
+//!     tracker: TRACKER_CLASS.as_bytes(),
+//!     enter: b"enter",
+//!     exit: b"exit",
+//!     unwind: b"unwind",
+//! };
+//! let outcome = instrument(&tracker, &probes, |m| Some(m.index as u32)).unwrap();
+//! assert_eq!(outcome.instrumented, 3); // enter, exit and unwind have bodies
+//! ```
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod bytes;
+pub mod class;
+pub mod code;
+mod error;
+pub mod frames;
+mod instrument;
+pub mod interp;
+pub mod pool;
+mod tracker;
+
+pub use class::ClassFile;
+pub use error::{Error, Result};
+pub use instrument::{MethodRef, Outcome, Probes, instrument};
+pub use tracker::{ENGAGED, ENTER, EXIT, NATIVES, TRACKER_CLASS, UNWIND, tracker_class};
