@@ -9,7 +9,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::engine::cpu_samples::CpuSampler;
-use crate::engine::{heap_sites, monitors};
+use crate::engine::{cpu_times, heap_sites, monitors};
 use crate::jvmti::{Callbacks, JavaVm, Jni, Jvmti, jthread, sys};
 use crate::options::{Options, Parsed, help_text};
 use crate::profiler::{self, Profiler};
@@ -48,6 +48,7 @@ fn callbacks() -> Callbacks {
         monitor_contended_entered: Some(monitor_contended_entered),
         monitor_wait: Some(monitor_wait),
         monitor_waited: Some(monitor_waited),
+        class_file_load_hook: Some(class_file_load_hook),
     }
 }
 
@@ -286,5 +287,110 @@ pub extern "C" fn cpu_sampler_thread(
 ) {
     guarded("the CPU sampling thread", (), || {
         CpuSampler::run(Jni::from_raw(jni))
+    });
+}
+
+/// Entry point of the `cpu=times` timing thread.
+pub extern "C" fn cpu_timer_thread(
+    _jvmti: *mut sys::jvmtiEnv,
+    jni: *mut sys::JNIEnv,
+    _arg: *mut c_void,
+) {
+    guarded("the CPU timing thread", (), || {
+        cpu_times::CpuTimes::run(Jni::from_raw(jni))
+    });
+}
+
+/// ClassFileLoadHook: `cpu=times` rewrites the class.
+extern "C" fn class_file_load_hook(
+    jvmti: *mut sys::jvmtiEnv,
+    _jni: *mut sys::JNIEnv,
+    _class_being_redefined: sys::jclass,
+    _loader: sys::jobject,
+    name: *const c_char,
+    _protection_domain: sys::jobject,
+    class_data_len: sys::jint,
+    class_data: *const u8,
+    new_class_data_len: *mut sys::jint,
+    new_class_data: *mut *mut u8,
+) {
+    guarded("ClassFileLoadHook", (), || {
+        let Some((_, engine)) = cpu_times::running() else {
+            return;
+        };
+        if class_data.is_null()
+            || class_data_len <= 0
+            || new_class_data.is_null()
+            || new_class_data_len.is_null()
+        {
+            return;
+        }
+        // SAFETY: the JVM passes the class file as `class_data_len` readable bytes that stay
+        // valid for this call, and the class name (or null) as a NUL-terminated string.
+        let (bytes, name) = unsafe {
+            (
+                std::slice::from_raw_parts(class_data, class_data_len as usize),
+                (!name.is_null()).then(|| CStr::from_ptr(name).to_bytes()),
+            )
+        };
+        let Some(new) = engine.transform(name, bytes) else {
+            return;
+        };
+        let Ok(len) = sys::jint::try_from(new.len()) else {
+            return;
+        };
+        if let Ok(mem) = Jvmti::from_raw(jvmti).allocate_copy(&new) {
+            // SAFETY: both out-pointers were checked non-null above and point to the JVM's
+            // out-values for this call; the JVM takes ownership of the JVMTI-allocated bytes.
+            unsafe {
+                *new_class_data_len = len;
+                *new_class_data = mem;
+            }
+        }
+    });
+}
+
+// The tracker's natives, found by the JVM under their JNI names (it searches agent
+// libraries for natives of boot classes), so nothing is registered from native code.
+
+/// `java.lang.HprofTracker.nativeEnter(int)`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_java_lang_HprofTracker_nativeEnter(
+    _jni: *mut sys::JNIEnv,
+    _class: sys::jclass,
+    method: sys::jint,
+) {
+    guarded("HprofTracker.enter", (), || {
+        if let Some((ctx, engine)) = cpu_times::running() {
+            engine.enter(ctx, method as u32);
+        }
+    });
+}
+
+/// `java.lang.HprofTracker.nativeExit(int)`.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_java_lang_HprofTracker_nativeExit(
+    _jni: *mut sys::JNIEnv,
+    _class: sys::jclass,
+    method: sys::jint,
+) {
+    guarded("HprofTracker.exit", (), || {
+        if let Some((_, engine)) = cpu_times::running() {
+            engine.exit(method as u32);
+        }
+    });
+}
+
+/// `java.lang.HprofTracker.nativeUnwind(int)`: an exception leaves the method.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_java_lang_HprofTracker_nativeUnwind(
+    _jni: *mut sys::JNIEnv,
+    _class: sys::jclass,
+    method: sys::jint,
+) {
+    guarded("HprofTracker.unwind", (), || {
+        if let Some((_, engine)) = cpu_times::running() {
+            engine.exit(method as u32);
+        }
     });
 }

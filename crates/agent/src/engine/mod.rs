@@ -3,6 +3,7 @@
 //! their sections through the format-neutral [`ProfileOutput`].
 
 pub mod cpu_samples;
+pub mod cpu_times;
 pub mod heap_dump;
 pub mod heap_sites;
 pub mod monitors;
@@ -79,6 +80,9 @@ pub fn select_engines(options: &Options) -> Vec<Box<dyn Engine>> {
     }
     if options.cpu_samples {
         engines.push(Box::new(cpu_samples::CpuSampler::new()));
+    }
+    if options.cpu_times {
+        engines.push(Box::new(cpu_times::CpuTimes::new()));
     }
     engines
 }

@@ -202,6 +202,9 @@ pub struct Capabilities {
     pub object_free: bool,
     /// `can_generate_monitor_events`, `can_get_owned_monitor_info`, `can_get_monitor_info`.
     pub monitors: bool,
+    /// `can_generate_all_class_hook_events`, `can_retransform_classes`: rewriting classes
+    /// as they load and those loaded before.
+    pub class_hooks: bool,
 }
 
 /// The event callbacks the agent installs (each a plain `extern "C"` function).
@@ -229,6 +232,8 @@ pub struct Callbacks {
     pub monitor_wait: sys::jvmtiEventMonitorWait,
     /// MonitorWaited.
     pub monitor_waited: sys::jvmtiEventMonitorWaited,
+    /// ClassFileLoadHook.
+    pub class_file_load_hook: sys::jvmtiEventClassFileLoadHook,
 }
 
 /// The events the agent enables.
@@ -256,6 +261,8 @@ pub enum Event {
     MonitorWait,
     /// MonitorWaited.
     MonitorWaited,
+    /// ClassFileLoadHook.
+    ClassFileLoadHook,
 }
 
 impl Event {
@@ -274,6 +281,7 @@ impl Event {
             }
             Event::MonitorWait => sys::jvmtiEvent::JVMTI_EVENT_MONITOR_WAIT,
             Event::MonitorWaited => sys::jvmtiEvent::JVMTI_EVENT_MONITOR_WAITED,
+            Event::ClassFileLoadHook => sys::jvmtiEvent::JVMTI_EVENT_CLASS_FILE_LOAD_HOOK,
         }
     }
 }
@@ -318,6 +326,8 @@ impl Jvmti {
         caps.set_can_generate_monitor_events(u32::from(wanted.monitors));
         caps.set_can_get_owned_monitor_info(u32::from(wanted.monitors));
         caps.set_can_get_monitor_info(u32::from(wanted.monitors));
+        caps.set_can_generate_all_class_hook_events(u32::from(wanted.class_hooks));
+        caps.set_can_retransform_classes(u32::from(wanted.class_hooks));
         jvmti!(self, AddCapabilities, &caps)
     }
 
@@ -335,6 +345,7 @@ impl Jvmti {
             MonitorContendedEntered: callbacks.monitor_contended_entered,
             MonitorWait: callbacks.monitor_wait,
             MonitorWaited: callbacks.monitor_waited,
+            ClassFileLoadHook: callbacks.class_file_load_hook,
             ..Default::default()
         };
         let size = std::mem::size_of::<sys::jvmtiEventCallbacks>() as jint;
@@ -711,6 +722,54 @@ impl Jvmti {
         Ok(count.max(0) as usize)
     }
 
+    /// The method running `depth` frames below the top of the calling thread's stack.
+    pub fn frame_method(self, depth: usize) -> Result<jmethodID> {
+        let mut method: jmethodID = ptr::null_mut();
+        let mut location: jlocation = 0;
+        jvmti!(
+            self,
+            GetFrameLocation,
+            ptr::null_mut(),
+            depth as jint,
+            &mut method,
+            &mut location
+        )?;
+        Ok(method)
+    }
+
+    /// Whether `class` can be retransformed.
+    pub fn is_modifiable_class(self, class: jclass) -> bool {
+        let mut modifiable: sys::jboolean = 0;
+        jvmti!(self, IsModifiableClass, class, &mut modifiable).is_ok() && modifiable != 0
+    }
+
+    /// Retransforms `classes` (the class file load hook sees each again).
+    pub fn retransform_classes(self, classes: &[jclass]) -> Result<()> {
+        if classes.is_empty() {
+            return Ok(());
+        }
+        jvmti!(
+            self,
+            RetransformClasses,
+            classes.len() as jint,
+            classes.as_ptr()
+        )
+    }
+
+    /// Copies `bytes` into memory allocated by JVMTI, which the JVM takes ownership of (as
+    /// the class file load hook's new class data).
+    pub fn allocate_copy(self, bytes: &[u8]) -> Result<*mut u8> {
+        let mut mem: *mut u8 = ptr::null_mut();
+        jvmti!(self, Allocate, bytes.len() as jlong, &mut mem)?;
+        if mem.is_null() {
+            return Err(JvmtiError(110));
+        }
+        // SAFETY: Allocate returned a fresh block of `bytes.len()` bytes, which cannot
+        // overlap `bytes`.
+        unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), mem, bytes.len()) };
+        Ok(mem)
+    }
+
     /// Creates a raw monitor.
     pub fn raw_monitor(self, name: &str) -> Result<RawMonitor> {
         let name = CString::new(name).unwrap_or_default();
@@ -949,6 +1008,64 @@ impl Jni {
     }
 
     /// Looks up a class by its JVM name (`java/lang/Class`), as a local reference.
+    /// Defines the class `name` (internal form) from `bytes` in the boot class loader.
+    pub fn define_boot_class(self, name: &std::ffi::CStr, bytes: &[u8]) -> Option<jclass> {
+        let class = jni!(
+            self,
+            DefineClass,
+            name.as_ptr(),
+            ptr::null_mut(),
+            bytes.as_ptr().cast(),
+            bytes.len() as jint
+        )?;
+        if class.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        Some(class)
+    }
+
+    /// Binds `class`'s native methods: (name, signature, function) each.
+    pub fn register_natives(
+        self,
+        class: jclass,
+        natives: &[(&std::ffi::CStr, &std::ffi::CStr, *mut c_void)],
+    ) -> bool {
+        let table: Vec<sys::JNINativeMethod> = natives
+            .iter()
+            .map(|(name, sig, f)| sys::JNINativeMethod {
+                name: name.as_ptr().cast_mut(),
+                signature: sig.as_ptr().cast_mut(),
+                fnPtr: *f,
+            })
+            .collect();
+        let ok = jni!(
+            self,
+            RegisterNatives,
+            class,
+            table.as_ptr(),
+            table.len() as jint
+        ) == Some(0);
+        if !ok {
+            self.clear_exception();
+        }
+        ok
+    }
+
+    /// Sets the static boolean field `name` of `class`.
+    pub fn set_static_boolean(self, class: jclass, name: &std::ffi::CStr, value: bool) -> bool {
+        let Some(field) = jni!(self, GetStaticFieldID, class, name.as_ptr(), c"Z".as_ptr()) else {
+            return false;
+        };
+        if field.is_null() {
+            self.clear_exception();
+            return false;
+        }
+        jni!(self, SetStaticBooleanField, class, field, u8::from(value));
+        true
+    }
+
+    /// Finds a class by its internal name (`java/lang/Thread`).
     pub fn find_class(self, name: &std::ffi::CStr) -> Option<jclass> {
         let class = jni!(self, FindClass, name.as_ptr())?;
         if class.is_null() {

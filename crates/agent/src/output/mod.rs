@@ -94,6 +94,15 @@ pub trait ProfileWriter: Send {
     /// A CPU SAMPLES section: `rows` are the listed traces (sorted, cut off) with their
     /// counts; `total` counts every sample of the interval.
     fn cpu_samples(&mut self, rows: &[(Arc<Trace>, u64)], total: u64) -> io::Result<()>;
+    /// A CPU TIME (ms) section: `rows` are the listed traces (sorted, cut off) with their
+    /// calls and self milliseconds; `total` is the self milliseconds of every trace.
+    fn cpu_times(&mut self, _rows: &[(Arc<Trace>, u64, u64)], _total: u64) -> io::Result<()> {
+        Ok(())
+    }
+    /// The `cpu=old` listing: (calls, callee, caller, inclusive ms) per row, in order.
+    fn cpu_old(&mut self, _rows: &[(u64, Option<String>, Option<String>, u64)]) -> io::Result<()> {
+        Ok(())
+    }
     /// A SITES section (text) or ALLOC SITES and HEAP SUMMARY records (binary): `sites` are
     /// the listed sites, in order and cut off at `cutoff`; `flags` are the ALLOC SITES flags
     /// (0x1 incremental, 0x2 ordered by allocated bytes, 0x4 a GC was forced).

@@ -11,10 +11,10 @@ use std::time::SystemTime;
 use hprof_format::{BasicType, HeapRecord, IdSize, Value};
 use hprof_text::{
     CostKind, CostRow, Frame as TextFrame, HeapLine, LineInfo, MonitorEntry, MonitorThread,
-    MonitorTimeRow, SiteRow, SitesOrder, ctime, write_class_lines, write_cost_section,
+    MonitorTimeRow, OldRow, SiteRow, SitesOrder, ctime, write_class_lines, write_cost_section,
     write_file_header, write_heap_begin, write_heap_end, write_heap_line, write_monitor_dump,
-    write_monitor_time, write_object_array_lines, write_root_line, write_sites, write_thread_end,
-    write_thread_start, write_trace, write_wait, write_waited,
+    write_monitor_time, write_object_array_lines, write_old_rows, write_root_line, write_sites,
+    write_thread_end, write_thread_start, write_trace, write_wait, write_waited,
 };
 
 use crate::output::{MonitorOwner, MonitorTime, ProfileWriter, Site, SiteTotals, ThreadState};
@@ -167,6 +167,52 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
             &cost_rows,
             total,
         )?;
+        self.out.flush()
+    }
+
+    fn cpu_times(&mut self, rows: &[(Arc<Trace>, u64, u64)], total: u64) -> io::Result<()> {
+        for (trace, _, _) in rows {
+            self.ensure_trace(trace)?;
+        }
+        let methods: Vec<Option<String>> = rows
+            .iter()
+            .map(|(t, _, _)| {
+                t.frames
+                    .first()
+                    .map(|f| format!("{}.{}", f.method.class.name, f.method.name))
+            })
+            .collect();
+        let cost_rows: Vec<CostRow<'_>> = rows
+            .iter()
+            .zip(&methods)
+            .map(|((trace, calls, millis), method)| CostRow {
+                cost: *millis,
+                count: *calls,
+                trace: trace.serial,
+                method: method.as_deref(),
+            })
+            .collect();
+        write_cost_section(
+            &mut self.out,
+            CostKind::TimeMillis,
+            &ctime(SystemTime::now()),
+            &cost_rows,
+            total,
+        )?;
+        self.out.flush()
+    }
+
+    fn cpu_old(&mut self, rows: &[(u64, Option<String>, Option<String>, u64)]) -> io::Result<()> {
+        let rows: Vec<OldRow<'_>> = rows
+            .iter()
+            .map(|(count, callee, caller, millis)| OldRow {
+                count: *count,
+                callee: callee.as_deref(),
+                caller: caller.as_deref(),
+                millis: *millis,
+            })
+            .collect();
+        write_old_rows(&mut self.out, &rows)?;
         self.out.flush()
     }
 
