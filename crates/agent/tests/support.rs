@@ -64,6 +64,46 @@ pub struct CpuSection {
     pub rows: Vec<CpuRow>,
 }
 
+/// One row of a CPU TIME (ms) section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimeRow {
+    pub rank: u32,
+    /// Self time, percent of the section's total.
+    pub self_percent: f64,
+    /// Calls.
+    pub count: u64,
+    pub trace: u32,
+    pub method: String,
+}
+
+/// A CPU TIME (ms) section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimeSection {
+    /// Self milliseconds of every trace.
+    pub total: u64,
+    pub rows: Vec<TimeRow>,
+}
+
+impl TimeSection {
+    /// Calls of every row whose top method is `method` (`Class.method`).
+    pub fn calls(&self, method: &str) -> u64 {
+        self.rows
+            .iter()
+            .filter(|r| r.method == method)
+            .map(|r| r.count)
+            .sum()
+    }
+
+    /// Self milliseconds of every row whose top method is `method`, from the percentages.
+    pub fn self_millis(&self, method: &str) -> f64 {
+        self.rows
+            .iter()
+            .filter(|r| r.method == method)
+            .map(|r| r.self_percent * self.total as f64 / 100.0)
+            .sum()
+    }
+}
+
 /// One row of a SITES section.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SiteRow {
@@ -82,6 +122,7 @@ pub struct TextProfile {
     pub thread_ends: Vec<u32>,
     pub traces: HashMap<u32, TraceBlock>,
     pub cpu: Vec<CpuSection>,
+    pub times: Vec<TimeSection>,
     pub sites: Vec<Vec<SiteRow>>,
 }
 
@@ -156,6 +197,33 @@ impl TextProfile {
                     });
                 }
                 profile.cpu.push(CpuSection { total, rows });
+            } else if let Some(rest) = line.strip_prefix("CPU TIME (ms) BEGIN (total = ") {
+                let total = rest.split(')').next().unwrap().parse().unwrap();
+                let mut rows = Vec::new();
+                loop {
+                    let row = lines.next().expect("CPU TIME (ms) END");
+                    if row == "CPU TIME (ms) END" {
+                        break;
+                    }
+                    if row.starts_with("rank ") {
+                        continue;
+                    }
+                    let cols: Vec<&str> = row.split_whitespace().collect();
+                    let trace: u32 = cols[4].parse().unwrap();
+                    assert!(
+                        profile.traces.contains_key(&trace),
+                        "trace {trace} used before it was written"
+                    );
+                    assert_eq!(cols[0].parse::<usize>().unwrap(), rows.len() + 1);
+                    rows.push(TimeRow {
+                        rank: cols[0].parse().unwrap(),
+                        self_percent: cols[1].trim_end_matches('%').parse().unwrap_or(0.0),
+                        count: cols[3].parse().unwrap(),
+                        trace,
+                        method: cols[5..].join(" "),
+                    });
+                }
+                profile.times.push(TimeSection { total, rows });
             } else if line.starts_with("SITES BEGIN (ordered by live bytes) ") {
                 assert_eq!(
                     lines.next(),

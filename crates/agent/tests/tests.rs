@@ -4,6 +4,7 @@ mod support;
 
 mod binary;
 mod cpu_samples;
+mod cpu_times;
 mod exit_paths;
 mod heap_dump;
 mod heap_sites;

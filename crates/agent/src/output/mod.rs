@@ -290,6 +290,15 @@ pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
     };
     let sink = io::BufWriter::with_capacity(64 << 10, sink);
     let writer: Box<dyn ProfileWriter> = match options.format {
+        Format::Text
+            if options.cpu_old
+                && !(options.cpu_samples
+                    || options.heap_dump
+                    || options.heap_sites
+                    || options.monitor) =>
+        {
+            Box::new(text::TextWriter::prof_only(sink))
+        }
         Format::Text => Box::new(
             text::TextWriter::new(sink).map_err(|e| format!("can't write profile output: {e}"))?,
         ),

@@ -30,6 +30,8 @@ pub struct TextWriter<W: Write + Send> {
     /// The heap dump being written: its lines go to a temporary file until the counts for
     /// the HEAP DUMP BEGIN line are known.
     heap: Option<HeapText>,
+    /// `cpu=old` alone: the old prof layout, without header, THREAD lines or TRACEs.
+    prof_only: bool,
 }
 
 /// What heap dump lines need of a class.
@@ -60,7 +62,20 @@ impl<W: Write + Send> TextWriter<W> {
             written: HashSet::new(),
             classes: HashMap::new(),
             heap: None,
+            prof_only: false,
         })
+    }
+
+    /// A writer for `cpu=old` alone: the listing is the whole file, as the old `prof`
+    /// layout had it (no header, no THREAD lines, no TRACE records).
+    pub fn prof_only(out: W) -> TextWriter<W> {
+        TextWriter {
+            out,
+            written: HashSet::new(),
+            classes: HashMap::new(),
+            heap: None,
+            prof_only: true,
+        }
     }
 
     fn class_name(&self, id: u64) -> String {
@@ -101,7 +116,7 @@ impl<W: Write + Send> TextWriter<W> {
     }
 
     fn ensure_trace(&mut self, trace: &Trace) -> io::Result<()> {
-        if !self.written.insert(trace.serial) {
+        if self.prof_only || !self.written.insert(trace.serial) {
             return Ok(());
         }
         let frames: Vec<TextFrame<'_>> = trace
@@ -125,6 +140,9 @@ impl<W: Write + Send> TextWriter<W> {
 
 impl<W: Write + Send> ProfileWriter for TextWriter<W> {
     fn thread_start(&mut self, start: &ThreadStart) -> io::Result<()> {
+        if self.prof_only {
+            return Ok(());
+        }
         write_thread_start(
             &mut self.out,
             start.object_id,
@@ -135,6 +153,9 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
     }
 
     fn thread_end(&mut self, serial: u32) -> io::Result<()> {
+        if self.prof_only {
+            return Ok(());
+        }
         write_thread_end(&mut self.out, serial)
     }
 
