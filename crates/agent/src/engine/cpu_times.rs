@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use rustc_hash::FxHashMap;
+
 use hprof_classfile::{
     ENGAGED, ENTER, EXIT, Probes, TRACKER_CLASS, UNWIND, instrument, tracker_class,
 };
@@ -140,8 +142,8 @@ struct Local {
     shadow: Arc<Shadow>,
     /// Frames pushed beyond [`MAX_SHADOW`], counted so pops match.
     overflow: usize,
-    /// (method, parent trace) → trace.
-    cache: HashMap<(u32, u32), u32>,
+    /// (method, parent trace) → trace; FxHash, as this lookup is on every call.
+    cache: FxHashMap<(u32, u32), u32>,
     serial: u32,
 }
 
@@ -364,7 +366,7 @@ impl CpuTimes {
         Local {
             shadow,
             overflow: 0,
-            cache: HashMap::new(),
+            cache: FxHashMap::default(),
             serial,
         }
     }
