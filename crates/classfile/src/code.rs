@@ -244,7 +244,7 @@ pub fn decode(code: &[u8]) -> Result<Vec<Insn>> {
                         return Err(Error::new(at, "tableswitch with high < low"));
                     }
                     let n = (i64::from(high) - i64::from(low) + 1) as usize;
-                    need(base + 12, n.checked_mul(4).unwrap_or(usize::MAX))?;
+                    need(base + 12, n.saturating_mul(4))?;
                     let mut targets = Vec::with_capacity(n);
                     for i in 0..n {
                         targets.push(target(at, i64::from(i32_at(code, base + 12 + 4 * i)))?);
@@ -264,7 +264,7 @@ pub fn decode(code: &[u8]) -> Result<Vec<Insn>> {
                         return Err(Error::new(at, "lookupswitch with negative pair count"));
                     }
                     let n = n as usize;
-                    need(base + 8, n.checked_mul(8).unwrap_or(usize::MAX))?;
+                    need(base + 8, n.saturating_mul(8))?;
                     let mut keys = Vec::with_capacity(n);
                     let mut targets = Vec::with_capacity(n);
                     for i in 0..n {

@@ -260,10 +260,10 @@ fn interpret(
             });
         }
         out.push(state.clone());
-        if let Some(st) = state.as_mut() {
-            if interp.step(st, insn)? == Flow::Stop {
-                state = None;
-            }
+        if let Some(st) = state.as_mut()
+            && interp.step(st, insn)? == Flow::Stop
+        {
+            state = None;
         }
     }
     Ok(out)
@@ -415,9 +415,7 @@ fn rewrite_method(
                 targets,
             } => {
                 out.push(insn.op);
-                for _ in 0..switch_padding(here) {
-                    out.push(0);
-                }
+                out.resize(out.len() + switch_padding(here) as usize, 0);
                 out.extend_from_slice(&(rel(*default)? as i32).to_be_bytes());
                 if let Some(low) = low {
                     let high = low.wrapping_add(targets.len() as i32 - 1);

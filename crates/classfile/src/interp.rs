@@ -325,12 +325,12 @@ impl<'p, 'a> Interp<'p, 'a> {
                 Self::push(st, t);
             }
             0x78..=0x7d => {
-                let t = if o % 2 == 0 { Int } else { Long };
+                let t = if o.is_multiple_of(2) { Int } else { Long };
                 self.pop(st, 1 + Self::slots(&t), insn)?;
                 Self::push(st, t);
             }
             0x7e..=0x83 => {
-                let t = if o % 2 == 0 { Int } else { Long };
+                let t = if o.is_multiple_of(2) { Int } else { Long };
                 self.pop(st, 2 * Self::slots(&t), insn)?;
                 Self::push(st, t);
             }

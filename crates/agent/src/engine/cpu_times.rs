@@ -91,10 +91,13 @@ struct MethodName {
     signature: String,
 }
 
-/// Method numbers: one per (class name, method name, descriptor), from 1.
+/// (class name, method name, descriptor), as the class file spells them.
+type MethodKey = (Box<[u8]>, Box<[u8]>, Box<[u8]>);
+
+/// Method numbers: one per [`MethodKey`], from 1.
 #[derive(Debug, Default)]
 struct Methods {
-    ids: HashMap<(Box<[u8]>, Box<[u8]>, Box<[u8]>), u32>,
+    ids: HashMap<MethodKey, u32>,
     names: Vec<MethodName>,
     /// The jmethodID each number was first seen running as (0: not yet).
     resolved: Vec<usize>,

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Benchmark: cpu=times against no agent and against cpu=samples (interval=10 ms) of the same agent,
+on a call-heavy program (java/src/bench/CallBench.java, 2000 iterations) and on javac compiling
+java.util (354 files, from Debian's openjdk-17-source), runs interleaved, median wall time of N each.
+Also the calls cpu=times counts on CallBench (one extra run with cutoff=0) and so its cost per call,
+and its start-up cost: `java -version` with and without it.
+
+    bench/cpu_times.py [--runs N] [--write]
+
+--write replaces the "cpu=times overhead" section of bench/RESULTS.md.
+"""
+import argparse, os, platform, re, shutil, statistics, subprocess, sys, tempfile, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = ROOT / ".tools"
+SECTION = "## cpu=times overhead"
+CALLBENCH_ITERATIONS = 2000
+TARGET_RATIO = 3.0  # from the issue: cpu=times at most 3x on call-heavy code
+
+
+def sh(*args, **kw):
+    return subprocess.run(args, check=True, **kw)
+
+
+def java_util_sources():
+    src = TOOLS / "jdk-src"
+    util = src / "src/java.base/java/util"
+    if not util.exists():
+        deb_dir = TOOLS / "debs"
+        deb_dir.mkdir(parents=True, exist_ok=True)
+        if not list(deb_dir.glob("openjdk-17-source_*.deb")):
+            sh("apt-get", "download", "openjdk-17-source", cwd=deb_dir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deb = next(deb_dir.glob("openjdk-17-source_*.deb"))
+        sh("dpkg-deb", "-x", str(deb), str(src))
+        zip_path = next(src.rglob("src.zip"))
+        sh("unzip", "-q", "-o", str(zip_path), "java.base/java/util/*", "-d", str(src / "src"))
+    return src / "src/java.base", sorted(str(p) for p in util.rglob("*.java"))
+
+
+def timed(cmd, cwd):
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def counted_calls(path):
+    """Sum of the count column of the rows of every CPU TIME (ms) section of `path`."""
+    calls, inside = 0, False
+    for line in path.read_text().splitlines():
+        if line.startswith("CPU TIME (ms) BEGIN"):
+            inside = True
+        elif line == "CPU TIME (ms) END":
+            inside = False
+        elif inside and not line.startswith("rank "):
+            calls += int(line.split()[3])
+    return calls
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--write", action="store_true")
+    args = parser.parse_args()
+
+    sh("cargo", "build", "--release", "--locked", "--quiet", "-p", "hprof-agent", cwd=ROOT)
+    sh(str(ROOT / "scripts/build-java.sh"))
+    agent = ROOT / "target/release/libhprof.so"
+    classes = ROOT / "target/java/classes"
+    module_root, sources = java_util_sources()
+    work = Path(tempfile.mkdtemp(prefix="hprof-bench-"))
+    profilers = {
+        "no agent": [],
+        "hprof cpu=times": [f"-agentpath:{agent}=cpu=times,file={work}/times.txt"],
+        "hprof cpu=samples": [f"-agentpath:{agent}=cpu=samples,interval=10,file={work}/samples.txt"],
+    }
+    callbench = lambda flags: ["java", *flags, "-cp", str(classes), "bench.CallBench", str(CALLBENCH_ITERATIONS)]
+    call_workload = f"CallBench {CALLBENCH_ITERATIONS} iterations (call-heavy)"
+    workloads = {
+        call_workload: callbench,
+        f"javac java.util ({len(sources)} files)": lambda flags: [
+            "javac", *[f"-J{f}" for f in flags], "-nowarn", "-Xmaxwarns", "0", "-d", str(work / "classes"),
+            "--patch-module", f"java.base={module_root}", *sources],
+    }
+    results = {}
+    for workload, make in workloads.items():
+        for _ in range(1):  # warm-up
+            for flags in profilers.values():
+                timed(make(flags), work)
+        times = {name: [] for name in profilers}
+        for _ in range(args.runs):
+            for name, flags in profilers.items():
+                times[name].append(timed(make(flags), work))
+        results[workload] = times
+    assert "CPU TIME (ms) END" in (work / "times.txt").read_text()
+    assert "CPU SAMPLES END" in (work / "samples.txt").read_text()
+
+    # One more CallBench run under cpu=times listing every trace, to count the calls it recorded.
+    timed(callbench([f"-agentpath:{agent}=cpu=times,cutoff=0,file={work}/calls.txt"]), work)
+    calls = counted_calls(work / "calls.txt")
+    assert calls > 0
+
+    startup = {"no agent": [], "hprof cpu=times": []}
+    for _ in range(10):
+        for name in startup:
+            startup[name].append(timed(["java", *profilers[name], "-version"], work))
+
+    cpu = re.sub(r"\s+", " ", next((l.split(":", 1)[1] for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())).strip()
+    java_version = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+    command = " ".join(["bench/cpu_times.py", *sys.argv[1:]])
+    lines = [SECTION, "",
+             f"Command: `{command}` ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, {cpu}, {java_version}).",
+             "Wall time of the whole JVM run; runs interleaved (none, cpu=times, cpu=samples, none, ...), one warm-up round, median.", "",
+             "| workload | no agent (s) | hprof cpu=times (s) | ratio | hprof cpu=samples (s) | ratio |", "|---|---|---|---|---|---|"]
+    for workload, times in results.items():
+        base = statistics.median(times["no agent"])
+        t = statistics.median(times["hprof cpu=times"])
+        s = statistics.median(times["hprof cpu=samples"])
+        lines.append(f"| {workload} | {base:.3f} | {t:.3f} | **{t / base:.3f}** | {s:.3f} | {s / base:.3f} |")
+    base = statistics.median(results[call_workload]["no agent"])
+    t = statistics.median(results[call_workload]["hprof cpu=times"])
+    met = "**met**" if t / base <= TARGET_RATIO else "**not met**"
+    lines += ["", f"Target from the issue: cpu=times ≤ {TARGET_RATIO:g}× on call-heavy code. CallBench: {t / base:.2f}×, {met}.",
+              "", f"Calls recorded by cpu=times in one more CallBench run (`cutoff=0`, sum of the count column): "
+              f"{calls:,}; ({t:.3f} s − {base:.3f} s) / calls = **{(t - base) * 1e9 / calls:.1f} ns per call**."]
+    s0 = statistics.median(startup["no agent"])
+    s1 = statistics.median(startup["hprof cpu=times"])
+    lines += ["", f"Start-up: `java -version` median of 10: {s0 * 1000:.0f} ms without the agent, {s1 * 1000:.0f} ms with "
+              f"`cpu=times` (agent load, rewriting the classes loaded before VM init, plus writing the file): "
+              f"**{(s1 - s0) * 1000:.0f} ms**.", ""]
+    lines += ["Raw runs (s):", ""]
+    for workload, times in results.items():
+        for name, values in times.items():
+            lines.append(f"- {workload}, {name}: {' '.join(f'{v:.3f}' for v in values)}")
+    section = "\n".join(lines) + "\n"
+    print(section)
+    shutil.rmtree(work, ignore_errors=True)
+    if args.write:
+        path = ROOT / "bench/RESULTS.md"
+        text = path.read_text() if path.exists() else "# Benchmark results\n"
+        pattern = re.compile(re.escape(SECTION) + r"\n.*?(?=\n## |\Z)", re.S)
+        text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip() + "\n\n" + section
+        path.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,458 @@
+//! The rewriter on class files built here, byte by byte, and checked by real JVMs with
+//! `-Xverify:all`: probes in the right places, offsets and switch padding moved, frames
+//! rebuilt, a conditional branch widened when inserted probes push it past 32 KB, and the
+//! original behaviour kept.
+
+use std::path::Path;
+use std::process::Command;
+
+use hprof_classfile::class::{Attribute, ClassFile, Member};
+use hprof_classfile::code::{Code, Kind, decode, op};
+use hprof_classfile::frames::{self, Frame, VType};
+use hprof_classfile::pool::Pool;
+use hprof_classfile::{ENTER, EXIT, Probes, TRACKER_CLASS, UNWIND, instrument, tracker_class};
+
+const PROBES: Probes<'static> = Probes {
+    tracker: TRACKER_CLASS.as_bytes(),
+    enter: ENTER.as_bytes(),
+    exit: EXIT.as_bytes(),
+    unwind: UNWIND.as_bytes(),
+};
+
+/// A method body under construction.
+struct Method {
+    name: &'static str,
+    descriptor: &'static str,
+    max_stack: u16,
+    max_locals: u16,
+    code: Vec<u8>,
+    frames: Vec<Frame>,
+}
+
+fn put_u16(code: &mut Vec<u8>, v: u16) {
+    code.extend_from_slice(&v.to_be_bytes());
+}
+
+/// A public class `name` (version 52) with public static `methods`.
+fn class(name: &str, methods: Vec<Method>, pool: &mut Pool<'static>) -> Vec<u8> {
+    let this_class = pool.add_class(name.as_bytes()).unwrap();
+    let super_class = pool.add_class(b"java/lang/Object").unwrap();
+    let code_name = pool.add_utf8(b"Code").unwrap();
+    let smt = pool.add_utf8(b"StackMapTable").unwrap();
+    let mut members = Vec::new();
+    for m in methods {
+        let mut attributes = Vec::new();
+        if !m.frames.is_empty() {
+            attributes.push(Attribute {
+                name: smt,
+                data: frames::encode(&m.frames, pool).unwrap().into(),
+            });
+        }
+        let mut body = Vec::new();
+        put_u16(&mut body, m.max_stack);
+        put_u16(&mut body, m.max_locals);
+        body.extend_from_slice(&(m.code.len() as u32).to_be_bytes());
+        body.extend_from_slice(&m.code);
+        put_u16(&mut body, 0);
+        put_u16(&mut body, attributes.len() as u16);
+        for a in &attributes {
+            put_u16(&mut body, a.name);
+            body.extend_from_slice(&(a.data.len() as u32).to_be_bytes());
+            body.extend_from_slice(&a.data);
+        }
+        members.push(Member {
+            access: 0x0009,
+            name: pool.add_utf8(m.name.as_bytes()).unwrap(),
+            descriptor: pool.add_utf8(m.descriptor.as_bytes()).unwrap(),
+            attributes: vec![Attribute {
+                name: code_name,
+                data: body.into(),
+            }],
+        });
+    }
+    ClassFile {
+        minor: 0,
+        major: 52,
+        pool: pool.clone(),
+        access: 0x0021,
+        this_class,
+        super_class,
+        interfaces: Vec::new(),
+        fields: Vec::new(),
+        methods: members,
+        attributes: Vec::new(),
+    }
+    .write()
+    .unwrap()
+}
+
+/// `main` printing `f(x)` for each of `inputs`.
+fn main_printing(class: &str, inputs: &[i16], pool: &mut Pool<'static>) -> Method {
+    let out = pool
+        .add_member(true, b"java/lang/System", b"out", b"Ljava/io/PrintStream;")
+        .unwrap();
+    let f = pool
+        .add_member(false, class.as_bytes(), b"f", b"(I)I")
+        .unwrap();
+    let println = pool
+        .add_member(false, b"java/io/PrintStream", b"println", b"(I)V")
+        .unwrap();
+    let mut code = Vec::new();
+    for &x in inputs {
+        code.push(op::GETSTATIC);
+        put_u16(&mut code, out);
+        code.push(op::SIPUSH);
+        put_u16(&mut code, x as u16);
+        code.push(op::INVOKESTATIC);
+        put_u16(&mut code, f);
+        code.push(0xb6); // invokevirtual
+        put_u16(&mut code, println);
+    }
+    code.push(op::RETURN);
+    Method {
+        name: "main",
+        descriptor: "([Ljava/lang/String;)V",
+        max_stack: 2,
+        max_locals: 1,
+        code,
+        frames: Vec::new(),
+    }
+}
+
+fn int_frame(at: u32) -> Frame {
+    Frame {
+        at,
+        locals: vec![VType::Int],
+        stack: Vec::new(),
+    }
+}
+
+fn instrumented(bytes: &[u8]) -> Vec<u8> {
+    let mut next = 0;
+    let outcome = instrument(bytes, &PROBES, |_| {
+        next += 1;
+        Some(next)
+    })
+    .unwrap();
+    assert!(outcome.failed.is_empty(), "{:?}", outcome.failed);
+    outcome.bytes.expect("instrumented")
+}
+
+/// The code of method `name`.
+fn code_of(bytes: &[u8], name: &str) -> Vec<u8> {
+    let cf = ClassFile::parse(bytes).unwrap();
+    let m = cf
+        .methods
+        .iter()
+        .find(|m| cf.pool.utf8(m.name).unwrap() == name.as_bytes())
+        .unwrap();
+    let code = cf.attribute(&m.attributes, "Code").unwrap();
+    Code::parse(&code.data, 0).unwrap().code.to_vec()
+}
+
+/// Runs `class` from `dir` with -Xverify:all and the tracker class patched into java.base
+/// (its probes stay off); returns stdout.
+fn run(dir: &Path, class: &str) -> String {
+    let patch = dir.join("patch");
+    std::fs::create_dir_all(patch.join("java/lang")).unwrap();
+    std::fs::write(
+        patch.join(format!("{TRACKER_CLASS}.class")),
+        tracker_class(TRACKER_CLASS),
+    )
+    .unwrap();
+    let jdk = hprof_testkit::java::jdk17();
+    let out = Command::new(jdk.bin("java"))
+        .arg("-Xverify:all")
+        .arg(format!("--patch-module=java.base={}", patch.display()))
+        .arg("-cp")
+        .arg(dir)
+        .arg(class)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{class}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn run_both(name: &str, original: &[u8]) -> (String, String) {
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::write(plain.path().join(format!("{name}.class")), original).unwrap();
+    let traced = tempfile::tempdir().unwrap();
+    std::fs::write(
+        traced.path().join(format!("{name}.class")),
+        instrumented(original),
+    )
+    .unwrap();
+    (run(plain.path(), name), run(traced.path(), name))
+}
+
+#[test]
+fn the_tracker_class_round_trips() {
+    let bytes = tracker_class(TRACKER_CLASS);
+    let cf = ClassFile::parse(&bytes).unwrap();
+    assert_eq!(cf.name(), TRACKER_CLASS.as_bytes());
+    assert_eq!(cf.write().unwrap(), bytes);
+    assert_eq!(cf.methods.len(), 6);
+}
+
+#[test]
+fn probes_sit_at_entry_and_before_each_return() {
+    let mut pool = Pool::empty();
+    // static int f(int x) { return x == 0 ? 1 : x; }  with a frame at the second return.
+    let code = vec![0x1a, 0x9a, 0x00, 0x05, 0x04, 0xac, 0x1a, 0xac];
+    let f = Method {
+        name: "f",
+        descriptor: "(I)I",
+        max_stack: 1,
+        max_locals: 1,
+        code,
+        frames: vec![int_frame(6)],
+    };
+    let original = class("Probes", vec![f], &mut pool);
+    let new = instrumented(&original);
+    let code = code_of(&new, "f");
+    let insns = decode(&code).unwrap();
+    let ops: Vec<u8> = insns.iter().map(|i| i.op).collect();
+    assert_eq!(
+        ops,
+        [
+            op::SIPUSH,
+            op::INVOKESTATIC, // enter
+            0x1a,
+            0x9a, // iload_0, ifne
+            0x04,
+            op::SIPUSH,
+            op::INVOKESTATIC,
+            0xac, // iconst_1, exit, ireturn
+            0x1a,
+            op::SIPUSH,
+            op::INVOKESTATIC,
+            0xac, // iload_0, exit, ireturn
+            op::SIPUSH,
+            op::INVOKESTATIC,
+            op::ATHROW, // the exceptional exit
+        ]
+    );
+    // The branch still lands on `iload_0`, moved by the entry probe and the first exit
+    // probe.
+    assert_eq!(
+        insns[3].kind,
+        Kind::Branch {
+            target: 18,
+            wide: false
+        }
+    );
+    assert_eq!(insns[8].at, 18);
+    // The probes carry the method's number.
+    assert_eq!(&code[0..3], &[op::SIPUSH, 0, 1]);
+}
+
+#[test]
+fn switches_keep_their_targets_at_every_padding() {
+    // static int f(int x): k nops, then tableswitch 0..2 and lookupswitch {-5, 1000}, each
+    // case returning a distinct constant; for k = 0..4 the probes shift the switches across
+    // every alignment.
+    for nops in 0..4u16 {
+        let mut pool = Pool::empty();
+        let mut code = vec![op::NOP; usize::from(nops)];
+        let mut frames = Vec::new();
+        code.push(0x1a); // iload_0
+        let sw = code.len();
+        code.push(op::TABLESWITCH);
+        while code.len() % 4 != 0 {
+            code.push(0);
+        }
+        let table_at = code.len();
+        code.extend_from_slice(&[0; 12 + 12]); // default, low, high, 3 offsets
+        // Case bodies: sipush V; ireturn (4 bytes each).
+        let mut targets = Vec::new();
+        for v in [10i16, 11, 12] {
+            targets.push(code.len());
+            frames.push(int_frame(code.len() as u32));
+            code.push(op::SIPUSH);
+            put_u16(&mut code, v as u16);
+            code.push(0xac);
+        }
+        // Default: a lookupswitch.
+        let default = code.len();
+        frames.push(int_frame(default as u32));
+        code.push(0x1a);
+        let lsw = code.len();
+        code.push(op::LOOKUPSWITCH);
+        while code.len() % 4 != 0 {
+            code.push(0);
+        }
+        let lookup_at = code.len();
+        code.extend_from_slice(&[0; 8 + 16]);
+        let mut lookup_targets = Vec::new();
+        for v in [20i16, 21, 22] {
+            lookup_targets.push(code.len());
+            frames.push(int_frame(code.len() as u32));
+            code.push(op::SIPUSH);
+            put_u16(&mut code, v as u16);
+            code.push(0xac);
+        }
+        let put_i32 = |code: &mut Vec<u8>, at: usize, v: i32| {
+            code[at..at + 4].copy_from_slice(&v.to_be_bytes());
+        };
+        put_i32(&mut code, table_at, (default - sw) as i32);
+        put_i32(&mut code, table_at + 4, 0);
+        put_i32(&mut code, table_at + 8, 2);
+        for (i, t) in targets.iter().enumerate() {
+            put_i32(&mut code, table_at + 12 + 4 * i, (t - sw) as i32);
+        }
+        put_i32(&mut code, lookup_at, (lookup_targets[2] - lsw) as i32);
+        put_i32(&mut code, lookup_at + 4, 2);
+        put_i32(&mut code, lookup_at + 8, -5);
+        put_i32(&mut code, lookup_at + 12, (lookup_targets[0] - lsw) as i32);
+        put_i32(&mut code, lookup_at + 16, 1000);
+        put_i32(&mut code, lookup_at + 20, (lookup_targets[1] - lsw) as i32);
+        let f = Method {
+            name: "f",
+            descriptor: "(I)I",
+            max_stack: 1,
+            max_locals: 1,
+            code,
+            frames,
+        };
+        let name = format!("Switch{nops}");
+        let main = main_printing(&name, &[0, 1, 2, 3, -5, 1000, 7], &mut pool);
+        let original = class(&name, vec![f, main], &mut pool);
+        let (plain, traced) = run_both(&name, &original);
+        assert_eq!(plain, "10\n11\n12\n22\n20\n21\n22\n");
+        assert_eq!(traced, plain, "{nops} nops");
+    }
+}
+
+#[test]
+fn a_branch_pushed_past_32_kb_is_widened_and_still_verifies() {
+    // static int f(int x):
+    //   0: iload_0; ifeq FAR                       (a 16-bit branch of 32,700 bytes)
+    //   4: 100 × { iload_0; sipush V; if_icmpne +5; iload_0; ireturn }   (100 returns)
+    //      nops up to FAR - 2; iload_0; ireturn     (falling through returns x)
+    //   FAR: sipush -1; ireturn                    (x == 0 returns -1)
+    // Each of the 101 returns gets a 6-byte probe before it, so the first branch no longer
+    // fits in 16 bits.
+    let mut pool = Pool::empty();
+    let far: usize = 4 + 32_700 - 3;
+    let mut code = vec![0x1a, 0x99];
+    put_u16(&mut code, (far - 1) as u16);
+    let mut frames = Vec::new();
+    for v in 0..100i16 {
+        code.push(0x1a);
+        code.push(op::SIPUSH);
+        put_u16(&mut code, (100 + v) as u16);
+        code.extend_from_slice(&[0xa0, 0x00, 0x05, 0x1a, 0xac]); // if_icmpne +5
+        frames.push(int_frame(code.len() as u32));
+    }
+    while code.len() < far - 2 {
+        code.push(op::NOP);
+    }
+    code.extend_from_slice(&[0x1a, 0xac]);
+    assert_eq!(code.len(), far);
+    frames.push(int_frame(far as u32));
+    code.push(op::SIPUSH);
+    put_u16(&mut code, (-1i16) as u16);
+    code.push(0xac);
+    let f = Method {
+        name: "f",
+        descriptor: "(I)I",
+        max_stack: 2,
+        max_locals: 1,
+        code,
+        frames,
+    };
+    let main = main_printing("Widen", &[0, 100, 150, 199, 5000], &mut pool);
+    let original = class("Widen", vec![f, main], &mut pool);
+    let new = instrumented(&original);
+    let insns = decode(&code_of(&new, "f")).unwrap();
+    // ifeq became ifne +8; goto_w FAR.
+    assert_eq!(insns[3].op, 0x9a);
+    assert_eq!(insns[4].op, op::GOTO_W);
+    let (plain, traced) = run_both("Widen", &original);
+    assert_eq!(plain, "-1\n100\n150\n199\n5000\n");
+    assert_eq!(traced, plain);
+}
+
+#[test]
+fn code_that_would_pass_64_kb_is_left_alone() {
+    // 60,000 bytes with 1,000 returns: 6,000 more bytes of probes do not fit.
+    let mut pool = Pool::empty();
+    let mut code = Vec::new();
+    let mut frames = Vec::new();
+    for v in 0..1000i16 {
+        code.push(0x1a);
+        code.push(op::SIPUSH);
+        put_u16(&mut code, v as u16);
+        code.extend_from_slice(&[0xa0, 0x00, 0x05, 0x1a, 0xac]);
+        frames.push(int_frame(code.len() as u32));
+    }
+    while code.len() < 60_000 {
+        code.push(op::NOP);
+    }
+    code.extend_from_slice(&[0x1a, 0xac]);
+    let f = Method {
+        name: "f",
+        descriptor: "(I)I",
+        max_stack: 2,
+        max_locals: 1,
+        code,
+        frames,
+    };
+    let original = class("TooBig", vec![f], &mut pool);
+    let outcome = instrument(&original, &PROBES, |_| Some(1)).unwrap();
+    assert!(outcome.bytes.is_none());
+    assert_eq!(outcome.failed.len(), 1);
+    assert!(
+        outcome.failed[0].1.contains("64 KB"),
+        "{:?}",
+        outcome.failed
+    );
+}
+
+#[test]
+fn truncated_and_corrupt_classes_are_errors_with_offsets() {
+    let bytes = tracker_class(TRACKER_CLASS);
+    for len in [0, 3, 9, 20, bytes.len() / 2, bytes.len() - 1] {
+        let err = instrument(&bytes[..len], &PROBES, |_| Some(1)).unwrap_err();
+        assert!(err.offset <= len, "{len}: {err}");
+    }
+    let mut bad = bytes.clone();
+    bad[0] = 0;
+    assert!(
+        instrument(&bad, &PROBES, |_| Some(1))
+            .unwrap_err()
+            .what
+            .contains("magic")
+    );
+    let mut extra = bytes;
+    extra.push(0);
+    assert!(
+        ClassFile::parse(&extra)
+            .unwrap_err()
+            .what
+            .contains("after the end")
+    );
+}
+
+#[test]
+fn methods_can_be_skipped_and_big_numbers_use_the_pool() {
+    let bytes = tracker_class(TRACKER_CLASS);
+    // No id: nothing changes.
+    let outcome = instrument(&bytes, &PROBES, |_| None).unwrap();
+    assert!(outcome.bytes.is_none() && outcome.instrumented == 0);
+    // An id past sipush's range is loaded with ldc_w.
+    let outcome = instrument(&bytes, &PROBES, |_| Some(1_000_000)).unwrap();
+    let new = outcome.bytes.unwrap();
+    let code = code_of(&new, "enter");
+    assert_eq!(code[0], op::LDC_W);
+    let cf = ClassFile::parse(&new).unwrap();
+    let index = u16::from_be_bytes([code[1], code[2]]);
+    assert_eq!(
+        cf.pool.get(index),
+        Some(&hprof_classfile::pool::Entry::Integer(1_000_000))
+    );
+}
