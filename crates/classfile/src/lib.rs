@@ -15,12 +15,13 @@
 //!     unwind: b"unwind",
 //! };
 //! let outcome = instrument(&tracker, &probes, |m| Some(m.index as u32)).unwrap();
-//! assert_eq!(outcome.instrumented, 3); // enter, exit and unwind have bodies
+//! assert_eq!(outcome.instrumented, 4); // enter, exit, unwind and state have bodies
 //! ```
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod asm;
 mod bytes;
 pub mod class;
 pub mod code;
@@ -34,4 +35,7 @@ mod tracker;
 pub use class::ClassFile;
 pub use error::{Error, Result};
 pub use instrument::{MethodRef, Outcome, Probes, instrument};
-pub use tracker::{ENGAGED, ENTER, EXIT, NATIVES, TRACKER_CLASS, UNWIND, tracker_class};
+pub use tracker::{
+    CACHE_ENTRIES, ENGAGED, ENTER, EXIT, NATIVES, TABLE, TRACKER_CLASS, UNWIND, cache_slot,
+    tracker_class,
+};

@@ -1,12 +1,22 @@
 //! Owns the tracker class, generated here rather than shipped: the Java side of cpu=times,
-//! whose `enter`, `exit` and `unwind` the rewritten methods call, and which passes the
-//! calls to the agent's natives while `engaged` is true.
+//! whose `enter`, `exit` and `unwind` the rewritten methods call. The common path is plain
+//! bytecode the JIT inlines into the caller, with no native call: it finds the calling
+//! thread's state (an identity-hashed table of threads), looks up the trace of (method,
+//! caller's trace) in a per-thread cache, pushes or pops the thread's shadow stack and counts
+//! the call. Only the rare cases call the agent's natives: a thread's first call, a trace not
+//! in the cache, a stack or count array to grow, and a return that does not match the top.
+//!
+//! The state of a thread is an `Object[3]`: `int[] stack` (`stack[0]` is the number of ints
+//! in use; then one `(method, trace)` pair per frame), `long[] calls` (by trace) and
+//! `int[] cache` ([`CACHE_ENTRIES`] entries of `(method, parent trace, trace)`).
 
 use std::borrow::Cow;
 
+use crate::asm::Asm;
 use crate::bytes::put_u16;
 use crate::class::{Attribute, ClassFile, Member};
 use crate::code::write_code;
+use crate::frames::{self, VType};
 use crate::pool::Pool;
 
 /// Internal name of the tracker class. It lives in `java.lang` (defined by the boot loader,
@@ -20,8 +30,27 @@ pub const EXIT: &str = "exit";
 pub const UNWIND: &str = "unwind";
 /// The static boolean field that turns the probes on.
 pub const ENGAGED: &str = "engaged";
-/// Native method behind each probe, in the order enter, exit, unwind; each `(I)V`.
-pub const NATIVES: [&str; 3] = ["nativeEnter", "nativeExit", "nativeUnwind"];
+/// The static `Object[]` field holding `[thread, state, thread, state, ...]`, a power of two
+/// long, open-addressed by `System.identityHashCode(thread)`; the agent replaces it whole.
+pub const TABLE: &str = "table";
+/// Entries of a thread's trace cache (a power of two).
+pub const CACHE_ENTRIES: usize = 1024;
+/// The native methods, with their descriptors: `register(Thread)` makes and returns a
+/// thread's state; `miss(cache, method, parent)` interns a trace, stores it in the cache and
+/// returns it; `grow(state)` returns a longer stack (or the same one at its limit);
+/// `slowExit(state, method)` pops to the nearest frame of `method`, counting the calls.
+pub const NATIVES: [(&str, &str); 4] = [
+    ("register", "(Ljava/lang/Thread;)[Ljava/lang/Object;"),
+    ("miss", "([III)I"),
+    ("grow", "([Ljava/lang/Object;)[I"),
+    ("slowExit", "([Ljava/lang/Object;I)V"),
+];
+
+/// The cache slot of (method, parent trace): the same formula as the bytecode's.
+pub fn cache_slot(method: i32, parent: i32) -> usize {
+    let h = (method as u32).wrapping_mul(0x9E37_79B1) ^ (parent as u32).wrapping_mul(0x85EB_CA77);
+    (h >> 22) as usize
+}
 
 const ACC_PUBLIC: u16 = 0x0001;
 const ACC_PRIVATE: u16 = 0x0002;
@@ -31,77 +60,273 @@ const ACC_SUPER: u16 = 0x0020;
 const ACC_VOLATILE: u16 = 0x0040;
 const ACC_NATIVE: u16 = 0x0100;
 
-/// The class file of the tracker named `name` (normally [`TRACKER_CLASS`]):
-///
-/// ```text
-/// public final class HprofTracker {
-///     private static volatile boolean engaged;
-///     public static void enter(int m)  { if (engaged) nativeEnter(m); }
-///     public static void exit(int m)   { if (engaged) nativeExit(m); }
-///     public static void unwind(int m) { if (engaged) nativeUnwind(m); }
-///     private static native void nativeEnter(int m);  // and nativeExit, nativeUnwind
-/// }
-/// ```
+fn obj(name: &[u8]) -> VType {
+    VType::object(name)
+}
+
+/// The class file of the tracker named `name` (normally [`TRACKER_CLASS`]).
 pub fn tracker_class(name: &str) -> Vec<u8> {
+    build(name).expect("the tracker class assembles")
+}
+
+fn build(name: &str) -> crate::Result<Vec<u8>> {
+    use VType::Int;
     let mut pool = Pool::empty();
-    let build = |pool: &mut Pool<'static>| -> crate::Result<Vec<u8>> {
-        let this_class = pool.add_class(name.as_bytes())?;
-        let super_class = pool.add_class(b"java/lang/Object")?;
-        let code = pool.add_utf8(b"Code")?;
-        let smt = pool.add_utf8(b"StackMapTable")?;
-        let int_void = pool.add_utf8(b"(I)V")?;
-        let engaged_name = pool.add_utf8(ENGAGED.as_bytes())?;
-        let z = pool.add_utf8(b"Z")?;
-        let engaged = pool.add_member(true, name.as_bytes(), ENGAGED.as_bytes(), b"Z")?;
-        let mut methods = Vec::new();
-        for (probe, native) in [ENTER, EXIT, UNWIND].into_iter().zip(NATIVES) {
-            let target = pool.add_member(false, name.as_bytes(), native.as_bytes(), b"(I)V")?;
-            // 0 getstatic engaged; 3 ifeq 10; 6 iload_0; 7 invokestatic native; 10 return
-            let mut bytecode = vec![0xb2];
-            put_u16(&mut bytecode, engaged);
-            bytecode.extend_from_slice(&[0x99, 0x00, 0x07, 0x1a, 0xb8]);
-            put_u16(&mut bytecode, target);
-            bytecode.push(0xb1);
-            // One same_frame at offset 10.
-            let frames = Attribute {
-                name: smt,
-                data: Cow::Owned(vec![0, 1, 10]),
-            };
-            let body = write_code(1, 1, &bytecode, &[], &[frames]);
-            methods.push(Member {
-                access: ACC_PUBLIC | ACC_STATIC,
-                name: pool.add_utf8(probe.as_bytes())?,
-                descriptor: int_void,
-                attributes: vec![Attribute {
-                    name: code,
-                    data: Cow::Owned(body),
-                }],
-            });
-            methods.push(Member {
-                access: ACC_PRIVATE | ACC_STATIC | ACC_NATIVE,
-                name: pool.add_utf8(native.as_bytes())?,
-                descriptor: int_void,
-                attributes: Vec::new(),
+    let p = &mut pool;
+    let n = name.as_bytes();
+    let this_class = p.add_class(n)?;
+    let super_class = p.add_class(b"java/lang/Object")?;
+    let code_name = p.add_utf8(b"Code")?;
+    let smt = p.add_utf8(b"StackMapTable")?;
+    let engaged = p.add_member(true, n, ENGAGED.as_bytes(), b"Z")?;
+    let table = p.add_member(true, n, TABLE.as_bytes(), b"[Ljava/lang/Object;")?;
+    let state_desc = b"()[Ljava/lang/Object;";
+    let state = p.add_member(false, n, b"state", state_desc)?;
+    let mut natives = Vec::new();
+    for (native, desc) in NATIVES {
+        natives.push(p.add_member(false, n, native.as_bytes(), desc.as_bytes())?);
+    }
+    let [register, miss, grow, slow_exit] = [natives[0], natives[1], natives[2], natives[3]];
+    let current_thread = p.add_member(
+        false,
+        b"java/lang/Thread",
+        b"currentThread",
+        b"()Ljava/lang/Thread;",
+    )?;
+    let identity = p.add_member(
+        false,
+        b"java/lang/System",
+        b"identityHashCode",
+        b"(Ljava/lang/Object;)I",
+    )?;
+    let int_array = p.add_class(b"[I")?;
+    let long_array = p.add_class(b"[J")?;
+    let object_array = p.add_class(b"[Ljava/lang/Object;")?;
+    let golden = p.add_integer(0x9E37_79B1_u32 as i32)?;
+    let murmur = p.add_integer(0x85EB_CA77_u32 as i32)?;
+
+    let objs = obj(b"[Ljava/lang/Object;");
+    let ints = obj(b"[I");
+    let longs = obj(b"[J");
+    let thread = obj(b"java/lang/Thread");
+
+    // enter(int m); locals: 0 m, 1 state, 2 stack, 3 top, 4 parent, 5 cache, 6 slot, 7 trace
+    let mut a = Asm::new();
+    let go = a.label();
+    a.op16(0xb2, engaged).branch(0x9a, go).raw(&[0xb1]);
+    a.bind(go, &[Int], &[]);
+    a.op16(0xb8, state).raw(&[0x4c]); // astore_1
+    a.raw(&[0x2b, 0x03, 0x32])
+        .op16(0xc0, int_array)
+        .raw(&[0x4d]); // stack = (int[]) st[0]
+    a.raw(&[0x2c, 0x03, 0x2e, 0x3e]); // top = stack[0]
+    let has_parent = a.label();
+    let parent_done = a.label();
+    a.raw(&[0x1d]).branch(0x9a, has_parent); // if (top != 0)
+    a.raw(&[0x02, 0x36, 4]).branch(0xa7, parent_done); // parent = -1
+    a.bind(has_parent, &[Int, objs.clone(), ints.clone(), Int], &[]);
+    a.raw(&[0x2c, 0x1d, 0x2e, 0x36, 4]); // parent = stack[top]
+    a.bind(
+        parent_done,
+        &[Int, objs.clone(), ints.clone(), Int, Int],
+        &[],
+    );
+    a.raw(&[0x2b, 0x05, 0x32])
+        .op16(0xc0, int_array)
+        .raw(&[0x3a, 5]); // cache = st[2]
+    // slot = 3 * (((m * golden) ^ (parent * murmur)) >>> 22)
+    a.raw(&[0x1a])
+        .op16(0x13, golden)
+        .raw(&[0x68, 0x15, 4])
+        .op16(0x13, murmur);
+    a.raw(&[0x68, 0x82, 0x10, 22, 0x7c, 0x06, 0x68, 0x36, 6]);
+    let cache_miss = a.label();
+    let push = a.label();
+    a.raw(&[0x19, 5, 0x15, 6, 0x2e, 0x1a])
+        .branch(0xa0, cache_miss); // cache[slot] != m
+    a.raw(&[0x19, 5, 0x15, 6, 0x04, 0x60, 0x2e, 0x15, 4])
+        .branch(0xa0, cache_miss);
+    a.raw(&[0x19, 5, 0x15, 6, 0x05, 0x60, 0x2e, 0x36, 7])
+        .branch(0xa7, push);
+    let before_trace = [Int, objs.clone(), ints.clone(), Int, Int, ints.clone(), Int];
+    a.bind(cache_miss, &before_trace, &[]);
+    a.raw(&[0x19, 5, 0x1a, 0x15, 4])
+        .op16(0xb8, miss)
+        .raw(&[0x36, 7]);
+    let mut with_trace = before_trace.to_vec();
+    with_trace.push(Int);
+    a.bind(push, &with_trace, &[]);
+    let store = a.label();
+    a.raw(&[0x1d, 0x05, 0x60, 0x2c, 0xbe]).branch(0xa1, store); // top + 2 < stack.length
+    a.raw(&[0x2b]).op16(0xb8, grow).raw(&[0x4d]); // stack = grow(st)
+    a.raw(&[0x1d, 0x05, 0x60, 0x2c, 0xbe]).branch(0xa1, store);
+    a.raw(&[0xb1]); // at the limit: not recorded
+    a.bind(store, &with_trace, &[]);
+    a.raw(&[0x2c, 0x1d, 0x04, 0x60, 0x1a, 0x4f]); // stack[top + 1] = m
+    a.raw(&[0x2c, 0x1d, 0x05, 0x60, 0x15, 7, 0x4f]); // stack[top + 2] = trace
+    a.raw(&[0x2c, 0x03, 0x1d, 0x05, 0x60, 0x4f, 0xb1]); // stack[0] = top + 2
+    let enter = a.finish()?;
+
+    // exit(int m); locals: 0 m, 1 state, 2 stack, 3 top, 4 calls, 5 trace
+    let exit_code = |p: &mut Pool<'static>| -> crate::Result<_> {
+        let mut a = Asm::new();
+        let go = a.label();
+        let slow = a.label();
+        let pop = a.label();
+        a.op16(0xb2, engaged).branch(0x9a, go).raw(&[0xb1]);
+        a.bind(go, &[Int], &[]);
+        a.op16(0xb8, state).raw(&[0x4c]);
+        a.raw(&[0x2b, 0x03, 0x32])
+            .op16(0xc0, int_array)
+            .raw(&[0x4d]);
+        a.raw(&[0x2c, 0x03, 0x2e, 0x3e]);
+        a.raw(&[0x1d, 0x05]).branch(0xa1, slow); // top < 2
+        a.raw(&[0x2c, 0x1d, 0x04, 0x64, 0x2e, 0x1a])
+            .branch(0xa0, slow); // stack[top-1] != m
+        a.raw(&[0x2c, 0x1d, 0x2e, 0x36, 5]); // trace = stack[top]
+        a.raw(&[0x2b, 0x04, 0x32])
+            .op16(0xc0, long_array)
+            .raw(&[0x3a, 4]); // calls = st[1]
+        a.raw(&[0x15, 5]).branch(0x9b, pop); // trace < 0: nothing to count
+        a.raw(&[0x15, 5, 0x19, 4, 0xbe]).branch(0xa2, slow); // trace >= calls.length
+        a.raw(&[0x19, 4, 0x15, 5, 0x5c, 0x2f, 0x0a, 0x61, 0x50]); // calls[trace]++
+        a.bind(
+            pop,
+            &[Int, objs.clone(), ints.clone(), Int, longs.clone(), Int],
+            &[],
+        );
+        a.raw(&[0x2c, 0x03, 0x1d, 0x05, 0x64, 0x4f, 0xb1]); // stack[0] = top - 2
+        a.bind(slow, &[Int, objs.clone(), ints.clone(), Int], &[]);
+        a.raw(&[0x2b, 0x1a]).op16(0xb8, slow_exit).raw(&[0xb1]);
+        let _ = p;
+        a.finish()
+    };
+    let exit = exit_code(p)?;
+
+    // state(); locals: 0 thread, 1 table, 2 mask, 3 i, 4 key
+    let mut a = Asm::new();
+    let lp = a.label();
+    let next = a.label();
+    let advance = a.label();
+    a.op16(0xb8, current_thread).raw(&[0x4b]);
+    a.op16(0xb2, table).raw(&[0x4c]);
+    a.raw(&[0x2b, 0xbe, 0x05, 0x64, 0x3d]); // mask = table.length - 2
+    a.raw(&[0x2a])
+        .op16(0xb8, identity)
+        .raw(&[0x04, 0x78, 0x1c, 0x7e, 0x3e]); // i = (h << 1) & mask
+    a.bind(lp, &[thread.clone(), objs.clone(), Int, Int], &[]);
+    a.raw(&[0x2b, 0x1d, 0x32, 0x3a, 4]); // key = table[i]
+    a.raw(&[0x19, 4, 0x2a]).branch(0xa6, next); // key != thread
+    a.raw(&[0x2b, 0x1d, 0x04, 0x60, 0x32])
+        .op16(0xc0, object_array)
+        .raw(&[0xb0]);
+    let with_key = [
+        thread.clone(),
+        objs.clone(),
+        Int,
+        Int,
+        obj(b"java/lang/Object"),
+    ];
+    a.bind(next, &with_key, &[]);
+    a.raw(&[0x19, 4]).branch(0xc7, advance); // key != null
+    a.raw(&[0x2a]).op16(0xb8, register).raw(&[0xb0]);
+    a.bind(advance, &with_key, &[]);
+    a.raw(&[0x1d, 0x05, 0x60, 0x1c, 0x7e, 0x3e])
+        .branch(0xa7, lp); // i = (i + 2) & mask
+    let state_code = a.finish()?;
+
+    let mut methods = Vec::new();
+    let mut method = |p: &mut Pool<'static>,
+                      access: u16,
+                      mname: &[u8],
+                      desc: &[u8],
+                      body: Option<(Vec<u8>, Vec<frames::Frame>, u16, u16)>|
+     -> crate::Result<()> {
+        let mut attributes = Vec::new();
+        if let Some((code, frames, max_stack, max_locals)) = body {
+            let mut code_attrs = Vec::new();
+            if !frames.is_empty() {
+                code_attrs.push(Attribute {
+                    name: smt,
+                    data: Cow::Owned(frames::encode(&frames, p)?),
+                });
+            }
+            attributes.push(Attribute {
+                name: code_name,
+                data: Cow::Owned(write_code(max_stack, max_locals, &code, &[], &code_attrs)),
             });
         }
-        let class = ClassFile {
-            minor: 0,
-            major: 52,
-            pool: pool.clone(),
-            access: ACC_PUBLIC | ACC_FINAL | ACC_SUPER,
-            this_class,
-            super_class,
-            interfaces: Vec::new(),
-            fields: vec![Member {
-                access: ACC_PRIVATE | ACC_STATIC | ACC_VOLATILE,
-                name: engaged_name,
-                descriptor: z,
-                attributes: Vec::new(),
-            }],
-            methods,
-            attributes: Vec::new(),
-        };
-        class.write()
+        methods.push(Member {
+            access,
+            name: p.add_utf8(mname)?,
+            descriptor: p.add_utf8(desc)?,
+            attributes,
+        });
+        Ok(())
     };
-    build(&mut pool).expect("the tracker class fits its constant pool")
+    let public = ACC_PUBLIC | ACC_STATIC;
+    method(
+        p,
+        public,
+        ENTER.as_bytes(),
+        b"(I)V",
+        Some((enter.0, enter.1, 6, 8)),
+    )?;
+    method(
+        p,
+        public,
+        EXIT.as_bytes(),
+        b"(I)V",
+        Some((exit.0.clone(), exit.1.clone(), 6, 6)),
+    )?;
+    method(
+        p,
+        public,
+        UNWIND.as_bytes(),
+        b"(I)V",
+        Some((exit.0, exit.1, 6, 6)),
+    )?;
+    method(
+        p,
+        ACC_PRIVATE | ACC_STATIC,
+        b"state",
+        state_desc,
+        Some((state_code.0, state_code.1, 3, 5)),
+    )?;
+    for (native, desc) in NATIVES {
+        method(
+            p,
+            ACC_PRIVATE | ACC_STATIC | ACC_NATIVE,
+            native.as_bytes(),
+            desc.as_bytes(),
+            None,
+        )?;
+    }
+    let field =
+        |p: &mut Pool<'static>, fname: &str, desc: &[u8]| -> crate::Result<Member<'static>> {
+            Ok(Member {
+                access: ACC_PRIVATE | ACC_STATIC | ACC_VOLATILE,
+                name: p.add_utf8(fname.as_bytes())?,
+                descriptor: p.add_utf8(desc)?,
+                attributes: Vec::new(),
+            })
+        };
+    let fields = vec![
+        field(p, ENGAGED, b"Z")?,
+        field(p, TABLE, b"[Ljava/lang/Object;")?,
+    ];
+    let _ = put_u16;
+    ClassFile {
+        minor: 0,
+        major: 52,
+        pool: pool.clone(),
+        access: ACC_PUBLIC | ACC_FINAL | ACC_SUPER,
+        this_class,
+        super_class,
+        interfaces: Vec::new(),
+        fields,
+        methods,
+        attributes: Vec::new(),
+    }
+    .write()
 }

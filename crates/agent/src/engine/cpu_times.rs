@@ -1,27 +1,32 @@
 //! The `cpu=times` (and `cpu=old`) engine: every method of every class is rewritten (by
 //! `hprof-classfile`) to call the tracker at entry, before each return and on exceptional
-//! exit; the tracker's natives keep a shadow stack per thread and count each finished call
-//! against its trace, exactly. CPU time is the thread's CPU time, not wall time: an agent
-//! thread reads each thread's CPU clock every millisecond and credits what it used to the
-//! trace on top of its shadow stack (self time) and to every trace on it (total time).
+//! exit. The tracker's common path is bytecode the JIT inlines: a shadow stack per thread,
+//! a per-thread cache of traces and a per-thread count of finished calls by trace, all in
+//! Java arrays (see `hprof_classfile::tracker`). This engine does the rest: it makes each
+//! thread's state on its first call, interns the traces the caches miss, handles returns that
+//! do not match the stack, and collects the counts at each dump. Call counts are exact.
+//!
+//! CPU time is the thread's CPU time, not wall time: an agent thread reads each thread's CPU
+//! clock every millisecond and credits what it used to the trace on top of its shadow stack
+//! (self time) and to every trace on it (inclusive time, for `cpu=old`).
 //!
 //! Classes loaded before the VM is live (before the tracker class can exist) are rewritten
 //! by retransformation at VM init; every later class as it loads.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use rustc_hash::FxHashMap;
-
 use hprof_classfile::{
-    ENGAGED, ENTER, EXIT, Probes, TRACKER_CLASS, UNWIND, instrument, tracker_class,
+    CACHE_ENTRIES, ENGAGED, ENTER, EXIT, NATIVES, Probes, TRACKER_CLASS, UNWIND, cache_slot,
+    instrument, tracker_class,
 };
 
 use crate::engine::{Context, Engine};
-use crate::jvmti::{Capabilities, Event, Jni, Jvmti, RawMonitor, jclass, jmethodID};
+use crate::jvmti::{
+    Capabilities, Event, GlobalRef, Jni, Jvmti, RawMonitor, jclass, jmethodID, jobject,
+};
 use crate::output::ProfileOutput;
 use crate::trace_store::{MAX_TRACES, Trace};
 
@@ -32,15 +37,12 @@ pub const THREAD_NAME: &str = "HPROF cpu timing thread";
 const TICK_MS: i64 = 1;
 /// How long VM death waits for the timing thread.
 const STOP_TIMEOUT: Duration = Duration::from_secs(2);
-/// Deepest shadow stack kept per thread; deeper calls are counted but not recorded.
-const MAX_SHADOW: usize = 64 * 1024;
-const SHADOW_CHUNK: usize = 1024;
-/// How far down the shadow stack a return looks for its method's frame.
+/// Longest shadow stack, in ints (two per frame); deeper calls are not recorded.
+const MAX_STACK_INTS: usize = 1 << 20;
+/// How far down the shadow stack a mismatched return looks for its method's frame.
 const MAX_UNWIND_SEARCH: usize = 256;
 /// Classes per RetransformClasses call at VM init.
 const RETRANSFORM_BATCH: usize = 256;
-/// "No trace": the parent of a thread's bottom frame.
-const NO_TRACE: u32 = u32::MAX;
 
 /// The probes the rewriter inserts, named as the generated tracker class has them.
 const PROBES: Probes<'static> = Probes {
@@ -50,7 +52,8 @@ const PROBES: Probes<'static> = Probes {
     unwind: UNWIND.as_bytes(),
 };
 
-/// Per-trace costs, updated without locks by the threads that run the calls.
+/// Per-trace costs: calls of threads that ended (live threads keep theirs in Java), and the
+/// CPU time the timing thread credits.
 #[derive(Debug, Default)]
 struct Cost {
     calls: AtomicU64,
@@ -110,61 +113,39 @@ struct Traces {
     entries: Vec<(Box<[u32]>, u32)>,
 }
 
-/// A thread's shadow stack, readable by the timing thread while the owner pushes and pops.
-/// Each slot holds `method << 32 | trace`.
+/// A thread that has called the tracker: its Java state (see `hprof_classfile::tracker`).
 #[derive(Debug)]
-struct Shadow {
-    len: AtomicUsize,
-    chunks: Box<[OnceLock<Box<[AtomicU64]>>]>,
-}
-
-impl Shadow {
-    fn new() -> Shadow {
-        Shadow {
-            len: AtomicUsize::new(0),
-            chunks: (0..MAX_SHADOW / SHADOW_CHUNK)
-                .map(|_| OnceLock::new())
-                .collect(),
-        }
-    }
-
-    fn slot(&self, index: usize) -> Option<&AtomicU64> {
-        let chunk = self.chunks.get(index / SHADOW_CHUNK)?;
-        chunk.get()?.get(index % SHADOW_CHUNK)
-    }
-
-    fn slot_or_grow(&self, index: usize) -> Option<&AtomicU64> {
-        let chunk = self.chunks.get(index / SHADOW_CHUNK)?;
-        let chunk = chunk.get_or_init(|| (0..SHADOW_CHUNK).map(|_| AtomicU64::new(0)).collect());
-        chunk.get(index % SHADOW_CHUNK)
-    }
-}
-
-/// What a thread keeps for itself.
-struct Local {
-    shadow: Arc<Shadow>,
-    /// Frames pushed beyond [`MAX_SHADOW`], counted so pops match.
-    overflow: usize,
-    /// (method, parent trace) → trace; FxHash, as this lookup is on every call.
-    cache: FxHashMap<(u32, u32), u32>,
+struct Registered {
+    thread: GlobalRef,
+    state: GlobalRef,
+    /// `System.identityHashCode(thread)`, its place in the tracker's table.
+    hash: i32,
     serial: u32,
+    /// Calls per trace already reported (the thread's `long[]` only grows).
+    reported: Vec<u64>,
 }
 
-impl Drop for Local {
-    fn drop(&mut self) {
-        if let Some((_, engine)) = STATE.get()
-            && let Ok(mut shadows) = engine.shadows.lock()
-            && shadows
-                .get(&self.serial)
-                .is_some_and(|s| Arc::ptr_eq(s, &self.shadow))
-        {
-            shadows.remove(&self.serial);
-        }
-    }
+/// Threads that have called the tracker; the tracker's `table` is rebuilt from it.
+#[derive(Debug, Default)]
+struct Registry {
+    live: Vec<Registered>,
+    /// Registry size at which dead threads (virtual threads get no ThreadEnd) are purged.
+    purge_at: usize,
 }
 
-thread_local! {
-    static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
+/// A new thread state: `{int[64] stack, long[256] calls, int[] cache}`.
+fn new_state(jni: Jni) -> Option<jobject> {
+    let state = jni.new_object_array(3)?;
+    let stack = jni.new_int_array(64)?;
+    let calls = jni.new_long_array(256)?;
+    let cache = jni.new_int_array((3 * CACHE_ENTRIES) as i32)?;
+    jni.set_object_element(state, 0, stack);
+    jni.set_object_element(state, 1, calls);
+    jni.set_object_element(state, 2, cache);
+    jni.delete_local_ref(stack);
+    jni.delete_local_ref(calls);
+    jni.delete_local_ref(cache);
+    Some(state)
 }
 
 /// The engine.
@@ -173,12 +154,12 @@ pub struct CpuTimes {
     methods: Mutex<Methods>,
     traces: Mutex<Traces>,
     costs: Costs,
-    /// Shadow stacks by thread serial, for the timing thread.
-    shadows: Mutex<HashMap<u32, Arc<Shadow>>>,
+    /// Threads with a tracker state.
+    registry: Mutex<Registry>,
+    /// The tracker class.
+    tracker: OnceLock<GlobalRef>,
     /// The tracker class is defined: classes loading now can be rewritten.
     ready: AtomicBool,
-    /// Calls are being recorded (from VM init to VM death).
-    engaged: AtomicBool,
     monitor: OnceLock<RawMonitor>,
     stop: AtomicBool,
     running: AtomicBool,
@@ -197,6 +178,13 @@ pub fn running() -> Option<(&'static Context, &'static CpuTimes)> {
     STATE.get().copied()
 }
 
+/// ThreadEnd, for the profiler: the ending thread's calls are kept.
+pub fn thread_end(jni: Jni, thread: jobject) {
+    if let Some((_, engine)) = running() {
+        engine.thread_end(jni, thread);
+    }
+}
+
 impl Default for CpuTimes {
     fn default() -> Self {
         CpuTimes::new()
@@ -210,9 +198,9 @@ impl CpuTimes {
             methods: Mutex::new(Methods::default()),
             traces: Mutex::new(Traces::default()),
             costs: Costs::new(),
-            shadows: Mutex::new(HashMap::new()),
+            registry: Mutex::new(Registry::default()),
+            tracker: OnceLock::new(),
             ready: AtomicBool::new(false),
-            engaged: AtomicBool::new(false),
             monitor: OnceLock::new(),
             stop: AtomicBool::new(false),
             running: AtomicBool::new(false),
@@ -273,131 +261,258 @@ impl CpuTimes {
         Some(id)
     }
 
-    /// `HprofTracker.enter(method)`: pushes a frame for `method`.
-    pub fn enter(&self, ctx: &Context, method: u32) {
-        if !self.engaged.load(Ordering::Relaxed) {
-            return;
+    /// `HprofTracker.register(thread)`: the calling thread's first call. Makes its state,
+    /// adds it to the tracker's table and returns it.
+    pub fn register(&self, ctx: &Context, jni: Jni, thread: jobject) -> jobject {
+        if thread.is_null() {
+            return std::ptr::null_mut();
         }
-        let _ = LOCAL.try_with(|cell| {
-            let Ok(mut slot) = cell.try_borrow_mut() else {
-                return;
-            };
-            let local = slot.get_or_insert_with(|| self.new_local(ctx));
-            let len = local.shadow.len.load(Ordering::Relaxed);
-            if len >= MAX_SHADOW {
-                local.overflow += 1;
-                return;
-            }
-            let parent = match len.checked_sub(1).and_then(|i| local.shadow.slot(i)) {
-                Some(top) => top.load(Ordering::Relaxed) as u32,
-                None => NO_TRACE,
-            };
-            let trace = match local.cache.get(&(method, parent)) {
-                Some(&t) => t,
-                None => match self.intern(ctx, local, method, parent) {
-                    Some(t) => {
-                        local.cache.insert((method, parent), t);
-                        t
-                    }
-                    None => NO_TRACE,
-                },
-            };
-            if let Some(slot) = local.shadow.slot_or_grow(len) {
-                slot.store(
-                    (u64::from(method) << 32) | u64::from(trace),
-                    Ordering::Relaxed,
-                );
-                local.shadow.len.store(len + 1, Ordering::Release);
-            }
-        });
-    }
-
-    /// `HprofTracker.exit(method)` and `unwind(method)`: pops frames down to and including
-    /// the nearest frame of `method` (frames above it left without a probe, such as a
-    /// constructor that threw before its super call, end there too), counting each as a
-    /// finished call.
-    pub fn exit(&self, method: u32) {
-        if !self.engaged.load(Ordering::Relaxed) {
-            return;
+        let Ok(mut registry) = self.registry.lock() else {
+            return std::ptr::null_mut();
+        };
+        if let Some(r) = registry
+            .live
+            .iter()
+            .find(|r| jni.is_same_object(r.thread.get(), thread))
+        {
+            return jni.new_local_ref(r.state.get());
         }
-        let _ = LOCAL.try_with(|cell| {
-            let Ok(mut slot) = cell.try_borrow_mut() else {
-                return;
-            };
-            let Some(local) = slot.as_mut() else { return };
-            if local.overflow > 0 {
-                local.overflow -= 1;
-                return;
-            }
-            let len = local.shadow.len.load(Ordering::Relaxed);
-            let lowest = len.saturating_sub(MAX_UNWIND_SEARCH);
-            let mut found = None;
-            for i in (lowest..len).rev() {
-                let Some(slot) = local.shadow.slot(i) else {
-                    break;
-                };
-                if (slot.load(Ordering::Relaxed) >> 32) as u32 == method {
-                    found = Some(i);
-                    break;
-                }
-            }
-            let Some(base) = found else { return };
-            for i in base..len {
-                if let Some(slot) = local.shadow.slot(i) {
-                    let trace = slot.load(Ordering::Relaxed) as u32;
-                    if let Some(cost) = self.costs.get(trace).filter(|_| trace != NO_TRACE) {
-                        cost.calls.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            }
-            local.shadow.len.store(base, Ordering::Release);
-        });
-    }
-
-    fn new_local(&self, ctx: &Context) -> Local {
+        if registry.live.len() >= registry.purge_at {
+            self.purge(ctx, jni, &mut registry);
+        }
+        let Some(state) = new_state(jni) else {
+            return std::ptr::null_mut();
+        };
         let serial = ctx
             .jvmti
             .thread_local(std::ptr::null_mut())
             .map(|s| s as u32)
             .unwrap_or(0);
-        let shadow = Arc::new(Shadow::new());
-        if serial != 0
-            && let Ok(mut shadows) = self.shadows.lock()
-        {
-            shadows.insert(serial, shadow.clone());
-        }
-        Local {
-            shadow,
-            overflow: 0,
-            cache: FxHashMap::default(),
+        let (Some(thread_ref), Some(state_ref), Some(hash)) = (
+            jni.global(thread),
+            jni.global(state),
+            jni.identity_hash(thread),
+        ) else {
+            return state;
+        };
+        registry.live.push(Registered {
+            thread: thread_ref,
+            state: state_ref,
+            hash,
             serial,
+            reported: Vec::new(),
+        });
+        self.publish(jni, &registry);
+        state
+    }
+
+    /// Drops the threads that have terminated (virtual threads end without ThreadEnd),
+    /// keeping their calls.
+    fn purge(&self, ctx: &Context, jni: Jni, registry: &mut Registry) {
+        const TERMINATED: u32 = 0x0002;
+        let mut i = 0;
+        while i < registry.live.len() {
+            let state = ctx
+                .jvmti
+                .thread_state(registry.live[i].thread.get())
+                .unwrap_or(0);
+            if state & TERMINATED != 0 {
+                let mut gone = registry.live.swap_remove(i);
+                self.fold(jni, &mut gone);
+                jni.delete_global_ref(gone.thread);
+                jni.delete_global_ref(gone.state);
+            } else {
+                i += 1;
+            }
+        }
+        registry.purge_at = (registry.live.len() * 2).max(64);
+    }
+
+    /// Rebuilds the tracker's table from the registry and publishes it.
+    fn publish(&self, jni: Jni, registry: &Registry) {
+        let Some(class) = self.tracker.get() else {
+            return;
+        };
+        let slots = (registry.live.len() * 4).max(16).next_power_of_two();
+        jni.with_local_frame(16, || {
+            let Some(table) = jni.new_object_array((slots * 2) as i32) else {
+                return;
+            };
+            let mut used = vec![false; slots];
+            for r in &registry.live {
+                let mut slot = (r.hash as u32 as usize) % slots;
+                while used[slot] {
+                    slot = (slot + 1) % slots;
+                }
+                used[slot] = true;
+                jni.set_object_element(table, (slot * 2) as i32, r.thread.get());
+                jni.set_object_element(table, (slot * 2 + 1) as i32, r.state.get());
+            }
+            jni.set_static_object(class.get(), c"table", c"[Ljava/lang/Object;", table);
+        });
+    }
+
+    /// Adds the calls `r` made since they were last reported to the shared costs.
+    fn fold(&self, jni: Jni, r: &mut Registered) {
+        for (trace, calls) in self.unreported(jni, r) {
+            if let Some(cost) = self.costs.get(trace) {
+                cost.calls.fetch_add(calls, Ordering::Relaxed);
+            }
         }
     }
 
+    /// The calls per trace `r` made since they were last reported, as (trace, calls).
+    fn unreported(&self, jni: Jni, r: &mut Registered) -> Vec<(u32, u64)> {
+        jni.with_local_frame(8, || {
+            let calls = jni.object_element(r.state.get(), 1);
+            if calls.is_null() {
+                return Vec::new();
+            }
+            let mut now = vec![0i64; jni.array_length(calls).max(0) as usize];
+            if !jni.get_longs(calls, 0, &mut now) {
+                return Vec::new();
+            }
+            if r.reported.len() < now.len() {
+                r.reported.resize(now.len(), 0);
+            }
+            let mut out = Vec::new();
+            for (t, (&n, seen)) in now.iter().zip(r.reported.iter_mut()).enumerate() {
+                let n = n as u64;
+                if n > *seen {
+                    out.push((t as u32, n - *seen));
+                    *seen = n;
+                }
+            }
+            out
+        })
+    }
+
+    /// `HprofTracker.miss(cache, method, parent)`: the trace of `method` called under the
+    /// frame whose trace is `parent`, put in the thread's cache.
+    pub fn miss(&self, ctx: &Context, jni: Jni, cache: jobject, method: i32, parent: i32) -> i32 {
+        if cache.is_null() || method <= 0 {
+            return -1;
+        }
+        let Some(t) = self.intern(ctx, method as u32, parent) else {
+            return -1;
+        };
+        let t = t as i32;
+        let slot = cache_slot(method, parent) * 3;
+        jni.set_ints(cache, slot as i32, &[method, parent, t]);
+        t
+    }
+
+    /// `HprofTracker.grow(state)`: the thread's stack, twice as long (the same one at the
+    /// limit).
+    pub fn grow(&self, jni: Jni, state: jobject) -> jobject {
+        if state.is_null() {
+            return std::ptr::null_mut();
+        }
+        let stack = jni.object_element(state, 0);
+        let len = jni.array_length(stack);
+        if len as usize >= MAX_STACK_INTS {
+            return stack;
+        }
+        let mut ints = vec![0i32; len.max(0) as usize];
+        let Some(bigger) = jni.new_int_array(len * 2) else {
+            return stack;
+        };
+        if jni.get_ints(stack, 0, &mut ints) && jni.set_ints(bigger, 0, &ints) {
+            jni.set_object_element(state, 0, bigger);
+            jni.delete_local_ref(stack);
+            return bigger;
+        }
+        stack
+    }
+
+    /// `HprofTracker.slowExit(state, method)`: a return or exception that does not match
+    /// the top of the stack, or a count array to grow. Pops down to and including the nearest
+    /// frame of `method` (frames above it were left without a probe, such as a constructor
+    /// that threw before its super call), counting each as a finished call; does nothing if
+    /// `method` is not on the stack.
+    pub fn slow_exit(&self, jni: Jni, state: jobject, method: i32) {
+        if state.is_null() {
+            return;
+        }
+        jni.with_local_frame(8, || {
+            let stack = jni.object_element(state, 0);
+            let mut top = [0i32];
+            if stack.is_null() || !jni.get_ints(stack, 0, &mut top) {
+                return;
+            }
+            let top = top[0].max(0) as usize;
+            if top < 2 {
+                return;
+            }
+            let mut frames = vec![0i32; top];
+            if !jni.get_ints(stack, 1, &mut frames) {
+                return;
+            }
+            let pairs = top / 2;
+            let lowest = pairs.saturating_sub(MAX_UNWIND_SEARCH);
+            let Some(base) = (lowest..pairs).rev().find(|&i| frames[2 * i] == method) else {
+                return;
+            };
+            let mut calls = jni.object_element(state, 1);
+            for i in base..pairs {
+                let Ok(t) = usize::try_from(frames[2 * i + 1]) else {
+                    continue;
+                };
+                let len = jni.array_length(calls).max(0) as usize;
+                if t >= len {
+                    let new_len = (t + 1).next_power_of_two().max(256);
+                    let mut old = vec![0i64; len];
+                    let Some(bigger) = jni.new_long_array(new_len as i32) else {
+                        continue;
+                    };
+                    if !(jni.get_longs(calls, 0, &mut old) && jni.set_longs(bigger, 0, &old)) {
+                        continue;
+                    }
+                    jni.set_object_element(state, 1, bigger);
+                    calls = bigger;
+                }
+                let mut n = [0i64];
+                if jni.get_longs(calls, t as i32, &mut n) {
+                    jni.set_longs(calls, t as i32, &[n[0] + 1]);
+                }
+            }
+            jni.set_ints(stack, 0, &[(2 * base) as i32]);
+        });
+    }
+
     /// The trace of `method` called under the frame whose trace is `parent`.
-    fn intern(&self, ctx: &Context, local: &Local, method: u32, parent: u32) -> Option<u32> {
+    fn intern(&self, ctx: &Context, method: u32, parent: i32) -> Option<u32> {
         let depth = ctx.depth();
-        let thread = if ctx.options.thread { local.serial } else { 0 };
-        let traces = self.traces.lock().ok()?;
-        let mut key: Vec<u32> = Vec::with_capacity(depth);
-        if depth > 0 {
-            key.push(method);
-            if parent != NO_TRACE
-                && let Some((frames, _)) = traces.entries.get(parent as usize)
-            {
-                key.extend(frames.iter().take(depth - 1));
+        let thread = if ctx.options.thread {
+            ctx.jvmti
+                .thread_local(std::ptr::null_mut())
+                .map(|s| s as u32)
+                .unwrap_or(0)
+        } else {
+            0
+        };
+        let mut frames: Vec<u32> = Vec::with_capacity(depth);
+        {
+            let traces = self.traces.lock().ok()?;
+            if depth > 0 {
+                frames.push(method);
+                if let Ok(parent) = usize::try_from(parent)
+                    && let Some((above, _)) = traces.entries.get(parent)
+                {
+                    frames.extend(above.iter().take(depth - 1));
+                }
+            }
+            let key = (frames.clone().into_boxed_slice(), thread);
+            if let Some(&t) = traces.index.get(&key) {
+                return Some(t);
+            }
+            if traces.entries.len() >= MAX_TRACES {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                return None;
             }
         }
-        let key = (key.into_boxed_slice(), thread);
-        if let Some(&t) = traces.index.get(&key) {
-            return Some(t);
-        }
-        if traces.entries.len() >= MAX_TRACES {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-            return None;
-        }
-        drop(traces);
         self.resolve(ctx, method);
+        let key = (frames.into_boxed_slice(), thread);
         let mut traces = self.traces.lock().ok()?;
         if let Some(&t) = traces.index.get(&key) {
             return Some(t);
@@ -408,14 +523,15 @@ impl CpuTimes {
         Some(t)
     }
 
-    /// Learns the jmethodID of `method` from the running frame: the native probe is frame
-    /// 0, the tracker's method frame 1 and the instrumented method frame 2.
+    /// Learns the jmethodID of `method` from the running frame: the native is frame 0, the
+    /// tracker's `enter` frame 1 and the instrumented method frame 2.
     fn resolve(&self, ctx: &Context, method: u32) {
+        let index = (method as usize).wrapping_sub(1);
         let known = self
             .methods
             .lock()
             .ok()
-            .and_then(|m| m.resolved.get(method as usize - 1).copied())
+            .and_then(|m| m.resolved.get(index).copied())
             .unwrap_or(1);
         if known != 0 {
             return;
@@ -423,10 +539,29 @@ impl CpuTimes {
         if let Ok(id) = ctx.jvmti.frame_method(2)
             && !id.is_null()
             && let Ok(mut methods) = self.methods.lock()
-            && let Some(slot) = methods.resolved.get_mut(method as usize - 1)
+            && let Some(slot) = methods.resolved.get_mut(index)
         {
             *slot = id as usize;
         }
+    }
+
+    /// ThreadEnd: keeps the ending thread's calls and forgets it.
+    pub fn thread_end(&self, jni: Jni, thread: jobject) {
+        let Ok(mut registry) = self.registry.lock() else {
+            return;
+        };
+        let Some(i) = registry
+            .live
+            .iter()
+            .position(|r| jni.is_same_object(r.thread.get(), thread))
+        else {
+            return;
+        };
+        let mut gone = registry.live.swap_remove(i);
+        self.fold(jni, &mut gone);
+        self.publish(jni, &registry);
+        jni.delete_global_ref(gone.thread);
+        jni.delete_global_ref(gone.state);
     }
 
     /// Defines the tracker class (its natives are found by name in this library), engages
@@ -436,17 +571,42 @@ impl CpuTimes {
         let class = jni
             .define_boot_class(c"java/lang/HprofTracker", &bytes)
             .ok_or("can't define the tracker class java.lang.HprofTracker")?;
-        let engaged = std::ffi::CString::new(ENGAGED).map_err(|e| e.to_string())?;
-        if !jni.set_static_boolean(class, &engaged, true) {
-            return Err("can't engage the tracker".into());
+        let _ = self.tracker.set(jni.new_global_ref(class));
+        // Link the natives now: the JVM resolves a native on its first call by running
+        // ClassLoader.findNative, Java code that would itself call the tracker.
+        for (name, signature) in NATIVES {
+            let name = std::ffi::CString::new(name).map_err(|e| e.to_string())?;
+            let signature = std::ffi::CString::new(signature).map_err(|e| e.to_string())?;
+            let args = if name.as_bytes() == b"miss" {
+                3
+            } else if name.as_bytes() == b"slowExit" {
+                2
+            } else {
+                1
+            };
+            if !jni.call_static_with_defaults(class, &name, &signature, args) {
+                return Err(format!("can't link the tracker's native {name:?}"));
+            }
         }
         jni.delete_local_ref(class);
+        if let Ok(registry) = self.registry.lock() {
+            self.publish(jni, &registry);
+        }
+        self.set_engaged(jni, true)?;
         self.ready.store(true, Ordering::Release);
-        self.engaged.store(true, Ordering::Release);
         ctx.jvmti
             .set_event(Event::ClassFileLoadHook, true)
             .map_err(|e| format!("can't enable class file load hooks ({e})"))?;
         self.retransform_loaded(ctx.jvmti, jni);
+        Ok(())
+    }
+
+    fn set_engaged(&self, jni: Jni, on: bool) -> Result<(), String> {
+        let class = self.tracker.get().ok_or("no tracker class")?;
+        let engaged = std::ffi::CString::new(ENGAGED).map_err(|e| e.to_string())?;
+        if !jni.set_static_boolean(class.get(), &engaged, on) {
+            return Err("can't engage the tracker".into());
+        }
         Ok(())
     }
 
@@ -473,7 +633,7 @@ impl CpuTimes {
     }
 
     /// The body of the timing thread.
-    pub fn run(_jni: Jni) {
+    pub fn run(jni: Jni) {
         let Some(&(ctx, engine)) = STATE.get() else {
             return;
         };
@@ -493,7 +653,7 @@ impl CpuTimes {
                     break;
                 }
             }
-            engine.tick(ctx, &mut last, &mut seen);
+            engine.tick(ctx, jni, &mut last, &mut seen);
         }
         if let Ok(guard) = monitor.enter() {
             engine.running.store(false, Ordering::Release);
@@ -502,7 +662,7 @@ impl CpuTimes {
     }
 
     /// Credits each thread's CPU time since the last tick to the traces on its shadow stack.
-    fn tick(&self, ctx: &Context, last: &mut HashMap<u32, i64>, seen: &mut Vec<u32>) {
+    fn tick(&self, ctx: &Context, jni: Jni, last: &mut HashMap<u32, i64>, seen: &mut Vec<u32>) {
         let mut used: Vec<(u32, u64)> = Vec::new();
         if let Ok(threads) = ctx.threads.lock() {
             let mut alive = Vec::with_capacity(threads.len());
@@ -525,50 +685,67 @@ impl CpuTimes {
         if used.is_empty() {
             return;
         }
-        let shadows: Vec<(u64, Arc<Shadow>)> = match self.shadows.lock() {
-            Ok(s) => used
-                .iter()
-                .filter_map(|(serial, ns)| s.get(serial).map(|sh| (*ns, sh.clone())))
-                .collect(),
-            Err(_) => return,
+        let Ok(registry) = self.registry.lock() else {
+            return;
         };
-        for (ns, shadow) in shadows {
-            let len = shadow.len.load(Ordering::Acquire).min(MAX_SHADOW);
-            if len == 0 {
+        let mut frames: Vec<i32> = Vec::new();
+        for (serial, ns) in used {
+            let Some(r) = registry.live.iter().find(|r| r.serial == serial) else {
                 continue;
-            }
-            seen.clear();
-            for i in (0..len).rev() {
-                let Some(slot) = shadow.slot(i) else { continue };
-                let trace = slot.load(Ordering::Relaxed) as u32;
-                if trace == NO_TRACE {
-                    continue;
+            };
+            jni.with_local_frame(4, || {
+                let stack = jni.object_element(r.state.get(), 0);
+                let mut top = [0i32];
+                if stack.is_null() || !jni.get_ints(stack, 0, &mut top) {
+                    return;
                 }
-                if i == len - 1
-                    && let Some(cost) = self.costs.get(trace)
+                let top = (top[0].max(0) as usize).min(MAX_STACK_INTS);
+                frames.clear();
+                frames.resize(top, 0);
+                if top < 2 || !jni.get_ints(stack, 1, &mut frames) {
+                    return;
+                }
+                seen.clear();
+                seen.extend(
+                    frames
+                        .chunks_exact(2)
+                        .filter_map(|pair| u32::try_from(pair[1]).ok()),
+                );
+                if let Some(&innermost) = seen.last()
+                    && let Some(cost) = self.costs.get(innermost)
                 {
                     cost.self_ns.fetch_add(ns, Ordering::Relaxed);
                 }
-                seen.push(trace);
-            }
-            seen.sort_unstable();
-            seen.dedup();
-            for &trace in seen.iter() {
-                if let Some(cost) = self.costs.get(trace) {
-                    cost.total_ns.fetch_add(ns, Ordering::Relaxed);
+                seen.sort_unstable();
+                seen.dedup();
+                for &trace in seen.iter() {
+                    if let Some(cost) = self.costs.get(trace) {
+                        cost.total_ns.fetch_add(ns, Ordering::Relaxed);
+                    }
                 }
-            }
+            });
         }
     }
 
     /// Takes the costs since the last dump: (trace index, calls, self ns, total ns) of every
     /// trace with calls or time.
-    fn take_costs(&self) -> Vec<(u32, u64, u64, u64)> {
+    fn take_costs(&self, jni: Option<Jni>) -> Vec<(u32, u64, u64, u64)> {
+        let mut live: HashMap<u32, u64> = HashMap::new();
+        if let Some(jni) = jni
+            && let Ok(mut registry) = self.registry.lock()
+        {
+            for r in registry.live.iter_mut() {
+                for (trace, calls) in self.unreported(jni, r) {
+                    *live.entry(trace).or_default() += calls;
+                }
+            }
+        }
         let n = self.traces.lock().map(|t| t.entries.len()).unwrap_or(0);
         (0..n as u32)
             .filter_map(|t| {
                 let cost = self.costs.get(t)?;
-                let calls = cost.calls.swap(0, Ordering::Relaxed);
+                let calls =
+                    cost.calls.swap(0, Ordering::Relaxed) + live.get(&t).copied().unwrap_or(0);
                 let self_ns = cost.self_ns.swap(0, Ordering::Relaxed);
                 let total_ns = cost.total_ns.swap(0, Ordering::Relaxed);
                 (calls > 0 || self_ns > 0).then_some((t, calls, self_ns, total_ns))
@@ -610,7 +787,7 @@ impl CpuTimes {
     /// Writes the CPU TIME (ms) section (or the cpu=old listing) of the interval since the
     /// last dump, and starts a new interval.
     pub fn write_times(&self, ctx: &Context, jni: Option<Jni>, out: &mut ProfileOutput) {
-        let costs = self.take_costs();
+        let costs = self.take_costs(jni);
         if ctx.options.cpu_old {
             let mut rows: Vec<(u64, Option<String>, Option<String>, u64)> = Vec::new();
             for &(t, calls, _, total_ns) in &costs {
@@ -699,8 +876,10 @@ impl Engine for CpuTimes {
         Ok(())
     }
 
-    fn stop(&self, _ctx: &Context) {
-        self.engaged.store(false, Ordering::Release);
+    fn stop(&self, ctx: &Context) {
+        if let Some(jni) = ctx.vm.jni() {
+            let _ = self.set_engaged(jni, false);
+        }
         let Some(monitor) = self.monitor.get() else {
             return;
         };

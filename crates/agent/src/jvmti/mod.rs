@@ -1065,6 +1065,198 @@ impl Jni {
         true
     }
 
+    /// Whether an exception is pending; clears it.
+    pub fn take_exception(self) -> bool {
+        let pending = jni!(self, ExceptionCheck) == Some(1);
+        if pending {
+            self.clear_exception();
+        }
+        pending
+    }
+
+    /// A new `int[len]` (a local reference), or `None` if the JVM could not make it.
+    pub fn new_int_array(self, len: i32) -> Option<jobject> {
+        let a = jni!(self, NewIntArray, len)?;
+        (!a.is_null() && !self.take_exception()).then_some(a)
+    }
+
+    /// A new `long[len]` (a local reference).
+    pub fn new_long_array(self, len: i32) -> Option<jobject> {
+        let a = jni!(self, NewLongArray, len)?;
+        (!a.is_null() && !self.take_exception()).then_some(a)
+    }
+
+    /// A new `Object[len]` of nulls (a local reference).
+    pub fn new_object_array(self, len: i32) -> Option<jobject> {
+        let class = self.find_class(c"java/lang/Object")?;
+        let a = jni!(self, NewObjectArray, len, class, ptr::null_mut());
+        self.delete_local_ref(class);
+        let a = a?;
+        (!a.is_null() && !self.take_exception()).then_some(a)
+    }
+
+    /// Element `index` of an object array (a local reference, null for null).
+    pub fn object_element(self, array: jobject, index: i32) -> jobject {
+        let e = jni!(self, GetObjectArrayElement, array, index).unwrap_or(ptr::null_mut());
+        if self.take_exception() {
+            return ptr::null_mut();
+        }
+        e
+    }
+
+    /// Stores `value` at `index` of an object array.
+    pub fn set_object_element(self, array: jobject, index: i32, value: jobject) {
+        jni!(self, SetObjectArrayElement, array, index, value);
+        self.take_exception();
+    }
+
+    /// Length of an array.
+    pub fn array_length(self, array: jobject) -> i32 {
+        jni!(self, GetArrayLength, array).unwrap_or(0)
+    }
+
+    /// Copies `buf.len()` ints from `array` at `start` (false if out of bounds).
+    pub fn get_ints(self, array: jobject, start: i32, buf: &mut [i32]) -> bool {
+        // The buffer is a live, writable slice of exactly the length passed.
+        jni!(
+            self,
+            GetIntArrayRegion,
+            array,
+            start,
+            buf.len() as jint,
+            buf.as_mut_ptr()
+        );
+        !self.take_exception()
+    }
+
+    /// Copies `values` into `array` at `start`.
+    pub fn set_ints(self, array: jobject, start: i32, values: &[i32]) -> bool {
+        // The buffer is a live slice of exactly the length passed; JNI only reads it.
+        jni!(
+            self,
+            SetIntArrayRegion,
+            array,
+            start,
+            values.len() as jint,
+            values.as_ptr()
+        );
+        !self.take_exception()
+    }
+
+    /// Copies `buf.len()` longs from `array` at `start`.
+    pub fn get_longs(self, array: jobject, start: i32, buf: &mut [i64]) -> bool {
+        // The buffer is a live, writable slice of exactly the length passed.
+        jni!(
+            self,
+            GetLongArrayRegion,
+            array,
+            start,
+            buf.len() as jint,
+            buf.as_mut_ptr()
+        );
+        !self.take_exception()
+    }
+
+    /// Copies `values` into `array` at `start`.
+    pub fn set_longs(self, array: jobject, start: i32, values: &[i64]) -> bool {
+        // The buffer is a live slice of exactly the length passed; JNI only reads it.
+        jni!(
+            self,
+            SetLongArrayRegion,
+            array,
+            start,
+            values.len() as jint,
+            values.as_ptr()
+        );
+        !self.take_exception()
+    }
+
+    /// Sets the static reference field `name` (of type `signature`) of `class`.
+    pub fn set_static_object(
+        self,
+        class: jclass,
+        name: &std::ffi::CStr,
+        signature: &std::ffi::CStr,
+        value: jobject,
+    ) -> bool {
+        let Some(field) = jni!(
+            self,
+            GetStaticFieldID,
+            class,
+            name.as_ptr(),
+            signature.as_ptr()
+        ) else {
+            return false;
+        };
+        if field.is_null() {
+            self.clear_exception();
+            return false;
+        }
+        jni!(self, SetStaticObjectField, class, field, value);
+        !self.take_exception()
+    }
+
+    /// `System.identityHashCode(object)`.
+    pub fn identity_hash(self, object: jobject) -> Option<i32> {
+        let system = self.find_class(c"java/lang/System")?;
+        let method = jni!(
+            self,
+            GetStaticMethodID,
+            system,
+            c"identityHashCode".as_ptr(),
+            c"(Ljava/lang/Object;)I".as_ptr()
+        )?;
+        if method.is_null() {
+            self.clear_exception();
+            self.delete_local_ref(system);
+            return None;
+        }
+        let args = [sys::jvalue { l: object }];
+        let hash = jni!(self, CallStaticIntMethodA, system, method, args.as_ptr());
+        self.delete_local_ref(system);
+        if self.take_exception() {
+            return None;
+        }
+        hash
+    }
+
+    /// Calls the static method `name` `signature` of `class` with null or zero arguments
+    /// (`args` of them), discarding the result; used to link native methods ahead of use.
+    pub fn call_static_with_defaults(
+        self,
+        class: jclass,
+        name: &std::ffi::CStr,
+        signature: &std::ffi::CStr,
+        args: usize,
+    ) -> bool {
+        let Some(method) = jni!(
+            self,
+            GetStaticMethodID,
+            class,
+            name.as_ptr(),
+            signature.as_ptr()
+        ) else {
+            return false;
+        };
+        if method.is_null() {
+            self.clear_exception();
+            return false;
+        }
+        let zeros = vec![sys::jvalue { j: 0 }; args];
+        jni!(self, CallStaticVoidMethodA, class, method, zeros.as_ptr());
+        !self.take_exception()
+    }
+
+    /// A new local reference to `object`.
+    pub fn new_local_ref(self, object: jobject) -> jobject {
+        jni!(self, NewLocalRef, object).unwrap_or(ptr::null_mut())
+    }
+
+    /// A new global reference to `object`, if it is not null.
+    pub fn global(self, object: jobject) -> Option<GlobalRef> {
+        (!object.is_null()).then(|| self.new_global_ref(object))
+    }
+
     /// Finds a class by its internal name (`java/lang/Thread`).
     pub fn find_class(self, name: &std::ffi::CStr) -> Option<jclass> {
         let class = jni!(self, FindClass, name.as_ptr())?;
