@@ -65,10 +65,12 @@ def main():
 
     sh("cargo", "build", "--release", "--locked", "--quiet", "-p", "hprof-agent", cwd=ROOT)
     sh(str(ROOT / "scripts/build-java.sh"))
-    agent = ROOT / "target/release/libhprof.so"
     classes = ROOT / "target/java/classes"
     module_root, sources = java_util_sources()
     work = Path(tempfile.mkdtemp(prefix="hprof-bench-"))
+    # A copy, so every run loads the agent just built even if target/ is rebuilt meanwhile.
+    agent = work / "libhprof.so"
+    shutil.copy2(ROOT / "target/release/libhprof.so", agent)
     profilers = {
         "no agent": [],
         "hprof cpu=times": [f"-agentpath:{agent}=cpu=times,file={work}/times.txt"],

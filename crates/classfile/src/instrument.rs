@@ -15,7 +15,9 @@ use crate::error::{Error, Result};
 use crate::frames::{self, Frame, VType};
 use crate::interp::{Flow, Interp, State};
 
-/// The tracker methods the rewriter calls, each `static void name(int method)`.
+/// The tracker methods the rewriter calls: `static Object enter(int method)`, whose result
+/// the method keeps in a local variable of its own, and `static void exit(Object, int)` and
+/// `unwind(Object, int)`, which get it back.
 #[derive(Debug, Clone, Copy)]
 pub struct Probes<'n> {
     /// Internal name of the tracker class (`java/lang/HprofTracker`).
@@ -52,10 +54,52 @@ pub struct Outcome {
     pub failed: Vec<(String, String)>,
 }
 
-/// Length of a probe: `sipush`/`ldc_w` and `invokestatic`.
-const PROBE: u32 = 6;
-/// Length of the exceptional-exit handler: a probe and `athrow`.
-const HANDLER: u32 = PROBE + 1;
+use crate::tracker::{ENTER_DESCRIPTOR, EXIT_DESCRIPTOR};
+
+/// Lengths of the probes of a method whose tracker state lives in local `slot`.
+#[derive(Debug, Clone, Copy)]
+struct Probe {
+    slot: u16,
+}
+
+impl Probe {
+    /// `astore slot` / `aload slot`: 1, 2 or 4 (wide) bytes.
+    fn local_len(self) -> u32 {
+        match self.slot {
+            0..=3 => 1,
+            4..=255 => 2,
+            _ => 4,
+        }
+    }
+
+    /// Entry: `sipush`/`ldc_w m`, `invokestatic enter`, `astore slot`.
+    fn enter_len(self) -> u32 {
+        6 + self.local_len()
+    }
+
+    /// Before a return: `aload slot`, `sipush`/`ldc_w m`, `invokestatic exit`.
+    fn exit_len(self) -> u32 {
+        6 + self.local_len()
+    }
+
+    /// The exceptional exit: an exit probe calling `unwind`, then `athrow`.
+    fn handler_len(self) -> u32 {
+        self.exit_len() + 1
+    }
+
+    /// Emits `astore slot` (`store`) or `aload slot`.
+    fn local(self, out: &mut Vec<u8>, store: bool) {
+        let (short, long) = if store { (0x4b, 0x3a) } else { (0x2a, 0x19) };
+        match self.slot {
+            0..=3 => out.push(short + self.slot as u8),
+            4..=255 => out.extend_from_slice(&[long, self.slot as u8]),
+            _ => {
+                out.extend_from_slice(&[op::WIDE, long]);
+                put_u16(out, self.slot);
+            }
+        }
+    }
+}
 
 /// Instruments every method with code of `class`. `id` gives each method's number (passed
 /// to the probes) or `None` to leave it alone. Methods whose body is a lone `return` are
@@ -98,8 +142,12 @@ pub fn instrument(
         let r = match refs {
             Some(r) => r,
             None => {
-                let mut add = |n: &[u8]| cf.pool.add_member(false, probes.tracker, n, b"(I)V");
-                match (add(probes.enter), add(probes.exit), add(probes.unwind)) {
+                let mut add = |n: &[u8], d: &[u8]| cf.pool.add_member(false, probes.tracker, n, d);
+                match (
+                    add(probes.enter, ENTER_DESCRIPTOR),
+                    add(probes.exit, EXIT_DESCRIPTOR),
+                    add(probes.unwind, EXIT_DESCRIPTOR),
+                ) {
                     (Ok(a), Ok(b), Ok(c)) => {
                         refs = Some([a, b, c]);
                         [a, b, c]
@@ -155,17 +203,17 @@ struct Layout {
 }
 
 impl Layout {
-    fn compute(insns: &[Insn], index: &[u32], code_len: u32) -> Result<Layout> {
+    fn compute(insns: &[Insn], index: &[u32], code_len: u32, probe: Probe) -> Result<Layout> {
         let n = insns.len();
         let mut widened = vec![false; n];
         for _ in 0..64 {
             let mut prefix = Vec::with_capacity(n);
             let mut at = Vec::with_capacity(n);
-            let mut pos = PROBE;
+            let mut pos = probe.enter_len();
             for (i, insn) in insns.iter().enumerate() {
                 prefix.push(pos);
                 if is_return(insn.op) {
-                    pos += PROBE;
+                    pos += probe.exit_len();
                 }
                 at.push(pos);
                 pos += match &insn.kind {
@@ -202,7 +250,7 @@ impl Layout {
                 }
             }
             if !changed {
-                if layout.end + HANDLER > 65535 {
+                if layout.end + probe.handler_len() > 65535 {
                     return Err(Error::new(0, "instrumented code would pass 64 KB"));
                 }
                 return Ok(layout);
@@ -290,13 +338,21 @@ fn rewrite_method(
     let descriptor = cf.pool.utf8(m.descriptor)?.to_vec();
     let this_class = cf.name().to_vec();
     let with_frames = cf.major >= 50;
+    // The exit probe pushes two words over a return value; the handler three in all.
     let max_stack = code
         .max_stack
-        .checked_add(1)
+        .checked_add(2)
         .ok_or_else(|| Error::new(0, "max_stack would overflow"))?
-        .max(2);
+        .max(3);
+    // The tracker state lives in a new local after the method's own.
+    let slot = code.max_locals;
+    let max_locals = slot
+        .checked_add(1)
+        .ok_or_else(|| Error::new(0, "max_locals would overflow"))?;
+    let probe = Probe { slot };
+    let state_type = VType::object(b"java/lang/Object");
 
-    let layout = Layout::compute(&insns, &index_of, code_len)?;
+    let layout = Layout::compute(&insns, &index_of, code_len, probe)?;
     let attr_names: Vec<Vec<u8>> = code
         .attributes
         .iter()
@@ -353,28 +409,30 @@ fn rewrite_method(
             }
         }
     } else if !is_ctor {
-        ranges.push((PROBE, layout.end));
+        ranges.push((probe.enter_len(), layout.end));
     }
     // Constructors of classes without frames get no handler: the old verifier's rules for
     // handlers around the super() call are not worth the risk.
 
     // The code.
-    let mut out: Vec<u8> = Vec::with_capacity(layout.end as usize + HANDLER as usize);
+    let mut out: Vec<u8> = Vec::with_capacity((layout.end + probe.handler_len()) as usize);
     let mid_operand = if mid <= 0x7fff {
         (op::SIPUSH, mid as u16)
     } else {
         (op::LDC_W, cf.pool.add_integer(mid as i32)?)
     };
-    let probe = |out: &mut Vec<u8>, method: u16| {
+    let call = |out: &mut Vec<u8>, method: u16| {
         out.push(mid_operand.0);
         put_u16(out, mid_operand.1);
         out.push(op::INVOKESTATIC);
         put_u16(out, method);
     };
-    probe(&mut out, enter);
+    call(&mut out, enter);
+    probe.local(&mut out, true);
     for (i, insn) in insns.iter().enumerate() {
         if is_return(insn.op) {
-            probe(&mut out, exit);
+            probe.local(&mut out, false);
+            call(&mut out, exit);
         }
         debug_assert_eq!(out.len() as u32, layout.at[i]);
         let here = layout.at[i];
@@ -438,7 +496,8 @@ fn rewrite_method(
         return Err(Error::new(0, "layout and code disagree"));
     }
     if !ranges.is_empty() {
-        probe(&mut out, unwind);
+        probe.local(&mut out, false);
+        call(&mut out, unwind);
         out.push(op::ATHROW);
     }
 
@@ -472,10 +531,16 @@ fn rewrite_method(
                 other => other.clone(),
             })
         };
+        // Every frame after the entry probe has the tracker state in its local.
+        let with_state = |mut locals: Vec<VType>| {
+            locals.resize(usize::from(slot), VType::Top);
+            locals.push(state_type.clone());
+            locals
+        };
         let moved = |locals: &[VType], stack: &[VType], at: u32| -> Result<Frame> {
             Ok(Frame {
                 at,
-                locals: locals.iter().map(move_uninit).collect::<Result<_>>()?,
+                locals: with_state(locals.iter().map(move_uninit).collect::<Result<_>>()?),
                 stack: stack.iter().map(move_uninit).collect::<Result<_>>()?,
             })
         };
@@ -507,7 +572,7 @@ fn rewrite_method(
         if !ranges.is_empty() {
             new_frames.push(Frame {
                 at: layout.end,
-                locals: Vec::new(),
+                locals: with_state(Vec::new()),
                 stack: vec![VType::object(b"java/lang/Throwable")],
             });
         }
@@ -555,7 +620,7 @@ fn rewrite_method(
     }
     Ok(write_code(
         max_stack,
-        code.max_locals,
+        max_locals,
         &out,
         &handlers,
         &attributes,

@@ -28,6 +28,10 @@ pub const ENTER: &str = "enter";
 pub const EXIT: &str = "exit";
 /// The probe called when an exception leaves a method.
 pub const UNWIND: &str = "unwind";
+/// Descriptor of `enter`: it returns the thread's state, which the method keeps.
+pub const ENTER_DESCRIPTOR: &[u8] = b"(I)Ljava/lang/Object;";
+/// Descriptor of `exit` and `unwind`: the state `enter` returned, and the method.
+pub const EXIT_DESCRIPTOR: &[u8] = b"(Ljava/lang/Object;I)V";
 /// The static boolean field that turns the probes on.
 pub const ENGAGED: &str = "engaged";
 /// The static `Object[]` field holding `[thread, state, thread, state, ...]`, a power of two
@@ -113,7 +117,7 @@ fn build(name: &str) -> crate::Result<Vec<u8>> {
     // enter(int m); locals: 0 m, 1 state, 2 stack, 3 top, 4 parent, 5 cache, 6 slot, 7 trace
     let mut a = Asm::new();
     let go = a.label();
-    a.op16(0xb2, engaged).branch(0x9a, go).raw(&[0xb1]);
+    a.op16(0xb2, engaged).branch(0x9a, go).raw(&[0x01, 0xb0]); // return null
     a.bind(go, &[Int], &[]);
     a.op16(0xb8, state).raw(&[0x4c]); // astore_1
     a.raw(&[0x2b, 0x03, 0x32])
@@ -160,48 +164,49 @@ fn build(name: &str) -> crate::Result<Vec<u8>> {
     a.raw(&[0x1d, 0x05, 0x60, 0x2c, 0xbe]).branch(0xa1, store); // top + 2 < stack.length
     a.raw(&[0x2b]).op16(0xb8, grow).raw(&[0x4d]); // stack = grow(st)
     a.raw(&[0x1d, 0x05, 0x60, 0x2c, 0xbe]).branch(0xa1, store);
-    a.raw(&[0xb1]); // at the limit: not recorded
+    a.raw(&[0x2b, 0xb0]); // at the limit: not recorded; return st
     a.bind(store, &with_trace, &[]);
     a.raw(&[0x2c, 0x1d, 0x04, 0x60, 0x1a, 0x4f]); // stack[top + 1] = m
     a.raw(&[0x2c, 0x1d, 0x05, 0x60, 0x15, 7, 0x4f]); // stack[top + 2] = trace
-    a.raw(&[0x2c, 0x03, 0x1d, 0x05, 0x60, 0x4f, 0xb1]); // stack[0] = top + 2
+    a.raw(&[0x2c, 0x03, 0x1d, 0x05, 0x60, 0x4f, 0x2b, 0xb0]); // stack[0] = top + 2; return st
     let enter = a.finish()?;
 
-    // exit(int m); locals: 0 m, 1 state, 2 stack, 3 top, 4 calls, 5 trace
-    let exit_code = |p: &mut Pool<'static>| -> crate::Result<_> {
-        let mut a = Asm::new();
-        let go = a.label();
-        let slow = a.label();
-        let pop = a.label();
-        a.op16(0xb2, engaged).branch(0x9a, go).raw(&[0xb1]);
-        a.bind(go, &[Int], &[]);
-        a.op16(0xb8, state).raw(&[0x4c]);
-        a.raw(&[0x2b, 0x03, 0x32])
-            .op16(0xc0, int_array)
-            .raw(&[0x4d]);
-        a.raw(&[0x2c, 0x03, 0x2e, 0x3e]);
-        a.raw(&[0x1d, 0x05]).branch(0xa1, slow); // top < 2
-        a.raw(&[0x2c, 0x1d, 0x04, 0x64, 0x2e, 0x1a])
-            .branch(0xa0, slow); // stack[top-1] != m
-        a.raw(&[0x2c, 0x1d, 0x2e, 0x36, 5]); // trace = stack[top]
-        a.raw(&[0x2b, 0x04, 0x32])
-            .op16(0xc0, long_array)
-            .raw(&[0x3a, 4]); // calls = st[1]
-        a.raw(&[0x15, 5]).branch(0x9b, pop); // trace < 0: nothing to count
-        a.raw(&[0x15, 5, 0x19, 4, 0xbe]).branch(0xa2, slow); // trace >= calls.length
-        a.raw(&[0x19, 4, 0x15, 5, 0x5c, 0x2f, 0x0a, 0x61, 0x50]); // calls[trace]++
-        a.bind(
-            pop,
-            &[Int, objs.clone(), ints.clone(), Int, longs.clone(), Int],
-            &[],
-        );
-        a.raw(&[0x2c, 0x03, 0x1d, 0x05, 0x64, 0x4f, 0xb1]); // stack[0] = top - 2
-        a.bind(slow, &[Int, objs.clone(), ints.clone(), Int], &[]);
-        a.raw(&[0x2b, 0x1a]).op16(0xb8, slow_exit).raw(&[0xb1]);
-        let _ = p;
-        a.finish()
-    };
-    let exit = exit_code(p)?;
+    // exit(Object o, int m); locals: 0 o, 1 m, 2 state, 3 stack, 4 top, 5 calls, 6 trace
+    let mut a = Asm::new();
+    let go = a.label();
+    let slow = a.label();
+    let pop = a.label();
+    a.raw(&[0x2a]).branch(0xc7, go).raw(&[0xb1]); // o == null: the tracker was off
+    a.bind(go, &[obj(b"java/lang/Object"), Int], &[]);
+    a.raw(&[0x2a]).op16(0xc0, object_array).raw(&[0x4d]); // st = (Object[]) o
+    a.raw(&[0x2c, 0x03, 0x32])
+        .op16(0xc0, int_array)
+        .raw(&[0x4e]); // stack = st[0]
+    a.raw(&[0x2d, 0x03, 0x2e, 0x36, 4]); // top = stack[0]
+    a.raw(&[0x15, 4, 0x05]).branch(0xa1, slow); // top < 2
+    a.raw(&[0x2d, 0x15, 4, 0x04, 0x64, 0x2e, 0x1b])
+        .branch(0xa0, slow); // stack[top-1] != m
+    a.raw(&[0x2d, 0x15, 4, 0x2e, 0x36, 6]); // trace = stack[top]
+    a.raw(&[0x2c, 0x04, 0x32])
+        .op16(0xc0, long_array)
+        .raw(&[0x3a, 5]); // calls = st[1]
+    a.raw(&[0x15, 6]).branch(0x9b, pop); // trace < 0: nothing to count
+    a.raw(&[0x15, 6, 0x19, 5, 0xbe]).branch(0xa2, slow); // trace >= calls.length
+    a.raw(&[0x19, 5, 0x15, 6, 0x5c, 0x2f, 0x0a, 0x61, 0x50]); // calls[trace]++
+    let base = [
+        obj(b"java/lang/Object"),
+        Int,
+        objs.clone(),
+        ints.clone(),
+        Int,
+    ];
+    let mut counted = base.to_vec();
+    counted.extend([longs.clone(), Int]);
+    a.bind(pop, &counted, &[]);
+    a.raw(&[0x2d, 0x03, 0x15, 4, 0x05, 0x64, 0x4f, 0xb1]); // stack[0] = top - 2
+    a.bind(slow, &base, &[]);
+    a.raw(&[0x2c, 0x1b]).op16(0xb8, slow_exit).raw(&[0xb1]);
+    let exit = a.finish()?;
 
     // state(); locals: 0 thread, 1 table, 2 mask, 3 i, 4 key
     let mut a = Asm::new();
@@ -269,22 +274,22 @@ fn build(name: &str) -> crate::Result<Vec<u8>> {
         p,
         public,
         ENTER.as_bytes(),
-        b"(I)V",
+        ENTER_DESCRIPTOR,
         Some((enter.0, enter.1, 6, 8)),
     )?;
     method(
         p,
         public,
         EXIT.as_bytes(),
-        b"(I)V",
-        Some((exit.0.clone(), exit.1.clone(), 6, 6)),
+        EXIT_DESCRIPTOR,
+        Some((exit.0.clone(), exit.1.clone(), 6, 7)),
     )?;
     method(
         p,
         public,
         UNWIND.as_bytes(),
-        b"(I)V",
-        Some((exit.0, exit.1, 6, 6)),
+        EXIT_DESCRIPTOR,
+        Some((exit.0, exit.1, 6, 7)),
     )?;
     method(
         p,

@@ -216,21 +216,26 @@ fn probes_sit_at_entry_and_before_each_return() {
     let code = code_of(&new, "f");
     let insns = decode(&code).unwrap();
     let ops: Vec<u8> = insns.iter().map(|i| i.op).collect();
+    // The state `enter` returns goes to a new local, 1, which the exit probes pass back.
     assert_eq!(
         ops,
         [
             op::SIPUSH,
-            op::INVOKESTATIC, // enter
+            op::INVOKESTATIC,
+            0x4c, // enter, astore_1
             0x1a,
             0x9a, // iload_0, ifne
             0x04,
+            0x2b,
             op::SIPUSH,
             op::INVOKESTATIC,
             0xac, // iconst_1, exit, ireturn
             0x1a,
+            0x2b,
             op::SIPUSH,
             op::INVOKESTATIC,
             0xac, // iload_0, exit, ireturn
+            0x2b,
             op::SIPUSH,
             op::INVOKESTATIC,
             op::ATHROW, // the exceptional exit
@@ -239,13 +244,13 @@ fn probes_sit_at_entry_and_before_each_return() {
     // The branch still lands on `iload_0`, moved by the entry probe and the first exit
     // probe.
     assert_eq!(
-        insns[3].kind,
+        insns[4].kind,
         Kind::Branch {
-            target: 18,
+            target: 20,
             wide: false
         }
     );
-    assert_eq!(insns[8].at, 18);
+    assert_eq!(insns[10].at, 20);
     // The probes carry the method's number.
     assert_eq!(&code[0..3], &[op::SIPUSH, 0, 1]);
 }
@@ -370,8 +375,8 @@ fn a_branch_pushed_past_32_kb_is_widened_and_still_verifies() {
     let new = instrumented(&original);
     let insns = decode(&code_of(&new, "f")).unwrap();
     // ifeq became ifne +8; goto_w FAR.
-    assert_eq!(insns[3].op, 0x9a);
-    assert_eq!(insns[4].op, op::GOTO_W);
+    assert_eq!(insns[4].op, 0x9a);
+    assert_eq!(insns[5].op, op::GOTO_W);
     let (plain, traced) = run_both("Widen", &original);
     assert_eq!(plain, "-1\n100\n150\n199\n5000\n");
     assert_eq!(traced, plain);
