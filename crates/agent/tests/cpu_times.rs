@@ -331,3 +331,80 @@ fn javac_under_cpu_times_writes_the_same_classes() {
         "javac's own methods are timed"
     );
 }
+
+#[test]
+fn the_times_section_is_complete_on_every_exit_path() {
+    for jdk in jdks() {
+        for (mode, code) in [("normal", 0), ("exit-from-thread", 3), ("uncaught", 1)] {
+            let what = format!("JDK {} {mode}", jdk.version);
+            let (run, dir) = profile(&jdk, "cpu=times,cutoff=0", "ExitPaths", &[mode]);
+            assert_eq!(run.code, Some(code), "{what}: {}", run.stderr);
+            let text = read_text(&text_output(dir.path()));
+            assert!(text.ends_with("CPU TIME (ms) END\n"), "{what}");
+            let p = TextProfile::parse(&text);
+            assert_eq!(p.times.len(), 1, "{what}");
+            let t = &p.times[0];
+            assert_eq!(t.calls("ExitPaths.spin"), 1, "{what}");
+            // main ends normally, by an exception (the catch-all probe counts it), or never
+            // (System.exit in another thread).
+            let main = if mode == "exit-from-thread" { 0 } else { 1 };
+            assert_eq!(t.calls("ExitPaths.main"), main, "{what}");
+        }
+    }
+}
+
+#[test]
+fn sigquit_and_sigterm_dump_the_calls_of_each_interval() {
+    use std::io::Write;
+    use std::process::Stdio;
+    use std::time::Duration;
+
+    use hprof_testkit::java::{kill, start_until_ready, wait_until_contains};
+
+    use crate::support::{finish, java_command};
+
+    for jdk in jdks() {
+        let what = format!("JDK {}", jdk.version);
+        let dir = tempfile::tempdir().unwrap();
+        let agent = agentpath("cpu=times,cutoff=0");
+        let mut command = java_command(&jdk, dir.path(), &[&agent], "ExitPaths", &["dump-wait"]);
+        command.stdin(Stdio::piped()).stderr(Stdio::piped());
+        let (mut child, pid) = start_until_ready(command);
+        std::thread::sleep(Duration::from_millis(500));
+        kill(pid, "-QUIT");
+        let path = text_output(dir.path());
+        wait_until_contains(&path, "CPU TIME (ms) END");
+        child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        let run = finish(child);
+        assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
+        let p = TextProfile::parse(&read_text(&path));
+        assert_eq!(p.times.len(), 2, "{what}");
+        // main returns after the SIGQUIT dump: its call is in the second interval only.
+        assert_eq!(p.times[0].calls("ExitPaths.main"), 0, "{what}");
+        assert_eq!(p.times[1].calls("ExitPaths.main"), 1, "{what}");
+        assert!(
+            p.times[0].calls("ExitPaths.spin") >= 2,
+            "{what}: {:?}",
+            p.times[0]
+        );
+        assert!(
+            p.times[1].calls("ExitPaths.spin") >= 1,
+            "{what}: {:?}",
+            p.times[1]
+        );
+    }
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let agent = agentpath("cpu=times");
+    let mut command = java_command(&jdk, dir.path(), &[&agent], "ExitPaths", &["wait"]);
+    command.stdin(Stdio::piped()).stderr(Stdio::piped());
+    let (child, pid) = start_until_ready(command);
+    std::thread::sleep(Duration::from_millis(400));
+    kill(pid, "-TERM");
+    let run = finish(child);
+    assert_eq!(run.code, Some(143), "{}", run.stderr);
+    let text = read_text(&text_output(dir.path()));
+    assert!(text.ends_with("CPU TIME (ms) END\n"));
+    let p = TextProfile::parse(&text);
+    assert!(p.times[0].calls("ExitPaths.spin") >= 1, "{:?}", p.times[0]);
+}
