@@ -371,17 +371,17 @@ pub extern "system" fn Java_java_lang_HprofTracker_register(
     )
 }
 
-/// `java.lang.HprofTracker.miss(int[], int, int)`: a trace not in the thread's cache.
+/// `java.lang.HprofTracker.miss(Object[], int, int)`: a trace not in the thread's cache.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_java_lang_HprofTracker_miss(
     jni: *mut sys::JNIEnv,
     _class: sys::jclass,
-    cache: sys::jobject,
+    state: sys::jobject,
     method: sys::jint,
     parent: sys::jint,
 ) -> sys::jint {
     guarded("HprofTracker.miss", -1, || match cpu_times::running() {
-        Some((ctx, engine)) => engine.miss(ctx, Jni::from_raw(jni), cache, method, parent),
+        Some((ctx, engine)) => engine.miss(ctx, Jni::from_raw(jni), state, method, parent),
         None => -1,
     })
 }

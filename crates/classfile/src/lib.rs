@@ -36,6 +36,6 @@ pub use class::ClassFile;
 pub use error::{Error, Result};
 pub use instrument::{MethodRef, Outcome, Probes, instrument};
 pub use tracker::{
-    CACHE_ENTRIES, ENGAGED, ENTER, EXIT, NATIVES, TABLE, TRACKER_CLASS, UNWIND, cache_slot,
-    tracker_class,
+    CACHE_BITS, CACHE_HEADER, ENGAGED, ENTER, EXIT, NATIVES, TABLE, TRACKER_CLASS, UNWIND,
+    cache_index, tracker_class,
 };

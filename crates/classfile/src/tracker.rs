@@ -8,7 +8,8 @@
 //!
 //! The state of a thread is an `Object[3]`: `int[] stack` (`stack[0]` is the number of ints
 //! in use; then one `(method, trace)` pair per frame), `long[] calls` (by trace) and
-//! `int[] cache` ([`CACHE_ENTRIES`] entries of `(method, parent trace, trace)`).
+//! `int[] cache` (a header, see [`CACHE_HEADER`], then entries of `(method, parent trace,
+//! trace)`).
 
 use std::borrow::Cow;
 
@@ -37,23 +38,28 @@ pub const ENGAGED: &str = "engaged";
 /// The static `Object[]` field holding `[thread, state, thread, state, ...]`, a power of two
 /// long, open-addressed by `System.identityHashCode(thread)`; the agent replaces it whole.
 pub const TABLE: &str = "table";
-/// Entries of a thread's trace cache (a power of two).
-pub const CACHE_ENTRIES: usize = 1024;
+/// A thread's trace cache starts with `1 << CACHE_BITS` entries; the agent enlarges the
+/// cache of a thread that misses often.
+pub const CACHE_BITS: u32 = 10;
+/// Ints before the entries of a cache: the shift (`32 - bits`) and the misses since the
+/// cache was made.
+pub const CACHE_HEADER: usize = 2;
 /// The native methods, with their descriptors: `register(Thread)` makes and returns a
-/// thread's state; `miss(cache, method, parent)` interns a trace, stores it in the cache and
+/// thread's state; `miss(state, method, parent)` interns a trace, stores it in the cache and
 /// returns it; `grow(state)` returns a longer stack (or the same one at its limit);
 /// `slowExit(state, method)` pops to the nearest frame of `method`, counting the calls.
 pub const NATIVES: [(&str, &str); 4] = [
     ("register", "(Ljava/lang/Thread;)[Ljava/lang/Object;"),
-    ("miss", "([III)I"),
+    ("miss", "([Ljava/lang/Object;II)I"),
     ("grow", "([Ljava/lang/Object;)[I"),
     ("slowExit", "([Ljava/lang/Object;I)V"),
 ];
 
-/// The cache slot of (method, parent trace): the same formula as the bytecode's.
-pub fn cache_slot(method: i32, parent: i32) -> usize {
+/// The index in a cache whose shift is `shift` of the entry of (method, parent trace): the
+/// same formula as the bytecode's.
+pub fn cache_index(method: i32, parent: i32, shift: u32) -> usize {
     let h = (method as u32).wrapping_mul(0x9E37_79B1) ^ (parent as u32).wrapping_mul(0x85EB_CA77);
-    (h >> 22) as usize
+    CACHE_HEADER + 3 * (h >> (shift & 31)) as usize
 }
 
 const ACC_PUBLIC: u16 = 0x0001;
@@ -138,12 +144,14 @@ fn build(name: &str) -> crate::Result<Vec<u8>> {
     a.raw(&[0x2b, 0x05, 0x32])
         .op16(0xc0, int_array)
         .raw(&[0x3a, 5]); // cache = st[2]
-    // slot = 3 * (((m * golden) ^ (parent * murmur)) >>> 22)
+    // slot = 2 + 3 * (((m * golden) ^ (parent * murmur)) >>> cache[0])
     a.raw(&[0x1a])
         .op16(0x13, golden)
         .raw(&[0x68, 0x15, 4])
         .op16(0x13, murmur);
-    a.raw(&[0x68, 0x82, 0x10, 22, 0x7c, 0x06, 0x68, 0x36, 6]);
+    a.raw(&[
+        0x68, 0x82, 0x19, 5, 0x03, 0x2e, 0x7c, 0x06, 0x68, 0x05, 0x60, 0x36, 6,
+    ]);
     let cache_miss = a.label();
     let push = a.label();
     a.raw(&[0x19, 5, 0x15, 6, 0x2e, 0x1a])
@@ -154,7 +162,7 @@ fn build(name: &str) -> crate::Result<Vec<u8>> {
         .branch(0xa7, push);
     let before_trace = [Int, objs.clone(), ints.clone(), Int, Int, ints.clone(), Int];
     a.bind(cache_miss, &before_trace, &[]);
-    a.raw(&[0x19, 5, 0x1a, 0x15, 4])
+    a.raw(&[0x2b, 0x1a, 0x15, 4])
         .op16(0xb8, miss)
         .raw(&[0x36, 7]);
     let mut with_trace = before_trace.to_vec();

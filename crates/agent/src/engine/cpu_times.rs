@@ -18,9 +18,11 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use rustc_hash::FxHashMap;
+
 use hprof_classfile::{
-    CACHE_ENTRIES, ENGAGED, ENTER, EXIT, NATIVES, Probes, TRACKER_CLASS, UNWIND, cache_slot,
-    instrument, tracker_class,
+    CACHE_BITS, CACHE_HEADER, ENGAGED, ENTER, EXIT, NATIVES, Probes, TRACKER_CLASS, UNWIND,
+    cache_index, instrument, tracker_class,
 };
 
 use crate::engine::{Context, Engine};
@@ -111,6 +113,8 @@ struct Methods {
 struct Traces {
     index: HashMap<(Box<[u32]>, u32), u32>,
     entries: Vec<(Box<[u32]>, u32)>,
+    /// (method, parent trace, thread) → trace: what the threads' caches missed before.
+    pairs: FxHashMap<(u32, i32, u32), u32>,
 }
 
 /// A thread that has called the tracker: its Java state (see `hprof_classfile::tracker`).
@@ -133,12 +137,22 @@ struct Registry {
     purge_at: usize,
 }
 
+/// Most entries a thread's trace cache grows to: `1 << MAX_CACHE_BITS`.
+const MAX_CACHE_BITS: u32 = 16;
+
+/// A new trace cache of `1 << bits` entries (a local reference).
+fn new_cache(jni: Jni, bits: u32) -> Option<jobject> {
+    let cache = jni.new_int_array((CACHE_HEADER + 3 * (1usize << bits)) as i32)?;
+    jni.set_ints(cache, 0, &[(32 - bits) as i32, 0]);
+    Some(cache)
+}
+
 /// A new thread state: `{int[64] stack, long[256] calls, int[] cache}`.
 fn new_state(jni: Jni) -> Option<jobject> {
     let state = jni.new_object_array(3)?;
     let stack = jni.new_int_array(64)?;
     let calls = jni.new_long_array(256)?;
-    let cache = jni.new_int_array((3 * CACHE_ENTRIES) as i32)?;
+    let cache = new_cache(jni, CACHE_BITS)?;
     jni.set_object_element(state, 0, stack);
     jni.set_object_element(state, 1, calls);
     jni.set_object_element(state, 2, cache);
@@ -387,18 +401,37 @@ impl CpuTimes {
         })
     }
 
-    /// `HprofTracker.miss(cache, method, parent)`: the trace of `method` called under the
-    /// frame whose trace is `parent`, put in the thread's cache.
-    pub fn miss(&self, ctx: &Context, jni: Jni, cache: jobject, method: i32, parent: i32) -> i32 {
-        if cache.is_null() || method <= 0 {
+    /// `HprofTracker.miss(state, method, parent)`: the trace of `method` called under the
+    /// frame whose trace is `parent`, put in the thread's cache. A thread whose cache misses
+    /// more than four times its size gets a cache four times larger (up to
+    /// `1 << MAX_CACHE_BITS` entries), so big programs keep their traces cached.
+    pub fn miss(&self, ctx: &Context, jni: Jni, state: jobject, method: i32, parent: i32) -> i32 {
+        if state.is_null() || method <= 0 {
             return -1;
         }
-        let Some(t) = self.intern(ctx, method as u32, parent) else {
-            return -1;
-        };
-        let t = t as i32;
-        let slot = cache_slot(method, parent) * 3;
-        jni.set_ints(cache, slot as i32, &[method, parent, t]);
+        let t = self
+            .intern(ctx, method as u32, parent)
+            .map_or(-1, |t| t as i32);
+        jni.with_local_frame(4, || {
+            let mut cache = jni.object_element(state, 2);
+            let mut header = [0i32; CACHE_HEADER];
+            if cache.is_null() || !jni.get_ints(cache, 0, &mut header) {
+                return;
+            }
+            let bits = 32 - (header[0] as u32 & 31);
+            let misses = header[1].saturating_add(1);
+            if bits < MAX_CACHE_BITS && misses as u64 >= 4 << bits {
+                if let Some(bigger) = new_cache(jni, (bits + 2).min(MAX_CACHE_BITS)) {
+                    jni.set_object_element(state, 2, bigger);
+                    cache = bigger;
+                    header[0] = (32 - (bits + 2).min(MAX_CACHE_BITS)) as i32;
+                }
+            } else {
+                jni.set_ints(cache, 1, &[misses]);
+            }
+            let index = cache_index(method, parent, header[0] as u32);
+            jni.set_ints(cache, index as i32, &[method, parent, t]);
+        });
         t
     }
 
@@ -491,9 +524,13 @@ impl CpuTimes {
         } else {
             0
         };
+        let pair = (method, parent, thread);
         let mut frames: Vec<u32> = Vec::with_capacity(depth);
         {
-            let traces = self.traces.lock().ok()?;
+            let mut traces = self.traces.lock().ok()?;
+            if let Some(&t) = traces.pairs.get(&pair) {
+                return Some(t);
+            }
             if depth > 0 {
                 frames.push(method);
                 if let Ok(parent) = usize::try_from(parent)
@@ -504,6 +541,7 @@ impl CpuTimes {
             }
             let key = (frames.clone().into_boxed_slice(), thread);
             if let Some(&t) = traces.index.get(&key) {
+                traces.pairs.insert(pair, t);
                 return Some(t);
             }
             if traces.entries.len() >= MAX_TRACES {
@@ -515,11 +553,13 @@ impl CpuTimes {
         let key = (frames.into_boxed_slice(), thread);
         let mut traces = self.traces.lock().ok()?;
         if let Some(&t) = traces.index.get(&key) {
+            traces.pairs.insert(pair, t);
             return Some(t);
         }
         let t = traces.entries.len() as u32;
         traces.entries.push(key.clone());
         traces.index.insert(key, t);
+        traces.pairs.insert(pair, t);
         Some(t)
     }
 
