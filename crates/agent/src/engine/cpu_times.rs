@@ -856,6 +856,10 @@ impl CpuTimes {
             }
         }
         let total: u64 = rows.iter().map(|r| r.2).sum();
+        // CPU time is credited to the traces on the stack whether or not their calls have
+        // ended; a trace with time but no finished call (a method still running, like main
+        // at a SIGQUIT dump) counts in the total but has no row.
+        rows.retain(|r| r.1 > 0);
         rows.sort_by(|a, b| {
             b.2.cmp(&a.2)
                 .then(b.1.cmp(&a.1))
