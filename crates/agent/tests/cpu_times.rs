@@ -408,3 +408,31 @@ fn sigquit_and_sigterm_dump_the_calls_of_each_interval() {
     let p = TextProfile::parse(&text);
     assert!(p.times[0].calls("ExitPaths.spin") >= 1, "{:?}", p.times[0]);
 }
+
+#[test]
+fn many_virtual_threads_run_in_bounded_memory_and_are_counted() {
+    // Virtual threads share their carrier threads' states: 20,000 of them must not cost a
+    // state each, nor deadlock a mount (JDK 21 and later only).
+    for jdk in jdks().into_iter().filter(|j| j.version >= 21) {
+        let what = format!("JDK {}", jdk.version);
+        let dir = tempfile::tempdir().unwrap();
+        let agent = agentpath("cpu=times,cutoff=0");
+        let run = run_java(
+            &jdk,
+            dir.path(),
+            &["-Xmx256m", &agent],
+            "VirtualCalls",
+            &["20000"],
+        );
+        assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
+        assert!(run.stdout.contains("VirtualCalls done 20000"), "{what}");
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        let t = &p.times[0];
+        // work never unmounts: its 220,000 calls are counted (to within the mixing of
+        // stacks when a virtual thread resumes on another carrier).
+        let work = t.calls("VirtualCalls.work");
+        assert!((200_000..=240_000).contains(&work), "{what}: work {work}");
+        let task = t.calls("VirtualCalls.task");
+        assert!((18_000..=22_000).contains(&task), "{what}: task {task}");
+    }
+}

@@ -37,5 +37,5 @@ pub use error::{Error, Result};
 pub use instrument::{MethodRef, Outcome, Probes, instrument};
 pub use tracker::{
     CACHE_BITS, CACHE_HEADER, ENGAGED, ENTER, EXIT, NATIVES, TABLE, TRACKER_CLASS, UNWIND,
-    cache_index, tracker_class,
+    cache_index, tracker_class, tracker_class_for,
 };

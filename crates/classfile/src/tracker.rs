@@ -40,10 +40,10 @@ pub const ENGAGED: &str = "engaged";
 pub const TABLE: &str = "table";
 /// A thread's trace cache starts with `1 << CACHE_BITS` entries; the agent enlarges the
 /// cache of a thread that misses often.
-pub const CACHE_BITS: u32 = 10;
-/// Ints before the entries of a cache: the shift (`32 - bits`) and the misses since the
-/// cache was made.
-pub const CACHE_HEADER: usize = 2;
+pub const CACHE_BITS: u32 = 6;
+/// Ints before the entries of a cache: the shift (`32 - bits`), the misses since the cache
+/// was made, and the thread's serial.
+pub const CACHE_HEADER: usize = 3;
 /// The native methods, with their descriptors: `register(Thread)` makes and returns a
 /// thread's state; `miss(state, method, parent)` interns a trace, stores it in the cache and
 /// returns it; `grow(state)` returns a longer stack (or the same one at its limit);
@@ -74,12 +74,20 @@ fn obj(name: &[u8]) -> VType {
     VType::object(name)
 }
 
-/// The class file of the tracker named `name` (normally [`TRACKER_CLASS`]).
+/// The class file of the tracker named `name` (normally [`TRACKER_CLASS`]), keyed by
+/// `Thread.currentThread()`.
 pub fn tracker_class(name: &str) -> Vec<u8> {
-    build(name).expect("the tracker class assembles")
+    tracker_class_for(name, false)
 }
 
-fn build(name: &str) -> crate::Result<Vec<u8>> {
+/// The tracker class; with `carrier`, a thread's state is that of the platform thread that
+/// runs it (`Thread.currentCarrierThread()`, JDK 19 and later), so virtual threads, which
+/// may number millions, share their carriers' states instead of having one each.
+pub fn tracker_class_for(name: &str, carrier: bool) -> Vec<u8> {
+    build(name, carrier).expect("the tracker class assembles")
+}
+
+fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
     use VType::Int;
     let mut pool = Pool::empty();
     let p = &mut pool;
@@ -100,7 +108,11 @@ fn build(name: &str) -> crate::Result<Vec<u8>> {
     let current_thread = p.add_member(
         false,
         b"java/lang/Thread",
-        b"currentThread",
+        if carrier {
+            b"currentCarrierThread".as_slice()
+        } else {
+            b"currentThread".as_slice()
+        },
         b"()Ljava/lang/Thread;",
     )?;
     let identity = p.add_member(
@@ -144,13 +156,13 @@ fn build(name: &str) -> crate::Result<Vec<u8>> {
     a.raw(&[0x2b, 0x05, 0x32])
         .op16(0xc0, int_array)
         .raw(&[0x3a, 5]); // cache = st[2]
-    // slot = 2 + 3 * (((m * golden) ^ (parent * murmur)) >>> cache[0])
+    // slot = 3 + 3 * (((m * golden) ^ (parent * murmur)) >>> cache[0])
     a.raw(&[0x1a])
         .op16(0x13, golden)
         .raw(&[0x68, 0x15, 4])
         .op16(0x13, murmur);
     a.raw(&[
-        0x68, 0x82, 0x19, 5, 0x03, 0x2e, 0x7c, 0x06, 0x68, 0x05, 0x60, 0x36, 6,
+        0x68, 0x82, 0x19, 5, 0x03, 0x2e, 0x7c, 0x06, 0x68, 0x06, 0x60, 0x36, 6,
     ]);
     let cache_miss = a.label();
     let push = a.label();

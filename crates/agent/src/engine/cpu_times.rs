@@ -22,7 +22,7 @@ use rustc_hash::FxHashMap;
 
 use hprof_classfile::{
     CACHE_BITS, CACHE_HEADER, ENGAGED, ENTER, EXIT, NATIVES, Probes, TRACKER_CLASS, UNWIND,
-    cache_index, instrument, tracker_class,
+    cache_index, instrument, tracker_class_for,
 };
 
 use crate::engine::{Context, Engine};
@@ -127,14 +127,48 @@ struct Registered {
     serial: u32,
     /// Calls per trace already reported (the thread's `long[]` only grows).
     reported: Vec<u64>,
+    /// Its slot in the tracker's table.
+    slot: usize,
 }
 
 /// Threads that have called the tracker; the tracker's `table` is rebuilt from it.
 #[derive(Debug, Default)]
 struct Registry {
-    live: Vec<Registered>,
+    live: HashMap<u64, Registered>,
+    /// Ids in `live` by identity hash.
+    by_hash: HashMap<i32, Vec<u64>>,
+    next_id: u64,
     /// Registry size at which dead threads (virtual threads get no ThreadEnd) are purged.
     purge_at: usize,
+    /// The tracker's table as published, its size in slots and the slots in use or
+    /// tombstoned.
+    table: Option<GlobalRef>,
+    slots: usize,
+    used: usize,
+    /// What a removed thread's slot holds, so probes go on past it.
+    tombstone: Option<GlobalRef>,
+}
+
+impl Registry {
+    /// The id of `thread` (whose identity hash is `hash`), if registered.
+    fn find(&self, jni: Jni, thread: jobject, hash: i32) -> Option<u64> {
+        self.by_hash.get(&hash)?.iter().copied().find(|id| {
+            self.live
+                .get(id)
+                .is_some_and(|r| jni.is_same_object(r.thread.get(), thread))
+        })
+    }
+
+    fn remove(&mut self, id: u64) -> Option<Registered> {
+        let r = self.live.remove(&id)?;
+        if let Some(ids) = self.by_hash.get_mut(&r.hash) {
+            ids.retain(|&i| i != id);
+            if ids.is_empty() {
+                self.by_hash.remove(&r.hash);
+            }
+        }
+        Some(r)
+    }
 }
 
 /// Most entries a thread's trace cache grows to: `1 << MAX_CACHE_BITS`.
@@ -143,15 +177,16 @@ const MAX_CACHE_BITS: u32 = 16;
 /// A new trace cache of `1 << bits` entries (a local reference).
 fn new_cache(jni: Jni, bits: u32) -> Option<jobject> {
     let cache = jni.new_int_array((CACHE_HEADER + 3 * (1usize << bits)) as i32)?;
-    jni.set_ints(cache, 0, &[(32 - bits) as i32, 0]);
+    jni.set_ints(cache, 0, &[(32 - bits) as i32, 0, 0]);
     Some(cache)
 }
 
-/// A new thread state: `{int[64] stack, long[256] calls, int[] cache}`.
+/// A new thread state: `{int[16] stack, long[16] calls, int[] cache}`, about 1 KB with the
+/// cache, as virtual threads can be many; each part grows as the thread needs.
 fn new_state(jni: Jni) -> Option<jobject> {
     let state = jni.new_object_array(3)?;
-    let stack = jni.new_int_array(64)?;
-    let calls = jni.new_long_array(256)?;
+    let stack = jni.new_int_array(16)?;
+    let calls = jni.new_long_array(16)?;
     let cache = new_cache(jni, CACHE_BITS)?;
     jni.set_object_element(state, 0, stack);
     jni.set_object_element(state, 1, calls);
@@ -230,6 +265,14 @@ impl CpuTimes {
         if !self.ready.load(Ordering::Acquire) || name == Some(TRACKER_CLASS.as_bytes()) {
             return None;
         }
+        // Code that runs while a virtual thread mounts or unmounts, where the JVM does not
+        // expect Java-level agents' calls, is left alone.
+        if let Some(name) = name
+            && (name.starts_with(b"java/lang/VirtualThread")
+                || name.starts_with(b"jdk/internal/vm/Continuation"))
+        {
+            return None;
+        }
         let outcome = instrument(class, &PROBES, |m| {
             self.method_id(m.class, m.name, m.descriptor)
         })
@@ -281,15 +324,14 @@ impl CpuTimes {
         if thread.is_null() {
             return std::ptr::null_mut();
         }
+        let Some(hash) = jni.identity_hash(thread) else {
+            return std::ptr::null_mut();
+        };
         let Ok(mut registry) = self.registry.lock() else {
             return std::ptr::null_mut();
         };
-        if let Some(r) = registry
-            .live
-            .iter()
-            .find(|r| jni.is_same_object(r.thread.get(), thread))
-        {
-            return jni.new_local_ref(r.state.get());
+        if let Some(id) = registry.find(jni, thread, hash) {
+            return jni.new_local_ref(registry.live[&id].state.get());
         }
         if registry.live.len() >= registry.purge_at {
             self.purge(ctx, jni, &mut registry);
@@ -297,72 +339,149 @@ impl CpuTimes {
         let Some(state) = new_state(jni) else {
             return std::ptr::null_mut();
         };
+        // The thread's serial, for thread=y and the timing thread, from the thread table
+        // (virtual threads have none). No JVMTI thread function is called here: this can
+        // run inside a virtual thread's mount, where those would wait on it.
         let serial = ctx
-            .jvmti
-            .thread_local(std::ptr::null_mut())
-            .map(|s| s as u32)
+            .threads
+            .lock()
+            .ok()
+            .and_then(|threads| {
+                threads
+                    .live()
+                    .find(|t| jni.is_same_object(t.thread.get(), thread))
+                    .map(|t| t.serial)
+            })
             .unwrap_or(0);
-        let (Some(thread_ref), Some(state_ref), Some(hash)) = (
-            jni.global(thread),
-            jni.global(state),
-            jni.identity_hash(thread),
-        ) else {
+        jni.with_local_frame(4, || {
+            let cache = jni.object_element(state, 2);
+            if !cache.is_null() {
+                jni.set_ints(cache, 2, &[serial as i32]);
+            }
+        });
+        let (Some(thread_ref), Some(state_ref)) = (jni.global(thread), jni.global(state)) else {
             return state;
         };
-        registry.live.push(Registered {
-            thread: thread_ref,
-            state: state_ref,
-            hash,
-            serial,
-            reported: Vec::new(),
-        });
-        self.publish(jni, &registry);
+        let id = registry.next_id;
+        registry.next_id += 1;
+        registry.live.insert(
+            id,
+            Registered {
+                thread: thread_ref,
+                state: state_ref,
+                hash,
+                serial,
+                reported: Vec::new(),
+                slot: 0,
+            },
+        );
+        registry.by_hash.entry(hash).or_default().push(id);
+        self.insert(jni, &mut registry, id);
         state
     }
 
     /// Drops the threads that have terminated (virtual threads end without ThreadEnd),
-    /// keeping their calls.
+    /// keeping their calls, and rebuilds the table without them.
     fn purge(&self, ctx: &Context, jni: Jni, registry: &mut Registry) {
         const TERMINATED: u32 = 0x0002;
-        let mut i = 0;
-        while i < registry.live.len() {
-            let state = ctx
-                .jvmti
-                .thread_state(registry.live[i].thread.get())
-                .unwrap_or(0);
-            if state & TERMINATED != 0 {
-                let mut gone = registry.live.swap_remove(i);
+        let dead: Vec<u64> = registry
+            .live
+            .iter()
+            .filter(|(_, r)| ctx.jvmti.thread_state(r.thread.get()).unwrap_or(0) & TERMINATED != 0)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in dead {
+            if let Some(mut gone) = registry.remove(id) {
                 self.fold(jni, &mut gone);
                 jni.delete_global_ref(gone.thread);
                 jni.delete_global_ref(gone.state);
-            } else {
-                i += 1;
             }
         }
         registry.purge_at = (registry.live.len() * 2).max(64);
+        self.rebuild(jni, registry);
     }
 
-    /// Rebuilds the tracker's table from the registry and publishes it.
-    fn publish(&self, jni: Jni, registry: &Registry) {
+    /// Puts thread `id` in the tracker's table: in place while the table is at most half
+    /// full (its state before its key, so no thread ever sees its key without its state),
+    /// else in a new, larger table.
+    fn insert(&self, jni: Jni, registry: &mut Registry, id: u64) {
+        if registry.table.is_none() || (registry.used + 1) * 2 > registry.slots {
+            self.rebuild(jni, registry);
+            return;
+        }
+        let (Some(table), Some(tombstone), Some(r)) =
+            (&registry.table, &registry.tombstone, registry.live.get(&id))
+        else {
+            return;
+        };
+        let (table, tombstone) = (table.get(), tombstone.get());
+        let mask = registry.slots - 1;
+        let mut slot = (r.hash as u32 as usize) & mask;
+        let fresh = jni.with_local_frame(8, || {
+            loop {
+                let key = jni.object_element(table, (slot * 2) as i32);
+                let empty = key.is_null();
+                let reusable = empty || jni.is_same_object(key, tombstone);
+                if !empty {
+                    jni.delete_local_ref(key);
+                }
+                if reusable {
+                    jni.set_object_element(table, (slot * 2 + 1) as i32, r.state.get());
+                    jni.set_object_element(table, (slot * 2) as i32, r.thread.get());
+                    return empty;
+                }
+                slot = (slot + 1) & mask;
+            }
+        });
+        if fresh {
+            registry.used += 1;
+        }
+        if let Some(r) = registry.live.get_mut(&id) {
+            r.slot = slot;
+        }
+    }
+
+    /// Takes thread `id` out of the tracker's table (its slot becomes a tombstone).
+    fn forget(&self, jni: Jni, registry: &Registry, slot: usize) {
+        if let (Some(table), Some(tombstone)) = (&registry.table, &registry.tombstone) {
+            jni.set_object_element(table.get(), (slot * 2) as i32, tombstone.get());
+            jni.set_object_element(table.get(), (slot * 2 + 1) as i32, std::ptr::null_mut());
+        }
+    }
+
+    /// Makes a new table, four slots per live thread, and publishes it.
+    fn rebuild(&self, jni: Jni, registry: &mut Registry) {
         let Some(class) = self.tracker.get() else {
             return;
         };
         let slots = (registry.live.len() * 4).max(16).next_power_of_two();
         jni.with_local_frame(16, || {
+            if registry.tombstone.is_none() {
+                registry.tombstone = jni.new_object_array(0).and_then(|t| jni.global(t));
+            }
             let Some(table) = jni.new_object_array((slots * 2) as i32) else {
                 return;
             };
             let mut used = vec![false; slots];
-            for r in &registry.live {
-                let mut slot = (r.hash as u32 as usize) % slots;
+            for r in registry.live.values_mut() {
+                let mut slot = (r.hash as u32 as usize) & (slots - 1);
                 while used[slot] {
-                    slot = (slot + 1) % slots;
+                    slot = (slot + 1) & (slots - 1);
                 }
                 used[slot] = true;
+                r.slot = slot;
                 jni.set_object_element(table, (slot * 2) as i32, r.thread.get());
                 jni.set_object_element(table, (slot * 2 + 1) as i32, r.state.get());
             }
-            jni.set_static_object(class.get(), c"table", c"[Ljava/lang/Object;", table);
+            if !jni.set_static_object(class.get(), c"table", c"[Ljava/lang/Object;", table) {
+                return;
+            }
+            if let Some(old) = registry.table.take() {
+                jni.delete_global_ref(old);
+            }
+            registry.table = jni.global(table);
+            registry.slots = slots;
+            registry.used = registry.live.len();
         });
     }
 
@@ -409,30 +528,34 @@ impl CpuTimes {
         if state.is_null() || method <= 0 {
             return -1;
         }
-        let t = self
-            .intern(ctx, method as u32, parent)
-            .map_or(-1, |t| t as i32);
         jni.with_local_frame(4, || {
             let mut cache = jni.object_element(state, 2);
             let mut header = [0i32; CACHE_HEADER];
             if cache.is_null() || !jni.get_ints(cache, 0, &mut header) {
-                return;
+                return -1;
             }
+            let serial = header[2] as u32;
+            let thread = if ctx.options.thread { serial } else { 0 };
+            let t = self
+                .intern(ctx, method as u32, parent, thread)
+                .map_or(-1, |t| t as i32);
             let bits = 32 - (header[0] as u32 & 31);
             let misses = header[1].saturating_add(1);
             if bits < MAX_CACHE_BITS && misses as u64 >= 4 << bits {
-                if let Some(bigger) = new_cache(jni, (bits + 2).min(MAX_CACHE_BITS)) {
+                let bits = (bits + 2).min(MAX_CACHE_BITS);
+                if let Some(bigger) = new_cache(jni, bits) {
+                    jni.set_ints(bigger, 2, &[serial as i32]);
                     jni.set_object_element(state, 2, bigger);
                     cache = bigger;
-                    header[0] = (32 - (bits + 2).min(MAX_CACHE_BITS)) as i32;
+                    header[0] = (32 - bits) as i32;
                 }
             } else {
                 jni.set_ints(cache, 1, &[misses]);
             }
             let index = cache_index(method, parent, header[0] as u32);
             jni.set_ints(cache, index as i32, &[method, parent, t]);
-        });
-        t
+            t
+        })
     }
 
     /// `HprofTracker.grow(state)`: the thread's stack, twice as long (the same one at the
@@ -493,7 +616,7 @@ impl CpuTimes {
                 };
                 let len = jni.array_length(calls).max(0) as usize;
                 if t >= len {
-                    let new_len = (t + 1).next_power_of_two().max(256);
+                    let new_len = (t + 1).next_power_of_two().max(2 * len).max(16);
                     let mut old = vec![0i64; len];
                     let Some(bigger) = jni.new_long_array(new_len as i32) else {
                         continue;
@@ -513,93 +636,103 @@ impl CpuTimes {
         });
     }
 
-    /// The trace of `method` called under the frame whose trace is `parent`.
-    fn intern(&self, ctx: &Context, method: u32, parent: i32) -> Option<u32> {
+    /// The trace of `method` called under the frame whose trace is `parent`, on thread
+    /// `thread` (0 unless `thread=y`).
+    fn intern(&self, ctx: &Context, method: u32, parent: i32, thread: u32) -> Option<u32> {
         let depth = ctx.depth();
-        let thread = if ctx.options.thread {
-            ctx.jvmti
-                .thread_local(std::ptr::null_mut())
-                .map(|s| s as u32)
-                .unwrap_or(0)
-        } else {
-            0
-        };
         let pair = (method, parent, thread);
-        let mut frames: Vec<u32> = Vec::with_capacity(depth);
-        {
-            let mut traces = self.traces.lock().ok()?;
-            if let Some(&t) = traces.pairs.get(&pair) {
-                return Some(t);
-            }
-            if depth > 0 {
-                frames.push(method);
-                if let Ok(parent) = usize::try_from(parent)
-                    && let Some((above, _)) = traces.entries.get(parent)
-                {
-                    frames.extend(above.iter().take(depth - 1));
-                }
-            }
-            let key = (frames.clone().into_boxed_slice(), thread);
-            if let Some(&t) = traces.index.get(&key) {
-                traces.pairs.insert(pair, t);
-                return Some(t);
-            }
-            if traces.entries.len() >= MAX_TRACES {
-                self.dropped.fetch_add(1, Ordering::Relaxed);
-                return None;
-            }
-        }
-        self.resolve(ctx, method);
-        let key = (frames.into_boxed_slice(), thread);
         let mut traces = self.traces.lock().ok()?;
-        if let Some(&t) = traces.index.get(&key) {
-            traces.pairs.insert(pair, t);
+        if let Some(&t) = traces.pairs.get(&pair) {
             return Some(t);
         }
-        let t = traces.entries.len() as u32;
-        traces.entries.push(key.clone());
-        traces.index.insert(key, t);
+        let mut frames: Vec<u32> = Vec::with_capacity(depth);
+        if depth > 0 {
+            frames.push(method);
+            if let Ok(parent) = usize::try_from(parent)
+                && let Some((above, _)) = traces.entries.get(parent)
+            {
+                frames.extend(above.iter().take(depth - 1));
+            }
+        }
+        let key = (frames.into_boxed_slice(), thread);
+        let t = match traces.index.get(&key) {
+            Some(&t) => t,
+            None => {
+                if traces.entries.len() >= MAX_TRACES {
+                    self.dropped.fetch_add(1, Ordering::Relaxed);
+                    return None;
+                }
+                let t = traces.entries.len() as u32;
+                traces.entries.push(key.clone());
+                traces.index.insert(key, t);
+                t
+            }
+        };
         traces.pairs.insert(pair, t);
         Some(t)
     }
 
-    /// Learns the jmethodID of `method` from the running frame: the native is frame 0, the
-    /// tracker's `enter` frame 1 and the instrumented method frame 2.
-    fn resolve(&self, ctx: &Context, method: u32) {
-        let index = (method as usize).wrapping_sub(1);
-        let known = self
-            .methods
-            .lock()
-            .ok()
-            .and_then(|m| m.resolved.get(index).copied())
-            .unwrap_or(1);
-        if known != 0 {
+    /// Finds the jmethodIDs of the numbered methods in `wanted` not yet resolved, by name
+    /// among the loaded classes (at a dump, outside any call into the tracker).
+    fn resolve(&self, jvmti: Jvmti, jni: Jni, wanted: &[u32]) {
+        let mut missing: HashMap<String, Vec<(u32, String, String)>> = HashMap::new();
+        if let Ok(methods) = self.methods.lock() {
+            for &m in wanted {
+                let i = (m as usize).wrapping_sub(1);
+                if methods.resolved.get(i) == Some(&0)
+                    && let Some(name) = methods.names.get(i)
+                {
+                    missing
+                        .entry(format!("L{};", name.class))
+                        .or_default()
+                        .push((m, name.name.clone(), name.signature.clone()));
+                }
+            }
+        }
+        if missing.is_empty() {
             return;
         }
-        if let Ok(id) = ctx.jvmti.frame_method(2)
-            && !id.is_null()
-            && let Ok(mut methods) = self.methods.lock()
-            && let Some(slot) = methods.resolved.get_mut(index)
-        {
-            *slot = id as usize;
+        let Ok(classes) = jvmti.loaded_classes() else {
+            return;
+        };
+        for class in classes {
+            if let Ok(signature) = jvmti.class_signature(class)
+                && let Some(wanted) = missing.get(&signature)
+                && let Ok(ids) = jvmti.class_methods(class)
+            {
+                for id in ids {
+                    let Ok((name, sig)) = jvmti.method_name(id) else {
+                        continue;
+                    };
+                    if let Some(&(m, _, _)) = wanted.iter().find(|w| w.1 == name && w.2 == sig)
+                        && let Ok(mut methods) = self.methods.lock()
+                        && let Some(slot) = methods.resolved.get_mut(m as usize - 1)
+                        && *slot == 0
+                    {
+                        *slot = id as usize;
+                    }
+                }
+            }
+            jni.delete_local_ref(class);
         }
     }
 
     /// ThreadEnd: keeps the ending thread's calls and forgets it.
     pub fn thread_end(&self, jni: Jni, thread: jobject) {
+        let Some(hash) = jni.identity_hash(thread) else {
+            return;
+        };
         let Ok(mut registry) = self.registry.lock() else {
             return;
         };
-        let Some(i) = registry
-            .live
-            .iter()
-            .position(|r| jni.is_same_object(r.thread.get(), thread))
-        else {
+        let Some(id) = registry.find(jni, thread, hash) else {
             return;
         };
-        let mut gone = registry.live.swap_remove(i);
+        let Some(mut gone) = registry.remove(id) else {
+            return;
+        };
         self.fold(jni, &mut gone);
-        self.publish(jni, &registry);
+        self.forget(jni, &registry, gone.slot);
         jni.delete_global_ref(gone.thread);
         jni.delete_global_ref(gone.state);
     }
@@ -607,7 +740,14 @@ impl CpuTimes {
     /// Defines the tracker class (its natives are found by name in this library), engages
     /// it and rewrites the classes already loaded.
     fn install(&self, ctx: &Context, jni: Jni) -> Result<(), String> {
-        let bytes = tracker_class(TRACKER_CLASS);
+        // On JDK 19 and later, states belong to carrier threads (see tracker_class_for).
+        let carrier = jni.find_class(c"java/lang/Thread").is_some_and(|thread| {
+            let found =
+                jni.has_static_method(thread, c"currentCarrierThread", c"()Ljava/lang/Thread;");
+            jni.delete_local_ref(thread);
+            found
+        });
+        let bytes = tracker_class_for(TRACKER_CLASS, carrier);
         let class = jni
             .define_boot_class(c"java/lang/HprofTracker", &bytes)
             .ok_or("can't define the tracker class java.lang.HprofTracker")?;
@@ -629,8 +769,8 @@ impl CpuTimes {
             }
         }
         jni.delete_local_ref(class);
-        if let Ok(registry) = self.registry.lock() {
-            self.publish(jni, &registry);
+        if let Ok(mut registry) = self.registry.lock() {
+            self.rebuild(jni, &mut registry);
         }
         self.set_engaged(jni, true)?;
         self.ready.store(true, Ordering::Release);
@@ -730,7 +870,7 @@ impl CpuTimes {
         };
         let mut frames: Vec<i32> = Vec::new();
         for (serial, ns) in used {
-            let Some(r) = registry.live.iter().find(|r| r.serial == serial) else {
+            let Some(r) = registry.live.values().find(|r| r.serial == serial) else {
                 continue;
             };
             jni.with_local_frame(4, || {
@@ -774,7 +914,7 @@ impl CpuTimes {
         if let Some(jni) = jni
             && let Ok(mut registry) = self.registry.lock()
         {
-            for r in registry.live.iter_mut() {
+            for r in registry.live.values_mut() {
                 for (trace, calls) in self.unreported(jni, r) {
                     *live.entry(trace).or_default() += calls;
                 }
@@ -849,6 +989,15 @@ impl CpuTimes {
             return;
         }
         let Some(jni) = jni else { return };
+        let wanted: Vec<u32> = match self.traces.lock() {
+            Ok(traces) => costs
+                .iter()
+                .filter_map(|&(t, ..)| traces.entries.get(t as usize))
+                .flat_map(|(frames, _)| frames.iter().copied())
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        self.resolve(ctx.jvmti, jni, &wanted);
         let mut rows: Vec<(Arc<Trace>, u64, u64)> = Vec::new();
         for &(t, calls, self_ns, _) in &costs {
             if let Some(trace) = jni.with_local_frame(16, || self.agent_trace(ctx, jni, t)) {

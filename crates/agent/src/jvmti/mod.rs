@@ -606,6 +606,14 @@ impl Jvmti {
         Ok(take_slice(self, classes, count))
     }
 
+    /// A class's declared methods.
+    pub fn class_methods(self, class: jclass) -> Result<Vec<jmethodID>> {
+        let mut count: jint = 0;
+        let mut methods: *mut jmethodID = ptr::null_mut();
+        jvmti!(self, GetClassMethods, class, &mut count, &mut methods)?;
+        Ok(take_slice(self, methods, count))
+    }
+
     /// A class's declared fields, in the JVM's order.
     pub fn class_fields(self, class: jclass) -> Result<Vec<sys::jfieldID>> {
         let mut count: jint = 0;
@@ -1245,6 +1253,25 @@ impl Jni {
         let zeros = vec![sys::jvalue { j: 0 }; args];
         jni!(self, CallStaticVoidMethodA, class, method, zeros.as_ptr());
         !self.take_exception()
+    }
+
+    /// Whether `class` has the static method `name` `signature`.
+    pub fn has_static_method(
+        self,
+        class: jclass,
+        name: &std::ffi::CStr,
+        signature: &std::ffi::CStr,
+    ) -> bool {
+        let found = jni!(
+            self,
+            GetStaticMethodID,
+            class,
+            name.as_ptr(),
+            signature.as_ptr()
+        )
+        .is_some_and(|m| !m.is_null());
+        self.take_exception();
+        found
     }
 
     /// A new local reference to `object`.
