@@ -12,36 +12,12 @@ and its start-up cost: `java -version` with and without it.
 import argparse, os, platform, re, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-TOOLS = ROOT / ".tools"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cpu_samples import ROOT, java_util_sources, sh, timed  # noqa: E402
+
 SECTION = "## cpu=times overhead"
 CALLBENCH_ITERATIONS = 2000
 TARGET_RATIO = 3.0  # from the issue: cpu=times at most 3x on call-heavy code
-
-
-def sh(*args, **kw):
-    return subprocess.run(args, check=True, **kw)
-
-
-def java_util_sources():
-    src = TOOLS / "jdk-src"
-    util = src / "src/java.base/java/util"
-    if not util.exists():
-        deb_dir = TOOLS / "debs"
-        deb_dir.mkdir(parents=True, exist_ok=True)
-        if not list(deb_dir.glob("openjdk-17-source_*.deb")):
-            sh("apt-get", "download", "openjdk-17-source", cwd=deb_dir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deb = next(deb_dir.glob("openjdk-17-source_*.deb"))
-        sh("dpkg-deb", "-x", str(deb), str(src))
-        zip_path = next(src.rglob("src.zip"))
-        sh("unzip", "-q", "-o", str(zip_path), "java.base/java/util/*", "-d", str(src / "src"))
-    return src / "src/java.base", sorted(str(p) for p in util.rglob("*.java"))
-
-
-def timed(cmd, cwd):
-    start = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
 
 
 def counted_calls(path):

@@ -174,55 +174,19 @@ impl TextProfile {
                 );
             } else if let Some(rest) = line.strip_prefix("CPU SAMPLES BEGIN (total = ") {
                 let total = rest.split(')').next().unwrap().parse().unwrap();
-                let mut rows = Vec::new();
-                loop {
-                    let row = lines.next().expect("CPU SAMPLES END");
-                    if row == "CPU SAMPLES END" {
-                        break;
-                    }
-                    if row.starts_with("rank ") {
-                        continue;
-                    }
-                    let cols: Vec<&str> = row.split_whitespace().collect();
-                    let trace: u32 = cols[4].parse().unwrap();
-                    assert!(
-                        profile.traces.contains_key(&trace),
-                        "trace {trace} used before it was written"
-                    );
-                    rows.push(CpuRow {
-                        rank: cols[0].parse().unwrap(),
-                        count: cols[3].parse().unwrap(),
-                        trace,
-                        method: cols[5..].join(" "),
-                    });
-                }
+                let rows = cost_rows(&mut lines, "CPU SAMPLES END", &profile.traces)
+                    .into_iter()
+                    .map(|r| CpuRow {
+                        rank: r.rank,
+                        count: r.count,
+                        trace: r.trace,
+                        method: r.method,
+                    })
+                    .collect();
                 profile.cpu.push(CpuSection { total, rows });
             } else if let Some(rest) = line.strip_prefix("CPU TIME (ms) BEGIN (total = ") {
                 let total = rest.split(')').next().unwrap().parse().unwrap();
-                let mut rows = Vec::new();
-                loop {
-                    let row = lines.next().expect("CPU TIME (ms) END");
-                    if row == "CPU TIME (ms) END" {
-                        break;
-                    }
-                    if row.starts_with("rank ") {
-                        continue;
-                    }
-                    let cols: Vec<&str> = row.split_whitespace().collect();
-                    let trace: u32 = cols[4].parse().unwrap();
-                    assert!(
-                        profile.traces.contains_key(&trace),
-                        "trace {trace} used before it was written"
-                    );
-                    assert_eq!(cols[0].parse::<usize>().unwrap(), rows.len() + 1);
-                    rows.push(TimeRow {
-                        rank: cols[0].parse().unwrap(),
-                        self_percent: cols[1].trim_end_matches('%').parse().unwrap_or(0.0),
-                        count: cols[3].parse().unwrap(),
-                        trace,
-                        method: cols[5..].join(" "),
-                    });
-                }
+                let rows = cost_rows(&mut lines, "CPU TIME (ms) END", &profile.traces);
                 profile.times.push(TimeSection { total, rows });
             } else if line.starts_with("SITES BEGIN (ordered by live bytes) ") {
                 assert_eq!(
@@ -284,6 +248,39 @@ impl TextProfile {
             .iter()
             .find(|(_, n)| n == name)
             .map(|(s, _)| *s)
+    }
+}
+
+/// The rows of a CPU SAMPLES or CPU TIME section up to its `end` line, checking ranks and
+/// that each trace was written before.
+fn cost_rows<'a>(
+    lines: &mut impl Iterator<Item = &'a str>,
+    end: &str,
+    traces: &HashMap<u32, TraceBlock>,
+) -> Vec<TimeRow> {
+    let mut rows = Vec::new();
+    loop {
+        let row = lines.next().unwrap_or_else(|| panic!("no {end}"));
+        if row == end {
+            return rows;
+        }
+        if row.starts_with("rank ") {
+            continue;
+        }
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        let trace: u32 = cols[4].parse().unwrap();
+        assert!(
+            traces.contains_key(&trace),
+            "trace {trace} used before it was written"
+        );
+        assert_eq!(cols[0].parse::<usize>().unwrap(), rows.len() + 1);
+        rows.push(TimeRow {
+            rank: cols[0].parse().unwrap(),
+            self_percent: cols[1].trim_end_matches('%').parse().unwrap_or(0.0),
+            count: cols[3].parse().unwrap(),
+            trace,
+            method: cols[5..].join(" "),
+        });
     }
 }
 

@@ -138,6 +138,47 @@ impl<W: Write + Send> TextWriter<W> {
     }
 }
 
+impl<W: Write + Send> TextWriter<W> {
+    /// A CPU SAMPLES or CPU TIME section: `rows` are (trace, cost, count), in order; their
+    /// traces are written first.
+    fn cost_section(
+        &mut self,
+        kind: CostKind,
+        rows: &[(&Trace, u64, u64)],
+        total: u64,
+    ) -> io::Result<()> {
+        for (trace, _, _) in rows {
+            self.ensure_trace(trace)?;
+        }
+        let methods: Vec<Option<String>> = rows
+            .iter()
+            .map(|(t, _, _)| {
+                t.frames
+                    .first()
+                    .map(|f| format!("{}.{}", f.method.class.name, f.method.name))
+            })
+            .collect();
+        let cost_rows: Vec<CostRow<'_>> = rows
+            .iter()
+            .zip(&methods)
+            .map(|((trace, cost, count), method)| CostRow {
+                cost: *cost,
+                count: *count,
+                trace: trace.serial,
+                method: method.as_deref(),
+            })
+            .collect();
+        write_cost_section(
+            &mut self.out,
+            kind,
+            &ctime(SystemTime::now()),
+            &cost_rows,
+            total,
+        )?;
+        self.out.flush()
+    }
+}
+
 impl<W: Write + Send> ProfileWriter for TextWriter<W> {
     fn thread_start(&mut self, start: &ThreadStart) -> io::Result<()> {
         if self.prof_only {
@@ -160,67 +201,17 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
     }
 
     fn cpu_samples(&mut self, rows: &[(Arc<Trace>, u64)], total: u64) -> io::Result<()> {
-        for (trace, _) in rows {
-            self.ensure_trace(trace)?;
-        }
-        let methods: Vec<Option<String>> = rows
-            .iter()
-            .map(|(t, _)| {
-                t.frames
-                    .first()
-                    .map(|f| format!("{}.{}", f.method.class.name, f.method.name))
-            })
-            .collect();
-        let cost_rows: Vec<CostRow<'_>> = rows
-            .iter()
-            .zip(&methods)
-            .map(|((trace, hits), method)| CostRow {
-                cost: *hits,
-                count: *hits,
-                trace: trace.serial,
-                method: method.as_deref(),
-            })
-            .collect();
-        write_cost_section(
-            &mut self.out,
-            CostKind::Samples,
-            &ctime(SystemTime::now()),
-            &cost_rows,
-            total,
-        )?;
-        self.out.flush()
+        let rows: Vec<(&Trace, u64, u64)> =
+            rows.iter().map(|(t, hits)| (&**t, *hits, *hits)).collect();
+        self.cost_section(CostKind::Samples, &rows, total)
     }
 
     fn cpu_times(&mut self, rows: &[(Arc<Trace>, u64, u64)], total: u64) -> io::Result<()> {
-        for (trace, _, _) in rows {
-            self.ensure_trace(trace)?;
-        }
-        let methods: Vec<Option<String>> = rows
+        let rows: Vec<(&Trace, u64, u64)> = rows
             .iter()
-            .map(|(t, _, _)| {
-                t.frames
-                    .first()
-                    .map(|f| format!("{}.{}", f.method.class.name, f.method.name))
-            })
+            .map(|(t, calls, millis)| (&**t, *millis, *calls))
             .collect();
-        let cost_rows: Vec<CostRow<'_>> = rows
-            .iter()
-            .zip(&methods)
-            .map(|((trace, calls, millis), method)| CostRow {
-                cost: *millis,
-                count: *calls,
-                trace: trace.serial,
-                method: method.as_deref(),
-            })
-            .collect();
-        write_cost_section(
-            &mut self.out,
-            CostKind::TimeMillis,
-            &ctime(SystemTime::now()),
-            &cost_rows,
-            total,
-        )?;
-        self.out.flush()
+        self.cost_section(CostKind::TimeMillis, &rows, total)
     }
 
     fn cpu_old(&mut self, rows: &[(u64, Option<String>, Option<String>, u64)]) -> io::Result<()> {
