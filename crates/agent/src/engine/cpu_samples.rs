@@ -6,26 +6,20 @@
 //! blocked in native code (`accept`, `epollWait`, `read`) is RUNNABLE to the JVM but uses no
 //! CPU, and gets no samples.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
 
+use crate::engine::ticker::Ticker;
 use crate::engine::{Context, Engine};
-use crate::jvmti::{Capabilities, Jni, RawMonitor};
+use crate::jvmti::{Capabilities, Jni};
 use crate::output::ProfileOutput;
 
 /// Name of the sampling thread (agent threads' names start with `HPROF `).
 pub const THREAD_NAME: &str = "HPROF cpu sampling thread";
 
-/// How long VM death waits for the sampling thread to finish its tick.
-const STOP_TIMEOUT: Duration = Duration::from_secs(2);
-
 /// The sampler.
 #[derive(Debug, Default)]
 pub struct CpuSampler {
-    monitor: OnceLock<RawMonitor>,
-    stop: AtomicBool,
-    running: AtomicBool,
+    ticker: Ticker,
     /// Samples whose trace was not kept (table full).
     dropped: Mutex<u64>,
 }
@@ -49,27 +43,10 @@ impl CpuSampler {
         let Some(&(ctx, sampler)) = SAMPLER.get() else {
             return;
         };
-        let Some(monitor) = sampler.monitor.get() else {
-            return;
-        };
         let interval = i64::from(ctx.options.interval_ms);
-        loop {
-            {
-                let Ok(guard) = monitor.enter() else { break };
-                if sampler.stop.load(Ordering::Acquire) {
-                    break;
-                }
-                let _ = guard.wait(interval);
-                if sampler.stop.load(Ordering::Acquire) {
-                    break;
-                }
-            }
-            jni.with_local_frame(16, || sampler.tick(ctx, jni));
-        }
-        if let Ok(guard) = monitor.enter() {
-            sampler.running.store(false, Ordering::Release);
-            let _ = guard.notify_all();
-        }
+        sampler.ticker.run(interval, || {
+            jni.with_local_frame(16, || sampler.tick(ctx, jni))
+        });
     }
 
     /// One sample of every thread that used CPU since the last tick.
@@ -163,43 +140,19 @@ impl Engine for CpuSampler {
     }
 
     fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
-        let monitor = ctx
-            .jvmti
-            .raw_monitor("HPROF cpu sampler")
-            .map_err(|e| format!("can't create sampler monitor ({e})"))?;
-        let _ = self.monitor.set(monitor);
         SAMPLER
             .set((ctx, self))
             .map_err(|_| "the CPU sampler was started twice".to_string())?;
-        let thread = jni
-            .new_thread(THREAD_NAME)
-            .ok_or("can't create the sampling thread object")?;
-        self.running.store(true, Ordering::Release);
-        ctx.jvmti
-            .run_agent_thread(thread, crate::entry::cpu_sampler_thread, 0)
-            .map_err(|e| {
-                self.running.store(false, Ordering::Release);
-                format!("can't start the sampling thread ({e})")
-            })?;
-        jni.delete_local_ref(thread);
-        Ok(())
+        self.ticker.start(
+            ctx.jvmti,
+            jni,
+            THREAD_NAME,
+            crate::entry::cpu_sampler_thread,
+        )
     }
 
     fn stop(&self, _ctx: &Context) {
-        let Some(monitor) = self.monitor.get() else {
-            return;
-        };
-        let Ok(guard) = monitor.enter() else { return };
-        self.stop.store(true, Ordering::Release);
-        let _ = guard.notify_all();
-        let deadline = Instant::now() + STOP_TIMEOUT;
-        while self.running.load(Ordering::Acquire) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            let _ = guard.wait(left.as_millis().max(1) as i64);
-        }
+        self.ticker.stop();
     }
 
     fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {

@@ -16,7 +16,6 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
 
 use rustc_hash::FxHashMap;
 
@@ -25,10 +24,9 @@ use hprof_classfile::{
     cache_index, instrument, tracker_class_for,
 };
 
+use crate::engine::ticker::Ticker;
 use crate::engine::{Context, Engine};
-use crate::jvmti::{
-    Capabilities, Event, GlobalRef, Jni, Jvmti, RawMonitor, jclass, jmethodID, jobject,
-};
+use crate::jvmti::{Capabilities, Event, GlobalRef, Jni, Jvmti, jclass, jmethodID, jobject};
 use crate::output::ProfileOutput;
 use crate::trace_store::{MAX_TRACES, Trace};
 
@@ -37,8 +35,6 @@ pub const THREAD_NAME: &str = "HPROF cpu timing thread";
 
 /// How often the timing thread reads the threads' CPU clocks.
 const TICK_MS: i64 = 1;
-/// How long VM death waits for the timing thread.
-const STOP_TIMEOUT: Duration = Duration::from_secs(2);
 /// Longest shadow stack, in ints (two per frame); deeper calls are not recorded.
 const MAX_STACK_INTS: usize = 1 << 20;
 /// How far down the shadow stack a mismatched return looks for its method's frame.
@@ -209,9 +205,7 @@ pub struct CpuTimes {
     tracker: OnceLock<GlobalRef>,
     /// The tracker class is defined: classes loading now can be rewritten.
     ready: AtomicBool,
-    monitor: OnceLock<RawMonitor>,
-    stop: AtomicBool,
-    running: AtomicBool,
+    ticker: Ticker,
     /// Classes and methods rewritten, methods that could not be.
     classes_instrumented: AtomicU64,
     methods_instrumented: AtomicU64,
@@ -250,9 +244,7 @@ impl CpuTimes {
             registry: Mutex::new(Registry::default()),
             tracker: OnceLock::new(),
             ready: AtomicBool::new(false),
-            monitor: OnceLock::new(),
-            stop: AtomicBool::new(false),
-            running: AtomicBool::new(false),
+            ticker: Ticker::new(),
             classes_instrumented: AtomicU64::new(0),
             methods_instrumented: AtomicU64::new(0),
             methods_failed: AtomicU64::new(0),
@@ -817,28 +809,11 @@ impl CpuTimes {
         let Some(&(ctx, engine)) = STATE.get() else {
             return;
         };
-        let Some(monitor) = engine.monitor.get() else {
-            return;
-        };
         let mut last: HashMap<u32, i64> = HashMap::new();
         let mut seen: Vec<u32> = Vec::new();
-        loop {
-            {
-                let Ok(guard) = monitor.enter() else { break };
-                if engine.stop.load(Ordering::Acquire) {
-                    break;
-                }
-                let _ = guard.wait(TICK_MS);
-                if engine.stop.load(Ordering::Acquire) {
-                    break;
-                }
-            }
-            engine.tick(ctx, jni, &mut last, &mut seen);
-        }
-        if let Ok(guard) = monitor.enter() {
-            engine.running.store(false, Ordering::Release);
-            let _ = guard.notify_all();
-        }
+        engine
+            .ticker
+            .run(TICK_MS, || engine.tick(ctx, jni, &mut last, &mut seen));
     }
 
     /// Credits each thread's CPU time since the last tick to the traces on its shadow stack.
@@ -1049,44 +1024,16 @@ impl Engine for CpuTimes {
         STATE
             .set((ctx, self))
             .map_err(|_| "the CPU timer was started twice".to_string())?;
-        let monitor = ctx
-            .jvmti
-            .raw_monitor("HPROF cpu timer")
-            .map_err(|e| format!("can't create the timer monitor ({e})"))?;
-        let _ = self.monitor.set(monitor);
         self.install(ctx, jni)?;
-        let thread = jni
-            .new_thread(THREAD_NAME)
-            .ok_or("can't create the timing thread object")?;
-        self.running.store(true, Ordering::Release);
-        ctx.jvmti
-            .run_agent_thread(thread, crate::entry::cpu_timer_thread, 0)
-            .map_err(|e| {
-                self.running.store(false, Ordering::Release);
-                format!("can't start the timing thread ({e})")
-            })?;
-        jni.delete_local_ref(thread);
-        Ok(())
+        self.ticker
+            .start(ctx.jvmti, jni, THREAD_NAME, crate::entry::cpu_timer_thread)
     }
 
     fn stop(&self, ctx: &Context) {
         if let Some(jni) = ctx.vm.jni() {
             let _ = self.set_engaged(jni, false);
         }
-        let Some(monitor) = self.monitor.get() else {
-            return;
-        };
-        let Ok(guard) = monitor.enter() else { return };
-        self.stop.store(true, Ordering::Release);
-        let _ = guard.notify_all();
-        let deadline = Instant::now() + STOP_TIMEOUT;
-        while self.running.load(Ordering::Acquire) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            let _ = guard.wait(left.as_millis().max(1) as i64);
-        }
+        self.ticker.stop();
     }
 
     fn dump(&self, ctx: &Context, jni: Option<Jni>, out: &mut ProfileOutput) {

@@ -7,6 +7,7 @@ pub mod cpu_times;
 pub mod heap_dump;
 pub mod heap_sites;
 pub mod monitors;
+pub mod ticker;
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
