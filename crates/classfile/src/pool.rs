@@ -86,7 +86,6 @@ pub struct Pool<'a> {
     entries: Vec<Entry<'a>>,
     /// Bytes of the entries appended since reading.
     added: Vec<u8>,
-    utf8s: Option<HashMap<Vec<u8>, u16>>,
     classes: HashMap<Vec<u8>, u16>,
 }
 
@@ -97,7 +96,6 @@ impl<'a> Pool<'a> {
             original: &[],
             entries: vec![Entry::Unusable],
             added: Vec::new(),
-            utf8s: None,
             classes: HashMap::new(),
         }
     }
@@ -163,7 +161,6 @@ impl<'a> Pool<'a> {
             original,
             entries,
             added: Vec::new(),
-            utf8s: None,
             classes,
         })
     }
@@ -240,28 +237,21 @@ impl<'a> Pool<'a> {
         Ok(index)
     }
 
-    /// The index of a Utf8 with `bytes`, appended if there is none.
+    /// The index of a Utf8 with `bytes`, appended if there is none. (A scan: the rewriter
+    /// adds a handful per class, and a map of every Utf8 would cost more to build.)
     pub fn add_utf8(&mut self, bytes: &[u8]) -> Result<u16> {
-        if self.utf8s.is_none() {
-            let mut map = HashMap::new();
-            for (i, e) in self.entries.iter().enumerate() {
-                if let Entry::Utf8(b) = e {
-                    map.entry(b.to_vec()).or_insert(i as u16);
-                }
-            }
-            self.utf8s = Some(map);
-        }
-        if let Some(&i) = self.utf8s.as_ref().and_then(|m| m.get(bytes)) {
-            return Ok(i);
+        if let Some(i) = self
+            .entries
+            .iter()
+            .position(|e| matches!(e, Entry::Utf8(b) if b.as_ref() == bytes))
+        {
+            return Ok(i as u16);
         }
         let len = u16::try_from(bytes.len()).map_err(|_| Error::new(0, "Utf8 too long"))?;
         let index = self.push(Entry::Utf8(Cow::Owned(bytes.to_vec())), false)?;
         self.added.push(tag::UTF8);
         put_u16(&mut self.added, len);
         self.added.extend_from_slice(bytes);
-        if let Some(map) = self.utf8s.as_mut() {
-            map.insert(bytes.to_vec(), index);
-        }
         Ok(index)
     }
 

@@ -98,7 +98,7 @@ type MethodKey = (Box<[u8]>, Box<[u8]>, Box<[u8]>);
 /// Method numbers: one per [`MethodKey`], from 1.
 #[derive(Debug, Default)]
 struct Methods {
-    ids: HashMap<MethodKey, u32>,
+    ids: FxHashMap<MethodKey, u32>,
     names: Vec<MethodName>,
     /// The jmethodID each number was first seen running as (0: not yet).
     resolved: Vec<usize>,
