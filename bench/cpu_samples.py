@@ -41,6 +41,24 @@ def timed(cmd, cwd):
     return time.perf_counter() - start
 
 
+def raw_runs(results, digits=3):
+    """The "Raw runs (s):" lines: every run of every profiler on every workload."""
+    lines = ["Raw runs (s):", ""]
+    for workload, times in results.items():
+        for name, values in times.items():
+            lines.append(f"- {workload}, {name}: {' '.join(f'{v:.{digits}f}' for v in values)}")
+    return lines
+
+
+def write_section(title, section):
+    """Replaces the section of bench/RESULTS.md that starts with `title` (or appends it)."""
+    path = ROOT / "bench/RESULTS.md"
+    text = path.read_text() if path.exists() else "# Benchmark results\n"
+    pattern = re.compile(re.escape(title) + r"\n.*?(?=\n## |\Z)", re.S)
+    text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip() + "\n\n" + section
+    path.write_text(text)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
@@ -96,19 +114,12 @@ def main():
     s1 = statistics.median(startup["hprof cpu=samples"])
     lines += ["", f"Start-up: `java -version` median of 15: {s0 * 1000:.0f} ms without the agent, {s1 * 1000:.0f} ms with "
               f"`cpu=samples` (agent load to VM init done, plus writing the file): **{(s1 - s0) * 1000:.0f} ms**.", ""]
-    lines += ["Raw runs (s):", ""]
-    for workload, times in results.items():
-        for name, values in times.items():
-            lines.append(f"- {workload}, {name}: {' '.join(f'{v:.3f}' for v in values)}")
+    lines += raw_runs(results)
     section = "\n".join(lines) + "\n"
     print(section)
     shutil.rmtree(work, ignore_errors=True)
     if args.write:
-        path = ROOT / "bench/RESULTS.md"
-        text = path.read_text() if path.exists() else "# Benchmark results\n"
-        pattern = re.compile(re.escape(SECTION) + r"\n.*?(?=\n## |\Z)", re.S)
-        text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip() + "\n\n" + section
-        path.write_text(text)
+        write_section(SECTION, section)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import argparse, os, platform, re, shutil, statistics, subprocess, sys, tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_samples import ROOT, java_util_sources, sh, timed  # noqa: E402
+from cpu_samples import ROOT, java_util_sources, raw_runs, sh, timed, write_section  # noqa: E402
 
 SECTION = "## cpu=times overhead"
 CALLBENCH_ITERATIONS = 2000
@@ -106,19 +106,12 @@ def main():
     lines += ["", f"Start-up: `java -version` median of 10: {s0 * 1000:.0f} ms without the agent, {s1 * 1000:.0f} ms with "
               f"`cpu=times` (agent load, rewriting the classes loaded before VM init, plus writing the file): "
               f"**{(s1 - s0) * 1000:.0f} ms**.", ""]
-    lines += ["Raw runs (s):", ""]
-    for workload, times in results.items():
-        for name, values in times.items():
-            lines.append(f"- {workload}, {name}: {' '.join(f'{v:.3f}' for v in values)}")
+    lines += raw_runs(results)
     section = "\n".join(lines) + "\n"
     print(section)
     shutil.rmtree(work, ignore_errors=True)
     if args.write:
-        path = ROOT / "bench/RESULTS.md"
-        text = path.read_text() if path.exists() else "# Benchmark results\n"
-        pattern = re.compile(re.escape(SECTION) + r"\n.*?(?=\n## |\Z)", re.S)
-        text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip() + "\n\n" + section
-        path.write_text(text)
+        write_section(SECTION, section)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import argparse, os, re, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_samples import ROOT, java_util_sources, sh, timed  # noqa: E402
+from cpu_samples import ROOT, java_util_sources, raw_runs, sh, timed, write_section  # noqa: E402
 
 SECTION = "## heap=sites overhead"
 
@@ -105,19 +105,13 @@ def main():
         lines.append(f"| {workload} | " + " | ".join(cells) + " |")
     lines += ["", f"Sampled mode accuracy (AllocBench 10000 rounds, allocated-bytes share of each site, exact vs alloc_interval=512k): "
               f"largest difference over all sites **{worst:.2f} percentage points**; sites over 1%: "
-              + ", ".join(f"{k[0]} {exact[k]:.2f}% vs {sampled.get(k, 0):.2f}%" for k in big[:6]) + ".", "", "Raw runs (s):", ""]
-    for workload, times in results.items():
-        for name, values in times.items():
-            lines.append(f"- {workload}, {name}: {' '.join(f'{v:.2f}' for v in values)}")
+              + ", ".join(f"{k[0]} {exact[k]:.2f}% vs {sampled.get(k, 0):.2f}%" for k in big[:6]) + ".", "", ""]
+    lines += raw_runs(results, digits=2)
     section = "\n".join(lines) + "\n"
     print(section)
     shutil.rmtree(work, ignore_errors=True)
     if args.write:
-        path = ROOT / "bench/RESULTS.md"
-        text = path.read_text()
-        pattern = re.compile(re.escape(SECTION) + r"\n.*?(?=\n## |\Z)", re.S)
-        text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip() + "\n\n" + section
-        path.write_text(text)
+        write_section(SECTION, section)
 
 
 if __name__ == "__main__":
