@@ -14,7 +14,6 @@
 use std::borrow::Cow;
 
 use crate::asm::Asm;
-use crate::bytes::put_u16;
 use crate::class::{Attribute, ClassFile, Member};
 use crate::code::write_code;
 use crate::frames::{self, VType};
@@ -340,7 +339,6 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
         field(p, ENGAGED, b"Z")?,
         field(p, TABLE, b"[Ljava/lang/Object;")?,
     ];
-    let _ = put_u16;
     ClassFile {
         minor: 0,
         major: 52,

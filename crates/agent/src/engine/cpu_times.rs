@@ -100,7 +100,7 @@ type MethodKey = (Box<[u8]>, Box<[u8]>, Box<[u8]>);
 struct Methods {
     ids: FxHashMap<MethodKey, u32>,
     names: Vec<MethodName>,
-    /// The jmethodID each number was first seen running as (0: not yet).
+    /// Each number's jmethodID (0: not yet found; see [`CpuTimes::resolve`]).
     resolved: Vec<usize>,
 }
 
@@ -843,9 +843,15 @@ impl CpuTimes {
         let Ok(registry) = self.registry.lock() else {
             return;
         };
+        let by_serial: HashMap<u32, &Registered> = registry
+            .live
+            .values()
+            .filter(|r| r.serial != 0)
+            .map(|r| (r.serial, r))
+            .collect();
         let mut frames: Vec<i32> = Vec::new();
         for (serial, ns) in used {
-            let Some(r) = registry.live.values().find(|r| r.serial == serial) else {
+            let Some(r) = by_serial.get(&serial) else {
                 continue;
             };
             jni.with_local_frame(4, || {
@@ -961,6 +967,7 @@ impl CpuTimes {
             }
             rows.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
             out.write(|w| w.cpu_old(&rows));
+            self.report(ctx);
             return;
         }
         let Some(jni) = jni else { return };
@@ -998,15 +1005,22 @@ impl CpuTimes {
             .unwrap_or(rows.len());
         rows.truncate(shown);
         out.write(|w| w.cpu_times(&rows, total));
+        self.report(ctx);
     }
 
-    /// Classes and methods rewritten so far, and methods that could not be.
-    pub fn instrumented(&self) -> (u64, u64, u64) {
-        (
+    /// With `verbose=y`, one line on what the rewriter did and on traces the table could not
+    /// keep.
+    fn report(&self, ctx: &Context) {
+        if !ctx.options.verbose {
+            return;
+        }
+        eprintln!(
+            "HPROF: cpu=times rewrote {} classes ({} methods, {} left as they were); {} traces dropped (table full)",
             self.classes_instrumented.load(Ordering::Relaxed),
             self.methods_instrumented.load(Ordering::Relaxed),
             self.methods_failed.load(Ordering::Relaxed),
-        )
+            self.dropped.load(Ordering::Relaxed)
+        );
     }
 }
 

@@ -730,21 +730,6 @@ impl Jvmti {
         Ok(count.max(0) as usize)
     }
 
-    /// The method running `depth` frames below the top of the calling thread's stack.
-    pub fn frame_method(self, depth: usize) -> Result<jmethodID> {
-        let mut method: jmethodID = ptr::null_mut();
-        let mut location: jlocation = 0;
-        jvmti!(
-            self,
-            GetFrameLocation,
-            ptr::null_mut(),
-            depth as jint,
-            &mut method,
-            &mut location
-        )?;
-        Ok(method)
-    }
-
     /// Whether `class` can be retransformed.
     pub fn is_modifiable_class(self, class: jclass) -> bool {
         let mut modifiable: sys::jboolean = 0;
@@ -1031,33 +1016,6 @@ impl Jni {
             return None;
         }
         Some(class)
-    }
-
-    /// Binds `class`'s native methods: (name, signature, function) each.
-    pub fn register_natives(
-        self,
-        class: jclass,
-        natives: &[(&std::ffi::CStr, &std::ffi::CStr, *mut c_void)],
-    ) -> bool {
-        let table: Vec<sys::JNINativeMethod> = natives
-            .iter()
-            .map(|(name, sig, f)| sys::JNINativeMethod {
-                name: name.as_ptr().cast_mut(),
-                signature: sig.as_ptr().cast_mut(),
-                fnPtr: *f,
-            })
-            .collect();
-        let ok = jni!(
-            self,
-            RegisterNatives,
-            class,
-            table.as_ptr(),
-            table.len() as jint
-        ) == Some(0);
-        if !ok {
-            self.clear_exception();
-        }
-        ok
     }
 
     /// Sets the static boolean field `name` of `class`.
