@@ -127,6 +127,40 @@ fn int_frame(at: u32) -> Frame {
     }
 }
 
+/// Appends `sipush v; ireturn` for each of `values`, each a branch target with its frame;
+/// returns their offsets.
+fn return_constants(code: &mut Vec<u8>, frames: &mut Vec<Frame>, values: &[i16]) -> Vec<usize> {
+    let mut at = Vec::new();
+    for &v in values {
+        at.push(code.len());
+        frames.push(int_frame(code.len() as u32));
+        code.push(op::SIPUSH);
+        put_u16(code, v as u16);
+        code.push(0xac);
+    }
+    at
+}
+
+/// Appends `if (x == v) return x;` (`iload_0; sipush v; if_icmpne +5; iload_0; ireturn`),
+/// with the frame after it.
+fn return_if_equal(code: &mut Vec<u8>, frames: &mut Vec<Frame>, v: i16) {
+    code.push(0x1a);
+    code.push(op::SIPUSH);
+    put_u16(code, v as u16);
+    code.extend_from_slice(&[0xa0, 0x00, 0x05, 0x1a, 0xac]);
+    frames.push(int_frame(code.len() as u32));
+}
+
+/// Appends a switch opcode and its padding; returns the opcode's offset and the operands'.
+fn switch(code: &mut Vec<u8>, opcode: u8) -> (usize, usize) {
+    let at = code.len();
+    code.push(opcode);
+    while !code.len().is_multiple_of(4) {
+        code.push(0);
+    }
+    (at, code.len())
+}
+
 fn instrumented(bytes: &[u8]) -> Vec<u8> {
     let mut next = 0;
     let outcome = instrument(bytes, &PROBES, |_| {
@@ -265,41 +299,16 @@ fn switches_keep_their_targets_at_every_padding() {
         let mut code = vec![op::NOP; usize::from(nops)];
         let mut frames = Vec::new();
         code.push(0x1a); // iload_0
-        let sw = code.len();
-        code.push(op::TABLESWITCH);
-        while code.len() % 4 != 0 {
-            code.push(0);
-        }
-        let table_at = code.len();
+        let (sw, table_at) = switch(&mut code, op::TABLESWITCH);
         code.extend_from_slice(&[0; 12 + 12]); // default, low, high, 3 offsets
-        // Case bodies: sipush V; ireturn (4 bytes each).
-        let mut targets = Vec::new();
-        for v in [10i16, 11, 12] {
-            targets.push(code.len());
-            frames.push(int_frame(code.len() as u32));
-            code.push(op::SIPUSH);
-            put_u16(&mut code, v as u16);
-            code.push(0xac);
-        }
+        let targets = return_constants(&mut code, &mut frames, &[10, 11, 12]);
         // Default: a lookupswitch.
         let default = code.len();
         frames.push(int_frame(default as u32));
         code.push(0x1a);
-        let lsw = code.len();
-        code.push(op::LOOKUPSWITCH);
-        while code.len() % 4 != 0 {
-            code.push(0);
-        }
-        let lookup_at = code.len();
+        let (lsw, lookup_at) = switch(&mut code, op::LOOKUPSWITCH);
         code.extend_from_slice(&[0; 8 + 16]);
-        let mut lookup_targets = Vec::new();
-        for v in [20i16, 21, 22] {
-            lookup_targets.push(code.len());
-            frames.push(int_frame(code.len() as u32));
-            code.push(op::SIPUSH);
-            put_u16(&mut code, v as u16);
-            code.push(0xac);
-        }
+        let lookup_targets = return_constants(&mut code, &mut frames, &[20, 21, 22]);
         let put_i32 = |code: &mut Vec<u8>, at: usize, v: i32| {
             code[at..at + 4].copy_from_slice(&v.to_be_bytes());
         };
@@ -339,7 +348,7 @@ fn a_branch_pushed_past_32_kb_is_widened_and_still_verifies() {
     //   4: 100 × { iload_0; sipush V; if_icmpne +5; iload_0; ireturn }   (100 returns)
     //      nops up to FAR - 2; iload_0; ireturn     (falling through returns x)
     //   FAR: sipush -1; ireturn                    (x == 0 returns -1)
-    // Each of the 101 returns gets a 6-byte probe before it, so the first branch no longer
+    // Each of the 101 returns gets a 7-byte probe before it, so the first branch no longer
     // fits in 16 bits.
     let mut pool = Pool::empty();
     let far: usize = 4 + 32_700 - 3;
@@ -347,11 +356,7 @@ fn a_branch_pushed_past_32_kb_is_widened_and_still_verifies() {
     put_u16(&mut code, (far - 1) as u16);
     let mut frames = Vec::new();
     for v in 0..100i16 {
-        code.push(0x1a);
-        code.push(op::SIPUSH);
-        put_u16(&mut code, (100 + v) as u16);
-        code.extend_from_slice(&[0xa0, 0x00, 0x05, 0x1a, 0xac]); // if_icmpne +5
-        frames.push(int_frame(code.len() as u32));
+        return_if_equal(&mut code, &mut frames, 100 + v);
     }
     while code.len() < far - 2 {
         code.push(op::NOP);
@@ -384,16 +389,12 @@ fn a_branch_pushed_past_32_kb_is_widened_and_still_verifies() {
 
 #[test]
 fn code_that_would_pass_64_kb_is_left_alone() {
-    // 60,000 bytes with 1,000 returns: 6,000 more bytes of probes do not fit.
+    // 60,000 bytes with 1,000 returns: 7,000 more bytes of probes do not fit.
     let mut pool = Pool::empty();
     let mut code = Vec::new();
     let mut frames = Vec::new();
     for v in 0..1000i16 {
-        code.push(0x1a);
-        code.push(op::SIPUSH);
-        put_u16(&mut code, v as u16);
-        code.extend_from_slice(&[0xa0, 0x00, 0x05, 0x1a, 0xac]);
-        frames.push(int_frame(code.len() as u32));
+        return_if_equal(&mut code, &mut frames, v);
     }
     while code.len() < 60_000 {
         code.push(op::NOP);
