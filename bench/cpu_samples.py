@@ -8,7 +8,7 @@ median wall time of N each. Also the agent's start-up cost: `java -version` with
 
 --write replaces the "cpu=samples overhead" section of bench/RESULTS.md.
 """
-import argparse, os, platform, re, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, os, platform, re, shutil, statistics, subprocess, tempfile, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +41,38 @@ def timed(cmd, cwd):
     return time.perf_counter() - start
 
 
+def prepare():
+    """Builds the agent and the Java programs; returns a fresh work directory, a copy of the
+    agent in it (so every run loads the agent just built, even if target/ is rebuilt
+    meanwhile), the Java classes, and the javac-of-java.util workload."""
+    sh("cargo", "build", "--release", "--locked", "--quiet", "-p", "hprof-agent", cwd=ROOT)
+    sh(str(ROOT / "scripts/build-java.sh"))
+    module_root, sources = java_util_sources()
+    work = Path(tempfile.mkdtemp(prefix="hprof-bench-"))
+    agent = work / "libhprof.so"
+    shutil.copy2(ROOT / "target/release/libhprof.so", agent)
+    javac = lambda flags: [
+        "javac", *[f"-J{f}" for f in flags], "-nowarn", "-Xmaxwarns", "0", "-d", str(work / "classes"),
+        "--patch-module", f"java.base={module_root}", *sources]
+    return work, agent, ROOT / "target/java/classes", (f"javac java.util ({len(sources)} files)", javac)
+
+
+def interleaved(workloads, profilers, runs, cwd, warmup=1):
+    """Wall times of each workload under each profiler: `warmup` untimed rounds, then `runs`
+    rounds, each running every profiler in turn; {workload: {profiler: [seconds]}}."""
+    results = {}
+    for workload, make in workloads.items():
+        for _ in range(warmup):
+            for flags in profilers.values():
+                timed(make(flags), cwd)
+        times = {name: [] for name in profilers}
+        for _ in range(runs):
+            for name, flags in profilers.items():
+                times[name].append(timed(make(flags), cwd))
+        results[workload] = times
+    return results
+
+
 def raw_runs(results, digits=3):
     """The "Raw runs (s):" lines: every run of every profiler on every workload."""
     lines = ["Raw runs (s):", ""]
@@ -65,12 +97,7 @@ def main():
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
 
-    sh("cargo", "build", "--release", "--locked", "--quiet", "-p", "hprof-agent", cwd=ROOT)
-    sh(str(ROOT / "scripts/build-java.sh"))
-    agent = ROOT / "target/release/libhprof.so"
-    classes = ROOT / "target/java/classes"
-    module_root, sources = java_util_sources()
-    work = Path(tempfile.mkdtemp(prefix="hprof-bench-"))
+    work, agent, classes, (javac_name, javac) = prepare()
     profilers = {
         "no agent": [],
         "hprof cpu=samples": [f"-agentpath:{agent}=cpu=samples,interval=10,file={work}/out.txt"],
@@ -78,20 +105,9 @@ def main():
     }
     workloads = {
         "CpuBench (CPU-bound)": lambda flags: ["java", *flags, "-cp", str(classes), "bench.CpuBench"],
-        f"javac java.util ({len(sources)} files)": lambda flags: [
-            "javac", *[f"-J{f}" for f in flags], "-nowarn", "-Xmaxwarns", "0", "-d", str(work / "classes"),
-            "--patch-module", f"java.base={module_root}", *sources],
+        javac_name: javac,
     }
-    results = {}
-    for workload, make in workloads.items():
-        for _ in range(1):  # warm-up
-            for flags in profilers.values():
-                timed(make(flags), work)
-        times = {name: [] for name in profilers}
-        for _ in range(args.runs):
-            for name, flags in profilers.items():
-                times[name].append(timed(make(flags), work))
-        results[workload] = times
+    results = interleaved(workloads, profilers, args.runs, work)
     assert "CPU SAMPLES END" in (work / "out.txt").read_text()
 
     startup = {"no agent": [], "hprof cpu=samples": []}

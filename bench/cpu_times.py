@@ -9,11 +9,11 @@ and its start-up cost: `java -version` with and without it.
 
 --write replaces the "cpu=times overhead" section of bench/RESULTS.md.
 """
-import argparse, os, platform, re, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, os, platform, re, shutil, statistics, subprocess, sys, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_samples import ROOT, java_util_sources, raw_runs, sh, timed, write_section  # noqa: E402
+from cpu_samples import interleaved, prepare, raw_runs, timed, write_section  # noqa: E402
 
 SECTION = "## cpu=times overhead"
 CALLBENCH_ITERATIONS = 2000
@@ -39,14 +39,7 @@ def main():
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
 
-    sh("cargo", "build", "--release", "--locked", "--quiet", "-p", "hprof-agent", cwd=ROOT)
-    sh(str(ROOT / "scripts/build-java.sh"))
-    classes = ROOT / "target/java/classes"
-    module_root, sources = java_util_sources()
-    work = Path(tempfile.mkdtemp(prefix="hprof-bench-"))
-    # A copy, so every run loads the agent just built even if target/ is rebuilt meanwhile.
-    agent = work / "libhprof.so"
-    shutil.copy2(ROOT / "target/release/libhprof.so", agent)
+    work, agent, classes, (javac_name, javac) = prepare()
     profilers = {
         "no agent": [],
         "hprof cpu=times": [f"-agentpath:{agent}=cpu=times,file={work}/times.txt"],
@@ -54,22 +47,8 @@ def main():
     }
     callbench = lambda flags: ["java", *flags, "-cp", str(classes), "bench.CallBench", str(CALLBENCH_ITERATIONS)]
     call_workload = f"CallBench {CALLBENCH_ITERATIONS} iterations (call-heavy)"
-    workloads = {
-        call_workload: callbench,
-        f"javac java.util ({len(sources)} files)": lambda flags: [
-            "javac", *[f"-J{f}" for f in flags], "-nowarn", "-Xmaxwarns", "0", "-d", str(work / "classes"),
-            "--patch-module", f"java.base={module_root}", *sources],
-    }
-    results = {}
-    for workload, make in workloads.items():
-        for _ in range(1):  # warm-up
-            for flags in profilers.values():
-                timed(make(flags), work)
-        times = {name: [] for name in profilers}
-        for _ in range(args.runs):
-            for name, flags in profilers.items():
-                times[name].append(timed(make(flags), work))
-        results[workload] = times
+    workloads = {call_workload: callbench, javac_name: javac}
+    results = interleaved(workloads, profilers, args.runs, work)
     assert "CPU TIME (ms) END" in (work / "times.txt").read_text()
     assert "CPU SAMPLES END" in (work / "samples.txt").read_text()
 

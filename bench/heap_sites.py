@@ -9,11 +9,11 @@ mode's per-site shares of allocated bytes come to the exact mode's.
 
 --write replaces the "heap=sites overhead" section of bench/RESULTS.md.
 """
-import argparse, os, re, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, os, re, shutil, statistics, subprocess, sys, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_samples import ROOT, java_util_sources, raw_runs, sh, timed, write_section  # noqa: E402
+from cpu_samples import interleaved, prepare, raw_runs, timed, write_section  # noqa: E402
 
 SECTION = "## heap=sites overhead"
 
@@ -57,12 +57,7 @@ def main():
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
 
-    sh("cargo", "build", "--release", "--locked", "--quiet", "-p", "hprof-agent", cwd=ROOT)
-    sh(str(ROOT / "scripts/build-java.sh"))
-    agent = ROOT / "target/release/libhprof.so"
-    classes = ROOT / "target/java/classes"
-    module_root, sources = java_util_sources()
-    work = Path(tempfile.mkdtemp(prefix="hprof-bench-"))
+    work, agent, classes, (javac_name, javac) = prepare()
     profilers = {
         "no agent": [],
         "hprof heap=sites (exact)": [f"-agentpath:{agent}=heap=sites,file={work}/exact.txt"],
@@ -71,17 +66,9 @@ def main():
     }
     workloads = {
         "AllocBench (allocation-heavy)": lambda flags: ["java", *flags, "-cp", str(classes), "bench.AllocBench", "3000"],
-        f"javac java.util ({len(sources)} files)": lambda flags: [
-            "javac", *[f"-J{f}" for f in flags], "-nowarn", "-Xmaxwarns", "0", "-d", str(work / "classes"),
-            "--patch-module", f"java.base={module_root}", *sources],
+        javac_name: javac,
     }
-    results = {}
-    for workload, make in workloads.items():
-        times = {name: [] for name in profilers}
-        for _ in range(args.runs):
-            for name, flags in profilers.items():
-                times[name].append(timed(make(flags), work))
-        results[workload] = times
+    results = interleaved(workloads, profilers, args.runs, work, warmup=0)
 
     # Accuracy of the sampled mode: per-site shares of allocated bytes on a longer AllocBench
     # run (10000 rounds, 2.4 GB allocated, about 4700 samples), depth 4.
