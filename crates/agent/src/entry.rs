@@ -354,7 +354,7 @@ extern "C" fn class_file_load_hook(
 // libraries for natives of boot classes), so nothing is registered from native code. The
 // tracker calls them only off its common path.
 
-/// `java.lang.HprofTracker.register(Thread)`: a thread's first call.
+/// `java.lang.HprofTracker.register(Thread)`: a thread's first call; returns its state.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_java_lang_HprofTracker_register(
     jni: *mut sys::JNIEnv,
@@ -371,7 +371,7 @@ pub extern "system" fn Java_java_lang_HprofTracker_register(
     )
 }
 
-/// `java.lang.HprofTracker.miss(Object[], int, int)`: a trace not in the thread's cache.
+/// `java.lang.HprofTracker.miss(Object, int, int)`: a trace not in the thread's caches.
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_java_lang_HprofTracker_miss(
     jni: *mut sys::JNIEnv,
@@ -384,36 +384,4 @@ pub extern "system" fn Java_java_lang_HprofTracker_miss(
         Some((ctx, engine)) => engine.miss(ctx, Jni::from_raw(jni), state, method, parent),
         None => -1,
     })
-}
-
-/// `java.lang.HprofTracker.grow(Object[])`: a longer shadow stack.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_java_lang_HprofTracker_grow(
-    jni: *mut sys::JNIEnv,
-    _class: sys::jclass,
-    state: sys::jobject,
-) -> sys::jobject {
-    guarded(
-        "HprofTracker.grow",
-        std::ptr::null_mut(),
-        || match cpu_times::running() {
-            Some((_, engine)) => engine.grow(Jni::from_raw(jni), state),
-            None => std::ptr::null_mut(),
-        },
-    )
-}
-
-/// `java.lang.HprofTracker.slowExit(Object[], int)`: a return off the common path.
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_java_lang_HprofTracker_slowExit(
-    jni: *mut sys::JNIEnv,
-    _class: sys::jclass,
-    state: sys::jobject,
-    method: sys::jint,
-) {
-    guarded("HprofTracker.slowExit", (), || {
-        if let Some((_, engine)) = cpu_times::running() {
-            engine.slow_exit(Jni::from_raw(jni), state, method);
-        }
-    });
 }

@@ -6,7 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use hprof_classfile::{ENTER, EXIT, Probes, TRACKER_CLASS, UNWIND, instrument, tracker_class};
+use hprof_classfile::{
+    CAUGHT, ENTER, EXIT, Probes, STATE, STATE_CLASS, TRACKER_CLASS, instrument, state_class,
+    tracker_class,
+};
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
@@ -31,9 +34,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     files.sort();
     let probes = Probes {
         tracker: TRACKER_CLASS.as_bytes(),
+        state: STATE.as_bytes(),
         enter: ENTER.as_bytes(),
         exit: EXIT.as_bytes(),
-        unwind: UNWIND.as_bytes(),
+        caught: CAUGHT.as_bytes(),
     };
     let (mut classes, mut methods, mut failed, mut errors) = (0u32, 0u32, 0u32, 0u32);
     let mut next = 1u32;
@@ -65,7 +69,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    // With java.base among the output, the tracker class goes there too, so the tree can be
+    // With java.base among the output, the tracker classes go there too, so the tree can be
     // run with `--patch-module java.base=OUT/java.base` (the probes stay off: `engaged` is
     // false and nothing registers the natives).
     let base = output.join("java.base");
@@ -73,6 +77,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let path = base.join(format!("{TRACKER_CLASS}.class"));
         std::fs::create_dir_all(path.parent().unwrap_or(&base))?;
         std::fs::write(path, tracker_class(TRACKER_CLASS))?;
+        std::fs::write(base.join(format!("{STATE_CLASS}.class")), state_class())?;
     }
     println!(
         "instrument_tree: files={} classes={classes} methods={methods} failed_methods={failed} unreadable={errors}",

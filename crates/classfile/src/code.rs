@@ -149,6 +149,7 @@ pub mod op {
     #![allow(missing_docs)]
     pub const NOP: u8 = 0x00;
     pub const SIPUSH: u8 = 0x11;
+    pub const DUP: u8 = 0x59;
     pub const LDC_W: u8 = 0x13;
     pub const IFEQ: u8 = 0x99;
     pub const IF_ACMPNE: u8 = 0xa6;

@@ -1,8 +1,10 @@
 //! Owns the cpu=times rewriter: a call to the tracker at every method entry, before every
-//! return and on exceptional exit (a catch-all handler that reports and rethrows), with
-//! branch offsets, switch padding, exception tables, line-number and local-variable tables
-//! and StackMapTable frames moved to the new offsets, and branches widened when a 16-bit
-//! offset no longer fits.
+//! return and at the start of every exception handler (where an exception thrown further
+//! down is caught, the frames it left are closed), with branch offsets, switch padding,
+//! exception tables, line-number and local-variable tables and StackMapTable frames moved to
+//! the new offsets, and branches widened when a 16-bit offset no longer fits. No handler is
+//! added: a method an exception leaves is closed by the handler that catches it, so methods
+//! without handlers stay without, which keeps the JIT's work on them small.
 
 use std::collections::HashMap;
 
@@ -15,19 +17,24 @@ use crate::error::{Error, Result};
 use crate::frames::{self, Frame, VType};
 use crate::interp::{Flow, Interp, State};
 
-/// The tracker methods the rewriter calls: `static Object enter(int method)`, whose result
-/// the method keeps in a local variable of its own, and `static void exit(Object, int)` and
-/// `unwind(Object, int)`, which get it back.
+/// The tracker methods the rewriter calls. At entry, `static Object state()` (the calling
+/// thread's state, kept in a new local variable) and `static int enter(Object state, int
+/// method)` (the caller's trace, kept in a second new local); before each return `static void
+/// exit(Object state, int callerTrace)`; at the start of each exception handler `static void
+/// caught(Object state, int callerTrace, int method)`, which makes the method's own trace
+/// current again.
 #[derive(Debug, Clone, Copy)]
 pub struct Probes<'n> {
     /// Internal name of the tracker class (`java/lang/HprofTracker`).
     pub tracker: &'n [u8],
+    /// Called first at entry.
+    pub state: &'n [u8],
     /// Called at entry.
     pub enter: &'n [u8],
     /// Called before each return.
     pub exit: &'n [u8],
-    /// Called when an exception leaves the method.
-    pub unwind: &'n [u8],
+    /// Called at the start of each exception handler.
+    pub caught: &'n [u8],
 }
 
 /// A method the rewriter asks an id for.
@@ -54,48 +61,70 @@ pub struct Outcome {
     pub failed: Vec<(String, String)>,
 }
 
-use crate::tracker::{ENTER_DESCRIPTOR, EXIT_DESCRIPTOR};
+use crate::tracker::{CAUGHT_DESCRIPTOR, ENTER_DESCRIPTOR, EXIT_DESCRIPTOR, STATE_DESCRIPTOR};
 
-/// Lengths of the probes of a method whose tracker state lives in local `slot`.
+/// Lengths of the probes of a method whose tracker state lives in local `slot` and its
+/// caller's trace in local `slot + 1`.
 #[derive(Debug, Clone, Copy)]
 struct Probe {
     slot: u16,
 }
 
+/// How a probe reaches one of its two locals.
+#[derive(Debug, Clone, Copy)]
+enum Access {
+    LoadState,
+    StoreState,
+    LoadTrace,
+    StoreTrace,
+}
+
 impl Probe {
-    /// `astore slot` / `aload slot`: 1, 2 or 4 (wide) bytes.
-    fn local_len(self) -> u32 {
-        match self.slot {
+    /// `aload`/`astore`/`iload`/`istore` of local `n`: 1, 2 or 4 (wide) bytes.
+    fn local_len(n: u16) -> u32 {
+        match n {
             0..=3 => 1,
             4..=255 => 2,
             _ => 4,
         }
     }
 
-    /// Entry: `sipush`/`ldc_w m`, `invokestatic enter`, `astore slot`.
+    /// Both locals, once each.
+    fn locals_len(self) -> u32 {
+        Probe::local_len(self.slot) + Probe::local_len(self.slot + 1)
+    }
+
+    /// Entry: `invokestatic state`, `dup`, `astore slot`, `sipush`/`ldc_w m`,
+    /// `invokestatic enter`, `istore slot+1`.
     fn enter_len(self) -> u32 {
-        6 + self.local_len()
+        10 + self.locals_len()
     }
 
-    /// Before a return: `aload slot`, `sipush`/`ldc_w m`, `invokestatic exit`.
+    /// Before a return: `aload slot`, `iload slot+1`, `invokestatic exit`.
     fn exit_len(self) -> u32 {
-        6 + self.local_len()
+        3 + self.locals_len()
     }
 
-    /// The exceptional exit: an exit probe calling `unwind`, then `athrow`.
-    fn handler_len(self) -> u32 {
-        self.exit_len() + 1
+    /// At a handler's start: `aload slot`, `iload slot+1`, `sipush`/`ldc_w m`,
+    /// `invokestatic caught`.
+    fn caught_len(self) -> u32 {
+        6 + self.locals_len()
     }
 
-    /// Emits `astore slot` (`store`) or `aload slot`.
-    fn local(self, out: &mut Vec<u8>, store: bool) {
-        let (short, long) = if store { (0x4b, 0x3a) } else { (0x2a, 0x19) };
-        match self.slot {
-            0..=3 => out.push(short + self.slot as u8),
-            4..=255 => out.extend_from_slice(&[long, self.slot as u8]),
+    /// Emits one access to one of the two locals.
+    fn local(self, out: &mut Vec<u8>, access: Access) {
+        let (n, short, long) = match access {
+            Access::LoadState => (self.slot, 0x2a, 0x19),
+            Access::StoreState => (self.slot, 0x4b, 0x3a),
+            Access::LoadTrace => (self.slot + 1, 0x1a, 0x15),
+            Access::StoreTrace => (self.slot + 1, 0x3b, 0x36),
+        };
+        match n {
+            0..=3 => out.push(short + n as u8),
+            4..=255 => out.extend_from_slice(&[long, n as u8]),
             _ => {
                 out.extend_from_slice(&[op::WIDE, long]);
-                put_u16(out, self.slot);
+                put_u16(out, n);
             }
         }
     }
@@ -117,7 +146,7 @@ pub fn instrument(
     }
     let class_name = cf.name().to_vec();
     let code_name = cf.pool.add_utf8(b"Code").ok();
-    let mut refs: Option<[u16; 3]> = None;
+    let mut refs: Option<[u16; 4]> = None;
     for index in 0..cf.methods.len() {
         let m = &cf.methods[index];
         if m.access & (ACC_ABSTRACT | ACC_NATIVE) != 0 {
@@ -144,13 +173,14 @@ pub fn instrument(
             None => {
                 let mut add = |n: &[u8], d: &[u8]| cf.pool.add_member(false, probes.tracker, n, d);
                 match (
+                    add(probes.state, STATE_DESCRIPTOR),
                     add(probes.enter, ENTER_DESCRIPTOR),
                     add(probes.exit, EXIT_DESCRIPTOR),
-                    add(probes.unwind, EXIT_DESCRIPTOR),
+                    add(probes.caught, CAUGHT_DESCRIPTOR),
                 ) {
-                    (Ok(a), Ok(b), Ok(c)) => {
-                        refs = Some([a, b, c]);
-                        [a, b, c]
+                    (Ok(s), Ok(a), Ok(b), Ok(c)) => {
+                        refs = Some([s, a, b, c]);
+                        [s, a, b, c]
                     }
                     _ => {
                         outcome
@@ -203,7 +233,14 @@ struct Layout {
 }
 
 impl Layout {
-    fn compute(insns: &[Insn], index: &[u32], code_len: u32, probe: Probe) -> Result<Layout> {
+    /// `handler_start[i]`: instruction `i` starts an exception handler.
+    fn compute(
+        insns: &[Insn],
+        index: &[u32],
+        code_len: u32,
+        probe: Probe,
+        handler_start: &[bool],
+    ) -> Result<Layout> {
         let n = insns.len();
         let mut widened = vec![false; n];
         for _ in 0..64 {
@@ -212,6 +249,9 @@ impl Layout {
             let mut pos = probe.enter_len();
             for (i, insn) in insns.iter().enumerate() {
                 prefix.push(pos);
+                if handler_start[i] {
+                    pos += probe.caught_len();
+                }
                 if is_return(insn.op) {
                     pos += probe.exit_len();
                 }
@@ -250,7 +290,7 @@ impl Layout {
                 }
             }
             if !changed {
-                if layout.end + probe.handler_len() > 65535 {
+                if layout.end > 65535 {
                     return Err(Error::new(0, "instrumented code would pass 64 KB"));
                 }
                 return Ok(layout);
@@ -322,7 +362,7 @@ fn rewrite_method(
     index: usize,
     code_at: usize,
     mid: u32,
-    [enter, exit, unwind]: [u16; 3],
+    [state, enter, exit, caught]: [u16; 4],
 ) -> Result<Vec<u8>> {
     let m = &cf.methods[index];
     let data = m.attributes[code_at].data.clone();
@@ -338,21 +378,34 @@ fn rewrite_method(
     let descriptor = cf.pool.utf8(m.descriptor)?.to_vec();
     let this_class = cf.name().to_vec();
     let with_frames = cf.major >= 50;
-    // The exit probe pushes two words over a return value; the handler three in all.
+    // The exit probe pushes two words over a return value; the caught probe three over the
+    // exception.
     let max_stack = code
         .max_stack
         .checked_add(2)
         .ok_or_else(|| Error::new(0, "max_stack would overflow"))?
-        .max(3);
-    // The tracker state lives in a new local after the method's own.
+        .max(if code.handlers.is_empty() { 2 } else { 4 });
+    // The tracker state and the caller's trace live in two new locals after the method's own.
     let slot = code.max_locals;
     let max_locals = slot
-        .checked_add(1)
+        .checked_add(2)
         .ok_or_else(|| Error::new(0, "max_locals would overflow"))?;
     let probe = Probe { slot };
     let state_type = VType::object(b"java/lang/Object");
 
-    let layout = Layout::compute(&insns, &index_of, code_len, probe)?;
+    let mut handler_start = vec![false; insns.len()];
+    for h in &code.handlers {
+        match index_of.get(h.handler as usize) {
+            Some(&i) if i != u32::MAX => handler_start[i as usize] = true,
+            _ => {
+                return Err(Error::new(
+                    h.handler as usize,
+                    "handler is not an instruction",
+                ));
+            }
+        }
+    }
+    let layout = Layout::compute(&insns, &index_of, code_len, probe, &handler_start)?;
     let attr_names: Vec<Vec<u8>> = code
         .attributes
         .iter()
@@ -360,8 +413,7 @@ fn rewrite_method(
         .collect();
 
     // Frames and types, for classes the split verifier checks.
-    let is_ctor = name == b"<init>";
-    let needs_types = with_frames && (is_ctor || layout.widened.iter().any(|&w| w));
+    let needs_types = with_frames && layout.widened.iter().any(|&w| w);
     let smt = code
         .attributes
         .iter()
@@ -387,52 +439,41 @@ fn rewrite_method(
         None
     };
 
-    // Where the catch-all handler applies: everywhere but the entry probe, and in a
-    // constructor only where `this` is initialised (the verifier requires it).
-    let mut ranges: Vec<(u32, u32)> = Vec::new();
-    if is_ctor && with_frames {
-        if let Some(Ok(states)) = &states {
-            let mut open: Option<u32> = None;
-            for (i, st) in states.iter().enumerate() {
-                let inside = st.as_ref().is_some_and(|s| !s.this_uninit);
-                match (inside, open) {
-                    (true, None) => open = Some(layout.prefix[i]),
-                    (false, Some(start)) => {
-                        ranges.push((start, layout.prefix[i]));
-                        open = None;
-                    }
-                    _ => {}
-                }
-            }
-            if let Some(start) = open {
-                ranges.push((start, layout.end));
-            }
-        }
-    } else if !is_ctor {
-        ranges.push((probe.enter_len(), layout.end));
-    }
-    // Constructors of classes without frames get no handler: the old verifier's rules for
-    // handlers around the super() call are not worth the risk.
-
     // The code.
-    let mut out: Vec<u8> = Vec::with_capacity((layout.end + probe.handler_len()) as usize);
+    let mut out: Vec<u8> = Vec::with_capacity(layout.end as usize);
     let mid_operand = if mid <= 0x7fff {
         (op::SIPUSH, mid as u16)
     } else {
         (op::LDC_W, cf.pool.add_integer(mid as i32)?)
     };
-    let call = |out: &mut Vec<u8>, method: u16| {
-        out.push(mid_operand.0);
-        put_u16(out, mid_operand.1);
+    let invoke = |out: &mut Vec<u8>, method: u16| {
         out.push(op::INVOKESTATIC);
         put_u16(out, method);
     };
-    call(&mut out, enter);
-    probe.local(&mut out, true);
+    // Both locals, then the probe.
+    let leave = |out: &mut Vec<u8>, method: u16| {
+        probe.local(out, Access::LoadState);
+        probe.local(out, Access::LoadTrace);
+        invoke(out, method);
+    };
+    invoke(&mut out, state);
+    out.push(op::DUP);
+    probe.local(&mut out, Access::StoreState);
+    out.push(mid_operand.0);
+    put_u16(&mut out, mid_operand.1);
+    invoke(&mut out, enter);
+    probe.local(&mut out, Access::StoreTrace);
+    debug_assert_eq!(out.len() as u32, probe.enter_len());
     for (i, insn) in insns.iter().enumerate() {
+        if handler_start[i] {
+            probe.local(&mut out, Access::LoadState);
+            probe.local(&mut out, Access::LoadTrace);
+            out.push(mid_operand.0);
+            put_u16(&mut out, mid_operand.1);
+            invoke(&mut out, caught);
+        }
         if is_return(insn.op) {
-            probe.local(&mut out, false);
-            call(&mut out, exit);
+            leave(&mut out, exit);
         }
         debug_assert_eq!(out.len() as u32, layout.at[i]);
         let here = layout.at[i];
@@ -495,29 +536,40 @@ fn rewrite_method(
     if out.len() as u32 != layout.end {
         return Err(Error::new(0, "layout and code disagree"));
     }
-    if !ranges.is_empty() {
-        probe.local(&mut out, false);
-        call(&mut out, unwind);
-        out.push(op::ATHROW);
-    }
 
-    // Exception table: the method's own handlers keep precedence; ours comes last.
-    let mut handlers = Vec::with_capacity(code.handlers.len() + ranges.len());
+    // Exception table: the same handlers over the same code, with the caught probes left
+    // out of every range (a probe that threw into a handler covering it, such as a
+    // StackOverflowError into its own handler, would run again and again).
+    let probes_at: Vec<(u32, u32)> = (0..insns.len())
+        .filter(|&i| handler_start[i])
+        .map(|i| (layout.prefix[i], layout.prefix[i] + probe.caught_len()))
+        .collect();
+    let mut handlers = Vec::with_capacity(code.handlers.len());
     for h in &code.handlers {
-        handlers.push(Handler {
-            start: layout.target(h.start, &index_of, code_len)?,
-            end: layout.target(h.end, &index_of, code_len)?,
-            handler: layout.target(h.handler, &index_of, code_len)?,
-            catch_type: h.catch_type,
-        });
-    }
-    for &(start, end) in &ranges {
+        let mut start = layout.target(h.start, &index_of, code_len)?;
+        let end = layout.target(h.end, &index_of, code_len)?;
+        let handler = layout.target(h.handler, &index_of, code_len)?;
+        let first = start;
+        for &(from, to) in probes_at
+            .iter()
+            .filter(|&&(from, _)| from >= first && from < end)
+        {
+            if start < from {
+                handlers.push(Handler {
+                    start,
+                    end: from,
+                    handler,
+                    catch_type: h.catch_type,
+                });
+            }
+            start = to;
+        }
         if start < end {
             handlers.push(Handler {
                 start,
                 end,
-                handler: layout.end,
-                catch_type: 0,
+                handler,
+                catch_type: h.catch_type,
             });
         }
     }
@@ -531,10 +583,12 @@ fn rewrite_method(
                 other => other.clone(),
             })
         };
-        // Every frame after the entry probe has the tracker state in its local.
+        // Every frame after the entry probe has the tracker state and the caller's trace in
+        // their locals.
         let with_state = |mut locals: Vec<VType>| {
             locals.resize(usize::from(slot), VType::Top);
             locals.push(state_type.clone());
+            locals.push(VType::Int);
             locals
         };
         let moved = |locals: &[VType], stack: &[VType], at: u32| -> Result<Frame> {
@@ -568,13 +622,6 @@ fn rewrite_method(
                     new_frames.push(moved(&st.locals, &st.stack, layout.prefix[i + 1])?);
                 }
             }
-        }
-        if !ranges.is_empty() {
-            new_frames.push(Frame {
-                at: layout.end,
-                locals: with_state(Vec::new()),
-                stack: vec![VType::object(b"java/lang/Throwable")],
-            });
         }
         new_frames.sort_by_key(|f| f.at);
         new_frames.dedup_by_key(|f| f.at);

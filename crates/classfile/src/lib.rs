@@ -10,12 +10,14 @@
 //! let tracker = tracker_class(TRACKER_CLASS);
 //! let probes = Probes {
 //!     tracker: TRACKER_CLASS.as_bytes(),
+//!     state: b"state",
 //!     enter: b"enter",
 //!     exit: b"exit",
-//!     unwind: b"unwind",
+//!     caught: b"caught",
 //! };
 //! let outcome = instrument(&tracker, &probes, |m| Some(m.index as u32)).unwrap();
-//! assert_eq!(outcome.instrumented, 4); // enter, exit, unwind and state have bodies
+//! // Every method with a body: state, find, enter, child, caught and exit.
+//! assert_eq!(outcome.instrumented, 6);
 //! ```
 
 #![deny(missing_docs)]
@@ -36,6 +38,7 @@ pub use class::ClassFile;
 pub use error::{Error, Result};
 pub use instrument::{MethodRef, Outcome, Probes, instrument};
 pub use tracker::{
-    CACHE_BITS, CACHE_HEADER, ENGAGED, ENTER, EXIT, NATIVES, TABLE, TRACKER_CLASS, UNWIND,
-    cache_index, tracker_class, tracker_class_for,
+    CACHE_BITS, CAUGHT, CAUGHT_DESCRIPTOR, ENGAGED, ENTER, ENTER_DESCRIPTOR, EXIT, EXIT_DESCRIPTOR,
+    IC_INTS, NATIVES, STATE, STATE_CLASS, STATE_DESCRIPTOR, STATE_FIELDS, TABLE, TRACKER_CLASS,
+    cache_index, ic_entry, state_class, tracker_class, tracker_class_for,
 };

@@ -1,15 +1,31 @@
-//! Owns the tracker class, generated here rather than shipped: the Java side of cpu=times,
-//! whose `enter`, `exit` and `unwind` the rewritten methods call. The common path is plain
-//! bytecode the JIT inlines into the caller, with no native call: it finds the calling
-//! thread's state (an identity-hashed table of threads), looks up the trace of (method,
-//! caller's trace) in a per-thread cache, pushes or pops the thread's shadow stack and counts
-//! the call. Only the rare cases call the agent's natives: a thread's first call, a trace not
-//! in the cache, a stack or count array to grow, and a return that does not match the top.
+//! Owns the tracker classes, generated here rather than shipped: the Java side of cpu=times,
+//! whose `state`, `enter`, `exit` and `caught` the rewritten methods call. The common path is
+//! plain bytecode the JIT inlines into the caller (the probes carry HotSpot's `@ForceInline`,
+//! honoured for boot classes), with no loop, no native call and no reference store, so it
+//! stays small in compiled code and cheap for the JIT to compile:
 //!
-//! The state of a thread is an `Object[3]`: `int[] stack` (`stack[0]` is the number of ints
-//! in use; then one `(method, trace)` pair per frame), `long[] calls` (by trace) and
-//! `int[] cache` (a header, see [`CACHE_HEADER`], then entries of `(method, parent trace,
-//! trace)`).
+//! - `state()` finds the calling thread's state in an identity-hashed table of threads (the
+//!   first slot inline, the rest in `find`, kept out of line);
+//! - `enter(state, method)` looks the callee's trace up in the caller trace's inline cache
+//!   (eight direct-mapped entries; the entry is a constant at each call site), counts the
+//!   call, makes the callee's trace the thread's current one and returns the caller's, which
+//!   the method keeps in a local;
+//! - `exit(state, callerTrace)` makes the caller's trace current again: one int store;
+//! - `caught(state, callerTrace, method)`, at the start of an exception handler, makes the
+//!   method's own trace current again, closing the frames the exception left (out of line:
+//!   exceptions are rare).
+//!
+//! Off the common path, `child` (kept out of line with `@DontInline`) tries the thread's
+//! hashed trace cache and fills the inline cache, and the agent's natives handle the rest: a
+//! thread's first call (`register`) and a trace in no cache (`miss`, which also grows the
+//! thread's arrays).
+//!
+//! Traces are numbered per thread here (dense local numbers, so a thread's arrays grow with
+//! the traces it uses, not with every trace of the program); the agent maps them to its
+//! global traces. A thread's state is a [`STATE_CLASS`] object (see [`STATE_FIELDS`]); local
+//! trace `t` (-1: none, or not recorded) has its calls at `calls[t + 1]` and its inline cache
+//! at `ic[IC_INTS * (t + 1)..][..IC_INTS]`, entry `e` of method `m` being
+//! `(m, callee's trace)` at [`ic_entry`]`(m)`.
 
 use std::borrow::Cow;
 
@@ -22,43 +38,71 @@ use crate::pool::Pool;
 /// Internal name of the tracker class. It lives in `java.lang` (defined by the boot loader,
 /// so it joins `java.base`), which every module reads and which exports it.
 pub const TRACKER_CLASS: &str = "java/lang/HprofTracker";
-/// The probe called at method entry.
+/// Internal name of the class of the threads' states (fields only, no methods: the agent
+/// makes its objects with JNI `AllocObject`).
+pub const STATE_CLASS: &str = "java/lang/HprofTrackerState";
+/// The probe called first at method entry: the thread's state (null when the tracker is off).
+pub const STATE: &str = "state";
+/// The probe called next at method entry: the caller's trace.
 pub const ENTER: &str = "enter";
 /// The probe called before a return.
 pub const EXIT: &str = "exit";
-/// The probe called when an exception leaves a method.
-pub const UNWIND: &str = "unwind";
-/// Descriptor of `enter`: it returns the thread's state, which the method keeps.
-pub const ENTER_DESCRIPTOR: &[u8] = b"(I)Ljava/lang/Object;";
-/// Descriptor of `exit` and `unwind`: the state `enter` returned, and the method.
+/// The probe called at the start of an exception handler.
+pub const CAUGHT: &str = "caught";
+/// Descriptor of `state`.
+pub const STATE_DESCRIPTOR: &[u8] = b"()Ljava/lang/Object;";
+/// Descriptor of `enter`: the state, the method's number; returns the caller's trace.
+pub const ENTER_DESCRIPTOR: &[u8] = b"(Ljava/lang/Object;I)I";
+/// Descriptor of `exit`: the state and the trace `enter` returned.
 pub const EXIT_DESCRIPTOR: &[u8] = b"(Ljava/lang/Object;I)V";
+/// Descriptor of `caught`: the state, the trace `enter` returned and the method's number.
+pub const CAUGHT_DESCRIPTOR: &[u8] = b"(Ljava/lang/Object;II)V";
 /// The static boolean field that turns the probes on.
 pub const ENGAGED: &str = "engaged";
 /// The static `Object[]` field holding `[thread, state, thread, state, ...]`, a power of two
 /// long, open-addressed by `System.identityHashCode(thread)`; the agent replaces it whole.
 pub const TABLE: &str = "table";
-/// A thread's trace cache starts with `1 << CACHE_BITS` entries; the agent enlarges the
-/// cache of a thread that misses often.
+/// A thread's hashed trace cache starts with `1 << CACHE_BITS` entries; the agent enlarges
+/// the cache of a thread that misses often.
 pub const CACHE_BITS: u32 = 6;
-/// Ints before the entries of a cache: the shift (`32 - bits`), the misses since the cache
-/// was made, and the thread's serial.
-pub const CACHE_HEADER: usize = 3;
+/// Ints of a trace's inline cache: eight (method, trace) entries.
+pub const IC_INTS: usize = 16;
+/// The fields of [`STATE_CLASS`], with their descriptors: `cur` the thread's current trace;
+/// `ic` the inline caches by trace; `calls` the calls by trace; `keys` (method, parent trace)
+/// and `kids` (trace) of the hashed cache, `1 << (32 - shift)` entries; `misses` since the
+/// cache was made; `serial` the thread's serial (0 if unknown); `id` the agent's number for
+/// the thread.
+pub const STATE_FIELDS: [(&str, &str); 9] = [
+    ("cur", "I"),
+    ("ic", "[I"),
+    ("calls", "[J"),
+    ("keys", "[I"),
+    ("kids", "[I"),
+    ("shift", "I"),
+    ("misses", "I"),
+    ("serial", "I"),
+    ("id", "I"),
+];
 /// The native methods, with their descriptors: `register(Thread)` makes and returns a
-/// thread's state; `miss(state, method, parent)` interns a trace, stores it in the cache and
-/// returns it; `grow(state)` returns a longer stack (or the same one at its limit);
-/// `slowExit(state, method)` pops to the nearest frame of `method`, counting the calls.
-pub const NATIVES: [(&str, &str); 4] = [
-    ("register", "(Ljava/lang/Thread;)[Ljava/lang/Object;"),
-    ("miss", "([Ljava/lang/Object;II)I"),
-    ("grow", "([Ljava/lang/Object;)[I"),
-    ("slowExit", "([Ljava/lang/Object;I)V"),
+/// thread's state; `miss(state, method, parent)` interns the trace of `method` called under
+/// trace `parent`, stores it in the hashed cache, makes sure the state's arrays have room for
+/// it and returns it.
+pub const NATIVES: [(&str, &str); 2] = [
+    ("register", "(Ljava/lang/Thread;)Ljava/lang/Object;"),
+    ("miss", "(Ljava/lang/Object;II)I"),
 ];
 
-/// The index in a cache whose shift is `shift` of the entry of (method, parent trace): the
-/// same formula as the bytecode's.
+/// The entry of (method, parent trace) in a hashed cache whose shift is `shift`: the same
+/// formula as the bytecode's. Its key is at `keys[2 * entry]`, its trace at `kids[entry]`.
 pub fn cache_index(method: i32, parent: i32, shift: u32) -> usize {
     let h = (method as u32).wrapping_mul(0x9E37_79B1) ^ (parent as u32).wrapping_mul(0x85EB_CA77);
-    CACHE_HEADER + 3 * (h >> (shift & 31)) as usize
+    (h >> (shift & 31)) as usize
+}
+
+/// Where method `method`'s entry starts within a trace's inline cache (an even offset below
+/// [`IC_INTS`]): the same formula as the bytecode's, which the JIT folds to a constant.
+pub fn ic_entry(method: i32) -> usize {
+    (((method as u32).wrapping_mul(0x9E37_79B1) >> 29) << 1) as usize
 }
 
 const ACC_PUBLIC: u16 = 0x0001;
@@ -69,11 +113,14 @@ const ACC_SUPER: u16 = 0x0020;
 const ACC_VOLATILE: u16 = 0x0040;
 const ACC_NATIVE: u16 = 0x0100;
 
+const FORCE_INLINE: &[u8] = b"Ljdk/internal/vm/annotation/ForceInline;";
+const DONT_INLINE: &[u8] = b"Ljdk/internal/vm/annotation/DontInline;";
+
 fn obj(name: &[u8]) -> VType {
     VType::object(name)
 }
 
-/// The class file of the tracker named `name` (normally [`TRACKER_CLASS`]), keyed by
+/// The tracker class file named `name` (normally [`TRACKER_CLASS`]), keyed by
 /// `Thread.currentThread()`.
 pub fn tracker_class(name: &str) -> Vec<u8> {
     tracker_class_for(name, false)
@@ -86,24 +133,162 @@ pub fn tracker_class_for(name: &str, carrier: bool) -> Vec<u8> {
     build(name, carrier).expect("the tracker class assembles")
 }
 
+/// The class file of [`STATE_CLASS`]; the tracker class needs it defined first.
+pub fn state_class() -> Vec<u8> {
+    build_state().expect("the state class assembles")
+}
+
+fn build_state() -> crate::Result<Vec<u8>> {
+    let mut pool = Pool::empty();
+    let p = &mut pool;
+    let this_class = p.add_class(STATE_CLASS.as_bytes())?;
+    let super_class = p.add_class(b"java/lang/Object")?;
+    let mut fields = Vec::new();
+    for (field, desc) in STATE_FIELDS {
+        fields.push(Member {
+            access: 0,
+            name: p.add_utf8(field.as_bytes())?,
+            descriptor: p.add_utf8(desc.as_bytes())?,
+            attributes: Vec::new(),
+        });
+    }
+    ClassFile {
+        minor: 0,
+        major: 52,
+        pool: pool.clone(),
+        access: ACC_FINAL | ACC_SUPER,
+        this_class,
+        super_class,
+        interfaces: Vec::new(),
+        fields,
+        methods: Vec::new(),
+        attributes: Vec::new(),
+    }
+    .write()
+}
+
+// Opcodes used below.
+const ICONST_M1: u8 = 0x02;
+const ICONST_1: u8 = 0x04;
+const ICONST_2: u8 = 0x05;
+const ICONST_4: u8 = 0x07;
+const LCONST_1: u8 = 0x0a;
+const LDC_W: u8 = 0x13;
+const ILOAD: u8 = 0x15;
+const ALOAD: u8 = 0x19;
+const ILOAD_0: u8 = 0x1a;
+const ALOAD_0: u8 = 0x2a;
+const IALOAD: u8 = 0x2e;
+const LALOAD: u8 = 0x2f;
+const AALOAD: u8 = 0x32;
+const ISTORE: u8 = 0x36;
+const ASTORE: u8 = 0x3a;
+const ISTORE_0: u8 = 0x3b;
+const ASTORE_0: u8 = 0x4b;
+const IASTORE: u8 = 0x4f;
+const LASTORE: u8 = 0x50;
+const DUP2: u8 = 0x5c;
+const IADD: u8 = 0x60;
+const BIPUSH: u8 = 0x10;
+const LADD: u8 = 0x61;
+const ISUB: u8 = 0x64;
+const IMUL: u8 = 0x68;
+const ISHL: u8 = 0x78;
+const IUSHR: u8 = 0x7c;
+const IAND: u8 = 0x7e;
+const IXOR: u8 = 0x82;
+const IF_ICMPNE: u8 = 0xa0;
+const IF_ACMPNE: u8 = 0xa6;
+const GOTO: u8 = 0xa7;
+const IRETURN: u8 = 0xac;
+const ARETURN: u8 = 0xb0;
+const RETURN: u8 = 0xb1;
+const GETSTATIC: u8 = 0xb2;
+const GETFIELD: u8 = 0xb4;
+const PUTFIELD: u8 = 0xb5;
+const INVOKESTATIC: u8 = 0xb8;
+const ARRAYLENGTH: u8 = 0xbe;
+const CHECKCAST: u8 = 0xc0;
+const IFNULL: u8 = 0xc6;
+const IFNONNULL: u8 = 0xc7;
+const ACONST_NULL: u8 = 0x01;
+const IFNE: u8 = 0x9a;
+
+/// `iload`/`istore`/`aload`/`astore` of local `n` (below 256), short form when there is one.
+fn local(a: &mut Asm, short: u8, long: u8, n: u8) -> &mut Asm {
+    if n <= 3 {
+        a.raw(&[short + n])
+    } else {
+        a.raw(&[long, n])
+    }
+}
+fn iload(a: &mut Asm, n: u8) -> &mut Asm {
+    local(a, ILOAD_0, ILOAD, n)
+}
+fn aload(a: &mut Asm, n: u8) -> &mut Asm {
+    local(a, ALOAD_0, ALOAD, n)
+}
+fn istore(a: &mut Asm, n: u8) -> &mut Asm {
+    local(a, ISTORE_0, ISTORE, n)
+}
+fn astore(a: &mut Asm, n: u8) -> &mut Asm {
+    local(a, ASTORE_0, ASTORE, n)
+}
+
+/// Pushes `((ct + 1) << 4) + ic_entry(m)` (see [`ic_entry`]), with `ct` and `m` in the
+/// locals of those numbers.
+fn ic_index(a: &mut Asm, ct: u8, m: u8, golden: u16) {
+    iload(a, ct);
+    a.raw(&[ICONST_1, IADD, ICONST_4, ISHL]);
+    iload(a, m);
+    a.op16(LDC_W, golden)
+        .raw(&[IMUL, BIPUSH, 29, IUSHR, ICONST_1, ISHL, IADD]);
+}
+
+/// What a method of the tracker is made of.
+struct Method {
+    access: u16,
+    name: &'static [u8],
+    descriptor: &'static [u8],
+    /// (code, frames, max_stack, max_locals); `None` for natives.
+    body: Option<(Vec<u8>, Vec<frames::Frame>, u16, u16)>,
+    /// The HotSpot inlining annotation it carries, if any.
+    annotation: Option<&'static [u8]>,
+}
+
 fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
-    use VType::Int;
+    use VType::{Int, Top};
     let mut pool = Pool::empty();
     let p = &mut pool;
     let n = name.as_bytes();
+    let st = STATE_CLASS.as_bytes();
     let this_class = p.add_class(n)?;
     let super_class = p.add_class(b"java/lang/Object")?;
     let code_name = p.add_utf8(b"Code")?;
     let smt = p.add_utf8(b"StackMapTable")?;
+    let annotations = p.add_utf8(b"RuntimeVisibleAnnotations")?;
     let engaged = p.add_member(true, n, ENGAGED.as_bytes(), b"Z")?;
     let table = p.add_member(true, n, TABLE.as_bytes(), b"[Ljava/lang/Object;")?;
-    let state_desc = b"()[Ljava/lang/Object;";
-    let state = p.add_member(false, n, b"state", state_desc)?;
-    let mut natives = Vec::new();
-    for (native, desc) in NATIVES {
-        natives.push(p.add_member(false, n, native.as_bytes(), desc.as_bytes())?);
-    }
-    let [register, miss, grow, slow_exit] = [natives[0], natives[1], natives[2], natives[3]];
+    let state_class = p.add_class(st)?;
+    let field = |p: &mut Pool<'static>, f: &str| -> crate::Result<u16> {
+        let desc = STATE_FIELDS
+            .iter()
+            .find(|(name, _)| *name == f)
+            .map_or("I", |(_, d)| d);
+        p.add_member(true, st, f.as_bytes(), desc.as_bytes())
+    };
+    let cur = field(p, "cur")?;
+    let ic_field = field(p, "ic")?;
+    let calls = field(p, "calls")?;
+    let keys = field(p, "keys")?;
+    let kids = field(p, "kids")?;
+    let shift = field(p, "shift")?;
+    let find_desc = b"(Ljava/lang/Thread;)Ljava/lang/Object;";
+    let find = p.add_member(false, n, b"find", find_desc)?;
+    let register = p.add_member(false, n, NATIVES[0].0.as_bytes(), NATIVES[0].1.as_bytes())?;
+    let miss = p.add_member(false, n, NATIVES[1].0.as_bytes(), NATIVES[1].1.as_bytes())?;
+    let child_desc = b"(Ljava/lang/HprofTrackerState;II)I";
+    let child = p.add_member(false, n, b"child", child_desc)?;
     let current_thread = p.add_member(
         false,
         b"java/lang/Thread",
@@ -120,154 +305,270 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
         b"identityHashCode",
         b"(Ljava/lang/Object;)I",
     )?;
-    let int_array = p.add_class(b"[I")?;
-    let long_array = p.add_class(b"[J")?;
-    let object_array = p.add_class(b"[Ljava/lang/Object;")?;
     let golden = p.add_integer(0x9E37_79B1_u32 as i32)?;
     let murmur = p.add_integer(0x85EB_CA77_u32 as i32)?;
 
+    let object = obj(b"java/lang/Object");
     let objs = obj(b"[Ljava/lang/Object;");
     let ints = obj(b"[I");
-    let longs = obj(b"[J");
+    let state = obj(st);
     let thread = obj(b"java/lang/Thread");
 
-    // enter(int m); locals: 0 m, 1 state, 2 stack, 3 top, 4 parent, 5 cache, 6 slot, 7 trace
+    // state(); locals: 0 thread, 1 table, 2 i. The thread's own slot if it is the first
+    // probed, else find().
     let mut a = Asm::new();
     let go = a.label();
-    a.op16(0xb2, engaged).branch(0x9a, go).raw(&[0x01, 0xb0]); // return null
-    a.bind(go, &[Int], &[]);
-    a.op16(0xb8, state).raw(&[0x4c]); // astore_1
-    a.raw(&[0x2b, 0x03, 0x32])
-        .op16(0xc0, int_array)
-        .raw(&[0x4d]); // stack = (int[]) st[0]
-    a.raw(&[0x2c, 0x03, 0x2e, 0x3e]); // top = stack[0]
-    let has_parent = a.label();
-    let parent_done = a.label();
-    a.raw(&[0x1d]).branch(0x9a, has_parent); // if (top != 0)
-    a.raw(&[0x02, 0x36, 4]).branch(0xa7, parent_done); // parent = -1
-    a.bind(has_parent, &[Int, objs.clone(), ints.clone(), Int], &[]);
-    a.raw(&[0x2c, 0x1d, 0x2e, 0x36, 4]); // parent = stack[top]
-    a.bind(
-        parent_done,
-        &[Int, objs.clone(), ints.clone(), Int, Int],
-        &[],
-    );
-    a.raw(&[0x2b, 0x05, 0x32])
-        .op16(0xc0, int_array)
-        .raw(&[0x3a, 5]); // cache = st[2]
-    // slot = 3 + 3 * (((m * golden) ^ (parent * murmur)) >>> cache[0])
-    a.raw(&[0x1a])
-        .op16(0x13, golden)
-        .raw(&[0x68, 0x15, 4])
-        .op16(0x13, murmur);
-    a.raw(&[
-        0x68, 0x82, 0x19, 5, 0x03, 0x2e, 0x7c, 0x06, 0x68, 0x06, 0x60, 0x36, 6,
-    ]);
-    let cache_miss = a.label();
-    let push = a.label();
-    a.raw(&[0x19, 5, 0x15, 6, 0x2e, 0x1a])
-        .branch(0xa0, cache_miss); // cache[slot] != m
-    a.raw(&[0x19, 5, 0x15, 6, 0x04, 0x60, 0x2e, 0x15, 4])
-        .branch(0xa0, cache_miss);
-    a.raw(&[0x19, 5, 0x15, 6, 0x05, 0x60, 0x2e, 0x36, 7])
-        .branch(0xa7, push);
-    let before_trace = [Int, objs.clone(), ints.clone(), Int, Int, ints.clone(), Int];
-    a.bind(cache_miss, &before_trace, &[]);
-    a.raw(&[0x2b, 0x1a, 0x15, 4])
-        .op16(0xb8, miss)
-        .raw(&[0x36, 7]);
-    let mut with_trace = before_trace.to_vec();
-    with_trace.push(Int);
-    a.bind(push, &with_trace, &[]);
-    let store = a.label();
-    a.raw(&[0x1d, 0x05, 0x60, 0x2c, 0xbe]).branch(0xa1, store); // top + 2 < stack.length
-    a.raw(&[0x2b]).op16(0xb8, grow).raw(&[0x4d]); // stack = grow(st)
-    a.raw(&[0x1d, 0x05, 0x60, 0x2c, 0xbe]).branch(0xa1, store);
-    a.raw(&[0x2b, 0xb0]); // at the limit: not recorded; return st
-    a.bind(store, &with_trace, &[]);
-    a.raw(&[0x2c, 0x1d, 0x04, 0x60, 0x1a, 0x4f]); // stack[top + 1] = m
-    a.raw(&[0x2c, 0x1d, 0x05, 0x60, 0x15, 7, 0x4f]); // stack[top + 2] = trace
-    a.raw(&[0x2c, 0x03, 0x1d, 0x05, 0x60, 0x4f, 0x2b, 0xb0]); // stack[0] = top + 2; return st
-    let enter = a.finish()?;
+    let elsewhere = a.label();
+    a.op16(GETSTATIC, engaged).branch(IFNE, go);
+    a.raw(&[ACONST_NULL, ARETURN]); // off: no state
+    a.bind(go, &[], &[]);
+    a.op16(INVOKESTATIC, current_thread).raw(&[ASTORE_0]);
+    a.op16(GETSTATIC, table).raw(&[ASTORE_0 + 1]);
+    a.raw(&[ALOAD_0 + 1, ARRAYLENGTH, ICONST_2, ISUB, ALOAD_0])
+        .op16(INVOKESTATIC, identity)
+        .raw(&[ICONST_1, ISHL, IAND, ISTORE_0 + 2]); // i = (hash << 1) & (length - 2)
+    a.raw(&[ALOAD_0 + 1, ILOAD_0 + 2, AALOAD, ALOAD_0])
+        .branch(IF_ACMPNE, elsewhere); // table[i] != thread
+    a.raw(&[ALOAD_0 + 1, ILOAD_0 + 2, ICONST_1, IADD, AALOAD, ARETURN]); // table[i + 1]
+    a.bind(elsewhere, &[thread.clone(), objs.clone(), Int], &[]);
+    a.raw(&[ALOAD_0]).op16(INVOKESTATIC, find).raw(&[ARETURN]);
+    let state_code = a.finish()?;
 
-    // exit(Object o, int m); locals: 0 o, 1 m, 2 state, 3 stack, 4 top, 5 calls, 6 trace
-    let mut a = Asm::new();
-    let go = a.label();
-    let slow = a.label();
-    let pop = a.label();
-    a.raw(&[0x2a]).branch(0xc7, go).raw(&[0xb1]); // o == null: the tracker was off
-    a.bind(go, &[obj(b"java/lang/Object"), Int], &[]);
-    a.raw(&[0x2a]).op16(0xc0, object_array).raw(&[0x4d]); // st = (Object[]) o
-    a.raw(&[0x2c, 0x03, 0x32])
-        .op16(0xc0, int_array)
-        .raw(&[0x4e]); // stack = st[0]
-    a.raw(&[0x2d, 0x03, 0x2e, 0x36, 4]); // top = stack[0]
-    a.raw(&[0x15, 4, 0x05]).branch(0xa1, slow); // top < 2
-    a.raw(&[0x2d, 0x15, 4, 0x04, 0x64, 0x2e, 0x1b])
-        .branch(0xa0, slow); // stack[top-1] != m
-    a.raw(&[0x2d, 0x15, 4, 0x2e, 0x36, 6]); // trace = stack[top]
-    a.raw(&[0x2c, 0x04, 0x32])
-        .op16(0xc0, long_array)
-        .raw(&[0x3a, 5]); // calls = st[1]
-    a.raw(&[0x15, 6]).branch(0x9b, pop); // trace < 0: nothing to count
-    a.raw(&[0x15, 6, 0x19, 5, 0xbe]).branch(0xa2, slow); // trace >= calls.length
-    a.raw(&[0x19, 5, 0x15, 6, 0x5c, 0x2f, 0x0a, 0x61, 0x50]); // calls[trace]++
-    let base = [
-        obj(b"java/lang/Object"),
-        Int,
-        objs.clone(),
-        ints.clone(),
-        Int,
-    ];
-    let mut counted = base.to_vec();
-    counted.extend([longs.clone(), Int]);
-    a.bind(pop, &counted, &[]);
-    a.raw(&[0x2d, 0x03, 0x15, 4, 0x05, 0x64, 0x4f, 0xb1]); // stack[0] = top - 2
-    a.bind(slow, &base, &[]);
-    a.raw(&[0x2c, 0x1b]).op16(0xb8, slow_exit).raw(&[0xb1]);
-    let exit = a.finish()?;
-
-    // state(); locals: 0 thread, 1 table, 2 mask, 3 i, 4 key
+    // find(Thread t): the probe loop; locals: 0 thread, 1 table, 2 mask, 3 i, 4 key
     let mut a = Asm::new();
     let lp = a.label();
     let next = a.label();
     let advance = a.label();
-    a.op16(0xb8, current_thread).raw(&[0x4b]);
-    a.op16(0xb2, table).raw(&[0x4c]);
-    a.raw(&[0x2b, 0xbe, 0x05, 0x64, 0x3d]); // mask = table.length - 2
-    a.raw(&[0x2a])
-        .op16(0xb8, identity)
-        .raw(&[0x04, 0x78, 0x1c, 0x7e, 0x3e]); // i = (h << 1) & mask
+    a.op16(GETSTATIC, table).raw(&[ASTORE_0 + 1]);
+    a.raw(&[ALOAD_0 + 1, ARRAYLENGTH, ICONST_2, ISUB, ISTORE_0 + 2]); // mask = length - 2
+    a.raw(&[ALOAD_0]).op16(INVOKESTATIC, identity);
+    a.raw(&[ICONST_1, ISHL, ILOAD_0 + 2, IAND, ISTORE_0 + 3]); // i = (hash << 1) & mask
     a.bind(lp, &[thread.clone(), objs.clone(), Int, Int], &[]);
-    a.raw(&[0x2b, 0x1d, 0x32, 0x3a, 4]); // key = table[i]
-    a.raw(&[0x19, 4, 0x2a]).branch(0xa6, next); // key != thread
-    a.raw(&[0x2b, 0x1d, 0x04, 0x60, 0x32])
-        .op16(0xc0, object_array)
-        .raw(&[0xb0]);
-    let with_key = [
-        thread.clone(),
-        objs.clone(),
-        Int,
-        Int,
-        obj(b"java/lang/Object"),
-    ];
+    a.raw(&[ALOAD_0 + 1, ILOAD_0 + 3, AALOAD, ASTORE, 4]); // key = table[i]
+    a.raw(&[ALOAD, 4, ALOAD_0]).branch(IF_ACMPNE, next);
+    a.raw(&[ALOAD_0 + 1, ILOAD_0 + 3, ICONST_1, IADD, AALOAD, ARETURN]); // table[i + 1]
+    let with_key = [thread.clone(), objs.clone(), Int, Int, object.clone()];
     a.bind(next, &with_key, &[]);
-    a.raw(&[0x19, 4]).branch(0xc7, advance); // key != null
-    a.raw(&[0x2a]).op16(0xb8, register).raw(&[0xb0]);
+    a.raw(&[ALOAD, 4]).branch(IFNONNULL, advance);
+    a.raw(&[ALOAD_0])
+        .op16(INVOKESTATIC, register)
+        .raw(&[ARETURN]); // first call
     a.bind(advance, &with_key, &[]);
-    a.raw(&[0x1d, 0x05, 0x60, 0x1c, 0x7e, 0x3e])
-        .branch(0xa7, lp); // i = (i + 2) & mask
-    let state_code = a.finish()?;
+    a.raw(&[ILOAD_0 + 3, ICONST_2, IADD, ILOAD_0 + 2, IAND, ISTORE_0 + 3]); // i = (i + 2) & mask
+    a.branch(GOTO, lp);
+    let find_code = a.finish()?;
 
-    let mut methods = Vec::new();
-    let mut method = |p: &mut Pool<'static>,
-                      access: u16,
-                      mname: &[u8],
-                      desc: &[u8],
-                      body: Option<(Vec<u8>, Vec<frames::Frame>, u16, u16)>|
-     -> crate::Result<()> {
+    // enter(Object o, int m); locals: 0 o, 1 m, 2 s, 3 ct (caller's trace), 4 i, 5 ic, 6 t
+    let mut a = Asm::new();
+    let go = a.label();
+    let slow = a.label();
+    let count = a.label();
+    a.raw(&[ALOAD_0]).branch(IFNONNULL, go);
+    a.raw(&[ICONST_M1, IRETURN]); // off
+    a.bind(go, &[object.clone(), Int], &[]);
+    a.raw(&[ALOAD_0]).op16(CHECKCAST, state_class);
+    astore(&mut a, 2);
+    a.raw(&[ALOAD_0 + 2]).op16(GETFIELD, cur);
+    istore(&mut a, 3);
+    ic_index(&mut a, 3, 1, golden); // i = ((ct + 1) << 4) + ic_entry(m)
+    istore(&mut a, 4);
+    a.raw(&[ALOAD_0 + 2]).op16(GETFIELD, ic_field);
+    astore(&mut a, 5);
+    aload(&mut a, 5);
+    iload(&mut a, 4);
+    a.raw(&[IALOAD, ILOAD_0 + 1]).branch(IF_ICMPNE, slow); // ic[i] != m
+    aload(&mut a, 5);
+    iload(&mut a, 4);
+    a.raw(&[ICONST_1, IADD, IALOAD]);
+    istore(&mut a, 6);
+    a.branch(GOTO, count); // t = ic[i + 1]
+    let looked = [object.clone(), Int, state.clone(), Int, Int, ints.clone()];
+    a.bind(slow, &looked, &[]);
+    a.raw(&[ALOAD_0 + 2, ILOAD_0 + 3, ILOAD_0 + 1])
+        .op16(INVOKESTATIC, child);
+    istore(&mut a, 6);
+    let mut found = looked.to_vec();
+    found.push(Int);
+    a.bind(count, &found, &[]);
+    a.raw(&[ALOAD_0 + 2]).op16(GETFIELD, calls);
+    iload(&mut a, 6);
+    a.raw(&[ICONST_1, IADD, DUP2, LALOAD, LCONST_1, LADD, LASTORE]); // calls[t + 1]++
+    a.raw(&[ALOAD_0 + 2]);
+    iload(&mut a, 6);
+    a.op16(PUTFIELD, cur); // s.cur = t
+    a.raw(&[ILOAD_0 + 3, IRETURN]);
+    let enter = a.finish()?;
+
+    // child(State s, int pt, int m); locals: 0 s, 1 pt, 2 m, 3 slot, 4 t, 5 ic, 6 i, 7 keys
+    let mut a = Asm::new();
+    let miss_label = a.label();
+    let set = a.label();
+    a.raw(&[ILOAD_0 + 2])
+        .op16(LDC_W, golden)
+        .raw(&[IMUL, ILOAD_0 + 1])
+        .op16(LDC_W, murmur)
+        .raw(&[IMUL, IXOR, ALOAD_0])
+        .op16(GETFIELD, shift)
+        .raw(&[IUSHR, ISTORE_0 + 3]); // slot
+    a.raw(&[ALOAD_0]).op16(GETFIELD, keys);
+    astore(&mut a, 7);
+    aload(&mut a, 7);
+    a.raw(&[ILOAD_0 + 3, ICONST_1, ISHL, IALOAD, ILOAD_0 + 2])
+        .branch(IF_ICMPNE, miss_label); // keys[2 slot] != m
+    aload(&mut a, 7);
+    a.raw(&[
+        ILOAD_0 + 3,
+        ICONST_1,
+        ISHL,
+        ICONST_1,
+        IADD,
+        IALOAD,
+        ILOAD_0 + 1,
+    ])
+    .branch(IF_ICMPNE, miss_label); // keys[2 slot + 1] != pt
+    a.raw(&[ALOAD_0])
+        .op16(GETFIELD, kids)
+        .raw(&[ILOAD_0 + 3, IALOAD]);
+    istore(&mut a, 4);
+    a.branch(GOTO, set); // t = kids[slot]
+    a.bind(
+        miss_label,
+        &[state.clone(), Int, Int, Int, Top, Top, Top, ints.clone()],
+        &[],
+    );
+    a.raw(&[ALOAD_0, ILOAD_0 + 2, ILOAD_0 + 1])
+        .op16(INVOKESTATIC, miss);
+    istore(&mut a, 4);
+    a.bind(
+        set,
+        &[state.clone(), Int, Int, Int, Int, Top, Top, ints.clone()],
+        &[],
+    );
+    a.raw(&[ALOAD_0]).op16(GETFIELD, ic_field);
+    astore(&mut a, 5);
+    ic_index(&mut a, 1, 2, golden); // i = ((pt + 1) << 4) + ic_entry(m)
+    istore(&mut a, 6);
+    // ic[i] = m; ic[i + 1] = t
+    aload(&mut a, 5);
+    iload(&mut a, 6);
+    a.raw(&[ILOAD_0 + 2, IASTORE]);
+    aload(&mut a, 5);
+    iload(&mut a, 6);
+    a.raw(&[ICONST_1, IADD]);
+    iload(&mut a, 4);
+    a.raw(&[IASTORE]);
+    iload(&mut a, 4);
+    a.raw(&[IRETURN]);
+    let child_code = a.finish()?;
+
+    // caught(Object o, int ct, int m): s.cur = the method's own trace;
+    // locals: 0 o, 1 ct, 2 m, 3 s, 4 i, 5 ic, 6 t
+    let mut a = Asm::new();
+    let go = a.label();
+    let slow = a.label();
+    let set = a.label();
+    a.raw(&[ALOAD_0]).branch(IFNONNULL, go);
+    a.raw(&[RETURN]); // off
+    a.bind(go, &[object.clone(), Int, Int], &[]);
+    a.raw(&[ALOAD_0]).op16(CHECKCAST, state_class);
+    astore(&mut a, 3);
+    ic_index(&mut a, 1, 2, golden);
+    istore(&mut a, 4);
+    a.raw(&[ALOAD_0 + 3]).op16(GETFIELD, ic_field);
+    astore(&mut a, 5);
+    aload(&mut a, 5);
+    iload(&mut a, 4);
+    a.raw(&[IALOAD, ILOAD_0 + 2]).branch(IF_ICMPNE, slow); // ic[i] != m
+    aload(&mut a, 5);
+    iload(&mut a, 4);
+    a.raw(&[ICONST_1, IADD, IALOAD]);
+    istore(&mut a, 6);
+    a.branch(GOTO, set); // t = ic[i + 1]
+    let looked = [object.clone(), Int, Int, state.clone(), Int, ints.clone()];
+    a.bind(slow, &looked, &[]);
+    a.raw(&[ALOAD_0 + 3, ILOAD_0 + 1, ILOAD_0 + 2])
+        .op16(INVOKESTATIC, child);
+    istore(&mut a, 6);
+    let mut found = looked.to_vec();
+    found.push(Int);
+    a.bind(set, &found, &[]);
+    a.raw(&[ALOAD_0 + 3]);
+    iload(&mut a, 6);
+    a.op16(PUTFIELD, cur); // s.cur = t
+    a.raw(&[RETURN]);
+    let caught = a.finish()?;
+
+    // exit(Object o, int p): s.cur = p
+    let mut a = Asm::new();
+    let end = a.label();
+    a.raw(&[ALOAD_0]).branch(IFNULL, end);
+    a.raw(&[ALOAD_0])
+        .op16(CHECKCAST, state_class)
+        .raw(&[ILOAD_0 + 1])
+        .op16(PUTFIELD, cur);
+    a.bind(end, &[object.clone(), Int], &[]);
+    a.raw(&[RETURN]);
+    let exit = a.finish()?;
+
+    let public = ACC_PUBLIC | ACC_STATIC;
+    let private = ACC_PRIVATE | ACC_STATIC;
+    let mut methods = vec![
+        Method {
+            access: public,
+            name: STATE.as_bytes(),
+            descriptor: STATE_DESCRIPTOR,
+            body: Some((state_code.0, state_code.1, 4, 3)),
+            annotation: Some(FORCE_INLINE),
+        },
+        Method {
+            access: public,
+            name: ENTER.as_bytes(),
+            descriptor: ENTER_DESCRIPTOR,
+            body: Some((enter.0, enter.1, 6, 7)),
+            annotation: Some(FORCE_INLINE),
+        },
+        Method {
+            access: private,
+            name: b"child",
+            descriptor: child_desc,
+            body: Some((child_code.0, child_code.1, 4, 8)),
+            annotation: Some(DONT_INLINE),
+        },
+        Method {
+            access: private,
+            name: b"find",
+            descriptor: find_desc,
+            body: Some((find_code.0, find_code.1, 3, 5)),
+            annotation: Some(DONT_INLINE),
+        },
+        Method {
+            access: public,
+            name: EXIT.as_bytes(),
+            descriptor: EXIT_DESCRIPTOR,
+            body: Some((exit.0, exit.1, 2, 2)),
+            annotation: Some(FORCE_INLINE),
+        },
+        Method {
+            access: public,
+            name: CAUGHT.as_bytes(),
+            descriptor: CAUGHT_DESCRIPTOR,
+            body: Some((caught.0, caught.1, 3, 7)),
+            annotation: Some(DONT_INLINE),
+        },
+    ];
+    for (native, desc) in NATIVES {
+        methods.push(Method {
+            access: private | ACC_NATIVE,
+            name: native.as_bytes(),
+            descriptor: desc.as_bytes(),
+            body: None,
+            annotation: None,
+        });
+    }
+    let mut members = Vec::new();
+    for m in methods {
         let mut attributes = Vec::new();
-        if let Some((code, frames, max_stack, max_locals)) = body {
+        if let Some((code, frames, max_stack, max_locals)) = m.body {
             let mut code_attrs = Vec::new();
             if !frames.is_empty() {
                 code_attrs.push(Attribute {
@@ -280,53 +581,24 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
                 data: Cow::Owned(write_code(max_stack, max_locals, &code, &[], &code_attrs)),
             });
         }
-        methods.push(Member {
-            access,
-            name: p.add_utf8(mname)?,
-            descriptor: p.add_utf8(desc)?,
+        if let Some(annotation) = m.annotation {
+            // One annotation, no element values.
+            let mut data = vec![0, 1];
+            data.extend_from_slice(&p.add_utf8(annotation)?.to_be_bytes());
+            data.extend_from_slice(&[0, 0]);
+            attributes.push(Attribute {
+                name: annotations,
+                data: Cow::Owned(data),
+            });
+        }
+        members.push(Member {
+            access: m.access,
+            name: p.add_utf8(m.name)?,
+            descriptor: p.add_utf8(m.descriptor)?,
             attributes,
         });
-        Ok(())
-    };
-    let public = ACC_PUBLIC | ACC_STATIC;
-    method(
-        p,
-        public,
-        ENTER.as_bytes(),
-        ENTER_DESCRIPTOR,
-        Some((enter.0, enter.1, 6, 8)),
-    )?;
-    method(
-        p,
-        public,
-        EXIT.as_bytes(),
-        EXIT_DESCRIPTOR,
-        Some((exit.0.clone(), exit.1.clone(), 6, 7)),
-    )?;
-    method(
-        p,
-        public,
-        UNWIND.as_bytes(),
-        EXIT_DESCRIPTOR,
-        Some((exit.0, exit.1, 6, 7)),
-    )?;
-    method(
-        p,
-        ACC_PRIVATE | ACC_STATIC,
-        b"state",
-        state_desc,
-        Some((state_code.0, state_code.1, 3, 5)),
-    )?;
-    for (native, desc) in NATIVES {
-        method(
-            p,
-            ACC_PRIVATE | ACC_STATIC | ACC_NATIVE,
-            native.as_bytes(),
-            desc.as_bytes(),
-            None,
-        )?;
     }
-    let field =
+    let static_field =
         |p: &mut Pool<'static>, fname: &str, desc: &[u8]| -> crate::Result<Member<'static>> {
             Ok(Member {
                 access: ACC_PRIVATE | ACC_STATIC | ACC_VOLATILE,
@@ -336,8 +608,8 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
             })
         };
     let fields = vec![
-        field(p, ENGAGED, b"Z")?,
-        field(p, TABLE, b"[Ljava/lang/Object;")?,
+        static_field(p, ENGAGED, b"Z")?,
+        static_field(p, TABLE, b"[Ljava/lang/Object;")?,
     ];
     ClassFile {
         minor: 0,
@@ -348,7 +620,7 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
         super_class,
         interfaces: Vec::new(),
         fields,
-        methods,
+        methods: members,
         attributes: Vec::new(),
     }
     .write()

@@ -2,13 +2,16 @@
 //! programs) with bytes flipped, truncated or spliced either instrument, or fail with an
 //! error that has an offset.
 
-use hprof_classfile::{ENTER, EXIT, Probes, TRACKER_CLASS, UNWIND, instrument, tracker_class};
+use hprof_classfile::{
+    CAUGHT, ENTER, EXIT, Probes, STATE, TRACKER_CLASS, instrument, tracker_class,
+};
 
 const PROBES: Probes<'static> = Probes {
     tracker: TRACKER_CLASS.as_bytes(),
+    state: STATE.as_bytes(),
     enter: ENTER.as_bytes(),
     exit: EXIT.as_bytes(),
-    unwind: UNWIND.as_bytes(),
+    caught: CAUGHT.as_bytes(),
 };
 
 /// xorshift64*: deterministic, so a failure reproduces.

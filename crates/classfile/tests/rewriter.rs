@@ -10,13 +10,17 @@ use hprof_classfile::class::{Attribute, ClassFile, Member};
 use hprof_classfile::code::{Code, Kind, decode, op};
 use hprof_classfile::frames::{self, Frame, VType};
 use hprof_classfile::pool::Pool;
-use hprof_classfile::{ENTER, EXIT, Probes, TRACKER_CLASS, UNWIND, instrument, tracker_class};
+use hprof_classfile::{
+    CAUGHT, ENTER, EXIT, Probes, STATE, STATE_CLASS, TRACKER_CLASS, instrument, state_class,
+    tracker_class,
+};
 
 const PROBES: Probes<'static> = Probes {
     tracker: TRACKER_CLASS.as_bytes(),
+    state: STATE.as_bytes(),
     enter: ENTER.as_bytes(),
     exit: EXIT.as_bytes(),
-    unwind: UNWIND.as_bytes(),
+    caught: CAUGHT.as_bytes(),
 };
 
 /// A method body under construction.
@@ -27,6 +31,8 @@ struct Method {
     max_locals: u16,
     code: Vec<u8>,
     frames: Vec<Frame>,
+    /// Exception table entries: start, end, handler, catch type.
+    handlers: Vec<[u16; 4]>,
 }
 
 fn put_u16(code: &mut Vec<u8>, v: u16) {
@@ -53,7 +59,12 @@ fn class(name: &str, methods: Vec<Method>, pool: &mut Pool<'static>) -> Vec<u8> 
         put_u16(&mut body, m.max_locals);
         body.extend_from_slice(&(m.code.len() as u32).to_be_bytes());
         body.extend_from_slice(&m.code);
-        put_u16(&mut body, 0);
+        put_u16(&mut body, m.handlers.len() as u16);
+        for h in &m.handlers {
+            for v in h {
+                put_u16(&mut body, *v);
+            }
+        }
         put_u16(&mut body, attributes.len() as u16);
         for a in &attributes {
             put_u16(&mut body, a.name);
@@ -116,6 +127,7 @@ fn main_printing(class: &str, inputs: &[i16], pool: &mut Pool<'static>) -> Metho
         max_locals: 1,
         code,
         frames: Vec::new(),
+        handlers: Vec::new(),
     }
 }
 
@@ -194,6 +206,7 @@ fn run(dir: &Path, class: &str) -> String {
         tracker_class(TRACKER_CLASS),
     )
     .unwrap();
+    std::fs::write(patch.join(format!("{STATE_CLASS}.class")), state_class()).unwrap();
     let jdk = hprof_testkit::java::jdk17();
     let out = Command::new(jdk.bin("java"))
         .arg("-Xverify:all")
@@ -229,7 +242,11 @@ fn the_tracker_class_round_trips() {
     let cf = ClassFile::parse(&bytes).unwrap();
     assert_eq!(cf.name(), TRACKER_CLASS.as_bytes());
     assert_eq!(cf.write().unwrap(), bytes);
-    assert_eq!(cf.methods.len(), 8); // enter, exit, unwind, state and four natives
+    assert_eq!(cf.methods.len(), 8); // state, find, enter, child, caught, exit, two natives
+    let state_bytes = state_class();
+    let state = ClassFile::parse(&state_bytes).unwrap();
+    assert_eq!(state.name(), STATE_CLASS.as_bytes());
+    assert_eq!(state.fields.len(), hprof_classfile::STATE_FIELDS.len());
 }
 
 #[test]
@@ -244,49 +261,114 @@ fn probes_sit_at_entry_and_before_each_return() {
         max_locals: 1,
         code,
         frames: vec![int_frame(6)],
+        handlers: Vec::new(),
     };
     let original = class("Probes", vec![f], &mut pool);
     let new = instrumented(&original);
     let code = code_of(&new, "f");
     let insns = decode(&code).unwrap();
     let ops: Vec<u8> = insns.iter().map(|i| i.op).collect();
-    // The state `enter` returns goes to a new local, 1, which the exit probes pass back.
+    // The state goes to a new local, 1, and the caller's trace `enter` returns to another,
+    // 2; the exit probes pass both back.
     assert_eq!(
         ops,
         [
+            op::INVOKESTATIC,
+            op::DUP,
+            0x4c, // state, dup, astore_1
             op::SIPUSH,
             op::INVOKESTATIC,
-            0x4c, // enter, astore_1
+            0x3d, // enter, istore_2
             0x1a,
             0x9a, // iload_0, ifne
             0x04,
             0x2b,
-            op::SIPUSH,
+            0x1c,
             op::INVOKESTATIC,
-            0xac, // iconst_1, exit, ireturn
+            0xac, // iconst_1, aload_1, iload_2, exit, ireturn
             0x1a,
             0x2b,
-            op::SIPUSH,
+            0x1c,
             op::INVOKESTATIC,
-            0xac, // iload_0, exit, ireturn
-            0x2b,
-            op::SIPUSH,
-            op::INVOKESTATIC,
-            op::ATHROW, // the exceptional exit
+            0xac, // iload_0, aload_1, iload_2, exit, ireturn
         ]
     );
-    // The branch still lands on `iload_0`, moved by the entry probe and the first exit
-    // probe.
+    // No handler is added.
+    let cf = ClassFile::parse(&new).unwrap();
+    let m = cf
+        .methods
+        .iter()
+        .find(|m| cf.pool.utf8(m.name).unwrap() == b"f")
+        .unwrap();
+    let code_attr = cf.attribute(&m.attributes, "Code").unwrap();
+    assert!(Code::parse(&code_attr.data, 0).unwrap().handlers.is_empty());
+    // The branch still lands on `iload_0`, moved by the entry probe (12 bytes) and the
+    // first exit probe (5).
     assert_eq!(
-        insns[4].kind,
+        insns[7].kind,
         Kind::Branch {
-            target: 20,
+            target: 23,
             wide: false
         }
     );
-    assert_eq!(insns[10].at, 20);
-    // The probes carry the method's number.
-    assert_eq!(&code[0..3], &[op::SIPUSH, 0, 1]);
+    assert_eq!(insns[13].at, 23);
+    // The entry probe carries the method's number.
+    assert_eq!(&code[5..8], &[op::SIPUSH, 0, 1]);
+}
+
+#[test]
+fn handlers_start_with_the_caught_probe_and_their_ranges_leave_it_out() {
+    // static int f(int x) { try { return 10 / x; } catch (ArithmeticException e) { return -1; } }
+    //   0: bipush 10; iload_0; idiv; ireturn      [0, 5) -> 5 ArithmeticException
+    //   5: astore_1; iconst_m1; ireturn            [5, 6) -> 5 any (a handler over itself)
+    let mut pool = Pool::empty();
+    let arithmetic = pool.add_class(b"java/lang/ArithmeticException").unwrap();
+    let code = vec![0x10, 10, 0x1a, 0x6c, 0xac, 0x4c, 0x02, 0xac];
+    let f = Method {
+        name: "f",
+        descriptor: "(I)I",
+        max_stack: 2,
+        max_locals: 2,
+        code,
+        frames: vec![Frame {
+            at: 5,
+            locals: vec![VType::Int],
+            stack: vec![VType::object(b"java/lang/Throwable")],
+        }],
+        handlers: vec![[0, 5, 5, arithmetic], [5, 6, 5, 0]],
+    };
+    let main = main_printing("Caught", &[0, 5, 0], &mut pool);
+    let original = class("Caught", vec![f, main], &mut pool);
+    let new = instrumented(&original);
+    let cf = ClassFile::parse(&new).unwrap();
+    let m = cf
+        .methods
+        .iter()
+        .find(|m| cf.pool.utf8(m.name).unwrap() == b"f")
+        .unwrap();
+    let code_attr = cf.attribute(&m.attributes, "Code").unwrap();
+    let code = Code::parse(&code_attr.data, 0).unwrap();
+    let insns = decode(code.code).unwrap();
+    // The state and trace locals are 2 and 3; the handler (after the entry probe, the four
+    // instructions of the try block and the exit probe) starts with the caught probe.
+    let at = |i: usize| insns[i].at;
+    let handler = code.handlers[0].handler;
+    let first = insns.iter().position(|i| i.at == handler).unwrap();
+    let ops: Vec<u8> = insns[first..first + 5].iter().map(|i| i.op).collect();
+    assert_eq!(ops, [0x2c, 0x1d, op::SIPUSH, op::INVOKESTATIC, 0x4c]);
+    let probe = (handler, at(first + 4));
+    // Every range keeps the probe out, the handler's own range included.
+    for h in &code.handlers {
+        assert_eq!(h.handler, handler);
+        assert!(
+            h.end <= probe.0 || h.start >= probe.1,
+            "{h:?} covers {probe:?}"
+        );
+    }
+    assert!(code.handlers.iter().any(|h| h.start == probe.1));
+    let (plain, traced) = run_both("Caught", &original);
+    assert_eq!(plain, "-1\n2\n-1\n");
+    assert_eq!(traced, plain);
 }
 
 #[test]
@@ -331,6 +413,7 @@ fn switches_keep_their_targets_at_every_padding() {
             max_locals: 1,
             code,
             frames,
+            handlers: Vec::new(),
         };
         let name = format!("Switch{nops}");
         let main = main_printing(&name, &[0, 1, 2, 3, -5, 1000, 7], &mut pool);
@@ -348,7 +431,7 @@ fn a_branch_pushed_past_32_kb_is_widened_and_still_verifies() {
     //   4: 100 × { iload_0; sipush V; if_icmpne +5; iload_0; ireturn }   (100 returns)
     //      nops up to FAR - 2; iload_0; ireturn     (falling through returns x)
     //   FAR: sipush -1; ireturn                    (x == 0 returns -1)
-    // Each of the 101 returns gets a 7-byte probe before it, so the first branch no longer
+    // Each of the 101 returns gets a 5-byte probe before it, so the first branch no longer
     // fits in 16 bits.
     let mut pool = Pool::empty();
     let far: usize = 4 + 32_700 - 3;
@@ -374,14 +457,15 @@ fn a_branch_pushed_past_32_kb_is_widened_and_still_verifies() {
         max_locals: 1,
         code,
         frames,
+        handlers: Vec::new(),
     };
     let main = main_printing("Widen", &[0, 100, 150, 199, 5000], &mut pool);
     let original = class("Widen", vec![f, main], &mut pool);
     let new = instrumented(&original);
     let insns = decode(&code_of(&new, "f")).unwrap();
-    // ifeq became ifne +8; goto_w FAR.
-    assert_eq!(insns[4].op, 0x9a);
-    assert_eq!(insns[5].op, op::GOTO_W);
+    // After the entry probe's six instructions and iload_0, ifeq became ifne +8; goto_w FAR.
+    assert_eq!(insns[7].op, 0x9a);
+    assert_eq!(insns[8].op, op::GOTO_W);
     let (plain, traced) = run_both("Widen", &original);
     assert_eq!(plain, "-1\n100\n150\n199\n5000\n");
     assert_eq!(traced, plain);
@@ -389,14 +473,14 @@ fn a_branch_pushed_past_32_kb_is_widened_and_still_verifies() {
 
 #[test]
 fn code_that_would_pass_64_kb_is_left_alone() {
-    // 60,000 bytes with 1,000 returns: 7,000 more bytes of probes do not fit.
+    // 61,000 bytes with 1,000 returns: 5,000 more bytes of probes do not fit.
     let mut pool = Pool::empty();
     let mut code = Vec::new();
     let mut frames = Vec::new();
     for v in 0..1000i16 {
         return_if_equal(&mut code, &mut frames, v);
     }
-    while code.len() < 60_000 {
+    while code.len() < 61_000 {
         code.push(op::NOP);
     }
     code.extend_from_slice(&[0x1a, 0xac]);
@@ -407,6 +491,7 @@ fn code_that_would_pass_64_kb_is_left_alone() {
         max_locals: 1,
         code,
         frames,
+        handlers: Vec::new(),
     };
     let original = class("TooBig", vec![f], &mut pool);
     let outcome = instrument(&original, &PROBES, |_| Some(1)).unwrap();
@@ -454,9 +539,11 @@ fn methods_can_be_skipped_and_big_numbers_use_the_pool() {
     let outcome = instrument(&bytes, &PROBES, |_| Some(1_000_000)).unwrap();
     let new = outcome.bytes.unwrap();
     let code = code_of(&new, "enter");
-    assert_eq!(code[0], op::LDC_W);
+    // enter has 7 locals: invokestatic state, dup, astore 7, then the number.
+    assert_eq!(&code[3..6], &[op::DUP, 0x3a, 7]);
+    assert_eq!(code[6], op::LDC_W);
     let cf = ClassFile::parse(&new).unwrap();
-    let index = u16::from_be_bytes([code[1], code[2]]);
+    let index = u16::from_be_bytes([code[7], code[8]]);
     assert_eq!(
         cf.pool.get(index),
         Some(&hprof_classfile::pool::Entry::Integer(1_000_000))

@@ -1,14 +1,15 @@
 //! The `cpu=times` (and `cpu=old`) engine: every method of every class is rewritten (by
 //! `hprof-classfile`) to call the tracker at entry, before each return and on exceptional
-//! exit. The tracker's common path is bytecode the JIT inlines: a shadow stack per thread,
-//! a per-thread cache of traces and a per-thread count of finished calls by trace, all in
-//! Java arrays (see `hprof_classfile::tracker`). This engine does the rest: it makes each
-//! thread's state on its first call, interns the traces the caches miss, handles returns that
-//! do not match the stack, and collects the counts at each dump. Call counts are exact.
+//! exit. The tracker's common path is bytecode the JIT inlines: per thread, the current
+//! trace, inline caches of the traces each trace calls, and the calls by trace, all in a Java
+//! object (see `hprof_classfile::tracker`). This engine does the rest: it makes each thread's
+//! state on its first call, interns the traces the caches miss, and collects the counts at
+//! each dump. Call counts are exact.
 //!
 //! CPU time is the thread's CPU time, not wall time: an agent thread reads each thread's CPU
-//! clock every millisecond and credits what it used to the trace on top of its shadow stack
-//! (self time) and to every trace on it (inclusive time, for `cpu=old`).
+//! clock every millisecond and credits what it used to the thread's current trace (self
+//! time); for `cpu=old`, also to every (callee, caller) pair on the thread's real stack
+//! (inclusive time).
 //!
 //! Classes loaded before the VM is live (before the tracker class can exist) are rewritten
 //! by retransformation at VM init; every later class as it loads.
@@ -20,13 +21,16 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rustc_hash::FxHashMap;
 
 use hprof_classfile::{
-    CACHE_BITS, CACHE_HEADER, ENGAGED, ENTER, EXIT, NATIVES, Probes, TRACKER_CLASS, UNWIND,
-    cache_index, instrument, tracker_class_for,
+    CACHE_BITS, CAUGHT, ENGAGED, ENTER, EXIT, IC_INTS, NATIVES, Probes, STATE as STATE_PROBE,
+    STATE_CLASS, STATE_FIELDS, TRACKER_CLASS, cache_index, instrument, state_class,
+    tracker_class_for,
 };
 
 use crate::engine::ticker::Ticker;
 use crate::engine::{Context, Engine};
-use crate::jvmti::{Capabilities, Event, GlobalRef, Jni, Jvmti, jclass, jmethodID, jobject};
+use crate::jvmti::{
+    Capabilities, Event, FieldId, GlobalRef, Jni, Jvmti, jclass, jmethodID, jobject,
+};
 use crate::output::ProfileOutput;
 use crate::trace_store::{MAX_TRACES, Trace};
 
@@ -35,19 +39,18 @@ pub const THREAD_NAME: &str = "HPROF cpu timing thread";
 
 /// How often the timing thread reads the threads' CPU clocks.
 const TICK_MS: i64 = 1;
-/// Longest shadow stack, in ints (two per frame); deeper calls are not recorded.
-const MAX_STACK_INTS: usize = 1 << 20;
-/// How far down the shadow stack a mismatched return looks for its method's frame.
-const MAX_UNWIND_SEARCH: usize = 256;
+/// Frames of a thread's stack the timing thread reads for `cpu=old`'s inclusive time.
+const MAX_OLD_FRAMES: usize = 4096;
 /// Classes per RetransformClasses call at VM init.
 const RETRANSFORM_BATCH: usize = 256;
 
 /// The probes the rewriter inserts, named as the generated tracker class has them.
 const PROBES: Probes<'static> = Probes {
     tracker: TRACKER_CLASS.as_bytes(),
+    state: STATE_PROBE.as_bytes(),
     enter: ENTER.as_bytes(),
     exit: EXIT.as_bytes(),
-    unwind: UNWIND.as_bytes(),
+    caught: CAUGHT.as_bytes(),
 };
 
 /// Per-trace costs: calls of threads that ended (live threads keep theirs in Java), and the
@@ -56,7 +59,6 @@ const PROBES: Probes<'static> = Probes {
 struct Cost {
     calls: AtomicU64,
     self_ns: AtomicU64,
-    total_ns: AtomicU64,
 }
 
 /// A fixed-capacity table of costs by trace index, grown chunk by chunk without moving.
@@ -121,10 +123,23 @@ struct Registered {
     /// `System.identityHashCode(thread)`, its place in the tracker's table.
     hash: i32,
     serial: u32,
-    /// Calls per trace already reported (the thread's `long[]` only grows).
+    /// Calls per local trace already reported (the thread's `long[]` only grows).
     reported: Vec<u64>,
     /// Its slot in the tracker's table.
     slot: usize,
+    /// The thread's local trace numbers: the global trace of each, and back.
+    globals: Vec<u32>,
+    locals: FxHashMap<u32, i32>,
+}
+
+impl Registered {
+    /// The global trace of local trace `local`, if it has one.
+    fn global(&self, local: i32) -> Option<u32> {
+        usize::try_from(local)
+            .ok()
+            .and_then(|l| self.globals.get(l))
+            .copied()
+    }
 }
 
 /// Threads that have called the tracker; the tracker's `table` is rebuilt from it.
@@ -167,30 +182,122 @@ impl Registry {
     }
 }
 
-/// Most entries a thread's trace cache grows to: `1 << MAX_CACHE_BITS`.
+/// Most entries a thread's hashed trace cache grows to: `1 << MAX_CACHE_BITS`.
 const MAX_CACHE_BITS: u32 = 16;
+/// Traces a new state has room for; its arrays double as it needs.
+const FIRST_TRACES: usize = 16;
 
-/// A new trace cache of `1 << bits` entries (a local reference).
-fn new_cache(jni: Jni, bits: u32) -> Option<jobject> {
-    let cache = jni.new_int_array((CACHE_HEADER + 3 * (1usize << bits)) as i32)?;
-    jni.set_ints(cache, 0, &[(32 - bits) as i32, 0, 0]);
-    Some(cache)
+/// The state class and its fields (see `hprof_classfile::STATE_FIELDS`).
+#[derive(Debug)]
+struct StateClass {
+    class: GlobalRef,
+    cur: FieldId,
+    ic: FieldId,
+    calls: FieldId,
+    keys: FieldId,
+    kids: FieldId,
+    shift: FieldId,
+    misses: FieldId,
+    serial: FieldId,
+    id: FieldId,
 }
 
-/// A new thread state: `{int[16] stack, long[16] calls, int[] cache}`, about 1 KB with the
-/// cache, as virtual threads can be many; each part grows as the thread needs.
-fn new_state(jni: Jni) -> Option<jobject> {
-    let state = jni.new_object_array(3)?;
-    let stack = jni.new_int_array(16)?;
-    let calls = jni.new_long_array(16)?;
-    let cache = new_cache(jni, CACHE_BITS)?;
-    jni.set_object_element(state, 0, stack);
-    jni.set_object_element(state, 1, calls);
-    jni.set_object_element(state, 2, cache);
-    jni.delete_local_ref(stack);
-    jni.delete_local_ref(calls);
-    jni.delete_local_ref(cache);
-    Some(state)
+impl StateClass {
+    /// Defines the state class and finds its fields.
+    fn define(jni: Jni) -> Result<StateClass, String> {
+        let class = jni
+            .define_boot_class(c"java/lang/HprofTrackerState", &state_class())
+            .ok_or("can't define the tracker's state class")?;
+        let mut ids = Vec::with_capacity(STATE_FIELDS.len());
+        for (name, desc) in STATE_FIELDS {
+            let name = std::ffi::CString::new(name).map_err(|e| e.to_string())?;
+            let desc = std::ffi::CString::new(desc).map_err(|e| e.to_string())?;
+            ids.push(
+                jni.field_id(class, &name, &desc)
+                    .ok_or_else(|| format!("no field {name:?} in the state class"))?,
+            );
+        }
+        let class = jni.new_global_ref(class);
+        Ok(StateClass {
+            class,
+            cur: ids[0],
+            ic: ids[1],
+            calls: ids[2],
+            keys: ids[3],
+            kids: ids[4],
+            shift: ids[5],
+            misses: ids[6],
+            serial: ids[7],
+            id: ids[8],
+        })
+    }
+
+    /// A new hashed cache of `1 << bits` entries in `state` (no entry found yet).
+    fn new_cache(&self, jni: Jni, state: jobject, bits: u32) -> bool {
+        let entries = 1i32 << bits;
+        let (Some(keys), Some(kids)) = (jni.new_int_array(2 * entries), jni.new_int_array(entries))
+        else {
+            return false;
+        };
+        jni.set_object_field(state, self.keys, keys);
+        jni.set_object_field(state, self.kids, kids);
+        jni.set_int_field(state, self.shift, (32 - bits) as i32);
+        jni.set_int_field(state, self.misses, 0);
+        jni.delete_local_ref(keys);
+        jni.delete_local_ref(kids);
+        true
+    }
+
+    /// A new thread state (a local reference) for the thread with serial `serial` and
+    /// registry id `id`: no current trace, room for [`FIRST_TRACES`] traces, a small hashed
+    /// cache; under 2 KB, as virtual threads' carriers and short-lived threads can be many.
+    fn new_state(&self, jni: Jni, serial: u32, id: i32) -> Option<jobject> {
+        let state = jni.alloc_object(self.class.get())?;
+        let ic = jni.new_int_array((IC_INTS * FIRST_TRACES) as i32)?;
+        let calls = jni.new_long_array(FIRST_TRACES as i32)?;
+        jni.set_object_field(state, self.ic, ic);
+        jni.set_object_field(state, self.calls, calls);
+        jni.delete_local_ref(ic);
+        jni.delete_local_ref(calls);
+        jni.set_int_field(state, self.cur, -1);
+        jni.set_int_field(state, self.serial, serial as i32);
+        jni.set_int_field(state, self.id, id);
+        self.new_cache(jni, state, CACHE_BITS).then_some(state)
+    }
+
+    /// Makes sure the arrays of `state` have room for local trace `t` (`calls[t + 1]`,
+    /// `ic[IC_INTS * (t + 1)..][..IC_INTS]`); false if they could not grow.
+    fn make_room(&self, jni: Jni, state: jobject, t: i32) -> bool {
+        let need = (t.max(-1) + 2) as usize;
+        let calls = jni.object_field(state, self.calls);
+        let ic = jni.object_field(state, self.ic);
+        if calls.is_null() || ic.is_null() {
+            return false;
+        }
+        let len = jni.array_length(calls).max(0) as usize;
+        if need <= len && IC_INTS * need <= jni.array_length(ic).max(0) as usize {
+            return true;
+        }
+        let new_len = need.next_power_of_two().max(2 * len);
+        let mut old_calls = vec![0i64; len];
+        let mut old_ic = vec![0i32; IC_INTS * len];
+        let (Some(bigger_calls), Some(bigger_ic)) = (
+            jni.new_long_array(new_len as i32),
+            jni.new_int_array((IC_INTS * new_len) as i32),
+        ) else {
+            return false;
+        };
+        if !(jni.get_longs(calls, 0, &mut old_calls)
+            && jni.set_longs(bigger_calls, 0, &old_calls)
+            && jni.get_ints(ic, 0, &mut old_ic)
+            && jni.set_ints(bigger_ic, 0, &old_ic))
+        {
+            return false;
+        }
+        jni.set_object_field(state, self.ic, bigger_ic);
+        jni.set_object_field(state, self.calls, bigger_calls);
+        true
+    }
 }
 
 /// The engine.
@@ -203,6 +310,11 @@ pub struct CpuTimes {
     registry: Mutex<Registry>,
     /// The tracker class.
     tracker: OnceLock<GlobalRef>,
+    /// The class of the threads' states.
+    state_class: OnceLock<StateClass>,
+    /// For `cpu=old`: inclusive CPU ns by (callee, caller, thread) method numbers (caller 0:
+    /// none), since the last dump.
+    old_times: Mutex<HashMap<(u32, u32, u32), u64>>,
     /// The tracker class is defined: classes loading now can be rewritten.
     ready: AtomicBool,
     ticker: Ticker,
@@ -243,6 +355,8 @@ impl CpuTimes {
             costs: Costs::new(),
             registry: Mutex::new(Registry::default()),
             tracker: OnceLock::new(),
+            state_class: OnceLock::new(),
+            old_times: Mutex::new(HashMap::new()),
             ready: AtomicBool::new(false),
             ticker: Ticker::new(),
             classes_instrumented: AtomicU64::new(0),
@@ -254,7 +368,9 @@ impl CpuTimes {
 
     /// The class file load hook: the rewritten class, or `None` to keep it as it is.
     pub fn transform(&self, name: Option<&[u8]>, class: &[u8]) -> Option<Vec<u8>> {
-        if !self.ready.load(Ordering::Acquire) || name == Some(TRACKER_CLASS.as_bytes()) {
+        if !self.ready.load(Ordering::Acquire)
+            || name.is_some_and(|n| n == TRACKER_CLASS.as_bytes() || n == STATE_CLASS.as_bytes())
+        {
             return None;
         }
         // Code that runs while a virtual thread mounts or unmounts, where the JVM does not
@@ -328,9 +444,6 @@ impl CpuTimes {
         if registry.live.len() >= registry.purge_at {
             self.purge(ctx, jni, &mut registry);
         }
-        let Some(state) = new_state(jni) else {
-            return std::ptr::null_mut();
-        };
         // The thread's serial, for thread=y and the timing thread, from the thread table
         // (virtual threads have none). No JVMTI thread function is called here: this can
         // run inside a virtual thread's mount, where those would wait on it.
@@ -345,16 +458,20 @@ impl CpuTimes {
                     .map(|t| t.serial)
             })
             .unwrap_or(0);
-        jni.with_local_frame(4, || {
-            let cache = jni.object_element(state, 2);
-            if !cache.is_null() {
-                jni.set_ints(cache, 2, &[serial as i32]);
-            }
-        });
+        let id = registry.next_id;
+        let Ok(state_id) = i32::try_from(id) else {
+            return std::ptr::null_mut();
+        };
+        let Some(state) = self
+            .state_class
+            .get()
+            .and_then(|sc| sc.new_state(jni, serial, state_id))
+        else {
+            return std::ptr::null_mut();
+        };
         let (Some(thread_ref), Some(state_ref)) = (jni.global(thread), jni.global(state)) else {
             return state;
         };
-        let id = registry.next_id;
         registry.next_id += 1;
         registry.live.insert(
             id,
@@ -365,6 +482,8 @@ impl CpuTimes {
                 serial,
                 reported: Vec::new(),
                 slot: 0,
+                globals: Vec::new(),
+                locals: FxHashMap::default(),
             },
         );
         registry.by_hash.entry(hash).or_default().push(id);
@@ -488,8 +607,11 @@ impl CpuTimes {
 
     /// The calls per trace `r` made since they were last reported, as (trace, calls).
     fn unreported(&self, jni: Jni, r: &mut Registered) -> Vec<(u32, u64)> {
+        let Some(sc) = self.state_class.get() else {
+            return Vec::new();
+        };
         jni.with_local_frame(8, || {
-            let calls = jni.object_element(r.state.get(), 1);
+            let calls = jni.object_field(r.state.get(), sc.calls);
             if calls.is_null() {
                 return Vec::new();
             }
@@ -501,10 +623,13 @@ impl CpuTimes {
                 r.reported.resize(now.len(), 0);
             }
             let mut out = Vec::new();
-            for (t, (&n, seen)) in now.iter().zip(r.reported.iter_mut()).enumerate() {
+            // calls[0] counts the calls of traces not recorded; local trace t is at t + 1.
+            for (i, (&n, seen)) in now.iter().zip(r.reported.iter_mut()).enumerate().skip(1) {
                 let n = n as u64;
-                if n > *seen {
-                    out.push((t as u32, n - *seen));
+                if n > *seen
+                    && let Some(&t) = r.globals.get(i - 1)
+                {
+                    out.push((t, n - *seen));
                     *seen = n;
                 }
             }
@@ -512,120 +637,64 @@ impl CpuTimes {
         })
     }
 
-    /// `HprofTracker.miss(state, method, parent)`: the trace of `method` called under the
-    /// frame whose trace is `parent`, put in the thread's cache. A thread whose cache misses
-    /// more than four times its size gets a cache four times larger (up to
+    /// `HprofTracker.miss(state, method, parent)`: the local trace of `method` called under
+    /// the frame whose local trace is `parent` (-1: none), put in the thread's hashed cache,
+    /// with room made for it in the thread's arrays; -1 if it cannot be recorded. A thread whose cache
+    /// misses more than four times its size gets a cache four times larger (up to
     /// `1 << MAX_CACHE_BITS` entries), so big programs keep their traces cached.
     pub fn miss(&self, ctx: &Context, jni: Jni, state: jobject, method: i32, parent: i32) -> i32 {
+        let Some(sc) = self.state_class.get() else {
+            return -1;
+        };
         if state.is_null() || method <= 0 {
             return -1;
         }
-        jni.with_local_frame(4, || {
-            let mut cache = jni.object_element(state, 2);
-            let mut header = [0i32; CACHE_HEADER];
-            if cache.is_null() || !jni.get_ints(cache, 0, &mut header) {
+        let Ok(mut registry) = self.registry.lock() else {
+            return -1;
+        };
+        jni.with_local_frame(8, || {
+            let id = jni.int_field(state, sc.id) as u64;
+            let Some(r) = registry.live.get_mut(&id) else {
                 return -1;
+            };
+            let thread = if ctx.options.thread { r.serial } else { 0 };
+            let global_parent = r.global(parent).map_or(-1, |g| g as i32);
+            let mut t = match self.intern(ctx, method as u32, global_parent, thread) {
+                Some(global) => match r.locals.get(&global) {
+                    Some(&local) => local,
+                    None if r.globals.len() < MAX_TRACES => {
+                        let local = r.globals.len() as i32;
+                        r.globals.push(global);
+                        r.locals.insert(global, local);
+                        local
+                    }
+                    None => -1,
+                },
+                None => -1,
+            };
+            if !sc.make_room(jni, state, t) {
+                t = -1;
             }
-            let serial = header[2] as u32;
-            let thread = if ctx.options.thread { serial } else { 0 };
-            let t = self
-                .intern(ctx, method as u32, parent, thread)
-                .map_or(-1, |t| t as i32);
-            let bits = 32 - (header[0] as u32 & 31);
-            let misses = header[1].saturating_add(1);
+            let mut shift = jni.int_field(state, sc.shift) as u32 & 31;
+            let bits = 32 - shift;
+            let misses = jni.int_field(state, sc.misses).saturating_add(1);
             if bits < MAX_CACHE_BITS && misses as u64 >= 4 << bits {
                 let bits = (bits + 2).min(MAX_CACHE_BITS);
-                if let Some(bigger) = new_cache(jni, bits) {
-                    jni.set_ints(bigger, 2, &[serial as i32]);
-                    jni.set_object_element(state, 2, bigger);
-                    cache = bigger;
-                    header[0] = (32 - bits) as i32;
+                if sc.new_cache(jni, state, bits) {
+                    shift = 32 - bits;
                 }
             } else {
-                jni.set_ints(cache, 1, &[misses]);
+                jni.set_int_field(state, sc.misses, misses);
             }
-            let index = cache_index(method, parent, header[0] as u32);
-            jni.set_ints(cache, index as i32, &[method, parent, t]);
+            let keys = jni.object_field(state, sc.keys);
+            let kids = jni.object_field(state, sc.kids);
+            if !keys.is_null() && !kids.is_null() {
+                let entry = cache_index(method, parent, shift) as i32;
+                jni.set_ints(keys, 2 * entry, &[method, parent]);
+                jni.set_ints(kids, entry, &[t]);
+            }
             t
         })
-    }
-
-    /// `HprofTracker.grow(state)`: the thread's stack, twice as long (the same one at the
-    /// limit).
-    pub fn grow(&self, jni: Jni, state: jobject) -> jobject {
-        if state.is_null() {
-            return std::ptr::null_mut();
-        }
-        let stack = jni.object_element(state, 0);
-        let len = jni.array_length(stack);
-        if len as usize >= MAX_STACK_INTS {
-            return stack;
-        }
-        let mut ints = vec![0i32; len.max(0) as usize];
-        let Some(bigger) = jni.new_int_array(len * 2) else {
-            return stack;
-        };
-        if jni.get_ints(stack, 0, &mut ints) && jni.set_ints(bigger, 0, &ints) {
-            jni.set_object_element(state, 0, bigger);
-            jni.delete_local_ref(stack);
-            return bigger;
-        }
-        stack
-    }
-
-    /// `HprofTracker.slowExit(state, method)`: a return or exception that does not match
-    /// the top of the stack, or a count array to grow. Pops down to and including the nearest
-    /// frame of `method` (frames above it were left without a probe, such as a constructor
-    /// that threw before its super call), counting each as a finished call; does nothing if
-    /// `method` is not on the stack.
-    pub fn slow_exit(&self, jni: Jni, state: jobject, method: i32) {
-        if state.is_null() {
-            return;
-        }
-        jni.with_local_frame(8, || {
-            let stack = jni.object_element(state, 0);
-            let mut top = [0i32];
-            if stack.is_null() || !jni.get_ints(stack, 0, &mut top) {
-                return;
-            }
-            let top = top[0].max(0) as usize;
-            if top < 2 {
-                return;
-            }
-            let mut frames = vec![0i32; top];
-            if !jni.get_ints(stack, 1, &mut frames) {
-                return;
-            }
-            let pairs = top / 2;
-            let lowest = pairs.saturating_sub(MAX_UNWIND_SEARCH);
-            let Some(base) = (lowest..pairs).rev().find(|&i| frames[2 * i] == method) else {
-                return;
-            };
-            let mut calls = jni.object_element(state, 1);
-            for i in base..pairs {
-                let Ok(t) = usize::try_from(frames[2 * i + 1]) else {
-                    continue;
-                };
-                let len = jni.array_length(calls).max(0) as usize;
-                if t >= len {
-                    let new_len = (t + 1).next_power_of_two().max(2 * len).max(16);
-                    let mut old = vec![0i64; len];
-                    let Some(bigger) = jni.new_long_array(new_len as i32) else {
-                        continue;
-                    };
-                    if !(jni.get_longs(calls, 0, &mut old) && jni.set_longs(bigger, 0, &old)) {
-                        continue;
-                    }
-                    jni.set_object_element(state, 1, bigger);
-                    calls = bigger;
-                }
-                let mut n = [0i64];
-                if jni.get_longs(calls, t as i32, &mut n) {
-                    jni.set_longs(calls, t as i32, &[n[0] + 1]);
-                }
-            }
-            jni.set_ints(stack, 0, &[(2 * base) as i32]);
-        });
     }
 
     /// The trace of `method` called under the frame whose trace is `parent`, on thread
@@ -739,6 +808,8 @@ impl CpuTimes {
             jni.delete_local_ref(thread);
             found
         });
+        let state_class = StateClass::define(jni)?;
+        let _ = self.state_class.set(state_class);
         let bytes = tracker_class_for(TRACKER_CLASS, carrier);
         let class = jni
             .define_boot_class(c"java/lang/HprofTracker", &bytes)
@@ -749,13 +820,7 @@ impl CpuTimes {
         for (name, signature) in NATIVES {
             let name = std::ffi::CString::new(name).map_err(|e| e.to_string())?;
             let signature = std::ffi::CString::new(signature).map_err(|e| e.to_string())?;
-            let args = if name.as_bytes() == b"miss" {
-                3
-            } else if name.as_bytes() == b"slowExit" {
-                2
-            } else {
-                1
-            };
+            let args = if name.as_bytes() == b"miss" { 3 } else { 1 };
             if !jni.call_static_with_defaults(class, &name, &signature, args) {
                 return Err(format!("can't link the tracker's native {name:?}"));
             }
@@ -810,15 +875,25 @@ impl CpuTimes {
             return;
         };
         let mut last: HashMap<u32, i64> = HashMap::new();
-        let mut seen: Vec<u32> = Vec::new();
+        let mut numbers: HashMap<usize, u32> = HashMap::new();
         engine
             .ticker
-            .run(TICK_MS, || engine.tick(ctx, jni, &mut last, &mut seen));
+            .run(TICK_MS, || engine.tick(ctx, jni, &mut last, &mut numbers));
     }
 
-    /// Credits each thread's CPU time since the last tick to the traces on its shadow stack.
-    fn tick(&self, ctx: &Context, jni: Jni, last: &mut HashMap<u32, i64>, seen: &mut Vec<u32>) {
+    /// Credits each thread's CPU time since the last tick to its current trace, and for
+    /// `cpu=old` to the (callee, caller) pairs of rewritten methods on its stack. `numbers`
+    /// remembers the method number of each jmethodID seen (0: not rewritten).
+    fn tick(
+        &self,
+        ctx: &Context,
+        jni: Jni,
+        last: &mut HashMap<u32, i64>,
+        numbers: &mut HashMap<usize, u32>,
+    ) {
         let mut used: Vec<(u32, u64)> = Vec::new();
+        let mut pairs: Vec<(u32, u32, u32)> = Vec::new();
+        let mut inclusive: Vec<((u32, u32, u32), u64)> = Vec::new();
         if let Ok(threads) = ctx.threads.lock() {
             let mut alive = Vec::with_capacity(threads.len());
             for thread in threads.live() {
@@ -829,18 +904,50 @@ impl CpuTimes {
                 let Ok(cpu) = ctx.jvmti.thread_cpu_time(thread.thread.get()) else {
                     continue;
                 };
-                if let Some(before) = last.insert(thread.serial, cpu)
-                    && cpu > before
+                let Some(before) = last.insert(thread.serial, cpu) else {
+                    continue;
+                };
+                if cpu <= before {
+                    continue;
+                }
+                let ns = (cpu - before) as u64;
+                used.push((thread.serial, ns));
+                if ctx.options.cpu_old
+                    && let Ok(frames) = ctx.jvmti.stack_trace(thread.thread.get(), MAX_OLD_FRAMES)
                 {
-                    used.push((thread.serial, (cpu - before) as u64));
+                    let on_stack: Vec<u32> = frames
+                        .iter()
+                        .map(|&(id, _)| {
+                            *numbers
+                                .entry(id as usize)
+                                .or_insert_with(|| self.method_number(ctx.jvmti, jni, id))
+                        })
+                        .filter(|&m| m != 0)
+                        .collect();
+                    let who = if ctx.options.thread { thread.serial } else { 0 };
+                    pairs.clear();
+                    pairs
+                        .extend((0..on_stack.len()).map(|i| {
+                            (on_stack[i], on_stack.get(i + 1).copied().unwrap_or(0), who)
+                        }));
+                    pairs.sort_unstable();
+                    pairs.dedup();
+                    inclusive.extend(pairs.iter().map(|&p| (p, ns)));
                 }
             }
             last.retain(|serial, _| alive.contains(serial));
         }
+        if !inclusive.is_empty()
+            && let Ok(mut old) = self.old_times.lock()
+        {
+            for (pair, ns) in inclusive {
+                *old.entry(pair).or_default() += ns;
+            }
+        }
         if used.is_empty() {
             return;
         }
-        let Ok(registry) = self.registry.lock() else {
+        let (Ok(registry), Some(sc)) = (self.registry.lock(), self.state_class.get()) else {
             return;
         };
         let by_serial: HashMap<u32, &Registered> = registry
@@ -849,48 +956,47 @@ impl CpuTimes {
             .filter(|r| r.serial != 0)
             .map(|r| (r.serial, r))
             .collect();
-        let mut frames: Vec<i32> = Vec::new();
         for (serial, ns) in used {
-            let Some(r) = by_serial.get(&serial) else {
-                continue;
-            };
-            jni.with_local_frame(4, || {
-                let stack = jni.object_element(r.state.get(), 0);
-                let mut top = [0i32];
-                if stack.is_null() || !jni.get_ints(stack, 0, &mut top) {
-                    return;
-                }
-                let top = (top[0].max(0) as usize).min(MAX_STACK_INTS);
-                frames.clear();
-                frames.resize(top, 0);
-                if top < 2 || !jni.get_ints(stack, 1, &mut frames) {
-                    return;
-                }
-                seen.clear();
-                seen.extend(
-                    frames
-                        .chunks_exact(2)
-                        .filter_map(|pair| u32::try_from(pair[1]).ok()),
-                );
-                if let Some(&innermost) = seen.last()
-                    && let Some(cost) = self.costs.get(innermost)
-                {
-                    cost.self_ns.fetch_add(ns, Ordering::Relaxed);
-                }
-                seen.sort_unstable();
-                seen.dedup();
-                for &trace in seen.iter() {
-                    if let Some(cost) = self.costs.get(trace) {
-                        cost.total_ns.fetch_add(ns, Ordering::Relaxed);
-                    }
-                }
-            });
+            if let Some(r) = by_serial.get(&serial)
+                && let Some(current) = r.global(jni.int_field(r.state.get(), sc.cur))
+                && let Some(cost) = self.costs.get(current)
+            {
+                cost.self_ns.fetch_add(ns, Ordering::Relaxed);
+            }
         }
     }
 
-    /// Takes the costs since the last dump: (trace index, calls, self ns, total ns) of every
-    /// trace with calls or time.
-    fn take_costs(&self, jni: Option<Jni>) -> Vec<(u32, u64, u64, u64)> {
+    /// The number the rewriter gave method `id`, or 0 if it has none.
+    fn method_number(&self, jvmti: Jvmti, jni: Jni, id: jmethodID) -> u32 {
+        let Ok(class) = jvmti.method_class(id) else {
+            return 0;
+        };
+        let signature = jvmti.class_signature(class);
+        jni.delete_local_ref(class);
+        let (Ok(signature), Ok((name, descriptor))) = (signature, jvmti.method_name(id)) else {
+            return 0;
+        };
+        let Some(class_name) = signature
+            .strip_prefix('L')
+            .and_then(|s| s.strip_suffix(';'))
+        else {
+            return 0;
+        };
+        let key: MethodKey = (
+            Box::from(class_name.as_bytes()),
+            Box::from(name.as_bytes()),
+            Box::from(descriptor.as_bytes()),
+        );
+        self.methods
+            .lock()
+            .ok()
+            .and_then(|m| m.ids.get(&key).copied())
+            .unwrap_or(0)
+    }
+
+    /// Takes the costs since the last dump: (trace index, calls, self ns) of every trace with
+    /// calls or time.
+    fn take_costs(&self, jni: Option<Jni>) -> Vec<(u32, u64, u64)> {
         let mut live: HashMap<u32, u64> = HashMap::new();
         if let Some(jni) = jni
             && let Ok(mut registry) = self.registry.lock()
@@ -908,8 +1014,7 @@ impl CpuTimes {
                 let calls =
                     cost.calls.swap(0, Ordering::Relaxed) + live.get(&t).copied().unwrap_or(0);
                 let self_ns = cost.self_ns.swap(0, Ordering::Relaxed);
-                let total_ns = cost.total_ns.swap(0, Ordering::Relaxed);
-                (calls > 0 || self_ns > 0).then_some((t, calls, self_ns, total_ns))
+                (calls > 0 || self_ns > 0).then_some((t, calls, self_ns))
             })
             .collect()
     }
@@ -936,7 +1041,7 @@ impl CpuTimes {
     /// `class.method(signature)` of method number `m`, dotted, for cpu=old.
     fn old_name(&self, m: u32) -> Option<String> {
         let methods = self.methods.lock().ok()?;
-        let name = methods.names.get(m as usize - 1)?;
+        let name = methods.names.get((m as usize).checked_sub(1)?)?;
         Some(format!(
             "{}.{}{}",
             name.class.replace('/', "."),
@@ -950,20 +1055,34 @@ impl CpuTimes {
     pub fn write_times(&self, ctx: &Context, jni: Option<Jni>, out: &mut ProfileOutput) {
         let costs = self.take_costs(jni);
         if ctx.options.cpu_old {
+            let inclusive = self
+                .old_times
+                .lock()
+                .map(|mut old| std::mem::take(&mut *old))
+                .unwrap_or_default();
             let mut rows: Vec<(u64, Option<String>, Option<String>, u64)> = Vec::new();
-            for &(t, calls, _, total_ns) in &costs {
+            for &(t, calls, _) in &costs {
                 if calls == 0 {
                     continue;
                 }
-                let frames = self
+                let (frames, thread) = self
                     .traces
                     .lock()
                     .ok()
-                    .and_then(|tr| tr.entries.get(t as usize).map(|e| e.0.clone()))
+                    .and_then(|tr| tr.entries.get(t as usize).cloned())
                     .unwrap_or_default();
-                let callee = frames.first().and_then(|&m| self.old_name(m));
-                let caller = frames.get(1).and_then(|&m| self.old_name(m));
-                rows.push((calls, callee, caller, total_ns / 1_000_000));
+                let callee = frames.first().copied().unwrap_or(0);
+                let caller = frames.get(1).copied().unwrap_or(0);
+                let ns = inclusive
+                    .get(&(callee, caller, thread))
+                    .copied()
+                    .unwrap_or(0);
+                rows.push((
+                    calls,
+                    self.old_name(callee),
+                    self.old_name(caller),
+                    ns / 1_000_000,
+                ));
             }
             rows.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
             out.write(|w| w.cpu_old(&rows));
@@ -981,7 +1100,7 @@ impl CpuTimes {
         };
         self.resolve(ctx.jvmti, jni, &wanted);
         let mut rows: Vec<(Arc<Trace>, u64, u64)> = Vec::new();
-        for &(t, calls, self_ns, _) in &costs {
+        for &(t, calls, self_ns) in &costs {
             if let Some(trace) = jni.with_local_frame(16, || self.agent_trace(ctx, jni, t)) {
                 rows.push((trace, calls, self_ns / 1_000_000));
             }

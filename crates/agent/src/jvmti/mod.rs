@@ -890,6 +890,16 @@ impl GlobalRef {
     }
 }
 
+/// A JNI field ID: valid on every thread while its class is loaded.
+#[derive(Debug, Clone, Copy)]
+pub struct FieldId(sys::jfieldID);
+
+// SAFETY: JNI field IDs are not thread-bound; the agent only takes them from classes the boot
+// loader defined, which are never unloaded.
+unsafe impl Send for FieldId {}
+// SAFETY: as above; the ID is an opaque handle, never written through.
+unsafe impl Sync for FieldId {}
+
 /// A JNI weak global reference: names an object without keeping it alive.
 #[derive(Debug)]
 pub struct WeakRef(jobject);
@@ -1135,6 +1145,51 @@ impl Jni {
             values.as_ptr()
         );
         !self.take_exception()
+    }
+
+    /// The ID of instance field `name` (of type `signature`) of `class`.
+    pub fn field_id(
+        self,
+        class: jclass,
+        name: &std::ffi::CStr,
+        signature: &std::ffi::CStr,
+    ) -> Option<FieldId> {
+        let field = jni!(self, GetFieldID, class, name.as_ptr(), signature.as_ptr())?;
+        if field.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        Some(FieldId(field))
+    }
+
+    /// A new object of `class`, no constructor run (its fields are zero or null).
+    pub fn alloc_object(self, class: jclass) -> Option<jobject> {
+        let object = jni!(self, AllocObject, class)?;
+        if object.is_null() {
+            self.clear_exception();
+            return None;
+        }
+        Some(object)
+    }
+
+    /// The int field `field` of `object`.
+    pub fn int_field(self, object: jobject, field: FieldId) -> i32 {
+        jni!(self, GetIntField, object, field.0).unwrap_or(0)
+    }
+
+    /// Sets the int field `field` of `object`.
+    pub fn set_int_field(self, object: jobject, field: FieldId, value: i32) {
+        jni!(self, SetIntField, object, field.0, value);
+    }
+
+    /// The reference field `field` of `object` (a local reference, or null).
+    pub fn object_field(self, object: jobject, field: FieldId) -> jobject {
+        jni!(self, GetObjectField, object, field.0).unwrap_or(ptr::null_mut())
+    }
+
+    /// Sets the reference field `field` of `object`.
+    pub fn set_object_field(self, object: jobject, field: FieldId, value: jobject) {
+        jni!(self, SetObjectField, object, field.0, value);
     }
 
     /// Sets the static reference field `name` (of type `signature`) of `class`.
