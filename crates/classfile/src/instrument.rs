@@ -391,7 +391,7 @@ fn rewrite_method(
         .checked_add(2)
         .ok_or_else(|| Error::new(0, "max_locals would overflow"))?;
     let probe = Probe { slot };
-    let state_type = VType::object(b"java/lang/Object");
+    let state_type = VType::object(crate::tracker::STATE_CLASS.as_bytes());
 
     let mut handler_start = vec![false; insns.len()];
     for h in &code.handlers {

@@ -16,8 +16,8 @@
 //!     caught: b"caught",
 //! };
 //! let outcome = instrument(&tracker, &probes, |m| Some(m.index as u32)).unwrap();
-//! // Every method with a body: state, find, enter, child, caught and exit.
-//! assert_eq!(outcome.instrumented, 6);
+//! // Every method with a body: state, find, enter, child, caught, exit and <clinit>.
+//! assert_eq!(outcome.instrumented, 7);
 //! ```
 
 #![deny(missing_docs)]
@@ -38,7 +38,7 @@ pub use class::ClassFile;
 pub use error::{Error, Result};
 pub use instrument::{MethodRef, Outcome, Probes, instrument};
 pub use tracker::{
-    CACHE_BITS, CAUGHT, CAUGHT_DESCRIPTOR, ENGAGED, ENTER, ENTER_DESCRIPTOR, EXIT, EXIT_DESCRIPTOR,
-    IC_INTS, NATIVES, STATE, STATE_CLASS, STATE_DESCRIPTOR, STATE_FIELDS, TABLE, TRACKER_CLASS,
-    cache_index, ic_entry, state_class, tracker_class, tracker_class_for,
+    CACHE_BITS, CAUGHT, CAUGHT_DESCRIPTOR, EMPTY, ENGAGED, ENTER, ENTER_DESCRIPTOR, EXIT,
+    EXIT_DESCRIPTOR, IC_INTS, NATIVES, STATE, STATE_CLASS, STATE_DESCRIPTOR, STATE_FIELDS, TABLE,
+    TRACKER_CLASS, cache_index, ic_entry, state_class, tracker_class, tracker_class_for,
 };

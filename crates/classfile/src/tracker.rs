@@ -41,7 +41,8 @@ pub const TRACKER_CLASS: &str = "java/lang/HprofTracker";
 /// Internal name of the class of the threads' states (fields only, no methods: the agent
 /// makes its objects with JNI `AllocObject`).
 pub const STATE_CLASS: &str = "java/lang/HprofTrackerState";
-/// The probe called first at method entry: the thread's state (null when the tracker is off).
+/// The probe called first at method entry: the thread's state (a shared, unrecorded one when
+/// the tracker is off).
 pub const STATE: &str = "state";
 /// The probe called next at method entry: the caller's trace.
 pub const ENTER: &str = "enter";
@@ -50,18 +51,21 @@ pub const EXIT: &str = "exit";
 /// The probe called at the start of an exception handler.
 pub const CAUGHT: &str = "caught";
 /// Descriptor of `state`.
-pub const STATE_DESCRIPTOR: &[u8] = b"()Ljava/lang/Object;";
+pub const STATE_DESCRIPTOR: &[u8] = b"()Ljava/lang/HprofTrackerState;";
 /// Descriptor of `enter`: the state, the method's number; returns the caller's trace.
-pub const ENTER_DESCRIPTOR: &[u8] = b"(Ljava/lang/Object;I)I";
+pub const ENTER_DESCRIPTOR: &[u8] = b"(Ljava/lang/HprofTrackerState;I)I";
 /// Descriptor of `exit`: the state and the trace `enter` returned.
-pub const EXIT_DESCRIPTOR: &[u8] = b"(Ljava/lang/Object;I)V";
+pub const EXIT_DESCRIPTOR: &[u8] = b"(Ljava/lang/HprofTrackerState;I)V";
 /// Descriptor of `caught`: the state, the trace `enter` returned and the method's number.
-pub const CAUGHT_DESCRIPTOR: &[u8] = b"(Ljava/lang/Object;II)V";
+pub const CAUGHT_DESCRIPTOR: &[u8] = b"(Ljava/lang/HprofTrackerState;II)V";
 /// The static boolean field that turns the probes on.
 pub const ENGAGED: &str = "engaged";
-/// The static `Object[]` field holding `[thread, state, thread, state, ...]`, a power of two
-/// long, open-addressed by `System.identityHashCode(thread)`; the agent replaces it whole.
+/// The static `HprofTrackerState[]` field holding the threads' states, a power of two long,
+/// open-addressed by `System.identityHashCode(thread)`; free slots hold [`EMPTY`], removed
+/// ones a tombstone (a state of no thread). The agent replaces it whole to grow it.
 pub const TABLE: &str = "table";
+/// The static final field holding the state of free table slots (a state of no thread).
+pub const EMPTY: &str = "empty";
 /// A thread's hashed trace cache starts with `1 << CACHE_BITS` entries; the agent enlarges
 /// the cache of a thread that misses often.
 pub const CACHE_BITS: u32 = 6;
@@ -71,8 +75,8 @@ pub const IC_INTS: usize = 16;
 /// `ic` the inline caches by trace; `calls` the calls by trace; `keys` (method, parent trace)
 /// and `kids` (trace) of the hashed cache, `1 << (32 - shift)` entries; `misses` since the
 /// cache was made; `serial` the thread's serial (0 if unknown); `id` the agent's number for
-/// the thread.
-pub const STATE_FIELDS: [(&str, &str); 9] = [
+/// the thread; `thread` the thread.
+pub const STATE_FIELDS: [(&str, &str); 10] = [
     ("cur", "I"),
     ("ic", "[I"),
     ("calls", "[J"),
@@ -82,6 +86,7 @@ pub const STATE_FIELDS: [(&str, &str); 9] = [
     ("misses", "I"),
     ("serial", "I"),
     ("id", "I"),
+    ("thread", "Ljava/lang/Thread;"),
 ];
 /// The native methods, with their descriptors: `register(Thread)` makes and returns a
 /// thread's state; `miss(state, method, parent)` interns the trace of `method` called under
@@ -143,6 +148,8 @@ fn build_state() -> crate::Result<Vec<u8>> {
     let p = &mut pool;
     let this_class = p.add_class(STATE_CLASS.as_bytes())?;
     let super_class = p.add_class(b"java/lang/Object")?;
+    let code_name = p.add_utf8(b"Code")?;
+    let object_init = p.add_member(false, b"java/lang/Object", b"<init>", b"()V")?;
     let mut fields = Vec::new();
     for (field, desc) in STATE_FIELDS {
         fields.push(Member {
@@ -152,6 +159,19 @@ fn build_state() -> crate::Result<Vec<u8>> {
             attributes: Vec::new(),
         });
     }
+    // <init>() { super(); }
+    let mut init = vec![ALOAD_0, INVOKESPECIAL];
+    init.extend_from_slice(&object_init.to_be_bytes());
+    init.push(RETURN);
+    let methods = vec![Member {
+        access: 0,
+        name: p.add_utf8(b"<init>")?,
+        descriptor: p.add_utf8(b"()V")?,
+        attributes: vec![Attribute {
+            name: code_name,
+            data: Cow::Owned(write_code(1, 1, &init, &[], &[])),
+        }],
+    }];
     ClassFile {
         minor: 0,
         major: 52,
@@ -161,7 +181,7 @@ fn build_state() -> crate::Result<Vec<u8>> {
         super_class,
         interfaces: Vec::new(),
         fields,
-        methods: Vec::new(),
+        methods,
         attributes: Vec::new(),
     }
     .write()
@@ -170,7 +190,6 @@ fn build_state() -> crate::Result<Vec<u8>> {
 // Opcodes used below.
 const ICONST_M1: u8 = 0x02;
 const ICONST_1: u8 = 0x04;
-const ICONST_2: u8 = 0x05;
 const ICONST_4: u8 = 0x07;
 const LCONST_1: u8 = 0x0a;
 const LDC_W: u8 = 0x13;
@@ -189,6 +208,16 @@ const IASTORE: u8 = 0x4f;
 const LASTORE: u8 = 0x50;
 const DUP2: u8 = 0x5c;
 const IADD: u8 = 0x60;
+const ICONST_0: u8 = 0x03;
+const DUP: u8 = 0x59;
+const AASTORE: u8 = 0x53;
+const PUTSTATIC: u8 = 0xb3;
+const INVOKESPECIAL: u8 = 0xb7;
+const NEW: u8 = 0xbb;
+const NEWARRAY: u8 = 0xbc;
+const ANEWARRAY: u8 = 0xbd;
+const T_INT: u8 = 10;
+const T_LONG: u8 = 11;
 const BIPUSH: u8 = 0x10;
 const LADD: u8 = 0x61;
 const ISUB: u8 = 0x64;
@@ -209,9 +238,7 @@ const PUTFIELD: u8 = 0xb5;
 const INVOKESTATIC: u8 = 0xb8;
 const ARRAYLENGTH: u8 = 0xbe;
 const CHECKCAST: u8 = 0xc0;
-const IFNULL: u8 = 0xc6;
 const IFNONNULL: u8 = 0xc7;
-const ACONST_NULL: u8 = 0x01;
 const IFNE: u8 = 0x9a;
 
 /// `iload`/`istore`/`aload`/`astore` of local `n` (below 256), short form when there is one.
@@ -267,9 +294,14 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
     let code_name = p.add_utf8(b"Code")?;
     let smt = p.add_utf8(b"StackMapTable")?;
     let annotations = p.add_utf8(b"RuntimeVisibleAnnotations")?;
+    let state_array_desc = b"[Ljava/lang/HprofTrackerState;";
+    let state_desc = b"Ljava/lang/HprofTrackerState;";
     let engaged = p.add_member(true, n, ENGAGED.as_bytes(), b"Z")?;
-    let table = p.add_member(true, n, TABLE.as_bytes(), b"[Ljava/lang/Object;")?;
+    let table = p.add_member(true, n, TABLE.as_bytes(), state_array_desc)?;
+    let empty = p.add_member(true, n, EMPTY.as_bytes(), state_desc)?;
+    let off = p.add_member(true, n, b"off", state_desc)?;
     let state_class = p.add_class(st)?;
+    let state_init = p.add_member(false, st, b"<init>", b"()V")?;
     let field = |p: &mut Pool<'static>, f: &str| -> crate::Result<u16> {
         let desc = STATE_FIELDS
             .iter()
@@ -283,7 +315,8 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
     let keys = field(p, "keys")?;
     let kids = field(p, "kids")?;
     let shift = field(p, "shift")?;
-    let find_desc = b"(Ljava/lang/Thread;)Ljava/lang/Object;";
+    let thread_field = field(p, "thread")?;
+    let find_desc = b"(Ljava/lang/Thread;)Ljava/lang/HprofTrackerState;";
     let find = p.add_member(false, n, b"find", find_desc)?;
     let register = p.add_member(false, n, NATIVES[0].0.as_bytes(), NATIVES[0].1.as_bytes())?;
     let miss = p.add_member(false, n, NATIVES[1].0.as_bytes(), NATIVES[1].1.as_bytes())?;
@@ -309,100 +342,157 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
     let murmur = p.add_integer(0x85EB_CA77_u32 as i32)?;
 
     let object = obj(b"java/lang/Object");
-    let objs = obj(b"[Ljava/lang/Object;");
     let ints = obj(b"[I");
     let state = obj(st);
+    let states = obj(state_array_desc);
     let thread = obj(b"java/lang/Thread");
 
-    // state(); locals: 0 thread, 1 table, 2 i. The thread's own slot if it is the first
-    // probed, else find().
+    // <clinit>: `off`, the state probes use while the tracker is off (no trace recorded),
+    // `empty`, and a one-slot table of it, so the probes work before the agent publishes a
+    // table (and without the agent, as in the rewriter's tests). locals: 0 s
     let mut a = Asm::new();
-    let go = a.label();
+    a.op16(NEW, state_class)
+        .raw(&[DUP])
+        .op16(INVOKESPECIAL, state_init)
+        .raw(&[ASTORE_0]);
+    a.raw(&[ALOAD_0, ICONST_M1]).op16(PUTFIELD, cur);
+    a.raw(&[ALOAD_0, BIPUSH, IC_INTS as u8, NEWARRAY, T_INT])
+        .op16(PUTFIELD, ic_field);
+    a.raw(&[ALOAD_0, ICONST_1, NEWARRAY, T_LONG])
+        .op16(PUTFIELD, calls);
+    a.raw(&[ALOAD_0]).op16(PUTSTATIC, off);
+    a.op16(NEW, state_class)
+        .raw(&[DUP])
+        .op16(INVOKESPECIAL, state_init)
+        .op16(PUTSTATIC, empty);
+    a.raw(&[ICONST_1])
+        .op16(ANEWARRAY, state_class)
+        .raw(&[DUP, ICONST_0])
+        .op16(GETSTATIC, empty)
+        .raw(&[AASTORE])
+        .op16(PUTSTATIC, table);
+    a.raw(&[RETURN]);
+    let clinit = a.finish()?;
+
+    // state(); locals: 0 thread, 1 table, 2 s. The state in the thread's first slot if it is
+    // the thread's, else find().
+    let mut a = Asm::new();
     let elsewhere = a.label();
-    a.op16(GETSTATIC, engaged).branch(IFNE, go);
-    a.raw(&[ACONST_NULL, ARETURN]); // off: no state
-    a.bind(go, &[], &[]);
     a.op16(INVOKESTATIC, current_thread).raw(&[ASTORE_0]);
     a.op16(GETSTATIC, table).raw(&[ASTORE_0 + 1]);
-    a.raw(&[ALOAD_0 + 1, ARRAYLENGTH, ICONST_2, ISUB, ALOAD_0])
+    a.raw(&[ALOAD_0 + 1, ALOAD_0])
         .op16(INVOKESTATIC, identity)
-        .raw(&[ICONST_1, ISHL, IAND, ISTORE_0 + 2]); // i = (hash << 1) & (length - 2)
-    a.raw(&[ALOAD_0 + 1, ILOAD_0 + 2, AALOAD, ALOAD_0])
-        .branch(IF_ACMPNE, elsewhere); // table[i] != thread
-    a.raw(&[ALOAD_0 + 1, ILOAD_0 + 2, ICONST_1, IADD, AALOAD, ARETURN]); // table[i + 1]
-    a.bind(elsewhere, &[thread.clone(), objs.clone(), Int], &[]);
+        .raw(&[
+            ALOAD_0 + 1,
+            ARRAYLENGTH,
+            ICONST_1,
+            ISUB,
+            IAND,
+            AALOAD,
+            ASTORE_0 + 2,
+        ]);
+    a.raw(&[ALOAD_0 + 2])
+        .op16(GETFIELD, thread_field)
+        .raw(&[ALOAD_0])
+        .branch(IF_ACMPNE, elsewhere); // s.thread != thread
+    a.raw(&[ALOAD_0 + 2, ARETURN]);
+    a.bind(
+        elsewhere,
+        &[thread.clone(), states.clone(), state.clone()],
+        &[],
+    );
     a.raw(&[ALOAD_0]).op16(INVOKESTATIC, find).raw(&[ARETURN]);
     let state_code = a.finish()?;
 
-    // find(Thread t): the probe loop; locals: 0 thread, 1 table, 2 mask, 3 i, 4 key
+    // find(Thread t): `off` while the tracker is off, else the probe loop;
+    // locals: 0 thread, 1 table, 2 mask, 3 i, 4 s
     let mut a = Asm::new();
+    let go = a.label();
     let lp = a.label();
     let next = a.label();
+    let got = a.label();
     let advance = a.label();
+    a.op16(GETSTATIC, engaged).branch(IFNE, go);
+    a.op16(GETSTATIC, off).raw(&[ARETURN]);
+    a.bind(go, &[thread.clone()], &[]);
     a.op16(GETSTATIC, table).raw(&[ASTORE_0 + 1]);
-    a.raw(&[ALOAD_0 + 1, ARRAYLENGTH, ICONST_2, ISUB, ISTORE_0 + 2]); // mask = length - 2
-    a.raw(&[ALOAD_0]).op16(INVOKESTATIC, identity);
-    a.raw(&[ICONST_1, ISHL, ILOAD_0 + 2, IAND, ISTORE_0 + 3]); // i = (hash << 1) & mask
-    a.bind(lp, &[thread.clone(), objs.clone(), Int, Int], &[]);
-    a.raw(&[ALOAD_0 + 1, ILOAD_0 + 3, AALOAD, ASTORE, 4]); // key = table[i]
-    a.raw(&[ALOAD, 4, ALOAD_0]).branch(IF_ACMPNE, next);
-    a.raw(&[ALOAD_0 + 1, ILOAD_0 + 3, ICONST_1, IADD, AALOAD, ARETURN]); // table[i + 1]
-    let with_key = [thread.clone(), objs.clone(), Int, Int, object.clone()];
-    a.bind(next, &with_key, &[]);
-    a.raw(&[ALOAD, 4]).branch(IFNONNULL, advance);
+    a.raw(&[ALOAD_0 + 1, ARRAYLENGTH, ICONST_1, ISUB, ISTORE_0 + 2]); // mask = length - 1
+    a.raw(&[ALOAD_0])
+        .op16(INVOKESTATIC, identity)
+        .raw(&[ILOAD_0 + 2, IAND, ISTORE_0 + 3]); // i = hash & mask
+    a.bind(lp, &[thread.clone(), states.clone(), Int, Int], &[]);
+    a.raw(&[ALOAD_0 + 1, ILOAD_0 + 3, AALOAD, ASTORE, 4]); // s = table[i]
+    a.raw(&[ALOAD, 4])
+        .op16(GETFIELD, thread_field)
+        .raw(&[ALOAD_0])
+        .branch(IF_ACMPNE, next);
+    a.raw(&[ALOAD, 4, ARETURN]);
+    let with_state = [thread.clone(), states.clone(), Int, Int, state.clone()];
+    a.bind(next, &with_state, &[]);
+    a.raw(&[ALOAD, 4])
+        .op16(GETSTATIC, empty)
+        .branch(IF_ACMPNE, advance); // a tombstone or another thread's: go on
     a.raw(&[ALOAD_0])
         .op16(INVOKESTATIC, register)
-        .raw(&[ARETURN]); // first call
-    a.bind(advance, &with_key, &[]);
-    a.raw(&[ILOAD_0 + 3, ICONST_2, IADD, ILOAD_0 + 2, IAND, ISTORE_0 + 3]); // i = (i + 2) & mask
+        .raw(&[ASTORE, 4]); // the thread's first call
+    a.raw(&[ALOAD, 4]).branch(IFNONNULL, got);
+    a.op16(GETSTATIC, off).raw(&[ARETURN]); // not registered: not recorded
+    a.bind(
+        got,
+        &[thread.clone(), states.clone(), Int, Int, object.clone()],
+        &[],
+    );
+    a.raw(&[ALOAD, 4])
+        .op16(CHECKCAST, state_class)
+        .raw(&[ARETURN]);
+    a.bind(advance, &with_state, &[]);
+    a.raw(&[ILOAD_0 + 3, ICONST_1, IADD, ILOAD_0 + 2, IAND, ISTORE_0 + 3]); // i = (i + 1) & mask
     a.branch(GOTO, lp);
     let find_code = a.finish()?;
 
-    // enter(Object o, int m); locals: 0 o, 1 m, 2 s, 3 ct (caller's trace), 4 i, 5 ic, 6 t
+    // enter(State s, int m); locals: 0 s, 1 m, 2 ct (caller's trace), 3 i, 4 ic, 5 t
     let mut a = Asm::new();
-    let go = a.label();
     let slow = a.label();
     let count = a.label();
-    a.raw(&[ALOAD_0]).branch(IFNONNULL, go);
-    a.raw(&[ICONST_M1, IRETURN]); // off
-    a.bind(go, &[object.clone(), Int], &[]);
-    a.raw(&[ALOAD_0]).op16(CHECKCAST, state_class);
-    astore(&mut a, 2);
-    a.raw(&[ALOAD_0 + 2]).op16(GETFIELD, cur);
+    a.raw(&[ALOAD_0]).op16(GETFIELD, cur);
+    istore(&mut a, 2);
+    ic_index(&mut a, 2, 1, golden); // i = ((ct + 1) << 4) + ic_entry(m)
     istore(&mut a, 3);
-    ic_index(&mut a, 3, 1, golden); // i = ((ct + 1) << 4) + ic_entry(m)
-    istore(&mut a, 4);
-    a.raw(&[ALOAD_0 + 2]).op16(GETFIELD, ic_field);
-    astore(&mut a, 5);
-    aload(&mut a, 5);
-    iload(&mut a, 4);
+    a.raw(&[ALOAD_0]).op16(GETFIELD, ic_field);
+    astore(&mut a, 4);
+    aload(&mut a, 4);
+    iload(&mut a, 3);
     a.raw(&[IALOAD, ILOAD_0 + 1]).branch(IF_ICMPNE, slow); // ic[i] != m
-    aload(&mut a, 5);
-    iload(&mut a, 4);
+    aload(&mut a, 4);
+    iload(&mut a, 3);
     a.raw(&[ICONST_1, IADD, IALOAD]);
-    istore(&mut a, 6);
+    istore(&mut a, 5);
     a.branch(GOTO, count); // t = ic[i + 1]
-    let looked = [object.clone(), Int, state.clone(), Int, Int, ints.clone()];
+    let looked = [state.clone(), Int, Int, Int, ints.clone()];
     a.bind(slow, &looked, &[]);
-    a.raw(&[ALOAD_0 + 2, ILOAD_0 + 3, ILOAD_0 + 1])
+    a.raw(&[ALOAD_0, ILOAD_0 + 2, ILOAD_0 + 1])
         .op16(INVOKESTATIC, child);
-    istore(&mut a, 6);
+    istore(&mut a, 5);
     let mut found = looked.to_vec();
     found.push(Int);
     a.bind(count, &found, &[]);
-    a.raw(&[ALOAD_0 + 2]).op16(GETFIELD, calls);
-    iload(&mut a, 6);
+    a.raw(&[ALOAD_0]).op16(GETFIELD, calls);
+    iload(&mut a, 5);
     a.raw(&[ICONST_1, IADD, DUP2, LALOAD, LCONST_1, LADD, LASTORE]); // calls[t + 1]++
-    a.raw(&[ALOAD_0 + 2]);
-    iload(&mut a, 6);
+    a.raw(&[ALOAD_0]);
+    iload(&mut a, 5);
     a.op16(PUTFIELD, cur); // s.cur = t
-    a.raw(&[ILOAD_0 + 3, IRETURN]);
+    a.raw(&[ILOAD_0 + 2, IRETURN]);
     let enter = a.finish()?;
 
     // child(State s, int pt, int m); locals: 0 s, 1 pt, 2 m, 3 slot, 4 t, 5 ic, 6 i, 7 keys
     let mut a = Asm::new();
+    let go = a.label();
     let miss_label = a.label();
     let set = a.label();
+    a.raw(&[ALOAD_0]).op16(GETSTATIC, off).branch(IF_ACMPNE, go);
+    a.raw(&[ICONST_M1, IRETURN]); // off: nothing recorded
+    a.bind(go, &[state.clone(), Int, Int], &[]);
     a.raw(&[ILOAD_0 + 2])
         .op16(LDC_W, golden)
         .raw(&[IMUL, ILOAD_0 + 1])
@@ -461,53 +551,42 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
     a.raw(&[IRETURN]);
     let child_code = a.finish()?;
 
-    // caught(Object o, int ct, int m): s.cur = the method's own trace;
-    // locals: 0 o, 1 ct, 2 m, 3 s, 4 i, 5 ic, 6 t
+    // caught(State s, int ct, int m): s.cur = the method's own trace;
+    // locals: 0 s, 1 ct, 2 m, 3 i, 4 ic, 5 t
     let mut a = Asm::new();
-    let go = a.label();
     let slow = a.label();
     let set = a.label();
-    a.raw(&[ALOAD_0]).branch(IFNONNULL, go);
-    a.raw(&[RETURN]); // off
-    a.bind(go, &[object.clone(), Int, Int], &[]);
-    a.raw(&[ALOAD_0]).op16(CHECKCAST, state_class);
-    astore(&mut a, 3);
     ic_index(&mut a, 1, 2, golden);
-    istore(&mut a, 4);
-    a.raw(&[ALOAD_0 + 3]).op16(GETFIELD, ic_field);
-    astore(&mut a, 5);
-    aload(&mut a, 5);
-    iload(&mut a, 4);
+    istore(&mut a, 3);
+    a.raw(&[ALOAD_0]).op16(GETFIELD, ic_field);
+    astore(&mut a, 4);
+    aload(&mut a, 4);
+    iload(&mut a, 3);
     a.raw(&[IALOAD, ILOAD_0 + 2]).branch(IF_ICMPNE, slow); // ic[i] != m
-    aload(&mut a, 5);
-    iload(&mut a, 4);
+    aload(&mut a, 4);
+    iload(&mut a, 3);
     a.raw(&[ICONST_1, IADD, IALOAD]);
-    istore(&mut a, 6);
+    istore(&mut a, 5);
     a.branch(GOTO, set); // t = ic[i + 1]
-    let looked = [object.clone(), Int, Int, state.clone(), Int, ints.clone()];
+    let looked = [state.clone(), Int, Int, Int, ints.clone()];
     a.bind(slow, &looked, &[]);
-    a.raw(&[ALOAD_0 + 3, ILOAD_0 + 1, ILOAD_0 + 2])
+    a.raw(&[ALOAD_0, ILOAD_0 + 1, ILOAD_0 + 2])
         .op16(INVOKESTATIC, child);
-    istore(&mut a, 6);
+    istore(&mut a, 5);
     let mut found = looked.to_vec();
     found.push(Int);
     a.bind(set, &found, &[]);
-    a.raw(&[ALOAD_0 + 3]);
-    iload(&mut a, 6);
+    a.raw(&[ALOAD_0]);
+    iload(&mut a, 5);
     a.op16(PUTFIELD, cur); // s.cur = t
     a.raw(&[RETURN]);
     let caught = a.finish()?;
 
-    // exit(Object o, int p): s.cur = p
+    // exit(State s, int p): s.cur = p
     let mut a = Asm::new();
-    let end = a.label();
-    a.raw(&[ALOAD_0]).branch(IFNULL, end);
-    a.raw(&[ALOAD_0])
-        .op16(CHECKCAST, state_class)
-        .raw(&[ILOAD_0 + 1])
-        .op16(PUTFIELD, cur);
-    a.bind(end, &[object.clone(), Int], &[]);
-    a.raw(&[RETURN]);
+    a.raw(&[ALOAD_0, ILOAD_0 + 1])
+        .op16(PUTFIELD, cur)
+        .raw(&[RETURN]);
     let exit = a.finish()?;
 
     let public = ACC_PUBLIC | ACC_STATIC;
@@ -524,7 +603,7 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
             access: public,
             name: ENTER.as_bytes(),
             descriptor: ENTER_DESCRIPTOR,
-            body: Some((enter.0, enter.1, 6, 7)),
+            body: Some((enter.0, enter.1, 6, 6)),
             annotation: Some(FORCE_INLINE),
         },
         Method {
@@ -552,8 +631,15 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
             access: public,
             name: CAUGHT.as_bytes(),
             descriptor: CAUGHT_DESCRIPTOR,
-            body: Some((caught.0, caught.1, 3, 7)),
+            body: Some((caught.0, caught.1, 3, 6)),
             annotation: Some(DONT_INLINE),
+        },
+        Method {
+            access: ACC_STATIC,
+            name: b"<clinit>",
+            descriptor: b"()V",
+            body: Some((clinit.0, clinit.1, 4, 1)),
+            annotation: None,
         },
     ];
     for (native, desc) in NATIVES {
@@ -598,18 +684,23 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
             attributes,
         });
     }
-    let static_field =
-        |p: &mut Pool<'static>, fname: &str, desc: &[u8]| -> crate::Result<Member<'static>> {
-            Ok(Member {
-                access: ACC_PRIVATE | ACC_STATIC | ACC_VOLATILE,
-                name: p.add_utf8(fname.as_bytes())?,
-                descriptor: p.add_utf8(desc)?,
-                attributes: Vec::new(),
-            })
-        };
+    let static_field = |p: &mut Pool<'static>,
+                        access: u16,
+                        fname: &str,
+                        desc: &[u8]|
+     -> crate::Result<Member<'static>> {
+        Ok(Member {
+            access: ACC_PRIVATE | ACC_STATIC | access,
+            name: p.add_utf8(fname.as_bytes())?,
+            descriptor: p.add_utf8(desc)?,
+            attributes: Vec::new(),
+        })
+    };
     let fields = vec![
-        static_field(p, ENGAGED, b"Z")?,
-        static_field(p, TABLE, b"[Ljava/lang/Object;")?,
+        static_field(p, ACC_VOLATILE, ENGAGED, b"Z")?,
+        static_field(p, ACC_VOLATILE, TABLE, state_array_desc)?,
+        static_field(p, ACC_FINAL, EMPTY, state_desc)?,
+        static_field(p, ACC_FINAL, "off", state_desc)?,
     ];
     ClassFile {
         minor: 0,

@@ -156,8 +156,10 @@ struct Registry {
     table: Option<GlobalRef>,
     slots: usize,
     used: usize,
-    /// What a removed thread's slot holds, so probes go on past it.
+    /// What a removed thread's slot holds, so probes go on past it (a state of no thread).
     tombstone: Option<GlobalRef>,
+    /// What a free slot holds: the tracker's `empty` state.
+    empty: Option<GlobalRef>,
 }
 
 impl Registry {
@@ -187,6 +189,10 @@ const MAX_CACHE_BITS: u32 = 16;
 /// Traces a new state has room for; its arrays double as it needs.
 const FIRST_TRACES: usize = 16;
 
+/// Signatures of a state and of the tracker's table.
+const STATE_SIGNATURE: &std::ffi::CStr = c"Ljava/lang/HprofTrackerState;";
+const STATE_ARRAY_SIGNATURE: &std::ffi::CStr = c"[Ljava/lang/HprofTrackerState;";
+
 /// The state class and its fields (see `hprof_classfile::STATE_FIELDS`).
 #[derive(Debug)]
 struct StateClass {
@@ -200,6 +206,7 @@ struct StateClass {
     misses: FieldId,
     serial: FieldId,
     id: FieldId,
+    thread: FieldId,
 }
 
 impl StateClass {
@@ -229,6 +236,7 @@ impl StateClass {
             misses: ids[6],
             serial: ids[7],
             id: ids[8],
+            thread: ids[9],
         })
     }
 
@@ -251,7 +259,7 @@ impl StateClass {
     /// A new thread state (a local reference) for the thread with serial `serial` and
     /// registry id `id`: no current trace, room for [`FIRST_TRACES`] traces, a small hashed
     /// cache; under 2 KB, as virtual threads' carriers and short-lived threads can be many.
-    fn new_state(&self, jni: Jni, serial: u32, id: i32) -> Option<jobject> {
+    fn new_state(&self, jni: Jni, thread: jobject, serial: u32, id: i32) -> Option<jobject> {
         let state = jni.alloc_object(self.class.get())?;
         let ic = jni.new_int_array((IC_INTS * FIRST_TRACES) as i32)?;
         let calls = jni.new_long_array(FIRST_TRACES as i32)?;
@@ -262,6 +270,7 @@ impl StateClass {
         jni.set_int_field(state, self.cur, -1);
         jni.set_int_field(state, self.serial, serial as i32);
         jni.set_int_field(state, self.id, id);
+        jni.set_object_field(state, self.thread, thread);
         self.new_cache(jni, state, CACHE_BITS).then_some(state)
     }
 
@@ -465,7 +474,7 @@ impl CpuTimes {
         let Some(state) = self
             .state_class
             .get()
-            .and_then(|sc| sc.new_state(jni, serial, state_id))
+            .and_then(|sc| sc.new_state(jni, thread, serial, state_id))
         else {
             return std::ptr::null_mut();
         };
@@ -512,34 +521,33 @@ impl CpuTimes {
         self.rebuild(jni, registry);
     }
 
-    /// Puts thread `id` in the tracker's table: in place while the table is at most half
-    /// full (its state before its key, so no thread ever sees its key without its state),
-    /// else in a new, larger table.
+    /// Puts thread `id`'s state in the tracker's table: in place while the table is at most
+    /// half full, else in a new, larger table.
     fn insert(&self, jni: Jni, registry: &mut Registry, id: u64) {
         if registry.table.is_none() || (registry.used + 1) * 2 > registry.slots {
             self.rebuild(jni, registry);
             return;
         }
-        let (Some(table), Some(tombstone), Some(r)) =
-            (&registry.table, &registry.tombstone, registry.live.get(&id))
-        else {
+        let (Some(table), Some(empty), Some(tombstone), Some(r)) = (
+            &registry.table,
+            &registry.empty,
+            &registry.tombstone,
+            registry.live.get(&id),
+        ) else {
             return;
         };
-        let (table, tombstone) = (table.get(), tombstone.get());
+        let (table, empty, tombstone) = (table.get(), empty.get(), tombstone.get());
         let mask = registry.slots - 1;
         let mut slot = (r.hash as u32 as usize) & mask;
         let fresh = jni.with_local_frame(8, || {
             loop {
-                let key = jni.object_element(table, (slot * 2) as i32);
-                let empty = key.is_null();
-                let reusable = empty || jni.is_same_object(key, tombstone);
-                if !empty {
-                    jni.delete_local_ref(key);
-                }
+                let there = jni.object_element(table, slot as i32);
+                let free = jni.is_same_object(there, empty);
+                let reusable = free || jni.is_same_object(there, tombstone);
+                jni.delete_local_ref(there);
                 if reusable {
-                    jni.set_object_element(table, (slot * 2 + 1) as i32, r.state.get());
-                    jni.set_object_element(table, (slot * 2) as i32, r.thread.get());
-                    return empty;
+                    jni.set_object_element(table, slot as i32, r.state.get());
+                    return free;
                 }
                 slot = (slot + 1) & mask;
             }
@@ -555,22 +563,28 @@ impl CpuTimes {
     /// Takes thread `id` out of the tracker's table (its slot becomes a tombstone).
     fn forget(&self, jni: Jni, registry: &Registry, slot: usize) {
         if let (Some(table), Some(tombstone)) = (&registry.table, &registry.tombstone) {
-            jni.set_object_element(table.get(), (slot * 2) as i32, tombstone.get());
-            jni.set_object_element(table.get(), (slot * 2 + 1) as i32, std::ptr::null_mut());
+            jni.set_object_element(table.get(), slot as i32, tombstone.get());
         }
     }
 
     /// Makes a new table, four slots per live thread, and publishes it.
     fn rebuild(&self, jni: Jni, registry: &mut Registry) {
-        let Some(class) = self.tracker.get() else {
+        let (Some(class), Some(sc)) = (self.tracker.get(), self.state_class.get()) else {
             return;
         };
         let slots = (registry.live.len() * 4).max(16).next_power_of_two();
         jni.with_local_frame(16, || {
-            if registry.tombstone.is_none() {
-                registry.tombstone = jni.new_object_array(0).and_then(|t| jni.global(t));
+            if registry.empty.is_none() {
+                let empty = jni.static_object(class.get(), c"empty", STATE_SIGNATURE);
+                registry.empty = (!empty.is_null()).then(|| jni.new_global_ref(empty));
             }
-            let Some(table) = jni.new_object_array((slots * 2) as i32) else {
+            if registry.tombstone.is_none() {
+                registry.tombstone = jni.alloc_object(sc.class.get()).and_then(|t| jni.global(t));
+            }
+            let Some(empty) = &registry.empty else {
+                return;
+            };
+            let Some(table) = jni.new_array_of(sc.class.get(), slots as i32, empty.get()) else {
                 return;
             };
             let mut used = vec![false; slots];
@@ -581,10 +595,9 @@ impl CpuTimes {
                 }
                 used[slot] = true;
                 r.slot = slot;
-                jni.set_object_element(table, (slot * 2) as i32, r.thread.get());
-                jni.set_object_element(table, (slot * 2 + 1) as i32, r.state.get());
+                jni.set_object_element(table, slot as i32, r.state.get());
             }
-            if !jni.set_static_object(class.get(), c"table", c"[Ljava/lang/Object;", table) {
+            if !jni.set_static_object(class.get(), c"table", STATE_ARRAY_SIGNATURE, table) {
                 return;
             }
             if let Some(old) = registry.table.take() {
@@ -593,6 +606,25 @@ impl CpuTimes {
             registry.table = jni.global(table);
             registry.slots = slots;
             registry.used = registry.live.len();
+        });
+    }
+
+    /// Publishes a table with no thread in it: every probe then finds the tracker off.
+    fn clear_table(&self, jni: Jni) {
+        let (Some(class), Some(sc), Ok(registry)) = (
+            self.tracker.get(),
+            self.state_class.get(),
+            self.registry.lock(),
+        ) else {
+            return;
+        };
+        let Some(empty) = &registry.empty else {
+            return;
+        };
+        jni.with_local_frame(4, || {
+            if let Some(table) = jni.new_array_of(sc.class.get(), 1, empty.get()) {
+                jni.set_static_object(class.get(), c"table", STATE_ARRAY_SIGNATURE, table);
+            }
         });
     }
 
@@ -1165,6 +1197,7 @@ impl Engine for CpuTimes {
     fn stop(&self, ctx: &Context) {
         if let Some(jni) = ctx.vm.jni() {
             let _ = self.set_engaged(jni, false);
+            self.clear_table(jni);
         }
         self.ticker.stop();
     }

@@ -1071,6 +1071,40 @@ impl Jni {
         (!a.is_null() && !self.take_exception()).then_some(a)
     }
 
+    /// A new array of `len` elements of `class`, each `fill`.
+    pub fn new_array_of(self, class: jclass, len: i32, fill: jobject) -> Option<jobject> {
+        let a = jni!(self, NewObjectArray, len, class, fill)?;
+        (!a.is_null() && !self.take_exception()).then_some(a)
+    }
+
+    /// The static reference field `name` (of type `signature`) of `class` (a local
+    /// reference, or null).
+    pub fn static_object(
+        self,
+        class: jclass,
+        name: &std::ffi::CStr,
+        signature: &std::ffi::CStr,
+    ) -> jobject {
+        let Some(field) = jni!(
+            self,
+            GetStaticFieldID,
+            class,
+            name.as_ptr(),
+            signature.as_ptr()
+        ) else {
+            return ptr::null_mut();
+        };
+        if field.is_null() {
+            self.clear_exception();
+            return ptr::null_mut();
+        }
+        let value = jni!(self, GetStaticObjectField, class, field).unwrap_or(ptr::null_mut());
+        if self.take_exception() {
+            return ptr::null_mut();
+        }
+        value
+    }
+
     /// Element `index` of an object array (a local reference, null for null).
     pub fn object_element(self, array: jobject, index: i32) -> jobject {
         let e = jni!(self, GetObjectArrayElement, array, index).unwrap_or(ptr::null_mut());
