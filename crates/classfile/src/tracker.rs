@@ -414,7 +414,7 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
     let advance = a.label();
     a.op16(GETSTATIC, engaged).branch(IFNE, go);
     a.op16(GETSTATIC, off).raw(&[ARETURN]);
-    a.bind(go, &[thread.clone()], &[]);
+    a.bind(go, std::slice::from_ref(&thread), &[]);
     a.op16(GETSTATIC, table).raw(&[ASTORE_0 + 1]);
     a.raw(&[ALOAD_0 + 1, ARRAYLENGTH, ICONST_1, ISUB, ISTORE_0 + 2]); // mask = length - 1
     a.raw(&[ALOAD_0])
