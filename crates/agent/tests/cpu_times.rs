@@ -1,5 +1,5 @@
 //! cpu=times and cpu=old on real JVMs: exact call counts of a program whose calls are known,
-//! CPU (not wall) time, exceptions unwinding the shadow stack, per-thread traces, the old
+//! CPU (not wall) time, exceptions closing the frames they leave, per-thread traces, the old
 //! layout, and the rewriter's output passing the verifier for every JDK class and running a
 //! corpus of tricky bytecode unchanged.
 
@@ -44,7 +44,7 @@ fn call_counts_are_exact_on_every_jdk() {
         assert_eq!(t.calls("CallCounts.workerLoop"), 4, "JDK {v}");
         assert_eq!(t.calls("CallCounts.deep"), 2001, "JDK {v}");
         assert_eq!(t.calls("CallCounts.main"), 1, "JDK {v}");
-        // Exceptions unwound the shadow stack: afterCatch is always called from catcher,
+        // Exceptions closed the frames they left: afterCatch is always called from catcher,
         // never from a thrower frame the exception left behind.
         for row in t
             .rows
