@@ -333,6 +333,8 @@ pub struct CpuTimes {
     methods_failed: AtomicU64,
     /// Traces not kept because the table was full.
     dropped: AtomicU32,
+    /// Calls of `miss`: traces the threads' caches did not have.
+    lookups: AtomicU64,
 }
 
 static STATE: OnceLock<(&'static Context, &'static CpuTimes)> = OnceLock::new();
@@ -372,6 +374,7 @@ impl CpuTimes {
             methods_instrumented: AtomicU64::new(0),
             methods_failed: AtomicU64::new(0),
             dropped: AtomicU32::new(0),
+            lookups: AtomicU64::new(0),
         }
     }
 
@@ -681,6 +684,7 @@ impl CpuTimes {
         if state.is_null() || method <= 0 {
             return -1;
         }
+        self.lookups.fetch_add(1, Ordering::Relaxed);
         let Ok(mut registry) = self.registry.lock() else {
             return -1;
         };
@@ -1166,10 +1170,11 @@ impl CpuTimes {
             return;
         }
         eprintln!(
-            "HPROF: cpu=times rewrote {} classes ({} methods, {} left as they were); {} traces dropped (table full)",
+            "HPROF: cpu=times rewrote {} classes ({} methods, {} left as they were); {} traces looked up by the agent (not in the threads' caches); {} traces dropped (table full)",
             self.classes_instrumented.load(Ordering::Relaxed),
             self.methods_instrumented.load(Ordering::Relaxed),
             self.methods_failed.load(Ordering::Relaxed),
+            self.lookups.load(Ordering::Relaxed),
             self.dropped.load(Ordering::Relaxed)
         );
     }
