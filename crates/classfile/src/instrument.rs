@@ -146,7 +146,8 @@ pub fn instrument(
     }
     let class_name = cf.name().to_vec();
     let code_name = cf.pool.add_utf8(b"Code").ok();
-    let mut refs: Option<[u16; 4]> = None;
+    let mut refs: Option<[u16; 3]> = None;
+    let mut caught: Option<u16> = None;
     for index in 0..cf.methods.len() {
         let m = &cf.methods[index];
         if m.access & (ACC_ABSTRACT | ACC_NATIVE) != 0 {
@@ -168,29 +169,45 @@ pub fn instrument(
             index,
         };
         let Some(mid) = id(&method) else { continue };
-        let r = match refs {
-            Some(r) => r,
-            None => {
-                let mut add = |n: &[u8], d: &[u8]| cf.pool.add_member(false, probes.tracker, n, d);
-                match (
-                    add(probes.state, STATE_DESCRIPTOR),
-                    add(probes.enter, ENTER_DESCRIPTOR),
-                    add(probes.exit, EXIT_DESCRIPTOR),
-                    add(probes.caught, CAUGHT_DESCRIPTOR),
-                ) {
-                    (Ok(s), Ok(a), Ok(b), Ok(c)) => {
-                        refs = Some([s, a, b, c]);
-                        [s, a, b, c]
-                    }
-                    _ => {
-                        outcome
-                            .failed
-                            .push((describe(&name, &descriptor), "constant pool full".into()));
-                        break;
-                    }
-                }
-            }
+        // The `caught` probe's constant is added only to classes with exception handlers: each
+        // constant the class gains costs the JVM a search when it retransforms the class.
+        let data = &m.attributes[code_at].data;
+        let code_len = if data.len() >= 8 {
+            u32_at(data, 4) as usize
+        } else {
+            0
         };
+        let has_handlers = data
+            .get(8 + code_len..10 + code_len)
+            .is_some_and(|n| n != [0, 0]);
+        let mut add = |n: &[u8], d: &[u8]| cf.pool.add_member(false, probes.tracker, n, d);
+        let r = match refs {
+            Some(r) => Ok(r),
+            None => match (
+                add(probes.state, STATE_DESCRIPTOR),
+                add(probes.enter, ENTER_DESCRIPTOR),
+                add(probes.exit, EXIT_DESCRIPTOR),
+            ) {
+                (Ok(s), Ok(a), Ok(b)) => Ok([s, a, b]),
+                (Err(e), ..) | (_, Err(e), _) | (.., Err(e)) => Err(e),
+            },
+        };
+        let c = match caught {
+            Some(c) => Ok(c),
+            None if has_handlers => add(probes.caught, CAUGHT_DESCRIPTOR),
+            None => Ok(0),
+        };
+        let (Ok([s, a, b]), Ok(c)) = (r, c) else {
+            outcome
+                .failed
+                .push((describe(&name, &descriptor), "constant pool full".into()));
+            break;
+        };
+        refs = Some([s, a, b]);
+        if c != 0 {
+            caught = Some(c);
+        }
+        let r = [s, a, b, c];
         match rewrite_method(&mut cf, index, code_at, mid, r) {
             Ok(body) => {
                 cf.methods[index].attributes[code_at].data = std::borrow::Cow::Owned(body);

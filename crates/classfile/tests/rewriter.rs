@@ -294,7 +294,8 @@ fn probes_sit_at_entry_and_before_each_return() {
             0xac, // iload_0, aload_1, iload_2, exit, ireturn
         ]
     );
-    // No handler is added.
+    // No handler is added, nor the `caught` probe's constant (the class has no handler).
+    assert!(!new.windows(6).any(|w| w == b"caught"));
     let cf = ClassFile::parse(&new).unwrap();
     let m = cf
         .methods
@@ -341,6 +342,7 @@ fn handlers_start_with_the_caught_probe_and_their_ranges_leave_it_out() {
     let main = main_printing("Caught", &[0, 5, 0], &mut pool);
     let original = class("Caught", vec![f, main], &mut pool);
     let new = instrumented(&original);
+    assert!(new.windows(6).any(|w| w == b"caught"));
     let cf = ClassFile::parse(&new).unwrap();
     let m = cf
         .methods
