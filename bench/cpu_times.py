@@ -17,6 +17,7 @@ from cpu_samples import interleaved, prepare, raw_runs, timed, write_section  # 
 
 SECTION = "## cpu=times overhead"
 CALLBENCH_ITERATIONS = 2000
+LONG_ITERATIONS = 6000  # a longer CallBench run: the difference from the short one is steady state
 TARGET_RATIO = 3.0  # from the issue: cpu=times at most 3x on call-heavy code
 
 
@@ -45,9 +46,11 @@ def main():
         "hprof cpu=times": [f"-agentpath:{agent}=cpu=times,file={work}/times.txt"],
         "hprof cpu=samples": [f"-agentpath:{agent}=cpu=samples,interval=10,file={work}/samples.txt"],
     }
-    callbench = lambda flags: ["java", *flags, "-cp", str(classes), "bench.CallBench", str(CALLBENCH_ITERATIONS)]
+    callbench_of = lambda n: (lambda flags: ["java", *flags, "-cp", str(classes), "bench.CallBench", str(n)])
+    callbench = callbench_of(CALLBENCH_ITERATIONS)
     call_workload = f"CallBench {CALLBENCH_ITERATIONS} iterations (call-heavy)"
-    workloads = {call_workload: callbench, javac_name: javac}
+    long_workload = f"CallBench {LONG_ITERATIONS} iterations"
+    workloads = {call_workload: callbench, long_workload: callbench_of(LONG_ITERATIONS), javac_name: javac}
     results = interleaved(workloads, profilers, args.runs, work)
     assert "CPU TIME (ms) END" in (work / "times.txt").read_text()
     assert "CPU SAMPLES END" in (work / "samples.txt").read_text()
@@ -80,6 +83,15 @@ def main():
     lines += ["", f"Target from the issue: cpu=times ≤ {TARGET_RATIO:g}× on call-heavy code. CallBench: {t / base:.2f}×, {met}.",
               "", f"Calls recorded by cpu=times in one more CallBench run (`cutoff=0`, sum of the count column): "
               f"{calls:,}; ({t:.3f} s − {base:.3f} s) / calls = **{(t - base) * 1e9 / calls:.1f} ns per call**."]
+    # Steady state: the extra iterations of the long run, with and without the agent (start-up,
+    # JIT warm-up and exit cancel out).
+    extra = {name: statistics.median(results[long_workload][name]) - statistics.median(results[call_workload][name])
+             for name in ("no agent", "hprof cpu=times")}
+    per_iteration = {name: t * 1000 / (LONG_ITERATIONS - CALLBENCH_ITERATIONS) for name, t in extra.items()}
+    lines += ["", f"Steady state ({LONG_ITERATIONS} against {CALLBENCH_ITERATIONS} iterations, medians): "
+              f"{per_iteration['no agent']:.3f} ms per iteration without the agent, "
+              f"{per_iteration['hprof cpu=times']:.3f} ms with `cpu=times`: "
+              f"**{extra['hprof cpu=times'] / extra['no agent']:.2f}×** once started."]
     s0 = statistics.median(startup["no agent"])
     s1 = statistics.median(startup["hprof cpu=times"])
     lines += ["", f"Start-up: `java -version` median of 10: {s0 * 1000:.0f} ms without the agent, {s1 * 1000:.0f} ms with "

@@ -148,6 +148,7 @@ pub struct Insn {
 pub mod op {
     #![allow(missing_docs)]
     pub const NOP: u8 = 0x00;
+    pub const BIPUSH: u8 = 0x10;
     pub const SIPUSH: u8 = 0x11;
     pub const DUP: u8 = 0x59;
     pub const LDC_W: u8 = 0x13;

@@ -19,7 +19,8 @@ use crate::interp::{Flow, Interp, State};
 
 /// The tracker methods the rewriter calls. At entry, `static Object state()` (the calling
 /// thread's state, kept in a new local variable) and `static int enter(Object state, int
-/// method)` (the caller's trace, kept in a second new local); before each return `static void
+/// method, int entry)` (the caller's trace, kept in a second new local; `entry` is
+/// [`crate::ic_entry`]`(method)`, a constant); before each return `static void
 /// exit(Object state, int callerTrace)`; at the start of each exception handler `static void
 /// caught(Object state, int callerTrace, int method)`, which makes the method's own trace
 /// current again.
@@ -94,10 +95,10 @@ impl Probe {
         Probe::local_len(self.slot) + Probe::local_len(self.slot + 1)
     }
 
-    /// Entry: `invokestatic state`, `dup`, `astore slot`, `sipush`/`ldc_w m`,
+    /// Entry: `invokestatic state`, `dup`, `astore slot`, `sipush`/`ldc_w m`, `bipush e`,
     /// `invokestatic enter`, `istore slot+1`.
     fn enter_len(self) -> u32 {
-        10 + self.locals_len()
+        12 + self.locals_len()
     }
 
     /// Before a return: `aload slot`, `iload slot+1`, `invokestatic exit`.
@@ -395,13 +396,13 @@ fn rewrite_method(
     let descriptor = cf.pool.utf8(m.descriptor)?.to_vec();
     let this_class = cf.name().to_vec();
     let with_frames = cf.major >= 50;
-    // The exit probe pushes two words over a return value; the caught probe three over the
-    // exception.
+    // The entry probe pushes three words (state, number, cache entry); the exit probe two
+    // over a return value; the caught probe three over the exception.
     let max_stack = code
         .max_stack
         .checked_add(2)
         .ok_or_else(|| Error::new(0, "max_stack would overflow"))?
-        .max(if code.handlers.is_empty() { 2 } else { 4 });
+        .max(if code.handlers.is_empty() { 3 } else { 4 });
     // The tracker state and the caller's trace live in two new locals after the method's own.
     let slot = code.max_locals;
     let max_locals = slot
@@ -478,6 +479,8 @@ fn rewrite_method(
     probe.local(&mut out, Access::StoreState);
     out.push(mid_operand.0);
     put_u16(&mut out, mid_operand.1);
+    // The method's entry in inline caches, as a constant: the JIT then adds it as one.
+    out.extend_from_slice(&[op::BIPUSH, crate::tracker::ic_entry(mid as i32) as u8]);
     invoke(&mut out, enter);
     probe.local(&mut out, Access::StoreTrace);
     debug_assert_eq!(out.len() as u32, probe.enter_len());

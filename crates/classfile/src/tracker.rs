@@ -52,8 +52,9 @@ pub const EXIT: &str = "exit";
 pub const CAUGHT: &str = "caught";
 /// Descriptor of `state`.
 pub const STATE_DESCRIPTOR: &[u8] = b"()Ljava/lang/HprofTrackerState;";
-/// Descriptor of `enter`: the state, the method's number; returns the caller's trace.
-pub const ENTER_DESCRIPTOR: &[u8] = b"(Ljava/lang/HprofTrackerState;I)I";
+/// Descriptor of `enter`: the state, the method's number and its [`ic_entry`]; returns the
+/// caller's trace.
+pub const ENTER_DESCRIPTOR: &[u8] = b"(Ljava/lang/HprofTrackerState;II)I";
 /// Descriptor of `exit`: the state and the trace `enter` returned.
 pub const EXIT_DESCRIPTOR: &[u8] = b"(Ljava/lang/HprofTrackerState;I)V";
 /// Descriptor of `caught`: the state, the trace `enter` returned and the method's number.
@@ -450,39 +451,49 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
     a.branch(GOTO, lp);
     let find_code = a.finish()?;
 
-    // enter(State s, int m); locals: 0 s, 1 m, 2 ct (caller's trace), 3 i, 4 ic, 5 t
+    // enter(State s, int m, int e); locals: 0 s, 1 m, 2 e, 3 ct (caller's trace), 4 i, 5 ic,
+    // 6 t. `e` is ic_entry(m), a constant the caller passes (the JIT does not always fold the
+    // multiplication when it inlines the probe).
     let mut a = Asm::new();
     let slow = a.label();
     let count = a.label();
     a.raw(&[ALOAD_0]).op16(GETFIELD, cur);
-    istore(&mut a, 2);
-    ic_index(&mut a, 2, 1, golden); // i = ((ct + 1) << 4) + ic_entry(m)
     istore(&mut a, 3);
+    a.raw(&[
+        ILOAD_0 + 3,
+        ICONST_1,
+        IADD,
+        ICONST_4,
+        ISHL,
+        ILOAD_0 + 2,
+        IADD,
+    ]); // i
+    istore(&mut a, 4);
     a.raw(&[ALOAD_0]).op16(GETFIELD, ic_field);
-    astore(&mut a, 4);
-    aload(&mut a, 4);
-    iload(&mut a, 3);
+    astore(&mut a, 5);
+    aload(&mut a, 5);
+    iload(&mut a, 4);
     a.raw(&[IALOAD, ILOAD_0 + 1]).branch(IF_ICMPNE, slow); // ic[i] != m
-    aload(&mut a, 4);
-    iload(&mut a, 3);
+    aload(&mut a, 5);
+    iload(&mut a, 4);
     a.raw(&[ICONST_1, IADD, IALOAD]);
-    istore(&mut a, 5);
+    istore(&mut a, 6);
     a.branch(GOTO, count); // t = ic[i + 1]
-    let looked = [state.clone(), Int, Int, Int, ints.clone()];
+    let looked = [state.clone(), Int, Int, Int, Int, ints.clone()];
     a.bind(slow, &looked, &[]);
-    a.raw(&[ALOAD_0, ILOAD_0 + 2, ILOAD_0 + 1])
+    a.raw(&[ALOAD_0, ILOAD_0 + 3, ILOAD_0 + 1])
         .op16(INVOKESTATIC, child);
-    istore(&mut a, 5);
+    istore(&mut a, 6);
     let mut found = looked.to_vec();
     found.push(Int);
     a.bind(count, &found, &[]);
     a.raw(&[ALOAD_0]).op16(GETFIELD, calls);
-    iload(&mut a, 5);
+    iload(&mut a, 6);
     a.raw(&[ICONST_1, IADD, DUP2, LALOAD, LCONST_1, LADD, LASTORE]); // calls[t + 1]++
     a.raw(&[ALOAD_0]);
-    iload(&mut a, 5);
+    iload(&mut a, 6);
     a.op16(PUTFIELD, cur); // s.cur = t
-    a.raw(&[ILOAD_0 + 2, IRETURN]);
+    a.raw(&[ILOAD_0 + 3, IRETURN]);
     let enter = a.finish()?;
 
     // child(State s, int pt, int m); locals: 0 s, 1 pt, 2 m, 3 slot, 4 t, 5 ic, 6 i, 7 keys
@@ -603,7 +614,7 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
             access: public,
             name: ENTER.as_bytes(),
             descriptor: ENTER_DESCRIPTOR,
-            body: Some((enter.0, enter.1, 6, 6)),
+            body: Some((enter.0, enter.1, 6, 7)),
             annotation: Some(FORCE_INLINE),
         },
         Method {

@@ -278,8 +278,9 @@ fn probes_sit_at_entry_and_before_each_return() {
             op::DUP,
             0x4c, // state, dup, astore_1
             op::SIPUSH,
+            op::BIPUSH,
             op::INVOKESTATIC,
-            0x3d, // enter, istore_2
+            0x3d, // the method's number and cache entry, enter, istore_2
             0x1a,
             0x9a, // iload_0, ifne
             0x04,
@@ -304,18 +305,54 @@ fn probes_sit_at_entry_and_before_each_return() {
         .unwrap();
     let code_attr = cf.attribute(&m.attributes, "Code").unwrap();
     assert!(Code::parse(&code_attr.data, 0).unwrap().handlers.is_empty());
-    // The branch still lands on `iload_0`, moved by the entry probe (12 bytes) and the
+    // The branch still lands on `iload_0`, moved by the entry probe (14 bytes) and the
     // first exit probe (5).
     assert_eq!(
-        insns[7].kind,
+        insns[8].kind,
         Kind::Branch {
-            target: 23,
+            target: 25,
             wide: false
         }
     );
-    assert_eq!(insns[13].at, 23);
-    // The entry probe carries the method's number.
-    assert_eq!(&code[5..8], &[op::SIPUSH, 0, 1]);
+    assert_eq!(insns[14].at, 25);
+    // The entry probe carries the method's number and its inline cache entry.
+    assert_eq!(
+        &code[5..10],
+        &[
+            op::SIPUSH,
+            0,
+            1,
+            op::BIPUSH,
+            hprof_classfile::ic_entry(1) as u8
+        ]
+    );
+}
+
+#[test]
+fn a_method_without_operands_gets_room_for_the_entry_probe() {
+    // static void g() { nop; return; }: max_stack 0, but the entry probe pushes three words.
+    let mut pool = Pool::empty();
+    let g = Method {
+        name: "g",
+        descriptor: "()V",
+        max_stack: 0,
+        max_locals: 0,
+        code: vec![op::NOP, op::RETURN],
+        frames: Vec::new(),
+        handlers: Vec::new(),
+    };
+    let original = class("NoOperands", vec![g], &mut pool);
+    let new = instrumented(&original);
+    let cf = ClassFile::parse(&new).unwrap();
+    let m = cf
+        .methods
+        .iter()
+        .find(|m| cf.pool.utf8(m.name).unwrap() == b"g")
+        .unwrap();
+    let code_attr = cf.attribute(&m.attributes, "Code").unwrap();
+    let code = Code::parse(&code_attr.data, 0).unwrap();
+    assert_eq!(code.max_stack, 3);
+    assert_eq!(code.max_locals, 2);
 }
 
 #[test]
@@ -466,9 +503,9 @@ fn a_branch_pushed_past_32_kb_is_widened_and_still_verifies() {
     let original = class("Widen", vec![f, main], &mut pool);
     let new = instrumented(&original);
     let insns = decode(&code_of(&new, "f")).unwrap();
-    // After the entry probe's six instructions and iload_0, ifeq became ifne +8; goto_w FAR.
-    assert_eq!(insns[7].op, 0x9a);
-    assert_eq!(insns[8].op, op::GOTO_W);
+    // After the entry probe's seven instructions and iload_0, ifeq became ifne +8; goto_w FAR.
+    assert_eq!(insns[8].op, 0x9a);
+    assert_eq!(insns[9].op, op::GOTO_W);
     let (plain, traced) = run_both("Widen", &original);
     assert_eq!(plain, "-1\n100\n150\n199\n5000\n");
     assert_eq!(traced, plain);
@@ -542,8 +579,8 @@ fn methods_can_be_skipped_and_big_numbers_use_the_pool() {
     let outcome = instrument(&bytes, &PROBES, |_| Some(1_000_000)).unwrap();
     let new = outcome.bytes.unwrap();
     let code = code_of(&new, "enter");
-    // enter has 6 locals: invokestatic state, dup, astore 6, then the number.
-    assert_eq!(&code[3..6], &[op::DUP, 0x3a, 6]);
+    // enter has 7 locals: invokestatic state, dup, astore 7, then the number.
+    assert_eq!(&code[3..6], &[op::DUP, 0x3a, 7]);
     assert_eq!(code[6], op::LDC_W);
     let cf = ClassFile::parse(&new).unwrap();
     let index = u16::from_be_bytes([code[7], code[8]]);
