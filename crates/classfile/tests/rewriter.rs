@@ -186,14 +186,19 @@ fn instrumented(bytes: &[u8]) -> Vec<u8> {
 
 /// The code of method `name`.
 fn code_of(bytes: &[u8], name: &str) -> Vec<u8> {
+    let data = code_attribute(bytes, name);
+    Code::parse(&data, 0).unwrap().code.to_vec()
+}
+
+/// The Code attribute of method `name` (for `Code::parse`).
+fn code_attribute(bytes: &[u8], name: &str) -> Vec<u8> {
     let cf = ClassFile::parse(bytes).unwrap();
     let m = cf
         .methods
         .iter()
         .find(|m| cf.pool.utf8(m.name).unwrap() == name.as_bytes())
         .unwrap();
-    let code = cf.attribute(&m.attributes, "Code").unwrap();
-    Code::parse(&code.data, 0).unwrap().code.to_vec()
+    cf.attribute(&m.attributes, "Code").unwrap().data.to_vec()
 }
 
 /// Runs `class` from `dir` with -Xverify:all and the tracker class patched into java.base
@@ -297,14 +302,8 @@ fn probes_sit_at_entry_and_before_each_return() {
     );
     // No handler is added, nor the `caught` probe's constant (the class has no handler).
     assert!(!new.windows(6).any(|w| w == b"caught"));
-    let cf = ClassFile::parse(&new).unwrap();
-    let m = cf
-        .methods
-        .iter()
-        .find(|m| cf.pool.utf8(m.name).unwrap() == b"f")
-        .unwrap();
-    let code_attr = cf.attribute(&m.attributes, "Code").unwrap();
-    assert!(Code::parse(&code_attr.data, 0).unwrap().handlers.is_empty());
+    let code_attr = code_attribute(&new, "f");
+    assert!(Code::parse(&code_attr, 0).unwrap().handlers.is_empty());
     // The branch still lands on `iload_0`, moved by the entry probe (14 bytes) and the
     // first exit probe (5).
     assert_eq!(
@@ -343,14 +342,8 @@ fn a_method_without_operands_gets_room_for_the_entry_probe() {
     };
     let original = class("NoOperands", vec![g], &mut pool);
     let new = instrumented(&original);
-    let cf = ClassFile::parse(&new).unwrap();
-    let m = cf
-        .methods
-        .iter()
-        .find(|m| cf.pool.utf8(m.name).unwrap() == b"g")
-        .unwrap();
-    let code_attr = cf.attribute(&m.attributes, "Code").unwrap();
-    let code = Code::parse(&code_attr.data, 0).unwrap();
+    let code_attr = code_attribute(&new, "g");
+    let code = Code::parse(&code_attr, 0).unwrap();
     assert_eq!(code.max_stack, 3);
     assert_eq!(code.max_locals, 2);
 }
@@ -380,14 +373,8 @@ fn handlers_start_with_the_caught_probe_and_their_ranges_leave_it_out() {
     let original = class("Caught", vec![f, main], &mut pool);
     let new = instrumented(&original);
     assert!(new.windows(6).any(|w| w == b"caught"));
-    let cf = ClassFile::parse(&new).unwrap();
-    let m = cf
-        .methods
-        .iter()
-        .find(|m| cf.pool.utf8(m.name).unwrap() == b"f")
-        .unwrap();
-    let code_attr = cf.attribute(&m.attributes, "Code").unwrap();
-    let code = Code::parse(&code_attr.data, 0).unwrap();
+    let code_attr = code_attribute(&new, "f");
+    let code = Code::parse(&code_attr, 0).unwrap();
     let insns = decode(code.code).unwrap();
     // The state and trace locals are 2 and 3; the handler (after the entry probe, the four
     // instructions of the try block and the exit probe) starts with the caught probe.

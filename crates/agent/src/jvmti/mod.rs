@@ -1028,15 +1028,32 @@ impl Jni {
         Some(class)
     }
 
-    /// Sets the static boolean field `name` of `class`.
-    pub fn set_static_boolean(self, class: jclass, name: &std::ffi::CStr, value: bool) -> bool {
-        let Some(field) = jni!(self, GetStaticFieldID, class, name.as_ptr(), c"Z".as_ptr()) else {
-            return false;
-        };
+    /// The ID of static field `name` (of type `signature`) of `class`.
+    fn static_field_id(
+        self,
+        class: jclass,
+        name: &std::ffi::CStr,
+        signature: &std::ffi::CStr,
+    ) -> Option<sys::jfieldID> {
+        let field = jni!(
+            self,
+            GetStaticFieldID,
+            class,
+            name.as_ptr(),
+            signature.as_ptr()
+        )?;
         if field.is_null() {
             self.clear_exception();
-            return false;
+            return None;
         }
+        Some(field)
+    }
+
+    /// Sets the static boolean field `name` of `class`.
+    pub fn set_static_boolean(self, class: jclass, name: &std::ffi::CStr, value: bool) -> bool {
+        let Some(field) = self.static_field_id(class, name, c"Z") else {
+            return false;
+        };
         jni!(self, SetStaticBooleanField, class, field, u8::from(value));
         true
     }
@@ -1085,19 +1102,9 @@ impl Jni {
         name: &std::ffi::CStr,
         signature: &std::ffi::CStr,
     ) -> jobject {
-        let Some(field) = jni!(
-            self,
-            GetStaticFieldID,
-            class,
-            name.as_ptr(),
-            signature.as_ptr()
-        ) else {
+        let Some(field) = self.static_field_id(class, name, signature) else {
             return ptr::null_mut();
         };
-        if field.is_null() {
-            self.clear_exception();
-            return ptr::null_mut();
-        }
         let value = jni!(self, GetStaticObjectField, class, field).unwrap_or(ptr::null_mut());
         if self.take_exception() {
             return ptr::null_mut();
@@ -1234,19 +1241,9 @@ impl Jni {
         signature: &std::ffi::CStr,
         value: jobject,
     ) -> bool {
-        let Some(field) = jni!(
-            self,
-            GetStaticFieldID,
-            class,
-            name.as_ptr(),
-            signature.as_ptr()
-        ) else {
+        let Some(field) = self.static_field_id(class, name, signature) else {
             return false;
         };
-        if field.is_null() {
-            self.clear_exception();
-            return false;
-        }
         jni!(self, SetStaticObjectField, class, field, value);
         !self.take_exception()
     }
