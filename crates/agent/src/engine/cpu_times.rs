@@ -674,9 +674,9 @@ impl CpuTimes {
 
     /// `HprofTracker.miss(state, method, parent)`: the local trace of `method` called under
     /// the frame whose local trace is `parent` (-1: none), put in the thread's hashed cache,
-    /// with room made for it in the thread's arrays; -1 if it cannot be recorded. A thread whose cache
-    /// misses more than four times its size gets a cache four times larger (up to
-    /// `1 << MAX_CACHE_BITS` entries), so big programs keep their traces cached.
+    /// with room made for it in the thread's arrays; -1 if it cannot be recorded. A thread
+    /// whose cache misses more than four times its size gets a cache four times larger (up
+    /// to `1 << MAX_CACHE_BITS` entries), so big programs keep their traces cached.
     pub fn miss(&self, ctx: &Context, jni: Jni, state: jobject, method: i32, parent: i32) -> i32 {
         let Some(sc) = self.state_class.get() else {
             return -1;
