@@ -60,6 +60,14 @@ def main():
     calls = counted_calls(work / "calls.txt")
     assert calls > 0
 
+    # What the JIT spends on the rewritten code: one more javac run each way with -XX:+CITime.
+    c2 = {}
+    for name in ("no agent", "hprof cpu=times"):
+        out = subprocess.run(javac([*profilers[name], "-XX:+CITime"]), cwd=work, capture_output=True, text=True)
+        text = out.stdout + out.stderr
+        c2[name] = (float(re.search(r"C2 \{speed: [0-9.]+ bytes/s; standard: +([0-9.]+) s", text).group(1)),
+                    int(re.search(r"C2 \{.*?nmethods_code_size: (\d+) bytes", text).group(1)))
+
     startup = {"no agent": [], "hprof cpu=times": []}
     for _ in range(10):
         for name in startup:
@@ -92,6 +100,9 @@ def main():
               f"{per_iteration['no agent']:.3f} ms per iteration without the agent, "
               f"{per_iteration['hprof cpu=times']:.3f} ms with `cpu=times`: "
               f"**{extra['hprof cpu=times'] / extra['no agent']:.2f}×** once started."]
+    lines += ["", f"JIT (`-XX:+CITime`, one more javac run each): C2 compile time {c2['no agent'][0]:.1f} s without the "
+              f"agent, {c2['hprof cpu=times'][0]:.1f} s with `cpu=times`; C2 code {c2['no agent'][1] / 1e6:.1f} MB and "
+              f"{c2['hprof cpu=times'][1] / 1e6:.1f} MB."]
     s0 = statistics.median(startup["no agent"])
     s1 = statistics.median(startup["hprof cpu=times"])
     lines += ["", f"Start-up: `java -version` median of 10: {s0 * 1000:.0f} ms without the agent, {s1 * 1000:.0f} ms with "

@@ -7,8 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use hprof_classfile::{
-    CAUGHT, ENTER, EXIT, Probes, STATE, STATE_CLASS, TRACKER_CLASS, instrument, state_class,
-    tracker_class,
+    STATE_CLASS, TRACKER_CLASS, TRACKER_PROBES, instrument, state_class, tracker_class,
 };
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -32,20 +31,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut files = Vec::new();
     walk(input, &mut files)?;
     files.sort();
-    let probes = Probes {
-        tracker: TRACKER_CLASS.as_bytes(),
-        state: STATE.as_bytes(),
-        enter: ENTER.as_bytes(),
-        exit: EXIT.as_bytes(),
-        caught: CAUGHT.as_bytes(),
-    };
     let (mut classes, mut methods, mut failed, mut errors) = (0u32, 0u32, 0u32, 0u32);
     let mut next = 1u32;
     for file in &files {
         let bytes = std::fs::read(file)?;
         let dest = output.join(file.strip_prefix(input)?);
         std::fs::create_dir_all(dest.parent().unwrap_or(output))?;
-        match instrument(&bytes, &probes, |_| {
+        match instrument(&bytes, &TRACKER_PROBES, |_| {
             next += 1;
             Some(next - 1)
         }) {

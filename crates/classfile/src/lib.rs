@@ -4,18 +4,11 @@
 //! [`instrument`] from its ClassFileLoadHook.
 //!
 //! ```
-//! use hprof_classfile::{Probes, instrument, tracker_class, TRACKER_CLASS};
+//! use hprof_classfile::{TRACKER_CLASS, TRACKER_PROBES, instrument, tracker_class};
 //!
 //! // The tracker class is itself a class file; nothing in it is instrumented.
 //! let tracker = tracker_class(TRACKER_CLASS);
-//! let probes = Probes {
-//!     tracker: TRACKER_CLASS.as_bytes(),
-//!     state: b"state",
-//!     enter: b"enter",
-//!     exit: b"exit",
-//!     caught: b"caught",
-//! };
-//! let outcome = instrument(&tracker, &probes, |m| Some(m.index as u32)).unwrap();
+//! let outcome = instrument(&tracker, &TRACKER_PROBES, |m| Some(m.index as u32)).unwrap();
 //! // Every method with a body: state, find, enter, child, caught, exit and <clinit>.
 //! assert_eq!(outcome.instrumented, 7);
 //! ```
@@ -40,5 +33,6 @@ pub use instrument::{MethodRef, Outcome, Probes, instrument};
 pub use tracker::{
     CACHE_BITS, CAUGHT, CAUGHT_DESCRIPTOR, EMPTY, ENGAGED, ENTER, ENTER_DESCRIPTOR, EXIT,
     EXIT_DESCRIPTOR, IC_INTS, NATIVES, STATE, STATE_CLASS, STATE_DESCRIPTOR, STATE_FIELDS, TABLE,
-    TRACKER_CLASS, cache_index, ic_entry, state_class, tracker_class, tracker_class_for,
+    TRACKER_CLASS, TRACKER_PROBES, cache_index, ic_entry, state_class, tracker_class,
+    tracker_class_for,
 };

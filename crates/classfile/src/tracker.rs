@@ -33,6 +33,7 @@ use crate::asm::Asm;
 use crate::class::{Attribute, ClassFile, Member};
 use crate::code::write_code;
 use crate::frames::{self, VType};
+use crate::instrument::Probes;
 use crate::pool::Pool;
 
 /// Internal name of the tracker class. It lives in `java.lang` (defined by the boot loader,
@@ -50,6 +51,14 @@ pub const ENTER: &str = "enter";
 pub const EXIT: &str = "exit";
 /// The probe called at the start of an exception handler.
 pub const CAUGHT: &str = "caught";
+/// The probes the rewriter inserts, as the generated tracker class names them.
+pub const TRACKER_PROBES: Probes<'static> = Probes {
+    tracker: TRACKER_CLASS.as_bytes(),
+    state: STATE.as_bytes(),
+    enter: ENTER.as_bytes(),
+    exit: EXIT.as_bytes(),
+    caught: CAUGHT.as_bytes(),
+};
 /// Descriptor of `state`.
 pub const STATE_DESCRIPTOR: &[u8] = b"()Ljava/lang/HprofTrackerState;";
 /// Descriptor of `enter`: the state, the method's number and its [`ic_entry`]; returns the

@@ -2,17 +2,7 @@
 //! programs) with bytes flipped, truncated or spliced either instrument, or fail with an
 //! error that has an offset.
 
-use hprof_classfile::{
-    CAUGHT, ENTER, EXIT, Probes, STATE, TRACKER_CLASS, instrument, tracker_class,
-};
-
-const PROBES: Probes<'static> = Probes {
-    tracker: TRACKER_CLASS.as_bytes(),
-    state: STATE.as_bytes(),
-    enter: ENTER.as_bytes(),
-    exit: EXIT.as_bytes(),
-    caught: CAUGHT.as_bytes(),
-};
+use hprof_classfile::{TRACKER_CLASS, TRACKER_PROBES, instrument, tracker_class};
 
 /// xorshift64*: deterministic, so a failure reproduces.
 struct Rng(u64);
@@ -75,7 +65,7 @@ fn mutated_class_files_never_panic() {
                 bytes[to..end].copy_from_slice(&piece[..end - to]);
             }
         }
-        match instrument(&bytes, &PROBES, |m| Some(m.index as u32 + 1)) {
+        match instrument(&bytes, &TRACKER_PROBES, |m| Some(m.index as u32 + 1)) {
             Ok(outcome) => {
                 if outcome.bytes.is_some() {
                     rewritten += 1;

@@ -11,16 +11,7 @@ use hprof_classfile::code::{Code, Kind, decode, op};
 use hprof_classfile::frames::{self, Frame, VType};
 use hprof_classfile::pool::Pool;
 use hprof_classfile::{
-    CAUGHT, ENTER, EXIT, Probes, STATE, STATE_CLASS, TRACKER_CLASS, instrument, state_class,
-    tracker_class,
-};
-
-const PROBES: Probes<'static> = Probes {
-    tracker: TRACKER_CLASS.as_bytes(),
-    state: STATE.as_bytes(),
-    enter: ENTER.as_bytes(),
-    exit: EXIT.as_bytes(),
-    caught: CAUGHT.as_bytes(),
+    STATE_CLASS, TRACKER_CLASS, TRACKER_PROBES, instrument, state_class, tracker_class,
 };
 
 /// A method body under construction.
@@ -95,6 +86,19 @@ fn class(name: &str, methods: Vec<Method>, pool: &mut Pool<'static>) -> Vec<u8> 
     }
     .write()
     .unwrap()
+}
+
+/// `static int f(int x)`: `code` with its frames and no exception handler.
+fn int_f(max_stack: u16, code: Vec<u8>, frames: Vec<Frame>) -> Method {
+    Method {
+        name: "f",
+        descriptor: "(I)I",
+        max_stack,
+        max_locals: 1,
+        code,
+        frames,
+        handlers: Vec::new(),
+    }
 }
 
 /// `main` printing `f(x)` for each of `inputs`.
@@ -175,7 +179,7 @@ fn switch(code: &mut Vec<u8>, opcode: u8) -> (usize, usize) {
 
 fn instrumented(bytes: &[u8]) -> Vec<u8> {
     let mut next = 0;
-    let outcome = instrument(bytes, &PROBES, |_| {
+    let outcome = instrument(bytes, &TRACKER_PROBES, |_| {
         next += 1;
         Some(next)
     })
@@ -260,15 +264,7 @@ fn probes_sit_at_entry_and_before_each_return() {
     let mut pool = Pool::empty();
     // static int f(int x) { return x == 0 ? 1 : x; }  with a frame at the second return.
     let code = vec![0x1a, 0x9a, 0x00, 0x05, 0x04, 0xac, 0x1a, 0xac];
-    let f = Method {
-        name: "f",
-        descriptor: "(I)I",
-        max_stack: 1,
-        max_locals: 1,
-        code,
-        frames: vec![int_frame(6)],
-        handlers: Vec::new(),
-    };
+    let f = int_f(1, code, vec![int_frame(6)]);
     let original = class("Probes", vec![f], &mut pool);
     let new = instrumented(&original);
     let code = code_of(&new, "f");
@@ -433,15 +429,7 @@ fn switches_keep_their_targets_at_every_padding() {
         put_i32(&mut code, lookup_at + 12, (lookup_targets[0] - lsw) as i32);
         put_i32(&mut code, lookup_at + 16, 1000);
         put_i32(&mut code, lookup_at + 20, (lookup_targets[1] - lsw) as i32);
-        let f = Method {
-            name: "f",
-            descriptor: "(I)I",
-            max_stack: 1,
-            max_locals: 1,
-            code,
-            frames,
-            handlers: Vec::new(),
-        };
+        let f = int_f(1, code, frames);
         let name = format!("Switch{nops}");
         let main = main_printing(&name, &[0, 1, 2, 3, -5, 1000, 7], &mut pool);
         let original = class(&name, vec![f, main], &mut pool);
@@ -477,15 +465,7 @@ fn a_branch_pushed_past_32_kb_is_widened_and_still_verifies() {
     code.push(op::SIPUSH);
     put_u16(&mut code, (-1i16) as u16);
     code.push(0xac);
-    let f = Method {
-        name: "f",
-        descriptor: "(I)I",
-        max_stack: 2,
-        max_locals: 1,
-        code,
-        frames,
-        handlers: Vec::new(),
-    };
+    let f = int_f(2, code, frames);
     let main = main_printing("Widen", &[0, 100, 150, 199, 5000], &mut pool);
     let original = class("Widen", vec![f, main], &mut pool);
     let new = instrumented(&original);
@@ -511,17 +491,9 @@ fn code_that_would_pass_64_kb_is_left_alone() {
         code.push(op::NOP);
     }
     code.extend_from_slice(&[0x1a, 0xac]);
-    let f = Method {
-        name: "f",
-        descriptor: "(I)I",
-        max_stack: 2,
-        max_locals: 1,
-        code,
-        frames,
-        handlers: Vec::new(),
-    };
+    let f = int_f(2, code, frames);
     let original = class("TooBig", vec![f], &mut pool);
-    let outcome = instrument(&original, &PROBES, |_| Some(1)).unwrap();
+    let outcome = instrument(&original, &TRACKER_PROBES, |_| Some(1)).unwrap();
     assert!(outcome.bytes.is_none());
     assert_eq!(outcome.failed.len(), 1);
     assert!(
@@ -535,13 +507,13 @@ fn code_that_would_pass_64_kb_is_left_alone() {
 fn truncated_and_corrupt_classes_are_errors_with_offsets() {
     let bytes = tracker_class(TRACKER_CLASS);
     for len in [0, 3, 9, 20, bytes.len() / 2, bytes.len() - 1] {
-        let err = instrument(&bytes[..len], &PROBES, |_| Some(1)).unwrap_err();
+        let err = instrument(&bytes[..len], &TRACKER_PROBES, |_| Some(1)).unwrap_err();
         assert!(err.offset <= len, "{len}: {err}");
     }
     let mut bad = bytes.clone();
     bad[0] = 0;
     assert!(
-        instrument(&bad, &PROBES, |_| Some(1))
+        instrument(&bad, &TRACKER_PROBES, |_| Some(1))
             .unwrap_err()
             .what
             .contains("magic")
@@ -560,10 +532,10 @@ fn truncated_and_corrupt_classes_are_errors_with_offsets() {
 fn methods_can_be_skipped_and_big_numbers_use_the_pool() {
     let bytes = tracker_class(TRACKER_CLASS);
     // No id: nothing changes.
-    let outcome = instrument(&bytes, &PROBES, |_| None).unwrap();
+    let outcome = instrument(&bytes, &TRACKER_PROBES, |_| None).unwrap();
     assert!(outcome.bytes.is_none() && outcome.instrumented == 0);
     // An id past sipush's range is loaded with ldc_w.
-    let outcome = instrument(&bytes, &PROBES, |_| Some(1_000_000)).unwrap();
+    let outcome = instrument(&bytes, &TRACKER_PROBES, |_| Some(1_000_000)).unwrap();
     let new = outcome.bytes.unwrap();
     let code = code_of(&new, "enter");
     // enter has 7 locals: invokestatic state, dup, astore 7, then the number.

@@ -15,15 +15,15 @@
 //! by retransformation at VM init; every later class as it loads.
 
 use std::collections::HashMap;
+use std::ffi::CString;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rustc_hash::FxHashMap;
 
 use hprof_classfile::{
-    CACHE_BITS, CAUGHT, ENGAGED, ENTER, EXIT, IC_INTS, NATIVES, Probes, STATE as STATE_PROBE,
-    STATE_CLASS, STATE_FIELDS, TRACKER_CLASS, cache_index, instrument, state_class,
-    tracker_class_for,
+    CACHE_BITS, EMPTY, ENGAGED, IC_INTS, NATIVES, STATE_CLASS, STATE_FIELDS, TABLE, TRACKER_CLASS,
+    TRACKER_PROBES, cache_index, instrument, state_class, tracker_class_for,
 };
 
 use crate::engine::ticker::Ticker;
@@ -43,15 +43,6 @@ const TICK_MS: i64 = 1;
 const MAX_OLD_FRAMES: usize = 4096;
 /// Classes per RetransformClasses call at VM init.
 const RETRANSFORM_BATCH: usize = 256;
-
-/// The probes the rewriter inserts, named as the generated tracker class has them.
-const PROBES: Probes<'static> = Probes {
-    tracker: TRACKER_CLASS.as_bytes(),
-    state: STATE_PROBE.as_bytes(),
-    enter: ENTER.as_bytes(),
-    exit: EXIT.as_bytes(),
-    caught: CAUGHT.as_bytes(),
-};
 
 /// Per-trace costs: calls of threads that ended (live threads keep theirs in Java), and the
 /// CPU time the timing thread credits.
@@ -189,14 +180,18 @@ const MAX_CACHE_BITS: u32 = 16;
 /// Traces a new state has room for; its arrays double as it needs.
 const FIRST_TRACES: usize = 16;
 
-/// Signatures of a state and of the tracker's table.
-const STATE_SIGNATURE: &std::ffi::CStr = c"Ljava/lang/HprofTrackerState;";
-const STATE_ARRAY_SIGNATURE: &std::ffi::CStr = c"[Ljava/lang/HprofTrackerState;";
+/// `name` for JNI (the tracker's names have no NUL; an empty name would only fail a lookup).
+fn jni_name(name: &str) -> CString {
+    CString::new(name).unwrap_or_default()
+}
 
 /// The state class and its fields (see `hprof_classfile::STATE_FIELDS`).
 #[derive(Debug)]
 struct StateClass {
     class: GlobalRef,
+    /// Its signature (`Ljava/lang/HprofTrackerState;`) and its array's (the tracker's table).
+    signature: CString,
+    array_signature: CString,
     cur: FieldId,
     ic: FieldId,
     calls: FieldId,
@@ -213,12 +208,12 @@ impl StateClass {
     /// Defines the state class and finds its fields.
     fn define(jni: Jni) -> Result<StateClass, String> {
         let class = jni
-            .define_boot_class(c"java/lang/HprofTrackerState", &state_class())
+            .define_boot_class(&jni_name(STATE_CLASS), &state_class())
             .ok_or("can't define the tracker's state class")?;
         let mut ids = Vec::with_capacity(STATE_FIELDS.len());
         for (name, desc) in STATE_FIELDS {
-            let name = std::ffi::CString::new(name).map_err(|e| e.to_string())?;
-            let desc = std::ffi::CString::new(desc).map_err(|e| e.to_string())?;
+            let name = jni_name(name);
+            let desc = jni_name(desc);
             ids.push(
                 jni.field_id(class, &name, &desc)
                     .ok_or_else(|| format!("no field {name:?} in the state class"))?,
@@ -227,6 +222,8 @@ impl StateClass {
         let class = jni.new_global_ref(class);
         Ok(StateClass {
             class,
+            signature: jni_name(&format!("L{STATE_CLASS};")),
+            array_signature: jni_name(&format!("[L{STATE_CLASS};")),
             cur: ids[0],
             ic: ids[1],
             calls: ids[2],
@@ -393,7 +390,7 @@ impl CpuTimes {
         {
             return None;
         }
-        let outcome = instrument(class, &PROBES, |m| {
+        let outcome = instrument(class, &TRACKER_PROBES, |m| {
             self.method_id(m.class, m.name, m.descriptor)
         })
         .ok()?;
@@ -578,7 +575,7 @@ impl CpuTimes {
         let slots = (registry.live.len() * 4).max(16).next_power_of_two();
         jni.with_local_frame(16, || {
             if registry.empty.is_none() {
-                let empty = jni.static_object(class.get(), c"empty", STATE_SIGNATURE);
+                let empty = jni.static_object(class.get(), &jni_name(EMPTY), &sc.signature);
                 registry.empty = (!empty.is_null()).then(|| jni.new_global_ref(empty));
             }
             if registry.tombstone.is_none() {
@@ -600,7 +597,7 @@ impl CpuTimes {
                 r.slot = slot;
                 jni.set_object_element(table, slot as i32, r.state.get());
             }
-            if !jni.set_static_object(class.get(), c"table", STATE_ARRAY_SIGNATURE, table) {
+            if !jni.set_static_object(class.get(), &jni_name(TABLE), &sc.array_signature, table) {
                 return;
             }
             if let Some(old) = registry.table.take() {
@@ -626,7 +623,7 @@ impl CpuTimes {
         };
         jni.with_local_frame(4, || {
             if let Some(table) = jni.new_array_of(sc.class.get(), 1, empty.get()) {
-                jni.set_static_object(class.get(), c"table", STATE_ARRAY_SIGNATURE, table);
+                jni.set_static_object(class.get(), &jni_name(TABLE), &sc.array_signature, table);
             }
         });
     }
@@ -848,14 +845,14 @@ impl CpuTimes {
         let _ = self.state_class.set(state_class);
         let bytes = tracker_class_for(TRACKER_CLASS, carrier);
         let class = jni
-            .define_boot_class(c"java/lang/HprofTracker", &bytes)
+            .define_boot_class(&jni_name(TRACKER_CLASS), &bytes)
             .ok_or("can't define the tracker class java.lang.HprofTracker")?;
         let _ = self.tracker.set(jni.new_global_ref(class));
         // Link the natives now: the JVM resolves a native on its first call by running
         // ClassLoader.findNative, Java code that would itself call the tracker.
         for (name, signature) in NATIVES {
-            let name = std::ffi::CString::new(name).map_err(|e| e.to_string())?;
-            let signature = std::ffi::CString::new(signature).map_err(|e| e.to_string())?;
+            let name = jni_name(name);
+            let signature = jni_name(signature);
             let args = if name.as_bytes() == b"miss" { 3 } else { 1 };
             if !jni.call_static_with_defaults(class, &name, &signature, args) {
                 return Err(format!("can't link the tracker's native {name:?}"));
@@ -876,7 +873,7 @@ impl CpuTimes {
 
     fn set_engaged(&self, jni: Jni, on: bool) -> Result<(), String> {
         let class = self.tracker.get().ok_or("no tracker class")?;
-        let engaged = std::ffi::CString::new(ENGAGED).map_err(|e| e.to_string())?;
+        let engaged = jni_name(ENGAGED);
         if !jni.set_static_boolean(class.get(), &engaged, on) {
             return Err("can't engage the tracker".into());
         }
