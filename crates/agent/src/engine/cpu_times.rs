@@ -925,8 +925,9 @@ impl CpuTimes {
         numbers: &mut HashMap<usize, u32>,
     ) {
         let mut used: Vec<(u32, u64)> = Vec::new();
-        let mut pairs: Vec<(u32, u32, u32)> = Vec::new();
-        let mut inclusive: Vec<((u32, u32, u32), u64)> = Vec::new();
+        // For cpu=old: (thread for the trace key, ns, a local reference to the thread) of each
+        // thread that used CPU; its stack is read once the thread table is unlocked.
+        let mut stacks: Vec<(u32, u64, jobject)> = Vec::new();
         if let Ok(threads) = ctx.threads.lock() {
             let mut alive = Vec::with_capacity(threads.len());
             for thread in threads.live() {
@@ -945,30 +946,36 @@ impl CpuTimes {
                 }
                 let ns = (cpu - before) as u64;
                 used.push((thread.serial, ns));
-                if ctx.options.cpu_old
-                    && let Ok(frames) = ctx.jvmti.stack_trace(thread.thread.get(), MAX_OLD_FRAMES)
-                {
-                    let on_stack: Vec<u32> = frames
-                        .iter()
-                        .map(|&(id, _)| {
-                            *numbers
-                                .entry(id as usize)
-                                .or_insert_with(|| self.method_number(ctx.jvmti, jni, id))
-                        })
-                        .filter(|&m| m != 0)
-                        .collect();
+                if ctx.options.cpu_old {
                     let who = if ctx.options.thread { thread.serial } else { 0 };
-                    pairs.clear();
-                    pairs
-                        .extend((0..on_stack.len()).map(|i| {
-                            (on_stack[i], on_stack.get(i + 1).copied().unwrap_or(0), who)
-                        }));
-                    pairs.sort_unstable();
-                    pairs.dedup();
-                    inclusive.extend(pairs.iter().map(|&p| (p, ns)));
+                    stacks.push((who, ns, jni.new_local_ref(thread.thread.get())));
                 }
             }
             last.retain(|serial, _| alive.contains(serial));
+        }
+        let mut inclusive: Vec<((u32, u32, u32), u64)> = Vec::new();
+        let mut pairs: Vec<(u32, u32, u32)> = Vec::new();
+        for (who, ns, thread) in stacks {
+            if let Ok(frames) = ctx.jvmti.stack_trace(thread, MAX_OLD_FRAMES) {
+                let on_stack: Vec<u32> = frames
+                    .iter()
+                    .map(|&(id, _)| {
+                        *numbers
+                            .entry(id as usize)
+                            .or_insert_with(|| self.method_number(ctx.jvmti, jni, id))
+                    })
+                    .filter(|&m| m != 0)
+                    .collect();
+                pairs.clear();
+                pairs.extend(
+                    (0..on_stack.len())
+                        .map(|i| (on_stack[i], on_stack.get(i + 1).copied().unwrap_or(0), who)),
+                );
+                pairs.sort_unstable();
+                pairs.dedup();
+                inclusive.extend(pairs.iter().map(|&p| (p, ns)));
+            }
+            jni.delete_local_ref(thread);
         }
         if !inclusive.is_empty()
             && let Ok(mut old) = self.old_times.lock()
