@@ -315,9 +315,6 @@ extern "C" fn class_file_load_hook(
     new_class_data: *mut *mut u8,
 ) {
     guarded("ClassFileLoadHook", (), || {
-        let Some((_, engine)) = cpu_times::running() else {
-            return;
-        };
         if class_data.is_null()
             || class_data_len <= 0
             || new_class_data.is_null()
@@ -333,7 +330,11 @@ extern "C" fn class_file_load_hook(
                 (!name.is_null()).then(|| CStr::from_ptr(name).to_bytes()),
             )
         };
-        let Some(new) = engine.transform(name, bytes) else {
+        let transformed = match cpu_times::running() {
+            Some((_, engine)) => engine.transform(name, bytes),
+            None => cpu_times::transform_early(name, bytes),
+        };
+        let Some(new) = transformed else {
             return;
         };
         let Ok(len) = sys::jint::try_from(new.len()) else {

@@ -475,3 +475,29 @@ fn many_virtual_threads_run_in_bounded_memory_and_are_counted() {
         assert_eq!(t.calls("VirtualCalls.task"), 20_000, "{what}");
     }
 }
+
+#[test]
+fn xshare_on_is_reported_and_the_program_runs_unprofiled() {
+    // cpu=times adds a field to java.lang.Thread through the early class hook, which turns
+    // class data sharing off; -Xshare:on would then stop the JVM from starting. The agent
+    // leaves the hook off instead, says why, and the program runs.
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_java(
+        &jdk,
+        dir.path(),
+        &["-Xshare:on", &agentpath("cpu=times")],
+        "CallCounts",
+        &[],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stdout.contains("fib(25) = 75025"), "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("HPROF ERROR: cpu=times can't run with -Xshare:on"),
+        "{}",
+        run.stderr
+    );
+    let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+    assert!(p.times.iter().all(|t| t.rows.is_empty()), "{:?}", p.times);
+}

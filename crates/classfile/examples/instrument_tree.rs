@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use hprof_classfile::{
-    STATE_CLASS, TRACKER_CLASS, TRACKER_PROBES, instrument, state_class, tracker_class,
+    STATE_CLASS, THREAD_CLASS, TRACKER_CLASS, TRACKER_PROBES, instrument, state_class,
+    tracker_class, with_state_field,
 };
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -46,13 +47,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     println!("not instrumented: {} {method}: {why}", file.display());
                     failed += 1;
                 }
-                if let Some(new) = outcome.bytes {
+                let mut new = outcome.bytes;
+                if new.is_some() {
                     classes += 1;
                     methods += outcome.instrumented;
-                    std::fs::write(&dest, new)?;
-                } else {
-                    std::fs::write(&dest, &bytes)?;
                 }
+                // java.lang.Thread holds the threads' tracker states, as under the agent.
+                if file.ends_with(format!("java.base/{THREAD_CLASS}.class")) {
+                    new = Some(with_state_field(new.as_deref().unwrap_or(&bytes))?);
+                }
+                std::fs::write(&dest, new.as_deref().unwrap_or(&bytes))?;
             }
             Err(e) => {
                 println!("unreadable: {}: {e}", file.display());

@@ -4,8 +4,9 @@
 //! honoured for boot classes), with no loop, no native call and no reference store, so it
 //! stays small in compiled code and cheap for the JIT to compile:
 //!
-//! - `state()` finds the calling thread's state in an identity-hashed table of threads (the
-//!   first slot inline, the rest in `find`, kept out of line);
+//! - `state()` reads the calling thread's state from a field the agent adds to
+//!   `java.lang.Thread` ([`THREAD_STATE_FIELD`], see [`with_state_field`]): two loads and a
+//!   null check; a thread's first call goes to `find`, kept out of line;
 //! - `enter(state, method)` looks the callee's trace up in the caller trace's inline cache
 //!   (eight direct-mapped entries; the entry is a constant at each call site), counts the
 //!   call, makes the callee's trace the thread's current one and returns the caller's, which
@@ -70,12 +71,15 @@ pub const EXIT_DESCRIPTOR: &[u8] = b"(Ljava/lang/HprofTrackerState;I)V";
 pub const CAUGHT_DESCRIPTOR: &[u8] = b"(Ljava/lang/HprofTrackerState;II)V";
 /// The static boolean field that turns the probes on.
 pub const ENGAGED: &str = "engaged";
-/// The static `HprofTrackerState[]` field holding the threads' states, a power of two long,
-/// open-addressed by `System.identityHashCode(thread)`; free slots hold [`EMPTY`], removed
-/// ones a tombstone (a state of no thread). The agent replaces it whole to grow it.
-pub const TABLE: &str = "table";
-/// The static final field holding the state of free table slots (a state of no thread).
-pub const EMPTY: &str = "empty";
+/// The static final field holding the shared, unrecorded state the probes use while the
+/// tracker is off.
+pub const OFF: &str = "off";
+/// The instance field of `java.lang.Thread` (added by [`with_state_field`]) holding the
+/// thread's state, null until its first call. Package-private: the tracker is in
+/// `java.lang` too.
+pub const THREAD_STATE_FIELD: &str = "hprofState";
+/// The class the agent adds [`THREAD_STATE_FIELD`] to.
+pub const THREAD_CLASS: &str = "java/lang/Thread";
 /// A thread's hashed trace cache starts with `1 << CACHE_BITS` entries; the agent enlarges
 /// the cache of a thread that misses often.
 pub const CACHE_BITS: u32 = 6;
@@ -126,7 +130,9 @@ const ACC_STATIC: u16 = 0x0008;
 const ACC_FINAL: u16 = 0x0010;
 const ACC_SUPER: u16 = 0x0020;
 const ACC_VOLATILE: u16 = 0x0040;
+const ACC_TRANSIENT: u16 = 0x0080;
 const ACC_NATIVE: u16 = 0x0100;
+const ACC_SYNTHETIC: u16 = 0x1000;
 
 const FORCE_INLINE: &[u8] = b"Ljdk/internal/vm/annotation/ForceInline;";
 const DONT_INLINE: &[u8] = b"Ljdk/internal/vm/annotation/DontInline;";
@@ -146,6 +152,29 @@ pub fn tracker_class(name: &str) -> Vec<u8> {
 /// may number millions, share their carriers' states instead of having one each.
 pub fn tracker_class_for(name: &str, carrier: bool) -> Vec<u8> {
     build(name, carrier).expect("the tracker class assembles")
+}
+
+/// `java.lang.Thread`'s class file `thread` with [`THREAD_STATE_FIELD`] added (unchanged if
+/// it has it already). The field must be there from the class's first load (a class's
+/// fields cannot change later), so the agent adds it in the JVM's early class hook, and
+/// again each time it retransforms the class.
+pub fn with_state_field(thread: &[u8]) -> crate::Result<Vec<u8>> {
+    let mut class = ClassFile::parse(thread)?;
+    let name = THREAD_STATE_FIELD.as_bytes();
+    let descriptor = format!("L{STATE_CLASS};");
+    for field in &class.fields {
+        if class.pool.utf8(field.name)? == name {
+            return Ok(thread.to_vec());
+        }
+    }
+    let field = Member {
+        access: ACC_TRANSIENT | ACC_SYNTHETIC,
+        name: class.pool.add_utf8(name)?,
+        descriptor: class.pool.add_utf8(descriptor.as_bytes())?,
+        attributes: Vec::new(),
+    };
+    class.fields.push(field);
+    class.write()
 }
 
 /// The class file of [`STATE_CLASS`]; the tracker class needs it defined first.
@@ -209,7 +238,6 @@ const ILOAD_0: u8 = 0x1a;
 const ALOAD_0: u8 = 0x2a;
 const IALOAD: u8 = 0x2e;
 const LALOAD: u8 = 0x2f;
-const AALOAD: u8 = 0x32;
 const ISTORE: u8 = 0x36;
 const ASTORE: u8 = 0x3a;
 const ISTORE_0: u8 = 0x3b;
@@ -218,23 +246,18 @@ const IASTORE: u8 = 0x4f;
 const LASTORE: u8 = 0x50;
 const DUP2: u8 = 0x5c;
 const IADD: u8 = 0x60;
-const ICONST_0: u8 = 0x03;
 const DUP: u8 = 0x59;
-const AASTORE: u8 = 0x53;
 const PUTSTATIC: u8 = 0xb3;
 const INVOKESPECIAL: u8 = 0xb7;
 const NEW: u8 = 0xbb;
 const NEWARRAY: u8 = 0xbc;
-const ANEWARRAY: u8 = 0xbd;
 const T_INT: u8 = 10;
 const T_LONG: u8 = 11;
 const BIPUSH: u8 = 0x10;
 const LADD: u8 = 0x61;
-const ISUB: u8 = 0x64;
 const IMUL: u8 = 0x68;
 const ISHL: u8 = 0x78;
 const IUSHR: u8 = 0x7c;
-const IAND: u8 = 0x7e;
 const IXOR: u8 = 0x82;
 const IF_ICMPNE: u8 = 0xa0;
 const IF_ACMPNE: u8 = 0xa6;
@@ -246,8 +269,8 @@ const GETSTATIC: u8 = 0xb2;
 const GETFIELD: u8 = 0xb4;
 const PUTFIELD: u8 = 0xb5;
 const INVOKESTATIC: u8 = 0xb8;
-const ARRAYLENGTH: u8 = 0xbe;
 const CHECKCAST: u8 = 0xc0;
+const IFNULL: u8 = 0xc6;
 const IFNONNULL: u8 = 0xc7;
 const IFNE: u8 = 0x9a;
 
@@ -304,12 +327,15 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
     let code_name = p.add_utf8(b"Code")?;
     let smt = p.add_utf8(b"StackMapTable")?;
     let annotations = p.add_utf8(b"RuntimeVisibleAnnotations")?;
-    let state_array_desc = b"[Ljava/lang/HprofTrackerState;";
     let state_desc = b"Ljava/lang/HprofTrackerState;";
     let engaged = p.add_member(true, n, ENGAGED.as_bytes(), b"Z")?;
-    let table = p.add_member(true, n, TABLE.as_bytes(), state_array_desc)?;
-    let empty = p.add_member(true, n, EMPTY.as_bytes(), state_desc)?;
-    let off = p.add_member(true, n, b"off", state_desc)?;
+    let off = p.add_member(true, n, OFF.as_bytes(), state_desc)?;
+    let thread_state = p.add_member(
+        true,
+        THREAD_CLASS.as_bytes(),
+        THREAD_STATE_FIELD.as_bytes(),
+        state_desc,
+    )?;
     let state_class = p.add_class(st)?;
     let state_init = p.add_member(false, st, b"<init>", b"()V")?;
     let field = |p: &mut Pool<'static>, f: &str| -> crate::Result<u16> {
@@ -325,7 +351,6 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
     let keys = field(p, "keys")?;
     let kids = field(p, "kids")?;
     let shift = field(p, "shift")?;
-    let thread_field = field(p, "thread")?;
     let find_desc = b"(Ljava/lang/Thread;)Ljava/lang/HprofTrackerState;";
     let find = p.add_member(false, n, b"find", find_desc)?;
     let register = p.add_member(false, n, NATIVES[0].0.as_bytes(), NATIVES[0].1.as_bytes())?;
@@ -342,24 +367,17 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
         },
         b"()Ljava/lang/Thread;",
     )?;
-    let identity = p.add_member(
-        false,
-        b"java/lang/System",
-        b"identityHashCode",
-        b"(Ljava/lang/Object;)I",
-    )?;
     let golden = p.add_integer(0x9E37_79B1_u32 as i32)?;
     let murmur = p.add_integer(0x85EB_CA77_u32 as i32)?;
 
     let object = obj(b"java/lang/Object");
     let ints = obj(b"[I");
     let state = obj(st);
-    let states = obj(state_array_desc);
     let thread = obj(b"java/lang/Thread");
 
-    // <clinit>: `off`, the state probes use while the tracker is off (no trace recorded),
-    // `empty`, and a one-slot table of it, so the probes work before the agent publishes a
-    // table (and without the agent, as in the rewriter's tests). locals: 0 s
+    // <clinit>: `off`, the state probes use while the tracker is off (no trace recorded), so
+    // the probes work before the agent engages the tracker (and without the agent, as in the
+    // rewriter's tests). locals: 0 s
     let mut a = Asm::new();
     a.op16(NEW, state_class)
         .raw(&[DUP])
@@ -371,93 +389,42 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
     a.raw(&[ALOAD_0, ICONST_1, NEWARRAY, T_LONG])
         .op16(PUTFIELD, calls);
     a.raw(&[ALOAD_0]).op16(PUTSTATIC, off);
-    a.op16(NEW, state_class)
-        .raw(&[DUP])
-        .op16(INVOKESPECIAL, state_init)
-        .op16(PUTSTATIC, empty);
-    a.raw(&[ICONST_1])
-        .op16(ANEWARRAY, state_class)
-        .raw(&[DUP, ICONST_0])
-        .op16(GETSTATIC, empty)
-        .raw(&[AASTORE])
-        .op16(PUTSTATIC, table);
     a.raw(&[RETURN]);
     let clinit = a.finish()?;
 
-    // state(); locals: 0 thread, 1 table, 2 s. The state in the thread's first slot if it is
-    // the thread's, else find().
+    // state(); locals: 0 thread, 1 s. The thread's state if it has one, else find().
     let mut a = Asm::new();
-    let elsewhere = a.label();
+    let first = a.label();
     a.op16(INVOKESTATIC, current_thread).raw(&[ASTORE_0]);
-    a.op16(GETSTATIC, table).raw(&[ASTORE_0 + 1]);
-    a.raw(&[ALOAD_0 + 1, ALOAD_0])
-        .op16(INVOKESTATIC, identity)
-        .raw(&[
-            ALOAD_0 + 1,
-            ARRAYLENGTH,
-            ICONST_1,
-            ISUB,
-            IAND,
-            AALOAD,
-            ASTORE_0 + 2,
-        ]);
-    a.raw(&[ALOAD_0 + 2])
-        .op16(GETFIELD, thread_field)
-        .raw(&[ALOAD_0])
-        .branch(IF_ACMPNE, elsewhere); // s.thread != thread
-    a.raw(&[ALOAD_0 + 2, ARETURN]);
-    a.bind(
-        elsewhere,
-        &[thread.clone(), states.clone(), state.clone()],
-        &[],
-    );
+    a.raw(&[ALOAD_0])
+        .op16(GETFIELD, thread_state)
+        .raw(&[ASTORE_0 + 1]);
+    a.raw(&[ALOAD_0 + 1]).branch(IFNULL, first);
+    a.raw(&[ALOAD_0 + 1, ARETURN]);
+    a.bind(first, &[thread.clone(), state.clone()], &[]);
     a.raw(&[ALOAD_0]).op16(INVOKESTATIC, find).raw(&[ARETURN]);
     let state_code = a.finish()?;
 
-    // find(Thread t): `off` while the tracker is off, else the probe loop;
-    // locals: 0 thread, 1 table, 2 mask, 3 i, 4 s
+    // find(Thread t), a thread's first call: `off` while the tracker is off, else the state
+    // the agent makes for the thread, kept in its field; locals: 0 thread, 1 s
     let mut a = Asm::new();
     let go = a.label();
-    let lp = a.label();
-    let next = a.label();
     let got = a.label();
-    let advance = a.label();
     a.op16(GETSTATIC, engaged).branch(IFNE, go);
     a.op16(GETSTATIC, off).raw(&[ARETURN]);
     a.bind(go, std::slice::from_ref(&thread), &[]);
-    a.op16(GETSTATIC, table).raw(&[ASTORE_0 + 1]);
-    a.raw(&[ALOAD_0 + 1, ARRAYLENGTH, ICONST_1, ISUB, ISTORE_0 + 2]); // mask = length - 1
-    a.raw(&[ALOAD_0])
-        .op16(INVOKESTATIC, identity)
-        .raw(&[ILOAD_0 + 2, IAND, ISTORE_0 + 3]); // i = hash & mask
-    a.bind(lp, &[thread.clone(), states.clone(), Int, Int], &[]);
-    a.raw(&[ALOAD_0 + 1, ILOAD_0 + 3, AALOAD, ASTORE, 4]); // s = table[i]
-    a.raw(&[ALOAD, 4])
-        .op16(GETFIELD, thread_field)
-        .raw(&[ALOAD_0])
-        .branch(IF_ACMPNE, next);
-    a.raw(&[ALOAD, 4, ARETURN]);
-    let with_state = [thread.clone(), states.clone(), Int, Int, state.clone()];
-    a.bind(next, &with_state, &[]);
-    a.raw(&[ALOAD, 4])
-        .op16(GETSTATIC, empty)
-        .branch(IF_ACMPNE, advance); // a tombstone or another thread's: go on
     a.raw(&[ALOAD_0])
         .op16(INVOKESTATIC, register)
-        .raw(&[ASTORE, 4]); // the thread's first call
-    a.raw(&[ALOAD, 4]).branch(IFNONNULL, got);
+        .raw(&[ASTORE_0 + 1]);
+    a.raw(&[ALOAD_0 + 1]).branch(IFNONNULL, got);
     a.op16(GETSTATIC, off).raw(&[ARETURN]); // not registered: not recorded
-    a.bind(
-        got,
-        &[thread.clone(), states.clone(), Int, Int, object.clone()],
-        &[],
-    );
-    a.raw(&[ALOAD, 4])
+    a.bind(got, &[thread.clone(), object.clone()], &[]);
+    a.raw(&[ALOAD_0, ALOAD_0 + 1])
+        .op16(CHECKCAST, state_class)
+        .op16(PUTFIELD, thread_state);
+    a.raw(&[ALOAD_0 + 1])
         .op16(CHECKCAST, state_class)
         .raw(&[ARETURN]);
-    a.bind(advance, &with_state, &[]);
-    a.raw(&[ILOAD_0 + 3, ICONST_1, IADD, ILOAD_0 + 2, IAND, ISTORE_0 + 3]); // i = (i + 1) & mask
-    a.branch(GOTO, lp);
     let find_code = a.finish()?;
 
     // enter(State s, int m, int e); locals: 0 s, 1 m, 2 e, 3 ct (caller's trace), 4 i, 5 ic,
@@ -616,7 +583,7 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
             access: public,
             name: STATE.as_bytes(),
             descriptor: STATE_DESCRIPTOR,
-            body: Some((state_code.0, state_code.1, 4, 3)),
+            body: Some((state_code.0, state_code.1, 1, 2)),
             annotation: Some(FORCE_INLINE),
         },
         Method {
@@ -637,7 +604,7 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
             access: private,
             name: b"find",
             descriptor: find_desc,
-            body: Some((find_code.0, find_code.1, 3, 5)),
+            body: Some((find_code.0, find_code.1, 2, 2)),
             annotation: Some(DONT_INLINE),
         },
         Method {
@@ -718,9 +685,7 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
     };
     let fields = vec![
         static_field(p, ACC_VOLATILE, ENGAGED, b"Z")?,
-        static_field(p, ACC_VOLATILE, TABLE, state_array_desc)?,
-        static_field(p, ACC_FINAL, EMPTY, state_desc)?,
-        static_field(p, ACC_FINAL, "off", state_desc)?,
+        static_field(p, ACC_FINAL, OFF, state_desc)?,
     ];
     ClassFile {
         minor: 0,

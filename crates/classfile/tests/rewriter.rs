@@ -5,13 +5,15 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::OnceLock;
 
 use hprof_classfile::class::{Attribute, ClassFile, Member};
 use hprof_classfile::code::{Code, Kind, decode, op};
 use hprof_classfile::frames::{self, Frame, VType};
 use hprof_classfile::pool::Pool;
 use hprof_classfile::{
-    STATE_CLASS, TRACKER_CLASS, TRACKER_PROBES, instrument, state_class, tracker_class,
+    STATE_CLASS, THREAD_CLASS, THREAD_STATE_FIELD, TRACKER_CLASS, TRACKER_PROBES, instrument,
+    state_class, tracker_class, with_state_field,
 };
 
 /// A method body under construction.
@@ -205,8 +207,74 @@ fn code_attribute(bytes: &[u8], name: &str) -> Vec<u8> {
     cf.attribute(&m.attributes, "Code").unwrap().data.to_vec()
 }
 
-/// Runs `class` from `dir` with -Xverify:all and the tracker class patched into java.base
-/// (its probes stay off); returns stdout.
+/// JDK 17's `java.lang.Thread`, from its runtime image.
+fn jdk_thread_class() -> &'static [u8] {
+    static THREAD: OnceLock<Vec<u8>> = OnceLock::new();
+    THREAD.get_or_init(|| {
+        let jdk = hprof_testkit::java::jdk17();
+        let dir = tempfile::tempdir().unwrap();
+        let status = Command::new(jdk.bin("jimage"))
+            .arg("extract")
+            .arg(format!("--dir={}", dir.path().display()))
+            .arg(format!("--include=regex:.*/{THREAD_CLASS}\\.class"))
+            .arg(jdk.home.join("lib/modules"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        std::fs::read(dir.path().join(format!("java.base/{THREAD_CLASS}.class"))).unwrap()
+    })
+}
+
+/// JDK 17's `java.lang.Thread` with the tracker's state field, as the agent loads it.
+fn thread_with_state_field() -> &'static [u8] {
+    static THREAD: OnceLock<Vec<u8>> = OnceLock::new();
+    THREAD.get_or_init(|| with_state_field(jdk_thread_class()).unwrap())
+}
+
+#[test]
+fn thread_gets_the_state_field_once_and_nothing_else_changes() {
+    let original = ClassFile::parse(jdk_thread_class()).unwrap();
+    let patched = ClassFile::parse(thread_with_state_field()).unwrap();
+    let fields = |cf: &ClassFile| -> Vec<(u16, Vec<u8>, Vec<u8>)> {
+        cf.fields
+            .iter()
+            .map(|f| {
+                (
+                    f.access,
+                    cf.pool.utf8(f.name).unwrap().to_vec(),
+                    cf.pool.utf8(f.descriptor).unwrap().to_vec(),
+                )
+            })
+            .collect()
+    };
+    let (before, after) = (fields(&original), fields(&patched));
+    assert_eq!(after.len(), before.len() + 1);
+    assert_eq!(after[..before.len()], before[..]);
+    // Package-private (the tracker is in java.lang), transient and synthetic.
+    assert_eq!(
+        after[before.len()],
+        (
+            0x0080 | 0x1000,
+            THREAD_STATE_FIELD.as_bytes().to_vec(),
+            format!("L{STATE_CLASS};").into_bytes()
+        )
+    );
+    assert_eq!(patched.methods.len(), original.methods.len());
+    assert_eq!(
+        (patched.this_class, patched.super_class, patched.access),
+        (original.this_class, original.super_class, original.access)
+    );
+    // Adding it again (as each retransformation does, from the original bytes, or to bytes
+    // that have it) changes nothing.
+    assert_eq!(
+        with_state_field(thread_with_state_field()).unwrap(),
+        thread_with_state_field()
+    );
+}
+
+/// Runs `class` from `dir` with -Xverify:all and the tracker class (with the state field
+/// it reads from `java.lang.Thread`) patched into java.base (its probes stay off); returns
+/// stdout.
 fn run(dir: &Path, class: &str) -> String {
     let patch = dir.join("patch");
     std::fs::create_dir_all(patch.join("java/lang")).unwrap();
@@ -216,6 +284,11 @@ fn run(dir: &Path, class: &str) -> String {
     )
     .unwrap();
     std::fs::write(patch.join(format!("{STATE_CLASS}.class")), state_class()).unwrap();
+    std::fs::write(
+        patch.join(format!("{THREAD_CLASS}.class")),
+        thread_with_state_field(),
+    )
+    .unwrap();
     let jdk = hprof_testkit::java::jdk17();
     let out = Command::new(jdk.bin("java"))
         .arg("-Xverify:all")

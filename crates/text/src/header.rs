@@ -46,7 +46,7 @@ SITES           Allocation sites, biggest first: for each (class, trace) pair
 CPU SAMPLES     Where threads were found running on the CPU when sampled;
                 \"count\" is the number of samples in each trace.
 CPU TIME        Per trace, the CPU milliseconds spent in its top method itself
-                and the number of calls that ended there.
+                and how many calls of it began in the interval.
 MONITOR TIME    Time threads spent waiting to enter a contended monitor, per
                 trace and monitor class, in milliseconds.
 MONITOR DUMP    Each thread's state and the monitors it owns, with the threads

@@ -12,7 +12,9 @@
 //! (inclusive time).
 //!
 //! Classes loaded before the VM is live (before the tracker class can exist) are rewritten
-//! by retransformation at VM init; every later class as it loads.
+//! by retransformation at VM init; every later class as it loads. Only `java.lang.Thread` is
+//! changed earlier, at its first load (the JVM's early class hook): it gets the field that
+//! holds each thread's state, which no later rewriting could add.
 
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -22,8 +24,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rustc_hash::FxHashMap;
 
 use hprof_classfile::{
-    CACHE_BITS, EMPTY, ENGAGED, IC_INTS, NATIVES, STATE_CLASS, STATE_FIELDS, TABLE, TRACKER_CLASS,
-    TRACKER_PROBES, cache_index, instrument, state_class, tracker_class_for,
+    CACHE_BITS, ENGAGED, IC_INTS, NATIVES, OFF, STATE_CLASS, STATE_FIELDS, THREAD_CLASS,
+    THREAD_STATE_FIELD, TRACKER_CLASS, TRACKER_PROBES, cache_index, instrument, state_class,
+    tracker_class_for, with_state_field,
 };
 
 use crate::engine::ticker::Ticker;
@@ -111,13 +114,9 @@ struct Traces {
 struct Registered {
     thread: GlobalRef,
     state: GlobalRef,
-    /// `System.identityHashCode(thread)`, its place in the tracker's table.
-    hash: i32,
     serial: u32,
     /// Calls per local trace already reported (the thread's `long[]` only grows).
     reported: Vec<u64>,
-    /// Its slot in the tracker's table.
-    slot: usize,
     /// The thread's local trace numbers: the global trace of each, and back.
     globals: Vec<u32>,
     locals: FxHashMap<u32, i32>,
@@ -133,46 +132,13 @@ impl Registered {
     }
 }
 
-/// Threads that have called the tracker; the tracker's `table` is rebuilt from it.
+/// Threads that have called the tracker (each holds its state in its own field).
 #[derive(Debug, Default)]
 struct Registry {
     live: HashMap<u64, Registered>,
-    /// Ids in `live` by identity hash.
-    by_hash: HashMap<i32, Vec<u64>>,
     next_id: u64,
     /// Registry size at which dead threads (virtual threads get no ThreadEnd) are purged.
     purge_at: usize,
-    /// The tracker's table as published, its size in slots and the slots in use or
-    /// tombstoned.
-    table: Option<GlobalRef>,
-    slots: usize,
-    used: usize,
-    /// What a removed thread's slot holds, so probes go on past it (a state of no thread).
-    tombstone: Option<GlobalRef>,
-    /// What a free slot holds: the tracker's `empty` state.
-    empty: Option<GlobalRef>,
-}
-
-impl Registry {
-    /// The id of `thread` (whose identity hash is `hash`), if registered.
-    fn find(&self, jni: Jni, thread: jobject, hash: i32) -> Option<u64> {
-        self.by_hash.get(&hash)?.iter().copied().find(|id| {
-            self.live
-                .get(id)
-                .is_some_and(|r| jni.is_same_object(r.thread.get(), thread))
-        })
-    }
-
-    fn remove(&mut self, id: u64) -> Option<Registered> {
-        let r = self.live.remove(&id)?;
-        if let Some(ids) = self.by_hash.get_mut(&r.hash) {
-            ids.retain(|&i| i != id);
-            if ids.is_empty() {
-                self.by_hash.remove(&r.hash);
-            }
-        }
-        Some(r)
-    }
 }
 
 /// Most entries a thread's hashed trace cache grows to: `1 << MAX_CACHE_BITS`.
@@ -189,9 +155,8 @@ fn jni_name(name: &str) -> CString {
 #[derive(Debug)]
 struct StateClass {
     class: GlobalRef,
-    /// Its signature (`Ljava/lang/HprofTrackerState;`) and its array's (the tracker's table).
+    /// Its signature (`Ljava/lang/HprofTrackerState;`).
     signature: CString,
-    array_signature: CString,
     cur: FieldId,
     ic: FieldId,
     calls: FieldId,
@@ -223,7 +188,6 @@ impl StateClass {
         Ok(StateClass {
             class,
             signature: jni_name(&format!("L{STATE_CLASS};")),
-            array_signature: jni_name(&format!("[L{STATE_CLASS};")),
             cur: ids[0],
             ic: ids[1],
             calls: ids[2],
@@ -318,6 +282,8 @@ pub struct CpuTimes {
     tracker: OnceLock<GlobalRef>,
     /// The class of the threads' states.
     state_class: OnceLock<StateClass>,
+    /// `java.lang.Thread`'s field holding a thread's state.
+    thread_state: OnceLock<FieldId>,
     /// For `cpu=old`: inclusive CPU ns by (callee, caller, thread) method numbers (caller 0:
     /// none), since the last dump.
     old_times: Mutex<HashMap<(u32, u32, u32), u64>>,
@@ -339,6 +305,41 @@ static STATE: OnceLock<(&'static Context, &'static CpuTimes)> = OnceLock::new();
 /// The running engine and its context, if `cpu=times` or `cpu=old` is on.
 pub fn running() -> Option<(&'static Context, &'static CpuTimes)> {
     STATE.get().copied()
+}
+
+/// The class file load hook before the tracker exists (from `Agent_OnLoad` to VM init):
+/// `java.lang.Thread` gets the field for its state; every other class is left for the
+/// retransformation at VM init.
+pub fn transform_early(name: Option<&[u8]>, class: &[u8]) -> Option<Vec<u8>> {
+    if name == Some(THREAD_CLASS.as_bytes()) {
+        with_state_field(class).ok()
+    } else {
+        None
+    }
+}
+
+/// Whether the JVM was told `-Xshare:on` (class data sharing or no start), by the last
+/// `-Xshare:` option among `JAVA_TOOL_OPTIONS`, `JDK_JAVA_OPTIONS`, the command line and
+/// `_JAVA_OPTIONS`, the order in which the JVM reads them.
+fn sharing_required() -> bool {
+    let env = |name: &str| std::env::var(name).unwrap_or_default();
+    let command_line = std::fs::read("/proc/self/cmdline").unwrap_or_default();
+    let command_line = String::from_utf8_lossy(&command_line).replace('\0', " ");
+    let options = [
+        env("JAVA_TOOL_OPTIONS"),
+        env("JDK_JAVA_OPTIONS"),
+        command_line,
+        env("_JAVA_OPTIONS"),
+    ];
+    last_share_option(&options.join(" ")) == Some("on")
+}
+
+/// The value of the last `-Xshare:` option in the space-separated `options`.
+fn last_share_option(options: &str) -> Option<&str> {
+    options
+        .split_whitespace()
+        .filter_map(|o| o.strip_prefix("-Xshare:"))
+        .next_back()
 }
 
 /// ThreadEnd, for the profiler: the ending thread's calls are kept.
@@ -364,6 +365,7 @@ impl CpuTimes {
             registry: Mutex::new(Registry::default()),
             tracker: OnceLock::new(),
             state_class: OnceLock::new(),
+            thread_state: OnceLock::new(),
             old_times: Mutex::new(HashMap::new()),
             ready: AtomicBool::new(false),
             ticker: Ticker::new(),
@@ -377,11 +379,23 @@ impl CpuTimes {
 
     /// The class file load hook: the rewritten class, or `None` to keep it as it is.
     pub fn transform(&self, name: Option<&[u8]>, class: &[u8]) -> Option<Vec<u8>> {
-        if !self.ready.load(Ordering::Acquire)
-            || name.is_some_and(|n| n == TRACKER_CLASS.as_bytes() || n == STATE_CLASS.as_bytes())
-        {
+        if !self.ready.load(Ordering::Acquire) {
+            return transform_early(name, class);
+        }
+        if name.is_some_and(|n| n == TRACKER_CLASS.as_bytes() || n == STATE_CLASS.as_bytes()) {
             return None;
         }
+        if name == Some(THREAD_CLASS.as_bytes()) {
+            // Retransformed from its original bytes: the field goes in again, or the class
+            // would lose it (which the JVM refuses).
+            let rewritten = self.rewrite(name, class);
+            return with_state_field(rewritten.as_deref().unwrap_or(class)).ok();
+        }
+        self.rewrite(name, class)
+    }
+
+    /// `class` with every method rewritten, or `None` to keep it as it is.
+    fn rewrite(&self, name: Option<&[u8]>, class: &[u8]) -> Option<Vec<u8>> {
         // Code that runs while a virtual thread mounts or unmounts, where the JVM does not
         // expect Java-level agents' calls, is left alone.
         if let Some(name) = name
@@ -435,21 +449,15 @@ impl CpuTimes {
         Some(id)
     }
 
-    /// `HprofTracker.register(thread)`: the calling thread's first call. Makes its state,
-    /// adds it to the tracker's table and returns it.
+    /// `HprofTracker.register(thread)`: the calling thread's first call. Makes its state and
+    /// returns it (the tracker keeps it in the thread's field).
     pub fn register(&self, ctx: &Context, jni: Jni, thread: jobject) -> jobject {
         if thread.is_null() {
             return std::ptr::null_mut();
         }
-        let Some(hash) = jni.identity_hash(thread) else {
-            return std::ptr::null_mut();
-        };
         let Ok(mut registry) = self.registry.lock() else {
             return std::ptr::null_mut();
         };
-        if let Some(id) = registry.find(jni, thread, hash) {
-            return jni.new_local_ref(registry.live[&id].state.get());
-        }
         if registry.live.len() >= registry.purge_at {
             self.purge(ctx, jni, &mut registry);
         }
@@ -487,21 +495,17 @@ impl CpuTimes {
             Registered {
                 thread: thread_ref,
                 state: state_ref,
-                hash,
                 serial,
                 reported: Vec::new(),
-                slot: 0,
                 globals: Vec::new(),
                 locals: FxHashMap::default(),
             },
         );
-        registry.by_hash.entry(hash).or_default().push(id);
-        self.insert(jni, &mut registry, id);
         state
     }
 
     /// Drops the threads that have terminated (virtual threads end without ThreadEnd),
-    /// keeping their calls, and rebuilds the table without them.
+    /// keeping their calls.
     fn purge(&self, ctx: &Context, jni: Jni, registry: &mut Registry) {
         const TERMINATED: u32 = 0x0002;
         let dead: Vec<u64> = registry
@@ -511,119 +515,33 @@ impl CpuTimes {
             .map(|(&id, _)| id)
             .collect();
         for id in dead {
-            if let Some(mut gone) = registry.remove(id) {
+            if let Some(mut gone) = registry.live.remove(&id) {
                 self.fold(jni, &mut gone);
                 jni.delete_global_ref(gone.thread);
                 jni.delete_global_ref(gone.state);
             }
         }
         registry.purge_at = (registry.live.len() * 2).max(64);
-        self.rebuild(jni, registry);
     }
 
-    /// Puts thread `id`'s state in the tracker's table: in place while the table is at most
-    /// half full, else in a new, larger table.
-    fn insert(&self, jni: Jni, registry: &mut Registry, id: u64) {
-        if registry.table.is_none() || (registry.used + 1) * 2 > registry.slots {
-            self.rebuild(jni, registry);
-            return;
-        }
-        let (Some(table), Some(empty), Some(tombstone), Some(r)) = (
-            &registry.table,
-            &registry.empty,
-            &registry.tombstone,
-            registry.live.get(&id),
-        ) else {
-            return;
-        };
-        let (table, empty, tombstone) = (table.get(), empty.get(), tombstone.get());
-        let mask = registry.slots - 1;
-        let mut slot = (r.hash as u32 as usize) & mask;
-        let fresh = jni.with_local_frame(8, || {
-            loop {
-                let there = jni.object_element(table, slot as i32);
-                let free = jni.is_same_object(there, empty);
-                let reusable = free || jni.is_same_object(there, tombstone);
-                jni.delete_local_ref(there);
-                if reusable {
-                    jni.set_object_element(table, slot as i32, r.state.get());
-                    return free;
-                }
-                slot = (slot + 1) & mask;
-            }
-        });
-        if fresh {
-            registry.used += 1;
-        }
-        if let Some(r) = registry.live.get_mut(&id) {
-            r.slot = slot;
-        }
-    }
-
-    /// Takes thread `id` out of the tracker's table (its slot becomes a tombstone).
-    fn forget(&self, jni: Jni, registry: &Registry, slot: usize) {
-        if let (Some(table), Some(tombstone)) = (&registry.table, &registry.tombstone) {
-            jni.set_object_element(table.get(), slot as i32, tombstone.get());
-        }
-    }
-
-    /// Makes a new table, four slots per live thread, and publishes it.
-    fn rebuild(&self, jni: Jni, registry: &mut Registry) {
-        let (Some(class), Some(sc)) = (self.tracker.get(), self.state_class.get()) else {
-            return;
-        };
-        let slots = (registry.live.len() * 4).max(16).next_power_of_two();
-        jni.with_local_frame(16, || {
-            if registry.empty.is_none() {
-                let empty = jni.static_object(class.get(), &jni_name(EMPTY), &sc.signature);
-                registry.empty = (!empty.is_null()).then(|| jni.new_global_ref(empty));
-            }
-            if registry.tombstone.is_none() {
-                registry.tombstone = jni.alloc_object(sc.class.get()).and_then(|t| jni.global(t));
-            }
-            let Some(empty) = &registry.empty else {
-                return;
-            };
-            let Some(table) = jni.new_array_of(sc.class.get(), slots as i32, empty.get()) else {
-                return;
-            };
-            let mut used = vec![false; slots];
-            for r in registry.live.values_mut() {
-                let mut slot = (r.hash as u32 as usize) & (slots - 1);
-                while used[slot] {
-                    slot = (slot + 1) & (slots - 1);
-                }
-                used[slot] = true;
-                r.slot = slot;
-                jni.set_object_element(table, slot as i32, r.state.get());
-            }
-            if !jni.set_static_object(class.get(), &jni_name(TABLE), &sc.array_signature, table) {
-                return;
-            }
-            if let Some(old) = registry.table.take() {
-                jni.delete_global_ref(old);
-            }
-            registry.table = jni.global(table);
-            registry.slots = slots;
-            registry.used = registry.live.len();
-        });
-    }
-
-    /// Publishes a table with no thread in it: every probe then finds the tracker off.
-    fn clear_table(&self, jni: Jni) {
-        let (Some(class), Some(sc), Ok(registry)) = (
+    /// Turns every registered thread's probes off (their fields get the tracker's `off`
+    /// state); threads that have not called yet find the tracker disengaged.
+    fn turn_off_threads(&self, jni: Jni) {
+        let (Some(class), Some(sc), Some(&field), Ok(registry)) = (
             self.tracker.get(),
             self.state_class.get(),
+            self.thread_state.get(),
             self.registry.lock(),
         ) else {
             return;
         };
-        let Some(empty) = &registry.empty else {
-            return;
-        };
         jni.with_local_frame(4, || {
-            if let Some(table) = jni.new_array_of(sc.class.get(), 1, empty.get()) {
-                jni.set_static_object(class.get(), &jni_name(TABLE), &sc.array_signature, table);
+            let off = jni.static_object(class.get(), &jni_name(OFF), &sc.signature);
+            if off.is_null() {
+                return;
+            }
+            for r in registry.live.values() {
+                jni.set_object_field(r.thread.get(), field, off);
             }
         });
     }
@@ -813,20 +731,24 @@ impl CpuTimes {
 
     /// ThreadEnd: keeps the ending thread's calls and forgets it.
     pub fn thread_end(&self, jni: Jni, thread: jobject) {
-        let Some(hash) = jni.identity_hash(thread) else {
+        let (Some(&field), Some(sc)) = (self.thread_state.get(), self.state_class.get()) else {
+            return;
+        };
+        // The thread's registry id is in its state.
+        let id = jni.with_local_frame(4, || {
+            let state = jni.object_field(thread, field);
+            (!state.is_null()).then(|| jni.int_field(state, sc.id))
+        });
+        let Some(id) = id.and_then(|id| u64::try_from(id).ok()) else {
             return;
         };
         let Ok(mut registry) = self.registry.lock() else {
             return;
         };
-        let Some(id) = registry.find(jni, thread, hash) else {
-            return;
-        };
-        let Some(mut gone) = registry.remove(id) else {
+        let Some(mut gone) = registry.live.remove(&id) else {
             return;
         };
         self.fold(jni, &mut gone);
-        self.forget(jni, &registry, gone.slot);
         jni.delete_global_ref(gone.thread);
         jni.delete_global_ref(gone.state);
     }
@@ -841,6 +763,21 @@ impl CpuTimes {
             jni.delete_local_ref(thread);
             found
         });
+        // The threads' states live in a field java.lang.Thread got at its first load; without
+        // it, the probes could not run at all.
+        if sharing_required() {
+            return Err("cpu=times can't run with -Xshare:on: it adds a field to java.lang.Thread as the class first loads, which class data sharing forbids".into());
+        }
+        let field = jni
+            .find_class(&jni_name(THREAD_CLASS))
+            .and_then(|thread| {
+                let desc = jni_name(&format!("L{STATE_CLASS};"));
+                let field = jni.field_id(thread, &jni_name(THREAD_STATE_FIELD), &desc);
+                jni.delete_local_ref(thread);
+                field
+            })
+            .ok_or("java.lang.Thread has no field for the tracker (it was loaded before the agent's class hook)")?;
+        let _ = self.thread_state.set(field);
         let state_class = StateClass::define(jni)?;
         let _ = self.state_class.set(state_class);
         let bytes = tracker_class_for(TRACKER_CLASS, carrier);
@@ -859,9 +796,6 @@ impl CpuTimes {
             }
         }
         jni.delete_local_ref(class);
-        if let Ok(mut registry) = self.registry.lock() {
-            self.rebuild(jni, &mut registry);
-        }
         self.set_engaged(jni, true)?;
         self.ready.store(true, Ordering::Release);
         ctx.jvmti
@@ -1192,6 +1126,16 @@ impl Engine for CpuTimes {
     fn capabilities(&self, caps: &mut Capabilities) {
         caps.thread_cpu_time = true;
         caps.class_hooks = true;
+        // The early class hook turns class data sharing off, which -Xshare:on forbids: the
+        // JVM would refuse to start. cpu=times then reports it cannot run (see install).
+        caps.early_class_hooks = !sharing_required();
+    }
+
+    fn on_load(&self, jvmti: Jvmti) -> Result<(), String> {
+        // From now on: java.lang.Thread loads in the primordial phase (see transform_early).
+        jvmti
+            .set_event(Event::ClassFileLoadHook, true)
+            .map_err(|e| format!("can't enable class file load hooks ({e})"))
     }
 
     fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
@@ -1206,12 +1150,28 @@ impl Engine for CpuTimes {
     fn stop(&self, ctx: &Context) {
         if let Some(jni) = ctx.vm.jni() {
             let _ = self.set_engaged(jni, false);
-            self.clear_table(jni);
+            self.turn_off_threads(jni);
         }
         self.ticker.stop();
     }
 
     fn dump(&self, ctx: &Context, jni: Option<Jni>, out: &mut ProfileOutput) {
         self.write_times(ctx, jni, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_share_option;
+
+    #[test]
+    fn the_last_xshare_option_wins() {
+        assert_eq!(last_share_option("java -cp x Main"), None);
+        assert_eq!(last_share_option("-Xshare:on java -cp x Main"), Some("on"));
+        assert_eq!(
+            last_share_option("-Xshare:on java -Xshare:auto Main"),
+            Some("auto")
+        );
+        assert_eq!(last_share_option("-Xshare:off  -Xshare:on"), Some("on"));
     }
 }

@@ -205,6 +205,9 @@ pub struct Capabilities {
     /// `can_generate_all_class_hook_events`, `can_retransform_classes`: rewriting classes
     /// as they load and those loaded before.
     pub class_hooks: bool,
+    /// `can_generate_early_class_hook_events`: class file load hooks from the primordial
+    /// phase on (the JVM then runs without its class data sharing archive).
+    pub early_class_hooks: bool,
 }
 
 /// The event callbacks the agent installs (each a plain `extern "C"` function).
@@ -328,6 +331,7 @@ impl Jvmti {
         caps.set_can_get_monitor_info(u32::from(wanted.monitors));
         caps.set_can_generate_all_class_hook_events(u32::from(wanted.class_hooks));
         caps.set_can_retransform_classes(u32::from(wanted.class_hooks));
+        caps.set_can_generate_early_class_hook_events(u32::from(wanted.early_class_hooks));
         jvmti!(self, AddCapabilities, &caps)
     }
 
