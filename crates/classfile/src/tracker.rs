@@ -89,8 +89,8 @@ pub const IC_INTS: usize = 16;
 /// `ic` the inline caches by trace; `calls` the calls by trace; `keys` (method, parent trace)
 /// and `kids` (trace) of the hashed cache, `1 << (32 - shift)` entries; `misses` since the
 /// cache was made; `serial` the thread's serial (0 if unknown); `id` the agent's number for
-/// the thread; `thread` the thread.
-pub const STATE_FIELDS: [(&str, &str); 10] = [
+/// the thread.
+pub const STATE_FIELDS: [(&str, &str); 9] = [
     ("cur", "I"),
     ("ic", "[I"),
     ("calls", "[J"),
@@ -100,7 +100,6 @@ pub const STATE_FIELDS: [(&str, &str); 10] = [
     ("misses", "I"),
     ("serial", "I"),
     ("id", "I"),
-    ("thread", "Ljava/lang/Thread;"),
 ];
 /// The native methods, with their descriptors: `register(Thread)` makes and returns a
 /// thread's state; `miss(state, method, parent)` interns the trace of `method` called under

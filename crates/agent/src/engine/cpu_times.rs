@@ -166,7 +166,6 @@ struct StateClass {
     misses: FieldId,
     serial: FieldId,
     id: FieldId,
-    thread: FieldId,
 }
 
 impl StateClass {
@@ -197,7 +196,6 @@ impl StateClass {
             misses: ids[6],
             serial: ids[7],
             id: ids[8],
-            thread: ids[9],
         })
     }
 
@@ -220,7 +218,7 @@ impl StateClass {
     /// A new thread state (a local reference) for the thread with serial `serial` and
     /// registry id `id`: no current trace, room for [`FIRST_TRACES`] traces, a small hashed
     /// cache; under 2 KB, as virtual threads' carriers and short-lived threads can be many.
-    fn new_state(&self, jni: Jni, thread: jobject, serial: u32, id: i32) -> Option<jobject> {
+    fn new_state(&self, jni: Jni, serial: u32, id: i32) -> Option<jobject> {
         let state = jni.alloc_object(self.class.get())?;
         let ic = jni.new_int_array((IC_INTS * FIRST_TRACES) as i32)?;
         let calls = jni.new_long_array(FIRST_TRACES as i32)?;
@@ -231,7 +229,6 @@ impl StateClass {
         jni.set_int_field(state, self.cur, -1);
         jni.set_int_field(state, self.serial, serial as i32);
         jni.set_int_field(state, self.id, id);
-        jni.set_object_field(state, self.thread, thread);
         self.new_cache(jni, state, CACHE_BITS).then_some(state)
     }
 
@@ -482,7 +479,7 @@ impl CpuTimes {
         let Some(state) = self
             .state_class
             .get()
-            .and_then(|sc| sc.new_state(jni, thread, serial, state_id))
+            .and_then(|sc| sc.new_state(jni, serial, state_id))
         else {
             return std::ptr::null_mut();
         };

@@ -1092,12 +1092,6 @@ impl Jni {
         (!a.is_null() && !self.take_exception()).then_some(a)
     }
 
-    /// A new array of `len` elements of `class`, each `fill`.
-    pub fn new_array_of(self, class: jclass, len: i32, fill: jobject) -> Option<jobject> {
-        let a = jni!(self, NewObjectArray, len, class, fill)?;
-        (!a.is_null() && !self.take_exception()).then_some(a)
-    }
-
     /// The static reference field `name` (of type `signature`) of `class` (a local
     /// reference, or null).
     pub fn static_object(
@@ -1114,21 +1108,6 @@ impl Jni {
             return ptr::null_mut();
         }
         value
-    }
-
-    /// Element `index` of an object array (a local reference, null for null).
-    pub fn object_element(self, array: jobject, index: i32) -> jobject {
-        let e = jni!(self, GetObjectArrayElement, array, index).unwrap_or(ptr::null_mut());
-        if self.take_exception() {
-            return ptr::null_mut();
-        }
-        e
-    }
-
-    /// Stores `value` at `index` of an object array.
-    pub fn set_object_element(self, array: jobject, index: i32, value: jobject) {
-        jni!(self, SetObjectArrayElement, array, index, value);
-        self.take_exception();
     }
 
     /// Length of an array.
@@ -1235,45 +1214,6 @@ impl Jni {
     /// Sets the reference field `field` of `object`.
     pub fn set_object_field(self, object: jobject, field: FieldId, value: jobject) {
         jni!(self, SetObjectField, object, field.0, value);
-    }
-
-    /// Sets the static reference field `name` (of type `signature`) of `class`.
-    pub fn set_static_object(
-        self,
-        class: jclass,
-        name: &std::ffi::CStr,
-        signature: &std::ffi::CStr,
-        value: jobject,
-    ) -> bool {
-        let Some(field) = self.static_field_id(class, name, signature) else {
-            return false;
-        };
-        jni!(self, SetStaticObjectField, class, field, value);
-        !self.take_exception()
-    }
-
-    /// `System.identityHashCode(object)`.
-    pub fn identity_hash(self, object: jobject) -> Option<i32> {
-        let system = self.find_class(c"java/lang/System")?;
-        let method = jni!(
-            self,
-            GetStaticMethodID,
-            system,
-            c"identityHashCode".as_ptr(),
-            c"(Ljava/lang/Object;)I".as_ptr()
-        )?;
-        if method.is_null() {
-            self.clear_exception();
-            self.delete_local_ref(system);
-            return None;
-        }
-        let args = [sys::jvalue { l: object }];
-        let hash = jni!(self, CallStaticIntMethodA, system, method, args.as_ptr());
-        self.delete_local_ref(system);
-        if self.take_exception() {
-            return None;
-        }
-        hash
     }
 
     /// Calls the static method `name` `signature` of `class` with null or zero arguments
