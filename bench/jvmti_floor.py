@@ -12,8 +12,10 @@ beside the real agent:
   extra RSS during each walk per live object.
 
     bench/jvmti_floor.py [--runs N] [--write]
+    bench/jvmti_floor.py --heap-only --jdk JAVA_HOME [--jdk JAVA_HOME ...] [--write]
 
---write replaces the "JVMTI floors" section of bench/RESULTS.md.
+--write replaces the "JVMTI floors" section of bench/RESULTS.md (with --heap-only: the "JVMTI heap
+walk floor on other JDKs" section).
 """
 import argparse, os, platform, re, statistics, subprocess, sys, time
 from pathlib import Path
@@ -22,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cpu_samples import interleaved, prepare, raw_runs, write_section  # noqa: E402
 
 SECTION = "## JVMTI floors"
+JDKS_SECTION = "## JVMTI heap walk floor on other JDKs"
 HERE = Path(__file__).resolve().parent
 
 
@@ -46,18 +49,20 @@ def rss_kb(pid):
     return 0
 
 
-def heap_floor(work, floor, classes):
-    """jcmd's dump, then the two floor walks, on one BigHeap JVM."""
+def heap_floor(work, floor, classes, bin_dir=""):
+    """jcmd's dump, then the two floor walks, on one BigHeap JVM (java and jcmd from `bin_dir`,
+    else from the PATH)."""
     err_path = work / "floor-err.txt"
+    java, jcmd = (os.path.join(bin_dir, t) if bin_dir else t for t in ("java", "jcmd"))
     with open(err_path, "w") as err:
-        p = subprocess.Popen(["java", "-Xmx4g", "-XX:+UseParallelGC", f"-agentpath:{floor}=walk", "-cp", str(classes), "bench.BigHeap"],
+        p = subprocess.Popen([java, "-Xmx4g", "-XX:+UseParallelGC", f"-agentpath:{floor}=walk", "-cp", str(classes), "bench.BigHeap"],
                              cwd=work, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
         line = p.stdout.readline()
         assert line.startswith("READY"), line
-        hist = subprocess.run(["jcmd", str(p.pid), "GC.class_histogram"], capture_output=True, text=True, check=True).stdout
+        hist = subprocess.run([jcmd, str(p.pid), "GC.class_histogram"], capture_output=True, text=True, check=True).stdout
         objects = int(re.search(r"^Total\s+(\d+)", hist, re.M).group(1))
         start = time.perf_counter()
-        subprocess.run(["jcmd", str(p.pid), "GC.heap_dump", str(work / "jcmd.hprof")], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([jcmd, str(p.pid), "GC.heap_dump", str(work / "jcmd.hprof")], check=True, stdout=subprocess.DEVNULL)
         jcmd_s = time.perf_counter() - start
         (work / "jcmd.hprof").unlink()
         walks = []
@@ -81,10 +86,32 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--heap-only", action="store_true")
+    parser.add_argument("--jdk", action="append", default=[], help="JAVA_HOME of a JDK for --heap-only")
     args = parser.parse_args()
 
     work, agent, classes, _ = prepare()
     floor = build_floor(work)
+    if args.heap_only:
+        lines = [JDKS_SECTION, "",
+                 f"Command: `bench/jvmti_floor.py --heap-only {' '.join('--jdk ' + j for j in args.jdk)}{' --write' if args.write else ''}` "
+                 f"({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores). The heap walk of the section above, on BigHeap, "
+                 "each JDK's own `jcmd`; RSS per live object for the first walk only (see above).", "",
+                 "| JDK | live objects | `jcmd GC.heap_dump` | floor: full GC + walk that only tags | peak extra RSS per live object | also receiving every primitive value |",
+                 "|---|---|---|---|---|---|"]
+        own_lines = []
+        for jdk in args.jdk:
+            version = subprocess.run([os.path.join(jdk, "bin", "java"), "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+            objects, jcmd_s, walks, walk_lines = heap_floor(work, floor, classes, os.path.join(jdk, "bin"))
+            lines.append(f"| {version} | {objects} | {jcmd_s:.2f} s | {walks[0][0]:.2f} s ({walks[0][0] / jcmd_s:.2f}x) | "
+                         f"{walks[0][1]:.0f} bytes | {walks[1][0]:.2f} s ({walks[1][0] / jcmd_s:.2f}x) |")
+            own_lines += [f"- {version}: `{l}`" for l in walk_lines]
+        lines += ["", "The floor agent's own lines:", ""] + own_lines
+        section = "\n".join(lines) + "\n"
+        print(section)
+        if args.write:
+            write_section(JDKS_SECTION, section)
+        return
     profilers = {
         "no agent": [],
         "floor: every allocation sampled, empty callback": [f"-agentpath:{floor}=alloc"],
