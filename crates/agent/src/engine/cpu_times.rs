@@ -512,13 +512,22 @@ impl CpuTimes {
             .map(|(&id, _)| id)
             .collect();
         for id in dead {
-            if let Some(mut gone) = registry.live.remove(&id) {
-                self.fold(jni, &mut gone);
-                jni.delete_global_ref(gone.thread);
-                jni.delete_global_ref(gone.state);
+            if let Some(gone) = registry.live.remove(&id) {
+                self.forget(jni, gone);
             }
         }
         registry.purge_at = (registry.live.len() * 2).max(64);
+    }
+
+    /// A thread that has ended: its calls go to the shared costs, and its state leaves its
+    /// field, so a `Thread` object the program keeps does not keep the state too.
+    fn forget(&self, jni: Jni, mut gone: Registered) {
+        self.fold(jni, &mut gone);
+        if let Some(&field) = self.thread_state.get() {
+            jni.set_object_field(gone.thread.get(), field, std::ptr::null_mut());
+        }
+        jni.delete_global_ref(gone.thread);
+        jni.delete_global_ref(gone.state);
     }
 
     /// Turns every registered thread's probes off (their fields get the tracker's `off`
@@ -742,12 +751,9 @@ impl CpuTimes {
         let Ok(mut registry) = self.registry.lock() else {
             return;
         };
-        let Some(mut gone) = registry.live.remove(&id) else {
-            return;
-        };
-        self.fold(jni, &mut gone);
-        jni.delete_global_ref(gone.thread);
-        jni.delete_global_ref(gone.state);
+        if let Some(gone) = registry.live.remove(&id) {
+            self.forget(jni, gone);
+        }
     }
 
     /// Defines the tracker class (its natives are found by name in this library), engages
