@@ -751,7 +751,14 @@ impl CpuTimes {
         let Ok(mut registry) = self.registry.lock() else {
             return;
         };
-        if let Some(gone) = registry.live.remove(&id) {
+        // Only if the field holds that thread's own state (not the shared `off` one the
+        // fields get at VM death, whose id means nothing).
+        let own = registry.live.get(&id).is_some_and(|r| {
+            jni.with_local_frame(4, || {
+                jni.is_same_object(jni.object_field(thread, field), r.state.get())
+            })
+        });
+        if own && let Some(gone) = registry.live.remove(&id) {
             self.forget(jni, gone);
         }
     }
