@@ -506,31 +506,33 @@ fn xshare_on_is_reported_and_the_program_runs_unprofiled() {
 fn ended_threads_give_up_their_state_and_keep_their_counts() {
     // The state lives in a field cpu=times adds to java.lang.Thread; a thread that ends gives
     // it up (its calls are kept), so Thread objects a program keeps do not keep states.
-    let jdk = jdk17();
     let opens = "--add-opens=java.base/java.lang=ALL-UNNAMED";
-    let dir = tempfile::tempdir().unwrap();
-    let run = run_java(
-        &jdk,
-        dir.path(),
-        &[opens, &agentpath("cpu=times,cutoff=0")],
-        "ThreadStates",
-        &[],
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(
-        run.stdout
-            .contains("ended threads holding a state: 0 of 50"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("main holds a state: true"),
-        "{}",
-        run.stdout
-    );
-    let p = TextProfile::parse(&read_text(&text_output(dir.path())));
-    assert_eq!(p.times[0].calls("ThreadStates.work"), 50_000);
-    // Without the agent, Thread has no such field.
-    let plain = run_java(&jdk, dir.path(), &[opens], "ThreadStates", &[]);
-    assert_eq!(plain.stdout.trim(), "no field", "{}", plain.stderr);
+    for jdk in jdks() {
+        let v = jdk.version;
+        let dir = tempfile::tempdir().unwrap();
+        let run = run_java(
+            &jdk,
+            dir.path(),
+            &[opens, &agentpath("cpu=times,cutoff=0")],
+            "ThreadStates",
+            &[],
+        );
+        assert_eq!(run.code, Some(0), "JDK {v}: {}", run.stderr);
+        assert!(
+            run.stdout
+                .contains("ended threads holding a state: 0 of 50"),
+            "JDK {v}: {}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains("main holds a state: true"),
+            "JDK {v}: {}",
+            run.stdout
+        );
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        assert_eq!(p.times[0].calls("ThreadStates.work"), 50_000, "JDK {v}");
+        // Without the agent, Thread has no such field.
+        let plain = run_java(&jdk, dir.path(), &[opens], "ThreadStates", &[]);
+        assert_eq!(plain.stdout.trim(), "no field", "JDK {v}: {}", plain.stderr);
+    }
 }
