@@ -304,6 +304,49 @@ fn ic_index(a: &mut Asm, ct: u8, m: u8, golden: u16) {
         .raw(&[IMUL, BIPUSH, 29, IUSHR, ICONST_1, ISHL, IADD]);
 }
 
+/// Locals of a probe's inline-cache lookup ([`ic_lookup`]); local 0 is the state.
+struct IcLocals {
+    /// The caller's trace and the method (arguments of `child`).
+    ct: u8,
+    m: u8,
+    /// The entry's index in `ic` (already stored).
+    i: u8,
+    /// Receives `s.ic`.
+    ic: u8,
+    /// Receives the callee's trace.
+    t: u8,
+}
+
+/// Stores in local `t` the trace of the inline-cache entry at `ic[i]` if it is method `m`'s
+/// (`ic[i + 1]`), else what `child(s, ct, m)` finds. `frame` is the locals' types before
+/// `ic` is stored (the lookup adds `ic` and `t`).
+fn ic_lookup(a: &mut Asm, ic_field: u16, child: u16, l: &IcLocals, frame: &[VType]) {
+    let slow = a.label();
+    let found = a.label();
+    a.raw(&[ALOAD_0]).op16(GETFIELD, ic_field);
+    astore(a, l.ic);
+    aload(a, l.ic);
+    iload(a, l.i);
+    a.raw(&[IALOAD]);
+    iload(a, l.m);
+    a.branch(IF_ICMPNE, slow); // ic[i] != m
+    aload(a, l.ic);
+    iload(a, l.i);
+    a.raw(&[ICONST_1, IADD, IALOAD]);
+    istore(a, l.t);
+    a.branch(GOTO, found); // t = ic[i + 1]
+    let mut looked = frame.to_vec();
+    looked.push(VType::object(b"[I"));
+    a.bind(slow, &looked, &[]);
+    a.raw(&[ALOAD_0]);
+    iload(a, l.ct);
+    iload(a, l.m);
+    a.op16(INVOKESTATIC, child);
+    istore(a, l.t);
+    looked.push(VType::Int);
+    a.bind(found, &looked, &[]);
+}
+
 /// What a method of the tracker is made of.
 struct Method {
     access: u16,
@@ -430,8 +473,6 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
     // 6 t. `e` is ic_entry(m), a constant the caller passes (the JIT does not always fold the
     // multiplication when it inlines the probe).
     let mut a = Asm::new();
-    let slow = a.label();
-    let count = a.label();
     a.raw(&[ALOAD_0]).op16(GETFIELD, cur);
     istore(&mut a, 3);
     a.raw(&[
@@ -444,24 +485,20 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
         IADD,
     ]); // i
     istore(&mut a, 4);
-    a.raw(&[ALOAD_0]).op16(GETFIELD, ic_field);
-    astore(&mut a, 5);
-    aload(&mut a, 5);
-    iload(&mut a, 4);
-    a.raw(&[IALOAD, ILOAD_0 + 1]).branch(IF_ICMPNE, slow); // ic[i] != m
-    aload(&mut a, 5);
-    iload(&mut a, 4);
-    a.raw(&[ICONST_1, IADD, IALOAD]);
-    istore(&mut a, 6);
-    a.branch(GOTO, count); // t = ic[i + 1]
-    let looked = [state.clone(), Int, Int, Int, Int, ints.clone()];
-    a.bind(slow, &looked, &[]);
-    a.raw(&[ALOAD_0, ILOAD_0 + 3, ILOAD_0 + 1])
-        .op16(INVOKESTATIC, child);
-    istore(&mut a, 6);
-    let mut found = looked.to_vec();
-    found.push(Int);
-    a.bind(count, &found, &[]);
+    let l = IcLocals {
+        ct: 3,
+        m: 1,
+        i: 4,
+        ic: 5,
+        t: 6,
+    };
+    ic_lookup(
+        &mut a,
+        ic_field,
+        child,
+        &l,
+        &[state.clone(), Int, Int, Int, Int],
+    );
     a.raw(&[ALOAD_0]).op16(GETFIELD, calls);
     iload(&mut a, 6);
     a.raw(&[ICONST_1, IADD, DUP2, LALOAD, LCONST_1, LADD, LASTORE]); // calls[t + 1]++
@@ -540,28 +577,16 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
     // caught(State s, int ct, int m): s.cur = the method's own trace;
     // locals: 0 s, 1 ct, 2 m, 3 i, 4 ic, 5 t
     let mut a = Asm::new();
-    let slow = a.label();
-    let set = a.label();
     ic_index(&mut a, 1, 2, golden);
     istore(&mut a, 3);
-    a.raw(&[ALOAD_0]).op16(GETFIELD, ic_field);
-    astore(&mut a, 4);
-    aload(&mut a, 4);
-    iload(&mut a, 3);
-    a.raw(&[IALOAD, ILOAD_0 + 2]).branch(IF_ICMPNE, slow); // ic[i] != m
-    aload(&mut a, 4);
-    iload(&mut a, 3);
-    a.raw(&[ICONST_1, IADD, IALOAD]);
-    istore(&mut a, 5);
-    a.branch(GOTO, set); // t = ic[i + 1]
-    let looked = [state.clone(), Int, Int, Int, ints.clone()];
-    a.bind(slow, &looked, &[]);
-    a.raw(&[ALOAD_0, ILOAD_0 + 1, ILOAD_0 + 2])
-        .op16(INVOKESTATIC, child);
-    istore(&mut a, 5);
-    let mut found = looked.to_vec();
-    found.push(Int);
-    a.bind(set, &found, &[]);
+    let l = IcLocals {
+        ct: 1,
+        m: 2,
+        i: 3,
+        ic: 4,
+        t: 5,
+    };
+    ic_lookup(&mut a, ic_field, child, &l, &[state.clone(), Int, Int, Int]);
     a.raw(&[ALOAD_0]);
     iload(&mut a, 5);
     a.op16(PUTFIELD, cur); // s.cur = t
