@@ -17,7 +17,7 @@ beside the real agent:
 --write replaces the "JVMTI floors" section of bench/RESULTS.md (with --heap-only: the "JVMTI heap
 walk floor on other JDKs" section).
 """
-import argparse, os, platform, re, statistics, subprocess, sys, time
+import argparse, os, platform, re, shutil, statistics, subprocess, sys, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -29,9 +29,8 @@ HERE = Path(__file__).resolve().parent
 
 
 def java_home():
-    javac = Path(subprocess.run(["readlink", "-f", subprocess.run(["which", "javac"], capture_output=True, text=True, check=True).stdout.strip()],
-                                capture_output=True, text=True, check=True).stdout.strip())
-    return javac.parent.parent
+    """The JDK whose javac is on the PATH (its headers build the floor agent)."""
+    return Path(shutil.which("javac")).resolve().parent.parent
 
 
 def build_floor(work):

@@ -281,6 +281,8 @@ pub struct CpuTimes {
     state_class: OnceLock<StateClass>,
     /// `java.lang.Thread`'s field holding a thread's state.
     thread_state: OnceLock<FieldId>,
+    /// The early class hook was asked for (not under `-Xshare:on`), so Thread has the field.
+    early_hooks: AtomicBool,
     /// For `cpu=old`: inclusive CPU ns by (callee, caller, thread) method numbers (caller 0:
     /// none), since the last dump.
     old_times: Mutex<HashMap<(u32, u32, u32), u64>>,
@@ -363,6 +365,7 @@ impl CpuTimes {
             tracker: OnceLock::new(),
             state_class: OnceLock::new(),
             thread_state: OnceLock::new(),
+            early_hooks: AtomicBool::new(false),
             old_times: Mutex::new(HashMap::new()),
             ready: AtomicBool::new(false),
             ticker: Ticker::new(),
@@ -737,28 +740,29 @@ impl CpuTimes {
 
     /// ThreadEnd: keeps the ending thread's calls and forgets it.
     pub fn thread_end(&self, jni: Jni, thread: jobject) {
-        let (Some(&field), Some(sc)) = (self.thread_state.get(), self.state_class.get()) else {
+        let (Some(&field), Some(sc), Ok(mut registry)) = (
+            self.thread_state.get(),
+            self.state_class.get(),
+            self.registry.lock(),
+        ) else {
             return;
         };
-        // The thread's registry id is in its state.
-        let id = jni.with_local_frame(4, || {
+        // The thread's registry id is in its state; it counts only if the field holds that
+        // thread's own state (not the shared `off` one the fields get at VM death, whose id
+        // means nothing).
+        let gone = jni.with_local_frame(4, || {
             let state = jni.object_field(thread, field);
-            (!state.is_null()).then(|| jni.int_field(state, sc.id))
+            if state.is_null() {
+                return None;
+            }
+            let id = u64::try_from(jni.int_field(state, sc.id)).ok()?;
+            let own = registry
+                .live
+                .get(&id)
+                .is_some_and(|r| jni.is_same_object(state, r.state.get()));
+            if own { registry.live.remove(&id) } else { None }
         });
-        let Some(id) = id.and_then(|id| u64::try_from(id).ok()) else {
-            return;
-        };
-        let Ok(mut registry) = self.registry.lock() else {
-            return;
-        };
-        // Only if the field holds that thread's own state (not the shared `off` one the
-        // fields get at VM death, whose id means nothing).
-        let own = registry.live.get(&id).is_some_and(|r| {
-            jni.with_local_frame(4, || {
-                jni.is_same_object(jni.object_field(thread, field), r.state.get())
-            })
-        });
-        if own && let Some(gone) = registry.live.remove(&id) {
+        if let Some(gone) = gone {
             self.forget(jni, gone);
         }
     }
@@ -766,27 +770,23 @@ impl CpuTimes {
     /// Defines the tracker class (its natives are found by name in this library), engages
     /// it and rewrites the classes already loaded.
     fn install(&self, ctx: &Context, jni: Jni) -> Result<(), String> {
-        // On JDK 19 and later, states belong to carrier threads (see tracker_class_for).
-        let carrier = jni.find_class(c"java/lang/Thread").is_some_and(|thread| {
-            let found =
-                jni.has_static_method(thread, c"currentCarrierThread", c"()Ljava/lang/Thread;");
-            jni.delete_local_ref(thread);
-            found
-        });
-        // The threads' states live in a field java.lang.Thread got at its first load; without
-        // it, the probes could not run at all.
-        if sharing_required() {
+        if !self.early_hooks.load(Ordering::Acquire) {
             return Err("cpu=times can't run with -Xshare:on: it adds a field to java.lang.Thread as the class first loads, which class data sharing forbids".into());
         }
-        let field = jni
+        let thread = jni
             .find_class(&jni_name(THREAD_CLASS))
-            .and_then(|thread| {
-                let desc = jni_name(&format!("L{STATE_CLASS};"));
-                let field = jni.field_id(thread, &jni_name(THREAD_STATE_FIELD), &desc);
-                jni.delete_local_ref(thread);
-                field
-            })
-            .ok_or("java.lang.Thread has no field for the tracker (it was loaded before the agent's class hook)")?;
+            .ok_or("can't find java.lang.Thread")?;
+        // On JDK 19 and later, states belong to carrier threads (see tracker_class_for).
+        let carrier =
+            jni.has_static_method(thread, c"currentCarrierThread", c"()Ljava/lang/Thread;");
+        // The threads' states live in a field java.lang.Thread got at its first load; without
+        // it, the probes could not run at all.
+        let desc = jni_name(&format!("L{STATE_CLASS};"));
+        let field = jni.field_id(thread, &jni_name(THREAD_STATE_FIELD), &desc);
+        jni.delete_local_ref(thread);
+        let field = field.ok_or(
+            "java.lang.Thread has no field for the tracker (it was loaded before the agent's class hook)",
+        )?;
         let _ = self.thread_state.set(field);
         let state_class = StateClass::define(jni)?;
         let _ = self.state_class.set(state_class);
@@ -807,10 +807,8 @@ impl CpuTimes {
         }
         jni.delete_local_ref(class);
         self.set_engaged(jni, true)?;
+        // The class file load hook, on since Agent_OnLoad, now rewrites classes as they load.
         self.ready.store(true, Ordering::Release);
-        ctx.jvmti
-            .set_event(Event::ClassFileLoadHook, true)
-            .map_err(|e| format!("can't enable class file load hooks ({e})"))?;
         self.retransform_loaded(ctx.jvmti, jni);
         Ok(())
     }
@@ -1138,7 +1136,9 @@ impl Engine for CpuTimes {
         caps.class_hooks = true;
         // The early class hook turns class data sharing off, which -Xshare:on forbids: the
         // JVM would refuse to start. cpu=times then reports it cannot run (see install).
-        caps.early_class_hooks = !sharing_required();
+        let early = !sharing_required();
+        self.early_hooks.store(early, Ordering::Release);
+        caps.early_class_hooks = early;
     }
 
     fn on_load(&self, jvmti: Jvmti) -> Result<(), String> {
