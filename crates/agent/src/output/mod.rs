@@ -4,10 +4,8 @@
 pub mod binary;
 pub mod text;
 
-use std::fs::File;
 use std::io::{self, Write};
 use std::net::TcpStream;
-use std::path::Path;
 use std::sync::Arc;
 
 use crate::options::{Format, Options, Output, unique_output_name};
@@ -265,15 +263,15 @@ pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
     let mut socket = None;
     let sink: Box<dyn Write + Send> = match &options.output {
         Output::File(path) => {
-            // force=y truncates an existing file (the original removed it first; we never
-            // remove, so a device or FIFO named by file= is written to, not replaced).
+            // force=y replaces an existing file (a new private file renamed over it; a device
+            // or FIFO named by file= is written to as it is); a symbolic link is refused.
             let path = if options.force {
                 path.clone()
             } else {
-                unique_output_name(path, options.format, pid, Path::exists)
+                unique_output_name(path, options.format, pid, hprof_outfile::exists)
             };
-            let file = File::create(&path)
-                .map_err(|_| format!("can't create profile file: {}", path.display()))?;
+            let file = hprof_outfile::create(&path)
+                .map_err(|e| format!("can't create profile file: {} ({e})", path.display()))?;
             Box::new(file)
         }
         Output::Net { host, port } => {

@@ -381,7 +381,7 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let path = std::env::temp_dir().join(format!("hprof-heap-{}-{n}.txt", std::process::id()));
-        let file = BufWriter::with_capacity(1 << 20, File::create(&path)?);
+        let file = BufWriter::with_capacity(1 << 20, hprof_outfile::create(&path)?);
         self.heap = Some(HeapText {
             file,
             path,

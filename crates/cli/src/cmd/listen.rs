@@ -153,7 +153,7 @@ pub fn run(args: &ListenArgs, out: &mut dyn Write) -> Result<()> {
         "hprof: agent connected from {peer}; writing to {}",
         args.output.display()
     );
-    let file = File::create(&args.output)
+    let file = hprof_outfile::create(&args.output)
         .with_context(|| format!("cannot create {}", args.output.display()))?;
     let received = Arc::new(AtomicU64::new(0));
     let reader = {

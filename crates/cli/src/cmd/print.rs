@@ -1,7 +1,6 @@
 //! `hprof print`: renders a binary HPROF file in the `java.hprof.txt` text layout.
 
 use std::borrow::Cow;
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
@@ -57,8 +56,8 @@ pub fn run(args: &PrintArgs, stdout: &mut dyn Write) -> Result<()> {
     let index = Index::build(&input, args.partial).with_context(|| name.clone())?;
     match &args.output {
         Some(path) => {
-            let file =
-                File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+            let file = hprof_outfile::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?;
             let mut out = BufWriter::with_capacity(1 << 20, file);
             render(&input, &index, &mut out).with_context(|| name.clone())?;
             out.flush()
