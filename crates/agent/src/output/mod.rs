@@ -205,6 +205,11 @@ pub trait ProfileWriter: Send {
     fn heap_dump_end(&mut self) -> io::Result<()> {
         Ok(())
     }
+    /// A note that part of the profile could not be written (text: an `HPROF ERROR:` line;
+    /// binary: a UTF8 string record holding the same line, which readers keep as a string).
+    fn error_note(&mut self, _note: &str) -> io::Result<()> {
+        Ok(())
+    }
     /// Pushes buffered output to the file or socket.
     fn flush(&mut self) -> io::Result<()>;
 }
