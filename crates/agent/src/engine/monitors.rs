@@ -177,10 +177,12 @@ impl Monitors {
         jni: Jni,
     ) -> (Vec<ThreadState>, Vec<Arc<Trace>>, Vec<MonitorOwner>) {
         let jvmti = ctx.jvmti;
-        let Ok(table) = ctx.threads.lock() else {
-            return (Vec::new(), Vec::new(), Vec::new());
+        // Local references taken under the table's lock; the JVM is asked about the threads
+        // (stacks, monitors: safepoints and handshakes) with the lock released.
+        let live: Vec<(u32, jthread)> = match ctx.threads.lock() {
+            Ok(table) => table.local_refs(jni, |_| true),
+            Err(_) => return (Vec::new(), Vec::new(), Vec::new()),
         };
-        let live: Vec<(u32, jthread)> = table.live().map(|t| (t.serial, t.thread.get())).collect();
         let handles: Vec<jthread> = live.iter().map(|&(_, t)| t).collect();
         let stacks = jvmti
             .stack_traces(&handles, ctx.depth())
