@@ -9,7 +9,7 @@ an incomplete file.
 
 --write replaces the "Soak" section of bench/RESULTS.md.
 """
-import argparse, os, platform, signal, subprocess, sys, tempfile, threading, time
+import argparse, os, platform, shutil, signal, subprocess, sys, tempfile, threading, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -100,6 +100,8 @@ def main():
                 outcome, work = one_run(java, agent, classes, options, loads, args.seconds)
                 outcomes.append(outcome)
                 print(f"JDK {version} {options} {' '.join(loads)}: {outcome} ({work})", flush=True)
+                if outcome == "ok":
+                    shutil.rmtree(work, ignore_errors=True)
             ok = outcomes.count("ok")
             bad = ", ".join(o for o in outcomes if o != "ok") or "none"
             rows.append(f"| {version} | `{options}` | {' '.join(loads)} | {ok} of {len(outcomes)} | {bad} |")
@@ -110,6 +112,7 @@ def main():
         f"{args.seconds} s per run, SIGQUIT every 0.25 s, each run bounded by a timeout.", "",
         "| JDK | options | loads | complete runs | other outcomes |",
         "|---|---|---|---|---|", *rows, ""])
+    shutil.rmtree(agent.parent, ignore_errors=True)
     print(section)
     if args.write:
         write_section(SECTION, section)

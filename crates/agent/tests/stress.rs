@@ -158,3 +158,116 @@ fn sigquit_storms_jdk21() {
 fn sigquit_storms_jdk25() {
     storms_on(25);
 }
+
+/// One front-end command: `u1 tag, u4 serial, u4 length, body`.
+fn frame(tag: u8, body: &[u8]) -> Vec<u8> {
+    let mut bytes = vec![tag];
+    bytes.extend_from_slice(&1u32.to_be_bytes());
+    bytes.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    bytes.extend_from_slice(body);
+    bytes
+}
+
+/// `net=` under load: a front-end sends a command every 50 ms (allocation sites after a GC,
+/// heap summaries, CPU samples, traces, a GC, a heap dump now and then) while SIGQUITs arrive
+/// too, so the listener thread's dumps meet the dump thread's. The stream must parse whole.
+fn front_end_storm(jdk: &Jdk) {
+    use std::io::{Read, Write};
+    let what = format!("JDK {} net=", jdk.version);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let options = format!("heap=sites,cpu=samples,format=b,net=127.0.0.1:{port}");
+    let args = [
+        RUN_MILLIS.to_string(),
+        "alloc".into(),
+        "churn".into(),
+        "locks".into(),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = java_command(jdk, dir.path(), &[&agentpath(&options)], "Stress", &args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("java starts");
+    let pid = child.id();
+    listener.set_nonblocking(false).unwrap();
+    let (mut stream, _) = listener.accept().unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(150)))
+        .unwrap();
+    let mut commands = stream.try_clone().unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let sender = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let cutoff = 0.0f32.to_bits().to_be_bytes();
+            let mut sites = 0x4u16.to_be_bytes().to_vec();
+            sites.extend_from_slice(&cutoff);
+            let mut cpu = 0u16.to_be_bytes().to_vec();
+            cpu.extend_from_slice(&cutoff);
+            let script = [
+                frame(0x03, &sites),
+                frame(0x04, &[]),
+                frame(0x07, &cpu),
+                frame(0x06, &[]),
+                frame(0x01, &[]),
+            ];
+            std::thread::sleep(Duration::from_millis(600));
+            let mut n = 0usize;
+            while !done.load(Ordering::Acquire) {
+                let command = if n % 20 == 19 {
+                    frame(0x02, &[])
+                } else {
+                    script[n % script.len()].clone()
+                };
+                if commands.write_all(&command).is_err() {
+                    return;
+                }
+                if n % 5 == 0 {
+                    let _ = std::process::Command::new("kill")
+                        .args(["-QUIT", &pid.to_string()])
+                        .stderr(Stdio::null())
+                        .status();
+                }
+                n += 1;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+    };
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stream.read_to_end(&mut bytes);
+        bytes
+    });
+    let run = finish(child);
+    done.store(true, Ordering::Release);
+    sender.join().unwrap();
+    let bytes = reader.join().unwrap();
+    assert_eq!(run.code, Some(0), "{what}: {:?} {}", run.signal, run.stderr);
+    assert!(
+        !run.stderr.contains("HPROF ERROR"),
+        "{what}: {}",
+        run.stderr
+    );
+    let (_, mut records) = Records::new(&bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let mut tags = std::collections::HashSet::new();
+    while let Some((_, record)) = records.next().unwrap_or_else(|e| panic!("{what}: {e}")) {
+        tags.insert(record.tag());
+    }
+    for tag in [
+        hprof_format::Tag::AllocSites,
+        hprof_format::Tag::CpuSamples,
+        hprof_format::Tag::HeapSummary,
+    ] {
+        assert!(tags.contains(&tag), "{what}: no {tag:?} in the stream");
+    }
+}
+
+#[test]
+fn front_end_commands_under_sigquits() {
+    for jdk in jdks() {
+        front_end_storm(&jdk);
+    }
+}
