@@ -38,6 +38,10 @@ pub struct Profiler {
     commands: Mutex<Option<std::net::TcpStream>>,
     /// The dump thread: SIGQUIT dumps run there.
     dumper: Ticker,
+    /// Held by whoever dumps (the dump thread, the command listener, VM death), from the
+    /// engines' preparation to the end of the writing, so dumps never interleave. No event
+    /// callback takes it.
+    dumping: Mutex<()>,
 }
 
 /// How long an exit without VM death waits for the last dump, and then for the output.
@@ -103,6 +107,7 @@ impl Profiler {
             commands: Mutex::new(commands),
             state: AtomicU8::new(NEW),
             dumper: Ticker::new(),
+            dumping: Mutex::new(()),
         };
         PROFILER
             .set(profiler)
@@ -245,13 +250,17 @@ impl Profiler {
     pub fn command_dump_heap(&self, jni: Jni) {
         use crate::engine::Engine;
         let engine = crate::engine::heap_dump::HeapDump::new();
+        let _dumping = self.dumping.lock();
+        engine.prepare(&self.ctx, Some(jni));
         self.with_output(|out| engine.dump(&self.ctx, Some(jni), out));
     }
 
     /// The front-end's ALLOC SITES.
     pub fn command_alloc_sites(&self, flags: u16, cutoff: f64) {
         if let Some((ctx, engine)) = crate::engine::heap_sites::running() {
-            self.with_output(|out| engine.write_sites(ctx, out, flags, cutoff));
+            let _dumping = self.dumping.lock();
+            engine.settle_live_counts(ctx.jvmti, flags & crate::engine::heap_sites::FORCE_GC != 0);
+            self.with_output(|out| engine.write_sites(out, flags, cutoff));
         }
     }
 
@@ -415,7 +424,15 @@ impl Profiler {
         }
     }
 
+    /// A dump of every engine: first each engine's preparation (the JVM calls that wait for
+    /// safepoints), then the writing, under the output's lock.
     fn dump(&self) {
+        let Ok(_dumping) = self.dumping.lock() else {
+            return;
+        };
+        for engine in &self.engines {
+            engine.prepare(&self.ctx, self.ctx.vm.jni());
+        }
         let Ok(mut out) = self.output.lock() else {
             return;
         };

@@ -5,7 +5,7 @@
 //! be complete and well formed. Every JVM is bounded by `finish`'s two-minute timeout, which
 //! fails the test instead of hanging CI. A longer soak for release checks: bench/soak.sh.
 
-#[allow(dead_code)]
+#[allow(unused_imports)]
 #[path = "support.rs"]
 mod support;
 
@@ -102,7 +102,11 @@ fn storm(jdk: &Jdk, options: &str, loads: &[&str]) -> u32 {
         let bytes = std::fs::read(dir.path().join("java.hprof")).unwrap();
         let (_, mut records) = Records::new(&bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
         let mut n = 0;
-        while let Some(_) = records.next().unwrap_or_else(|e| panic!("{what}: {e}")) {
+        while records
+            .next()
+            .unwrap_or_else(|e| panic!("{what}: {e}"))
+            .is_some()
+        {
             n += 1;
         }
         assert!(n > 100, "{what}: {n} records");
@@ -225,7 +229,7 @@ fn front_end_storm(jdk: &Jdk) {
                 if commands.write_all(&command).is_err() {
                     return;
                 }
-                if n % 5 == 0 {
+                if n.is_multiple_of(5) {
                     let _ = std::process::Command::new("kill")
                         .args(["-QUIT", &pid.to_string()])
                         .stderr(Stdio::null())

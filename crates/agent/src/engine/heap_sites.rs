@@ -337,7 +337,7 @@ impl HeapSites {
     /// Brings the live counts up to date: collects garbage first with `collect`, so live
     /// means reachable, then has the JVM post the ObjectFree events of tracked objects that are
     /// gone. Runs JVM operations that wait for a safepoint.
-    fn settle_live_counts(&self, jvmti: Jvmti, collect: bool) {
+    pub fn settle_live_counts(&self, jvmti: Jvmti, collect: bool) {
         if collect {
             let _ = jvmti.force_garbage_collection();
         }
@@ -418,8 +418,12 @@ impl Engine for HeapSites {
         let _ = ctx.jvmti.set_event(Event::SampledObjectAlloc, false);
     }
 
+    fn prepare(&self, ctx: &Context, _jni: Option<Jni>) {
+        self.settle_live_counts(ctx.jvmti, true);
+    }
+
     fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
-        self.write_sites(ctx, out, FORCE_GC, ctx.options.cutoff);
+        self.write_sites(out, FORCE_GC, ctx.options.cutoff);
     }
 }
 
@@ -468,10 +472,10 @@ impl HeapSites {
     }
 
     /// Writes the sites: by live bytes, or by allocated bytes with [`BY_ALLOCATION`]; only
-    /// those that allocated since the last listing with [`INCREMENTAL`]; after a full GC
-    /// with [`FORCE_GC`]; cut off at `cutoff` of the ordering column's total.
-    pub fn write_sites(&self, ctx: &Context, out: &mut ProfileOutput, flags: u16, cutoff: f64) {
-        self.settle_live_counts(ctx.jvmti, flags & FORCE_GC != 0);
+    /// those that allocated since the last listing with [`INCREMENTAL`]; cut off at `cutoff` of
+    /// the ordering column's total. The caller settled the live counts first (after a full GC
+    /// for [`FORCE_GC`], which the flags then report) without the output's lock.
+    pub fn write_sites(&self, out: &mut ProfileOutput, flags: u16, cutoff: f64) {
         let mut sites = self.snapshot();
         let totals = SiteTotals {
             live_bytes: sites.iter().map(|s| s.live_bytes).sum(),
