@@ -534,6 +534,21 @@ impl Jvmti {
         Ok(take_string(self, sig).unwrap_or_default())
     }
 
+    /// A system property of the VM (`java.specification.version`, ...).
+    pub fn system_property(self, name: &std::ffi::CStr) -> Result<String> {
+        let mut value: *mut c_char = ptr::null_mut();
+        jvmti!(self, GetSystemProperty, name.as_ptr(), &mut value)?;
+        Ok(take_string(self, value).unwrap_or_default())
+    }
+
+    /// The VM's feature version (11, 17, 21, 25), from `java.vm.version` (`25.0.2+10-LTS`;
+    /// JVMTI sees only the VM's own properties).
+    pub fn feature_version(self) -> Option<u32> {
+        let version = self.system_property(c"java.vm.version").ok()?;
+        let digits: String = version.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    }
+
     /// A class's source file name, if it has one.
     pub fn source_file(self, class: jclass) -> Result<String> {
         let mut name: *mut c_char = ptr::null_mut();
