@@ -7,9 +7,10 @@
 //! mechanism and thread dumps, and a dump asks the JVM for garbage collections, heap walks and
 //! stack traces that wait for safepoints.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::engine::ticker::Ticker;
 use crate::engine::{Context, Engine, select_engines};
@@ -18,8 +19,6 @@ use crate::options::Options;
 use crate::output::{self, ProfileOutput};
 use crate::threads::ThreadTable;
 use crate::trace_store::{ClassInfo, ObjectIds, TraceStore};
-use std::collections::HashSet;
-use std::sync::Arc;
 
 /// The profiler of this process, set once by `Agent_OnLoad` and never dropped.
 static PROFILER: OnceLock<Profiler> = OnceLock::new();
@@ -264,6 +263,7 @@ impl Profiler {
     /// The front-end's HEAP SUMMARY.
     pub fn command_heap_summary(&self) {
         if let Some((ctx, engine)) = crate::engine::heap_sites::running() {
+            let _dumping = self.dumping.lock();
             let totals = engine.totals(ctx, ctx.vm.jni());
             self.write(|w| w.heap_summary(&totals));
         }
