@@ -29,6 +29,7 @@ enum Command {
     Listen(cmd::listen::ListenArgs),
     Summary(cmd::summary::SummaryArgs),
     Print(cmd::print::PrintArgs),
+    Convert(cmd::convert::ConvertArgs),
 }
 
 /// Runs the command; `Some(code)` when the exit status is a profiled program's.
@@ -38,6 +39,7 @@ fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Option<i32>> {
         Command::Listen(args) => cmd::listen::run(args, out).map(|()| None),
         Command::Summary(args) => cmd::summary::run(args, out).map(|()| None),
         Command::Print(args) => cmd::print::run(args, out).map(|()| None),
+        Command::Convert(args) => cmd::convert::run(args).map(|()| None),
     }
 }
 

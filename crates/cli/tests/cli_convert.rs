@@ -1,0 +1,255 @@
+//! `hprof convert` on real profiles: folded stacks whose counts are the section's totals,
+//! pprof read by `go tool pprof`, the HTML flame graph loaded in headless Chromium.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use hprof_testkit::java::{finish, java_command, jdk17, libhprof, tools_env};
+
+use crate::support::{hprof_ok, run_hprof, temp_dir};
+
+/// Profiles CpuHot (one hot method, `CpuHot.hot`, called from `main`) with `options`.
+fn profile(dir: &Path, options: &str) {
+    let agent = format!("-agentpath:{}={options}", libhprof().display());
+    let child = java_command(&jdk17(), dir, &[&agent], "CpuHot", &["800"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run = finish(child);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+}
+
+/// The folded lines of `file` converted with `extra` options: (stack, count).
+fn folded(file: &Path, extra: &[&str]) -> Vec<(String, i64)> {
+    let out = file.with_extension("collapsed");
+    let mut args = vec!["convert", file.to_str().unwrap(), out.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    hprof_ok(&args);
+    std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (stack, n) = l.rsplit_once(' ').unwrap();
+            (stack.to_string(), n.parse().unwrap())
+        })
+        .collect()
+}
+
+/// The totals of the text file's CPU SAMPLES sections.
+fn section_totals(text: &str) -> Vec<i64> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("CPU SAMPLES BEGIN (total = "))
+        .map(|r| r.split(')').next().unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn folded_stacks_of_text_and_binary_profiles_add_up_to_the_sections() {
+    let dir = temp_dir();
+    profile(dir.path(), "cpu=samples,depth=16");
+    let text_file = dir.path().join("java.hprof.txt");
+    let totals = section_totals(&std::fs::read_to_string(&text_file).unwrap());
+    let lines = folded(&text_file, &[]);
+    assert_eq!(
+        lines.iter().map(|l| l.1).sum::<i64>(),
+        *totals.last().unwrap()
+    );
+    let hot: i64 = lines
+        .iter()
+        .filter(|(s, _)| s.ends_with("CpuHot.main;CpuHot.hot"))
+        .map(|l| l.1)
+        .sum();
+    assert!(
+        hot * 10 > totals[0] * 8,
+        "CpuHot.hot has {hot} of {totals:?}: {lines:?}"
+    );
+    // Binary output of the same kind of run.
+    let bin = temp_dir();
+    profile(bin.path(), "cpu=samples,depth=16,format=b");
+    let lines = folded(&bin.path().join("java.hprof"), &[]);
+    let total: i64 = lines.iter().map(|l| l.1).sum();
+    let hot: i64 = lines
+        .iter()
+        .filter(|(s, _)| s.ends_with("CpuHot.main;CpuHot.hot"))
+        .map(|l| l.1)
+        .sum();
+    assert!(total > 20 && hot * 10 > total * 8, "{lines:?}");
+    // --threads puts the thread first; --exclude drops frames.
+    let lines = folded(&text_file, &["--threads"]);
+    assert!(
+        lines.iter().all(|(s, _)| !s.starts_with("CpuHot")),
+        "{lines:?}"
+    );
+    let lines = folded(&text_file, &["--exclude", "^CpuHot\\.main$"]);
+    assert!(
+        lines.iter().any(|(s, _)| s.starts_with("CpuHot.hot")),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn errors_name_the_problem() {
+    let dir = temp_dir();
+    let input = dir.path().join("x.txt");
+    std::fs::write(&input, "hello").unwrap();
+    let out = dir.path().join("x.collapsed");
+    let result = run_hprof(&["convert", input.to_str().unwrap(), out.to_str().unwrap()]);
+    assert!(!result.status.success());
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        err.contains("not a profile written by hprof") && err.contains("offset 0"),
+        "{err}"
+    );
+    let result = run_hprof(&["convert", input.to_str().unwrap(), "x.unknown"]);
+    assert!(String::from_utf8_lossy(&result.stderr).contains("can't tell the format"));
+    profile(dir.path(), "cpu=samples");
+    let text_file = dir.path().join("java.hprof.txt");
+    let result = run_hprof(&[
+        "convert",
+        text_file.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "--alloc",
+    ]);
+    assert!(String::from_utf8_lossy(&result.stderr).contains("no SITES section"));
+    // A file cut in a section: the offset of the section.
+    let text = std::fs::read_to_string(&text_file).unwrap();
+    let cut = dir.path().join("cut.txt");
+    std::fs::write(&cut, &text[..text.len() - 10]).unwrap();
+    let result = run_hprof(&["convert", cut.to_str().unwrap(), out.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        err.contains("cut short") && err.contains("byte offset"),
+        "{err}"
+    );
+}
+
+#[test]
+fn pprof_is_read_by_go_tool_pprof_with_the_hot_method_first() {
+    let Some(go) = tools_env().get("HPROF_GO") else {
+        panic!("HPROF_GO missing from .tools/env: run scripts/setup.sh");
+    };
+    let dir = temp_dir();
+    profile(dir.path(), "cpu=samples,depth=16");
+    let out = dir.path().join("cpu.pb.gz");
+    hprof_ok(&[
+        "convert",
+        dir.path().join("java.hprof.txt").to_str().unwrap(),
+        out.to_str().unwrap(),
+    ]);
+    let home = dir.path().join("gohome");
+    let output = Command::new(go)
+        .args(["tool", "pprof", "-top", "-symbolize=none"])
+        .arg(&out)
+        .env("HOME", &home)
+        .env("GOPATH", home.join("go"))
+        .env("GOCACHE", home.join("cache"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{text} {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(text.contains("Type: samples"), "{text}");
+    let first = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("flat"))
+        .nth(1)
+        .unwrap_or_default();
+    assert!(first.ends_with("CpuHot.hot"), "{text}");
+}
+
+#[test]
+fn the_flame_graph_loads_in_a_browser_and_its_search_and_zoom_work() {
+    let Some(chromium) = tools_env().get("HPROF_CHROMIUM") else {
+        panic!("HPROF_CHROMIUM missing from .tools/env: run scripts/setup.sh");
+    };
+    let dir = temp_dir();
+    profile(dir.path(), "cpu=samples,depth=16");
+    let html = dir.path().join("flame.html");
+    hprof_ok(&[
+        "convert",
+        dir.path().join("java.hprof.txt").to_str().unwrap(),
+        html.to_str().unwrap(),
+    ]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    // Self-contained: no script, style or frame loaded from elsewhere.
+    assert!(
+        !page.contains("src=\"http") && !page.contains("href=\"http"),
+        "the page loads from the network"
+    );
+    // A copy with a probe: in the callees view, search for the hot method (the matched share is
+    // shown), zoom into it, and record script errors; the result goes into the title.
+    let probe = r##"<script>
+var errors = [];
+window.addEventListener("error", function (e) { errors.push(e.message); });
+setTimeout(function () {
+  try {
+    var w = document.getElementById("callees").contentWindow, d = w.document;
+    w.onerror = function (m) { errors.push(m); };
+    var titles = Array.from(d.getElementsByTagName("title")).map(function (t) { return t.textContent; });
+    var hot = titles.filter(function (t) { return t.indexOf("CpuHot.hot (") === 0; })[0] || "none";
+    w.search("CpuHot\\.hot");
+    var matched = d.getElementById("matched").textContent;
+    var g = Array.from(d.querySelectorAll("#frames > g")).filter(function (g) {
+      return g.querySelector("title").textContent.indexOf("CpuHot.hot (") === 0; })[0];
+    w.zoom(g);
+    var unzoom = !d.getElementById("unzoom").classList.contains("hide");
+    document.getElementById("toggle").click();
+    var inverted = document.getElementById("callers").style.display !== "none";
+    document.title = "RESULT|" + hot + "|" + matched + "|" + unzoom + "|" + inverted + "|" + errors.join(";");
+  } catch (e) { document.title = "RESULT|exception " + e; }
+}, 1500);
+</script></body>"##;
+    let probed = dir.path().join("probed.html");
+    std::fs::write(&probed, page.replace("</body>", probe)).unwrap();
+    let profile_dir = dir.path().join("chromium-profile");
+    let mut child = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile_dir.display()))
+        .arg(format!("file://{}", probed.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("chromium did not finish within a minute");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let dom = String::from_utf8_lossy(&child.wait_with_output().unwrap().stdout).into_owned();
+    let result = dom
+        .split("<title>RESULT|")
+        .nth(1)
+        .and_then(|r| r.split("</title>").next())
+        .unwrap_or_else(|| panic!("the probe did not run: {}", &dom[..dom.len().min(500)]));
+    let fields: Vec<&str> = result.split('|').collect();
+    assert!(fields[0].starts_with("CpuHot.hot ("), "{result}");
+    assert!(fields[0].contains("samples"), "{result}");
+    assert!(
+        fields[1].starts_with("Matched: ") && fields[1] != "Matched: 0%",
+        "{result}"
+    );
+    assert_eq!(fields[2], "true", "zoom: {result}");
+    assert_eq!(fields[3], "true", "inverted view: {result}");
+    assert_eq!(
+        fields.get(4).copied().unwrap_or(""),
+        "",
+        "script errors: {result}"
+    );
+}

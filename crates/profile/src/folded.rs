@@ -1,0 +1,45 @@
+//! Brendan Gregg's folded (collapsed) stacks: one line per distinct stack, frames root first
+//! joined by `;`, then a space and the value of the profile's first sample type.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+use crate::model::Profile;
+
+/// A frame's name as a folded line can hold it (no `;`, no line break).
+pub(crate) fn clean(name: &str) -> String {
+    name.replace([';', '\n'], ":")
+}
+
+/// The folded lines of `profile`, aggregated and sorted: (stack, value). With thread names
+/// the thread is the root frame.
+pub fn lines(profile: &Profile) -> BTreeMap<String, i64> {
+    let names: Vec<String> = profile.frames.iter().map(|f| clean(&f.name())).collect();
+    let mut lines: BTreeMap<String, i64> = BTreeMap::new();
+    for sample in &profile.samples {
+        let value = sample.values.first().copied().unwrap_or(0);
+        if value <= 0 {
+            continue;
+        }
+        let mut key = String::new();
+        if let Some(thread) = &sample.thread {
+            key.push_str(&clean(thread));
+        }
+        for &frame in &sample.stack {
+            if !key.is_empty() {
+                key.push(';');
+            }
+            key.push_str(&names[frame]);
+        }
+        *lines.entry(key).or_default() += value;
+    }
+    lines
+}
+
+/// Writes `profile` as folded stacks.
+pub fn write(profile: &Profile, out: &mut dyn Write) -> io::Result<()> {
+    for (stack, value) in lines(profile) {
+        writeln!(out, "{stack} {value}")?;
+    }
+    Ok(())
+}

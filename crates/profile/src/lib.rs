@@ -1,0 +1,22 @@
+//! Owns the one profile model that hprof's outputs are read into, and the writers of the
+//! standard formats made from it.
+//!
+//! - [`Recording`]: what a file holds, read by [`Recording::read`] from the agent's text
+//!   (`java.hprof.txt`) or binary output: its traces and its sections (CPU SAMPLES, CPU TIME,
+//!   SITES, MONITOR TIME), one per dump.
+//! - [`Profile`]: stacks of frames (root first) with a value per sample type, made from one
+//!   kind of section ([`Kind`]) of one dump or of all of them ([`Recording::profile`]).
+//! - Writers, one module each: [`folded`] (Brendan Gregg's collapsed stacks), [`pprof`]
+//!   (profile.proto, gzipped), [`flame`] (a self-contained interactive HTML flame graph).
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod flame;
+pub mod folded;
+mod model;
+pub mod pprof;
+mod read;
+
+pub use model::{Frame, FrameKind, Kind, Profile, Sample, SampleType, Selection};
+pub use read::{Error, Recording};

@@ -1,0 +1,218 @@
+//! The profile model: frames, stacks, sample types and values.
+
+use std::collections::HashMap;
+
+/// One frame of a stack.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Frame {
+    /// Dotted class name (`java.util.HashMap`), or empty for a pseudo-frame.
+    pub class: String,
+    /// Method name, or the pseudo-frame's text (`<empty trace>`, an allocated class).
+    pub method: String,
+    /// Source file, when known.
+    pub file: Option<String>,
+    /// Source line, when known.
+    pub line: Option<u32>,
+    /// What the frame is, for colours.
+    pub kind: FrameKind,
+}
+
+/// What a frame is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FrameKind {
+    /// A method of the application (any class outside the JDK's packages).
+    Application,
+    /// A method of the JDK (`java.`, `javax.`, `jdk.`, `sun.`, `com.sun.`).
+    Jdk,
+    /// Not a method: the agent's pseudo-frames (`<empty trace>`), or the class an allocation
+    /// site allocated (the leaf of an allocation profile).
+    Pseudo,
+}
+
+impl Frame {
+    /// A method frame.
+    pub fn method(class: &str, method: &str, file: Option<String>, line: Option<u32>) -> Frame {
+        const JDK: [&str; 6] = ["java.", "javax.", "jdk.", "sun.", "com.sun.", "org.xml."];
+        let kind = if JDK.iter().any(|p| class.starts_with(p)) {
+            FrameKind::Jdk
+        } else {
+            FrameKind::Application
+        };
+        Frame {
+            class: class.to_string(),
+            method: method.to_string(),
+            file,
+            line,
+            kind,
+        }
+    }
+
+    /// A pseudo-frame.
+    pub fn pseudo(text: &str) -> Frame {
+        Frame {
+            class: String::new(),
+            method: text.to_string(),
+            file: None,
+            line: None,
+            kind: FrameKind::Pseudo,
+        }
+    }
+
+    /// `Class.method`, or the pseudo-frame's text.
+    pub fn name(&self) -> String {
+        if self.class.is_empty() {
+            self.method.clone()
+        } else {
+            format!("{}.{}", self.class, self.method)
+        }
+    }
+}
+
+/// Which kind of section a profile is made from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// CPU SAMPLES: samples.
+    Cpu,
+    /// CPU TIME: self milliseconds and calls.
+    Times,
+    /// SITES: allocated bytes and objects, the allocated class as the leaf.
+    Alloc,
+    /// SITES: live bytes and objects, the allocated class as the leaf.
+    Live,
+    /// MONITOR TIME: milliseconds waited to enter monitors, and contended entries.
+    Lock,
+}
+
+impl Kind {
+    /// Every kind, in the order a file's default is chosen.
+    pub const ALL: [Kind; 5] = [Kind::Cpu, Kind::Times, Kind::Alloc, Kind::Live, Kind::Lock];
+
+    /// The section title.
+    pub fn section(self) -> &'static str {
+        match self {
+            Kind::Cpu => "CPU SAMPLES",
+            Kind::Times => "CPU TIME",
+            Kind::Alloc | Kind::Live => "SITES",
+            Kind::Lock => "MONITOR TIME",
+        }
+    }
+
+    /// The sample types of a profile of this kind; the first is the one folded stacks and
+    /// flame graphs show.
+    pub fn sample_types(self) -> Vec<SampleType> {
+        let t = |name: &str, unit: &str| SampleType {
+            name: name.into(),
+            unit: unit.into(),
+        };
+        match self {
+            Kind::Cpu => vec![t("samples", "count")],
+            Kind::Times => vec![t("cpu", "milliseconds"), t("calls", "count")],
+            Kind::Alloc => vec![t("alloc_space", "bytes"), t("alloc_objects", "count")],
+            Kind::Live => vec![t("inuse_space", "bytes"), t("inuse_objects", "count")],
+            Kind::Lock => vec![t("delay", "milliseconds"), t("contentions", "count")],
+        }
+    }
+}
+
+/// Which dumps of a file a profile is made from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Selection {
+    /// The last (the default).
+    Last,
+    /// The n-th, from 1.
+    Nth(usize),
+    /// Every dump, added up.
+    All,
+}
+
+/// A sample type and its unit, as pprof names them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SampleType {
+    /// `samples`, `cpu`, `alloc_space`, ...
+    pub name: String,
+    /// `count`, `milliseconds`, `bytes`.
+    pub unit: String,
+}
+
+/// A stack and its values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sample {
+    /// Frame indices into [`Profile::frames`], root first.
+    pub stack: Vec<usize>,
+    /// Name of the thread, for traces taken with `thread=y`.
+    pub thread: Option<String>,
+    /// One value per sample type.
+    pub values: Vec<i64>,
+}
+
+/// A profile: stacks with values.
+#[derive(Debug, Clone, Default)]
+pub struct Profile {
+    /// What it is made from.
+    pub kind: Option<Kind>,
+    /// Sample types, the first one shown by default.
+    pub sample_types: Vec<SampleType>,
+    /// Every distinct frame.
+    pub frames: Vec<Frame>,
+    /// The samples.
+    pub samples: Vec<Sample>,
+    frame_index: HashMap<Frame, usize>,
+}
+
+impl Profile {
+    /// An empty profile of `kind`.
+    pub fn new(kind: Kind) -> Profile {
+        Profile {
+            kind: Some(kind),
+            sample_types: kind.sample_types(),
+            ..Profile::default()
+        }
+    }
+
+    /// The index of `frame`, added if new.
+    pub fn intern(&mut self, frame: &Frame) -> usize {
+        if let Some(&i) = self.frame_index.get(frame) {
+            return i;
+        }
+        let i = self.frames.len();
+        self.frames.push(frame.clone());
+        self.frame_index.insert(frame.clone(), i);
+        i
+    }
+
+    /// Adds a sample of `frames` (root first).
+    pub fn add(&mut self, frames: &[Frame], thread: Option<String>, values: Vec<i64>) {
+        let stack = frames.iter().map(|f| self.intern(f)).collect();
+        self.samples.push(Sample {
+            stack,
+            thread,
+            values,
+        });
+    }
+
+    /// The sum of the first sample type over every sample.
+    pub fn total(&self) -> i64 {
+        self.samples
+            .iter()
+            .map(|s| s.values.first().copied().unwrap_or(0))
+            .sum()
+    }
+
+    /// Keeps only frames whose name matches `include` (when given) and drops those matching
+    /// `exclude`; samples left with no frame are dropped.
+    pub fn filter(&mut self, include: Option<&regex::Regex>, exclude: Option<&regex::Regex>) {
+        let keep: Vec<bool> = self
+            .frames
+            .iter()
+            .map(|f| {
+                let name = f.name();
+                include.is_none_or(|r| r.is_match(&name))
+                    && !exclude.is_some_and(|r| r.is_match(&name))
+            })
+            .collect();
+        for sample in &mut self.samples {
+            sample.stack.retain(|&i| keep[i]);
+        }
+        self.samples.retain(|s| !s.stack.is_empty());
+    }
+}

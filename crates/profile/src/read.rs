@@ -1,0 +1,507 @@
+//! Reads what the agent wrote, text or binary, into a [`Recording`]: traces, thread names and
+//! the sections of every dump.
+
+use std::collections::HashMap;
+
+use hprof_format::{Record, Records};
+
+use crate::model::{Frame, Kind, Profile, Selection};
+
+/// Why a file could not be read or converted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    /// Byte offset of the problem in the file, when it has one.
+    pub offset: Option<u64>,
+    /// What is wrong, in words.
+    pub message: String,
+}
+
+impl Error {
+    fn at(offset: u64, message: impl Into<String>) -> Error {
+        Error {
+            offset: Some(offset),
+            message: message.into(),
+        }
+    }
+
+    fn new(message: impl Into<String>) -> Error {
+        Error {
+            offset: None,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.offset {
+            Some(offset) => write!(f, "{} (at byte offset {offset})", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A trace: its thread (with `thread=y`) and frames, top first.
+#[derive(Debug, Clone, Default)]
+struct Trace {
+    thread: Option<u32>,
+    frames: Vec<Frame>,
+}
+
+/// One row of a section.
+#[derive(Debug, Clone)]
+struct Row {
+    trace: u32,
+    /// Values in the order of the kind's sample types.
+    values: Vec<i64>,
+    /// The allocated class, for SITES.
+    class: Option<String>,
+}
+
+/// A section of one dump.
+#[derive(Debug, Clone)]
+struct Section {
+    kind: SectionKind,
+    rows: Vec<Row>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SectionKind {
+    Cpu,
+    Times,
+    Sites,
+    Lock,
+}
+
+impl SectionKind {
+    fn of(kind: Kind) -> SectionKind {
+        match kind {
+            Kind::Cpu => SectionKind::Cpu,
+            Kind::Times => SectionKind::Times,
+            Kind::Alloc | Kind::Live => SectionKind::Sites,
+            Kind::Lock => SectionKind::Lock,
+        }
+    }
+}
+
+/// What an output file holds.
+#[derive(Debug, Clone, Default)]
+pub struct Recording {
+    traces: HashMap<u32, Trace>,
+    threads: HashMap<u32, String>,
+    sections: Vec<Section>,
+}
+
+impl Recording {
+    /// Reads the agent's text or binary output.
+    pub fn read(bytes: &[u8]) -> Result<Recording, Error> {
+        if bytes.starts_with(b"JAVA PROFILE 1.0.1, created") {
+            let text = std::str::from_utf8(bytes)
+                .map_err(|e| Error::at(e.valid_up_to() as u64, "the text profile is not UTF-8"))?;
+            return read_text(text);
+        }
+        if bytes.starts_with(b"JAVA PROFILE 1.0.") {
+            return read_binary(bytes);
+        }
+        if bytes.starts_with(&[0x1f, 0x8b]) {
+            return Err(Error::new(
+                "a gzip file: hprof convert reads the agent's profiles, not compressed heap dumps",
+            ));
+        }
+        Err(Error::at(
+            0,
+            "not a profile written by hprof (no \"JAVA PROFILE 1.0.x\" header)",
+        ))
+    }
+
+    /// How many dumps hold a section of `kind`.
+    pub fn dumps(&self, kind: Kind) -> usize {
+        let wanted = SectionKind::of(kind);
+        self.sections.iter().filter(|s| s.kind == wanted).count()
+    }
+
+    /// The first kind, in [`Kind::ALL`]'s order, the file has a section of.
+    pub fn default_kind(&self) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|&k| self.dumps(k) > 0)
+    }
+
+    /// The profile of `kind` from the selected dumps; with `by_thread`, each sample names the
+    /// thread of its trace.
+    pub fn profile(
+        &self,
+        kind: Kind,
+        selection: Selection,
+        by_thread: bool,
+    ) -> Result<Profile, Error> {
+        let wanted = SectionKind::of(kind);
+        let sections: Vec<&Section> = self.sections.iter().filter(|s| s.kind == wanted).collect();
+        if sections.is_empty() {
+            return Err(Error::new(format!(
+                "the file has no {} section",
+                kind.section()
+            )));
+        }
+        let chosen: Vec<&Section> = match selection {
+            Selection::Last => vec![sections[sections.len() - 1]],
+            Selection::All => sections,
+            Selection::Nth(n) => match sections.get(n.wrapping_sub(1)) {
+                Some(s) => vec![*s],
+                None => {
+                    return Err(Error::new(format!(
+                        "dump {n} does not exist: the file has {} {} sections",
+                        sections.len(),
+                        kind.section()
+                    )));
+                }
+            },
+        };
+        let mut profile = Profile::new(kind);
+        for section in chosen {
+            for row in &section.rows {
+                let trace = self.traces.get(&row.trace).cloned().unwrap_or_default();
+                let mut frames: Vec<Frame> = trace.frames.iter().rev().cloned().collect();
+                if frames.is_empty() && row.class.is_none() {
+                    frames.push(Frame::pseudo("<empty trace>"));
+                }
+                if let Some(class) = &row.class {
+                    frames.push(Frame::pseudo(class));
+                }
+                let values = match kind {
+                    Kind::Live => row.values[..2].to_vec(),
+                    Kind::Alloc => row.values[2..4].to_vec(),
+                    _ => row.values.clone(),
+                };
+                let thread = by_thread.then(|| {
+                    trace.thread.map_or_else(
+                        || "<all threads>".to_string(),
+                        |t| {
+                            self.threads
+                                .get(&t)
+                                .cloned()
+                                .unwrap_or_else(|| format!("thread {t}"))
+                        },
+                    )
+                });
+                profile.add(&frames, thread, values);
+            }
+        }
+        Ok(profile)
+    }
+}
+
+/// A frame line of a text TRACE: `class.method(Source.java:12)`.
+fn parse_frame(line: &str) -> Frame {
+    let Some(open) = line.rfind('(') else {
+        return Frame::pseudo(line);
+    };
+    let (qualified, rest) = line.split_at(open);
+    let inside = rest.trim_start_matches('(').trim_end_matches(')');
+    let (source, position) = inside.rsplit_once(':').unwrap_or((inside, ""));
+    let file = (source != "<Unknown Source>").then(|| source.to_string());
+    let line = position.parse().ok();
+    match qualified.rsplit_once('.') {
+        Some((class, method)) => Frame::method(class, method, file, line),
+        None => Frame::pseudo(qualified),
+    }
+}
+
+/// The share in a `12.34%` column, as a fraction.
+fn percent(column: &str) -> f64 {
+    column.trim_end_matches('%').parse::<f64>().unwrap_or(0.0) / 100.0
+}
+
+/// The number after `prefix` and before the next `)` or space.
+fn number_after(line: &str, prefix: &str) -> Option<i64> {
+    let rest = &line[line.find(prefix)? + prefix.len()..];
+    rest.split([')', ' ', ',']).next()?.parse().ok()
+}
+
+type Lines<'a> = std::iter::Peekable<std::str::SplitInclusive<'a, char>>;
+
+/// The next line, without its line break; `offset` moves past it.
+fn next_line<'a>(lines: &mut Lines<'a>, offset: &mut u64) -> Option<&'a str> {
+    lines.next().map(|l| {
+        *offset += l.len() as u64;
+        l.trim_end_matches('\n')
+    })
+}
+
+fn read_text(text: &str) -> Result<Recording, Error> {
+    let mut recording = Recording::default();
+    let mut offset = 0u64;
+    let mut lines = text.split_inclusive('\n').peekable();
+    while let Some(line) = next_line(&mut lines, &mut offset) {
+        if let Some(rest) = line.strip_prefix("THREAD START (") {
+            if let (Some(id), Some(name)) = (number_after(rest, "id = "), rest.split('"').nth(1)) {
+                recording.threads.insert(id as u32, name.to_string());
+            }
+        } else if let Some(rest) = line.strip_prefix("TRACE ") {
+            let Some((serial, tail)) = rest.split_once(':') else {
+                continue;
+            };
+            let Ok(serial) = serial.parse::<u32>() else {
+                continue;
+            };
+            let thread = number_after(tail, "(thread=").map(|t| t as u32);
+            let mut frames = Vec::new();
+            while let Some(frame) = lines.peek().and_then(|l| l.strip_prefix('\t')) {
+                let frame = frame.trim_end_matches('\n');
+                if frame != "<empty>" {
+                    frames.push(parse_frame(frame));
+                }
+                next_line(&mut lines, &mut offset);
+            }
+            recording.traces.insert(serial, Trace { thread, frames });
+        } else if let Some((kind, end)) = section_start(line) {
+            let total = number_after(line, "(total = ").unwrap_or(0);
+            let start = offset - line.len() as u64 - 1;
+            let mut rows = Vec::new();
+            loop {
+                let Some(row) = next_line(&mut lines, &mut offset) else {
+                    return Err(Error::at(
+                        start,
+                        format!("the {} section is cut short (no {end})", kind_title(kind)),
+                    ));
+                };
+                if row == end {
+                    break;
+                }
+                if let Some(row) = parse_row(kind, row, total) {
+                    rows.push(row);
+                }
+            }
+            recording.sections.push(Section { kind, rows });
+        }
+    }
+    Ok(recording)
+}
+
+fn kind_title(kind: SectionKind) -> &'static str {
+    match kind {
+        SectionKind::Cpu => "CPU SAMPLES",
+        SectionKind::Times => "CPU TIME",
+        SectionKind::Sites => "SITES",
+        SectionKind::Lock => "MONITOR TIME",
+    }
+}
+
+fn section_start(line: &str) -> Option<(SectionKind, &'static str)> {
+    if line.starts_with("CPU SAMPLES BEGIN ") {
+        Some((SectionKind::Cpu, "CPU SAMPLES END"))
+    } else if line.starts_with("CPU TIME (ms) BEGIN ") {
+        Some((SectionKind::Times, "CPU TIME (ms) END"))
+    } else if line.starts_with("SITES BEGIN ") {
+        Some((SectionKind::Sites, "SITES END"))
+    } else if line.starts_with("MONITOR TIME BEGIN ") {
+        Some((SectionKind::Lock, "MONITOR TIME END"))
+    } else {
+        None
+    }
+}
+
+/// One row of a section; `None` for its header lines.
+fn parse_row(kind: SectionKind, line: &str, total: i64) -> Option<Row> {
+    let cols: Vec<&str> = line.split_whitespace().collect();
+    if cols.first()?.parse::<u32>().is_err() {
+        return None;
+    }
+    let int = |i: usize| cols.get(i).and_then(|c| c.parse::<i64>().ok());
+    match kind {
+        SectionKind::Cpu => Some(Row {
+            trace: int(4)? as u32,
+            values: vec![int(3)?],
+            class: None,
+        }),
+        // Self time is printed as a share of the total, to 0.01 %.
+        SectionKind::Times => Some(Row {
+            trace: int(4)? as u32,
+            values: vec![(percent(cols[1]) * total as f64).round() as i64, int(3)?],
+            class: None,
+        }),
+        SectionKind::Lock => Some(Row {
+            trace: int(4)? as u32,
+            values: vec![(percent(cols[1]) * total as f64).round() as i64, int(3)?],
+            class: None,
+        }),
+        SectionKind::Sites => Some(Row {
+            trace: int(7)? as u32,
+            values: vec![int(3)?, int(4)?, int(5)?, int(6)?],
+            class: Some(cols.get(8..)?.join(" ")),
+        }),
+    }
+}
+
+fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
+    let bad = |e: hprof_format::Error| Error::at(e.offset(), e.to_string());
+    let (_, mut records) = Records::new(bytes).map_err(bad)?;
+    let mut recording = Recording::default();
+    let mut strings: HashMap<u64, String> = HashMap::new();
+    let mut classes: HashMap<u32, String> = HashMap::new();
+    let mut frames: HashMap<u64, Frame> = HashMap::new();
+    let text = |strings: &HashMap<u64, String>, id: u64| strings.get(&id).cloned();
+    while let Some((_, record)) = records.next().map_err(bad)? {
+        match record {
+            Record::Utf8 { id, text } => {
+                strings.insert(id, String::from_utf8_lossy(text).into_owned());
+            }
+            Record::LoadClass {
+                class_serial,
+                name_id,
+                ..
+            } => {
+                let name = text(&strings, name_id).unwrap_or_default();
+                classes.insert(class_serial, hprof_format::java_class_name(&name));
+            }
+            Record::StackFrame {
+                frame_id,
+                method_name_id,
+                source_file_id,
+                class_serial,
+                line,
+                ..
+            } => {
+                let class = classes.get(&class_serial).cloned().unwrap_or_default();
+                let method = text(&strings, method_name_id).unwrap_or_default();
+                let file = text(&strings, source_file_id).filter(|f| !f.is_empty());
+                let line = u32::try_from(line).ok().filter(|&l| l > 0);
+                frames.insert(frame_id, Frame::method(&class, &method, file, line));
+            }
+            Record::StackTrace {
+                serial,
+                thread_serial,
+                frames: ids,
+            } => {
+                let trace = Trace {
+                    thread: (thread_serial != 0).then_some(thread_serial),
+                    frames: ids
+                        .iter()
+                        .map(|id| {
+                            frames
+                                .get(&id)
+                                .cloned()
+                                .unwrap_or_else(|| Frame::pseudo("<unknown frame>"))
+                        })
+                        .collect(),
+                };
+                recording.traces.insert(serial, trace);
+            }
+            Record::StartThread {
+                thread_serial,
+                name_id,
+                ..
+            } => {
+                if let Some(name) = text(&strings, name_id) {
+                    recording.threads.insert(thread_serial, name);
+                }
+            }
+            Record::CpuSamples { traces, .. } => {
+                let rows = traces
+                    .iter()
+                    .map(|(count, trace)| Row {
+                        trace,
+                        values: vec![i64::from(count)],
+                        class: None,
+                    })
+                    .collect();
+                recording.sections.push(Section {
+                    kind: SectionKind::Cpu,
+                    rows,
+                });
+            }
+            Record::AllocSites(sites) => {
+                let rows = sites
+                    .sites()
+                    .map(|s| Row {
+                        trace: s.stack_trace_serial,
+                        values: vec![
+                            i64::from(s.live_bytes),
+                            i64::from(s.live_instances),
+                            i64::from(s.bytes_allocated),
+                            i64::from(s.instances_allocated),
+                        ],
+                        class: Some(
+                            classes
+                                .get(&s.class_serial)
+                                .cloned()
+                                .unwrap_or_else(|| format!("<class {}>", s.class_serial)),
+                        ),
+                    })
+                    .collect();
+                recording.sections.push(Section {
+                    kind: SectionKind::Sites,
+                    rows,
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(recording)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "JAVA PROFILE 1.0.1, created Tue Nov 24 14:00:00 2026\n\nglossary\n--------\n\n\
+THREAD START (obj=50000001, id = 200001, name=\"main\", group=\"main\")\n\
+TRACE 300001: (thread=200001)\n\tCpuHot.hot(CpuHot.java:12)\n\tCpuHot.main(CpuHot.java:30)\n\
+TRACE 300002: (thread=200001)\n\tjava.lang.Math.sqrt(Math.java:Native method)\n\tCpuHot.main(CpuHot.java:31)\n\
+CPU SAMPLES BEGIN (total = 10) Tue Nov 24 14:00:01 2026\nrank   self  accum   count trace method\n\
+   1 70.00% 70.00%       7 300001 CpuHot.hot\n   2 30.00% 100.00%       3 300002 java.lang.Math.sqrt\nCPU SAMPLES END\n\
+CPU SAMPLES BEGIN (total = 4) Tue Nov 24 14:00:02 2026\nrank   self  accum   count trace method\n\
+   1 100.00% 100.00%       4 300001 CpuHot.hot\nCPU SAMPLES END\n";
+
+    #[test]
+    fn text_samples_by_dump() {
+        let r = Recording::read(TEXT.as_bytes()).unwrap();
+        assert_eq!(r.dumps(Kind::Cpu), 2);
+        assert_eq!(r.default_kind(), Some(Kind::Cpu));
+        let last = r.profile(Kind::Cpu, Selection::Last, false).unwrap();
+        assert_eq!(last.total(), 4);
+        let all = r.profile(Kind::Cpu, Selection::All, true).unwrap();
+        assert_eq!(all.total(), 14);
+        let first = r.profile(Kind::Cpu, Selection::Nth(1), false).unwrap();
+        assert_eq!(first.total(), 10);
+        let root = &first.frames[first.samples[0].stack[0]];
+        assert_eq!(
+            (root.name(), root.line),
+            ("CpuHot.main".to_string(), Some(30))
+        );
+        assert_eq!(all.samples[0].thread.as_deref(), Some("main"));
+        let err = r.profile(Kind::Cpu, Selection::Nth(3), false).unwrap_err();
+        assert!(err.message.contains("dump 3 does not exist"), "{err}");
+        assert!(r.profile(Kind::Alloc, Selection::Last, false).is_err());
+    }
+
+    #[test]
+    fn cut_files_and_foreign_files_are_errors_with_offsets() {
+        let cut = &TEXT[..TEXT.len() - 20];
+        let err = Recording::read(cut.as_bytes()).unwrap_err();
+        assert!(err.message.contains("cut short"), "{err}");
+        assert!(err.offset.is_some());
+        let err = Recording::read(b"hello").unwrap_err();
+        assert_eq!(err.offset, Some(0));
+        assert!(err.to_string().contains("not a profile written by hprof"));
+    }
+
+    #[test]
+    fn frames_keep_class_method_file_and_line() {
+        let f = parse_frame("java.util.HashMap$Node.<init>(HashMap.java:289)");
+        assert_eq!(
+            (f.class.as_str(), f.method.as_str()),
+            ("java.util.HashMap$Node", "<init>")
+        );
+        assert_eq!(
+            (f.file.as_deref(), f.line),
+            (Some("HashMap.java"), Some(289))
+        );
+        assert_eq!(f.kind, crate::FrameKind::Jdk);
+        let f = parse_frame("App.run(<Unknown Source>:Unknown line)");
+        assert_eq!(
+            (f.file, f.line, f.kind),
+            (None, None, crate::FrameKind::Application)
+        );
+    }
+}
