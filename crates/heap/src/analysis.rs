@@ -14,7 +14,7 @@ pub struct Analysis {
     /// The immediate dominator of every node (the super-root is `len()`; [`NONE`] for
     /// unreachable objects).
     pub idom: Vec<u32>,
-    /// The retained size of every node (its shallow size for unreachable objects).
+    /// The retained size of every node (0 for unreachable objects).
     pub retained: Vec<u64>,
     /// Children of every node in the dominator tree, super-root last: `kids[kid_starts[v]..kid_starts[v + 1]]`.
     kid_starts: Vec<u32>,
@@ -45,9 +45,16 @@ impl Analysis {
         drop(root_nodes);
 
         phase("retained sizes");
+        // Unreachable objects retain nothing (they are already garbage), as in VisualVM.
         let mut retained: Vec<u64> = (0..n as u32)
             .into_par_iter()
-            .map(|v| graph.shallow(v))
+            .map(|v| {
+                if doms.idom[v as usize] == NONE {
+                    0
+                } else {
+                    graph.shallow(v)
+                }
+            })
             .collect();
         for &v in doms.preorder.iter().rev() {
             let d = doms.idom[v as usize];
