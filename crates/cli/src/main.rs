@@ -29,6 +29,8 @@ enum Command {
     Listen(cmd::listen::ListenArgs),
     Summary(cmd::summary::SummaryArgs),
     Print(cmd::print::PrintArgs),
+    Analyze(cmd::analyze::AnalyzeArgs),
+    Path(cmd::analyze::PathArgs),
 }
 
 /// Runs the command; `Some(code)` when the exit status is a profiled program's.
@@ -38,6 +40,8 @@ fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Option<i32>> {
         Command::Listen(args) => cmd::listen::run(args, out).map(|()| None),
         Command::Summary(args) => cmd::summary::run(args, out).map(|()| None),
         Command::Print(args) => cmd::print::run(args, out).map(|()| None),
+        Command::Analyze(args) => cmd::analyze::run(args, out).map(|()| None),
+        Command::Path(args) => cmd::analyze::run_path(args, out).map(|()| None),
     }
 }
 

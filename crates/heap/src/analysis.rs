@@ -97,30 +97,8 @@ impl Analysis {
         for &v in &doms.preorder {
             class_count[graph.class_of(v) as usize] += 1;
         }
-        // A depth-first walk of the dominator tree counting, per class, the instances on
-        // the current path: an instance with none of its class above it adds its retained
-        // size to its class.
-        let mut class_retained = vec![0u64; classes];
-        let mut on_path = vec![0u32; classes];
-        let mut stack: Vec<(u32, u32)> = vec![(n as u32, kid_starts[n])];
-        while let Some(top) = stack.last_mut() {
-            let (v, at) = *top;
-            if at < kid_starts[v as usize + 1] {
-                top.1 += 1;
-                let w = kids[at as usize];
-                let c = graph.class_of(w) as usize;
-                if on_path[c] == 0 {
-                    class_retained[c] += retained[w as usize];
-                }
-                on_path[c] += 1;
-                stack.push((w, kid_starts[w as usize]));
-            } else {
-                stack.pop();
-                if (v as usize) < n {
-                    on_path[graph.class_of(v) as usize] -= 1;
-                }
-            }
-        }
+        let class_retained =
+            class_retained_below(graph, &kid_starts, &kids, &retained, |_| false);
         let shallow_bytes = class_shallow.iter().sum();
         Analysis {
             idom: doms.idom,
@@ -135,6 +113,20 @@ impl Analysis {
             reachable_objects,
             reachable_bytes,
         }
+    }
+
+    /// Per class, the memory retained by its instances outside the dominator subtrees of
+    /// `excluded` (so class suspects can leave out what object suspects already hold).
+    pub fn class_retained_excluding(&self, graph: &HeapGraph<'_>, excluded: &[u32]) -> Vec<u64> {
+        let mut skip = vec![false; graph.len()];
+        for &v in excluded {
+            if let Some(s) = skip.get_mut(v as usize) {
+                *s = true;
+            }
+        }
+        class_retained_below(graph, &self.kid_starts, &self.kids, &self.retained, |v| {
+            skip[v as usize]
+        })
     }
 
     /// The children of `v` in the dominator tree (`v` may be the super-root, `idom.len()`).
@@ -303,4 +295,43 @@ pub fn roots_of<'g>(graph: &'g HeapGraph<'_>, node: u32) -> Vec<&'g Root> {
     let mut roots: Vec<&Root> = graph.roots().iter().filter(|r| r.node == node).collect();
     roots.sort_by_key(|r| (!r.kind.is_stack(), r.kind));
     roots
+}
+
+/// A depth-first walk of the dominator tree counting, per class, the instances on the
+/// current path: an instance with none of its class above it adds its retained size to its
+/// class. Subtrees whose top `skip` accepts are left out.
+fn class_retained_below(
+    graph: &HeapGraph<'_>,
+    kid_starts: &[u32],
+    kids: &[u32],
+    retained: &[u64],
+    skip: impl Fn(u32) -> bool,
+) -> Vec<u64> {
+    let n = graph.len();
+    let classes = graph.classes().len();
+    let mut class_retained = vec![0u64; classes];
+    let mut on_path = vec![0u32; classes];
+    let mut stack: Vec<(u32, u32)> = vec![(n as u32, kid_starts[n])];
+    while let Some(top) = stack.last_mut() {
+        let (v, at) = *top;
+        if at < kid_starts[v as usize + 1] {
+            top.1 += 1;
+            let w = kids[at as usize];
+            if skip(w) {
+                continue;
+            }
+            let c = graph.class_of(w) as usize;
+            if on_path[c] == 0 {
+                class_retained[c] += retained[w as usize];
+            }
+            on_path[c] += 1;
+            stack.push((w, kid_starts[w as usize]));
+        } else {
+            stack.pop();
+            if (v as usize) < n {
+                on_path[graph.class_of(v) as usize] -= 1;
+            }
+        }
+    }
+    class_retained
 }

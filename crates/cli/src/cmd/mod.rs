@@ -1,5 +1,6 @@
 //! One module per `hprof` subcommand.
 
+pub mod analyze;
 pub mod listen;
 pub mod print;
 pub mod run;
