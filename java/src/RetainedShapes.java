@@ -1,7 +1,7 @@
 // Holds object graphs of known shapes for the retained-size tests of `hprof analyze`:
 // a static HashMap of byte[] (the leak), a chain, a diamond, a cycle, a subtree shared by two
 // holders, objects held only by a thread's stack and by a JNI-free static array, a weak
-// reference, and garbage. Prints "ready" and sleeps until killed.
+// reference, and garbage. Prints "READY <pid>" and waits until its standard input closes.
 
 import java.lang.ref.WeakReference;
 import java.util.ArrayList;
@@ -66,9 +66,11 @@ public class RetainedShapes {
         }
         Node local = new Node(6000);
         local.left = new Node(600);
-        System.out.println("ready");
+        System.out.println("READY " + ProcessHandle.current().pid());
         System.out.flush();
-        Thread.sleep(600_000);
+        while (System.in.read() >= 0) {
+            // Wait for the test to close standard input.
+        }
         System.out.println(local.payload.length);
     }
 }

@@ -204,10 +204,8 @@ fn decompress(file: &File) -> Result<MappedFile> {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
-    let name = TempName(std::env::temp_dir().join(format!(
-        "hprof-{}-{nanos}.hprof",
-        std::process::id()
-    )));
+    let name =
+        TempName(std::env::temp_dir().join(format!("hprof-{}-{nanos}.hprof", std::process::id())));
     let mut out = hprof_outfile::create(&name.0)
         .with_context(|| format!("cannot create {}", name.0.display()))?;
     let mut reader = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, file));

@@ -29,15 +29,22 @@ pub struct Analysis {
     pub objects: u64,
     /// Shallow bytes of all objects.
     pub shallow_bytes: u64,
-    /// Objects reachable from GC roots.
+    /// Objects reachable from GC roots through strong references.
     pub reachable_objects: u64,
-    /// Shallow bytes of the objects reachable from GC roots.
+    /// Shallow bytes of the objects reachable through strong references.
     pub reachable_bytes: u64,
+    /// Objects reachable only through the referent of weak, soft, phantom or final references.
+    pub weakly_reachable_objects: u64,
+    /// Shallow bytes of the objects reachable only through such references.
+    pub weakly_reachable_bytes: u64,
 }
 
 impl Analysis {
-    /// Computes the dominator tree and retained sizes of `graph`.
-    pub fn new(graph: &HeapGraph<'_>, phase: &(dyn Fn(&str) + Sync)) -> Analysis {
+    /// Computes the dominator tree and retained sizes of `graph`. As in VisualVM's heap
+    /// library, the tree is that of every reference, but an object that GC roots reach only
+    /// through the `referent` of weak, soft, phantom or final references (`strong` does not
+    /// reach it) retains nothing and adds nothing to its dominators.
+    pub fn new(graph: &HeapGraph<'_>, strong: &Paths, phase: &(dyn Fn(&str) + Sync)) -> Analysis {
         phase("dominator tree");
         let n = graph.len();
         let root_nodes: Vec<u32> = graph.roots().iter().map(|r| r.node).collect();
@@ -49,7 +56,7 @@ impl Analysis {
         let mut retained: Vec<u64> = (0..n as u32)
             .into_par_iter()
             .map(|v| {
-                if doms.idom[v as usize] == NONE {
+                if doms.idom[v as usize] == NONE || !strong.reaches(v) {
                     0
                 } else {
                     graph.shallow(v)
@@ -62,10 +69,17 @@ impl Analysis {
                 retained[d as usize] += retained[v as usize];
             }
         }
-        let reachable_objects = doms.preorder.len() as u64;
-        let reachable_bytes: u64 = doms
+        let (reachable_objects, reachable_bytes) = doms
             .preorder
             .par_iter()
+            .filter(|&&v| strong.reaches(v))
+            .map(|&v| (1u64, graph.shallow(v)))
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        let weakly_reachable_objects = doms.preorder.len() as u64 - reachable_objects;
+        let weakly_reachable_bytes: u64 = doms
+            .preorder
+            .par_iter()
+            .filter(|&&v| !strong.reaches(v))
             .map(|&v| graph.shallow(v))
             .sum();
 
@@ -97,8 +111,7 @@ impl Analysis {
         for &v in &doms.preorder {
             class_count[graph.class_of(v) as usize] += 1;
         }
-        let class_retained =
-            class_retained_below(graph, &kid_starts, &kids, &retained, |_| false);
+        let class_retained = class_retained_below(graph, &kid_starts, &kids, &retained, |_| false);
         let shallow_bytes = class_shallow.iter().sum();
         Analysis {
             idom: doms.idom,
@@ -112,6 +125,8 @@ impl Analysis {
             shallow_bytes,
             reachable_objects,
             reachable_bytes,
+            weakly_reachable_objects,
+            weakly_reachable_bytes,
         }
     }
 
@@ -186,7 +201,8 @@ impl Analysis {
                 .collect()
         };
         // (node, its big children, index of the next child to visit)
-        let mut stack: Vec<(u32, Vec<u32>, usize)> = vec![(self.super_root(), big(self.super_root()), 0)];
+        let mut stack: Vec<(u32, Vec<u32>, usize)> =
+            vec![(self.super_root(), big(self.super_root()), 0)];
         // Results of finished children, per stack level: (suspects, holds a class object).
         let mut results: Vec<Vec<(Vec<u32>, bool)>> = vec![Vec::new()];
         let mut out = Vec::new();
@@ -252,7 +268,11 @@ impl Paths {
         }
         let csr = graph.csr();
         while let Some(v) = queue.pop_front() {
-            let mut skip = if include_weak { None } else { graph.referent(v) };
+            let mut skip = if include_weak {
+                None
+            } else {
+                graph.referent(v)
+            };
             for &w in csr.successors(v) {
                 if skip == Some(w) {
                     skip = None;
@@ -265,6 +285,11 @@ impl Paths {
             }
         }
         Paths { parent, super_root }
+    }
+
+    /// True if a GC root reaches `node` along the references searched.
+    pub fn reaches(&self, node: u32) -> bool {
+        self.parent.get(node as usize).is_some_and(|&p| p != NONE)
     }
 
     /// The path from a GC root to `target`, root first, or `None` if it is unreachable.

@@ -2,8 +2,8 @@
 //! shallow sizes, references in CSR form and GC roots, built from a file held in memory.
 
 use hprof_format::{
-    BasicType, Header, HeapDumpBody, HeapRecord, IdSize, Record, Records, Value,
-    java_class_name, primitive_array_name,
+    BasicType, Header, HeapDumpBody, HeapRecord, IdSize, Record, Records, Value, java_class_name,
+    primitive_array_name,
 };
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -53,7 +53,10 @@ impl RootKind {
     pub fn is_stack(self) -> bool {
         matches!(
             self,
-            RootKind::JniLocal | RootKind::JavaFrame | RootKind::NativeStack | RootKind::ThreadBlock
+            RootKind::JniLocal
+                | RootKind::JavaFrame
+                | RootKind::NativeStack
+                | RootKind::ThreadBlock
         )
     }
 }
@@ -207,9 +210,14 @@ impl<'a> HeapGraph<'a> {
                     line,
                     ..
                 } => {
-                    frames.insert(frame_id, (method_name_id, source_file_id, class_serial, line));
+                    frames.insert(
+                        frame_id,
+                        (method_name_id, source_file_id, class_serial, line),
+                    );
                 }
-                Record::StackTrace { serial, frames: f, .. } => {
+                Record::StackTrace {
+                    serial, frames: f, ..
+                } => {
                     traces.insert(serial, f.iter().collect::<Vec<u64>>());
                 }
                 Record::HeapDump(body) | Record::HeapDumpSegment(body) => bodies.push(body),
@@ -438,22 +446,16 @@ fn scan_body(body: &HeapDumpBody<'_>, id_size: IdSize) -> Result<Found> {
                 object_id,
                 thread_serial,
                 frame_number,
-            } => found.roots.push((
-                object_id,
-                RootKind::JniLocal,
-                thread_serial,
-                frame_number,
-            )),
+            } => found
+                .roots
+                .push((object_id, RootKind::JniLocal, thread_serial, frame_number)),
             HeapRecord::RootJavaFrame {
                 object_id,
                 thread_serial,
                 frame_number,
-            } => found.roots.push((
-                object_id,
-                RootKind::JavaFrame,
-                thread_serial,
-                frame_number,
-            )),
+            } => found
+                .roots
+                .push((object_id, RootKind::JavaFrame, thread_serial, frame_number)),
             HeapRecord::RootNativeStack {
                 object_id,
                 thread_serial,
@@ -461,7 +463,9 @@ fn scan_body(body: &HeapDumpBody<'_>, id_size: IdSize) -> Result<Found> {
                 .roots
                 .push((object_id, RootKind::NativeStack, thread_serial, NONE)),
             HeapRecord::RootStickyClass { object_id } => {
-                found.roots.push((object_id, RootKind::StickyClass, 0, NONE))
+                found
+                    .roots
+                    .push((object_id, RootKind::StickyClass, 0, NONE))
             }
             HeapRecord::RootThreadBlock {
                 object_id,
@@ -470,7 +474,9 @@ fn scan_body(body: &HeapDumpBody<'_>, id_size: IdSize) -> Result<Found> {
                 .roots
                 .push((object_id, RootKind::ThreadBlock, thread_serial, NONE)),
             HeapRecord::RootMonitorUsed { object_id } => {
-                found.roots.push((object_id, RootKind::MonitorUsed, 0, NONE))
+                found
+                    .roots
+                    .push((object_id, RootKind::MonitorUsed, 0, NONE))
             }
             HeapRecord::RootThreadObject {
                 thread_object_id,
@@ -568,7 +574,7 @@ impl<'a> HeapGraph<'a> {
                     class_of[i] = class;
                     shallow[i] = size;
                     let mut count = 0u64;
-                    this.for_each_reference(&record, class, |_, _| count += 1);
+                    this.for_each_reference(&record, class, true, |_, _| count += 1);
                     counts[i] = count;
                 }
                 Ok(())
@@ -601,7 +607,7 @@ impl<'a> HeapGraph<'a> {
                 let mut at = 0usize;
                 for node in first..last {
                     let record = this.record_at(this.offsets[node])?;
-                    this.for_each_reference(&record, class_of[node], |_, target| {
+                    this.for_each_reference(&record, class_of[node], true, |_, target| {
                         slice[at] = target;
                         at += 1;
                     });
@@ -638,12 +644,10 @@ impl<'a> HeapGraph<'a> {
     fn class_and_size(&self, record: &HeapRecord<'_>) -> (u32, u32) {
         let unknown = self.classes.len() as u32 - 1;
         match *record {
-            HeapRecord::InstanceDump { class_id, .. } => {
-                match self.class_index.get(&class_id) {
-                    Some(&c) => (c, self.classes[c as usize].instance_size),
-                    None => (unknown, 16),
-                }
-            }
+            HeapRecord::InstanceDump { class_id, .. } => match self.class_index.get(&class_id) {
+                Some(&c) => (c, self.classes[c as usize].instance_size),
+                None => (unknown, 16),
+            },
             HeapRecord::ObjectArrayDump {
                 array_class_id,
                 elements,
@@ -660,7 +664,10 @@ impl<'a> HeapGraph<'a> {
                 length,
                 ..
             } => {
-                let pos = PRIMITIVES.iter().position(|&t| t == element_type).unwrap_or(0);
+                let pos = PRIMITIVES
+                    .iter()
+                    .position(|&t| t == element_type)
+                    .unwrap_or(0);
                 let size = element_type.size(IdSize::Eight) as u64;
                 (
                     unknown - 8 + pos as u32,
@@ -674,11 +681,14 @@ impl<'a> HeapGraph<'a> {
 
     /// Calls `f(slot, target)` for every reference of an object to an object in the dump:
     /// `slot` is the index of the instance field in the class's flattened fields, the array
-    /// element's index, or the index of the static field.
+    /// element's index, or the index of the static field. The `referent` of
+    /// java.lang.ref.Reference objects is left out unless `with_referent`: like MAT and
+    /// VisualVM, the graph holds strong references only.
     fn for_each_reference(
         &self,
         record: &HeapRecord<'_>,
         class: u32,
+        with_referent: bool,
         mut f: impl FnMut(u32, u32),
     ) {
         let id_size = self.header.id_size;
@@ -687,8 +697,13 @@ impl<'a> HeapGraph<'a> {
                 let Some(class) = self.classes.get(class as usize) else {
                     return;
                 };
+                let referent = if with_referent {
+                    None
+                } else {
+                    class.referent_offset
+                };
                 for (slot, field) in class.fields.iter().enumerate() {
-                    if field.ty != BasicType::Object {
+                    if field.ty != BasicType::Object || Some(field.offset) == referent {
                         continue;
                     }
                     let id = read_id(values, field.offset as usize, id_size);
@@ -784,7 +799,7 @@ impl<'a> HeapGraph<'a> {
             .map(|&c| &self.classes[c as usize])
     }
 
-    /// The references as a CSR graph.
+    /// Every reference (a Reference's `referent` included) as a CSR graph.
     pub fn csr(&self) -> Csr<'_> {
         Csr {
             starts: &self.starts,
@@ -823,7 +838,7 @@ impl<'a> HeapGraph<'a> {
         };
         let class = self.class_of(from);
         let mut found = None;
-        self.for_each_reference(&record, class, |slot, target| {
+        self.for_each_reference(&record, class, true, |slot, target| {
             if target == to && found.is_none() {
                 found = Some(slot);
             }
@@ -834,7 +849,8 @@ impl<'a> HeapGraph<'a> {
         match record {
             HeapRecord::InstanceDump { .. } => {
                 let field = &self.classes[class as usize].fields[slot as usize];
-                self.string(field.name_id).unwrap_or_else(|| "?".to_string())
+                self.string(field.name_id)
+                    .unwrap_or_else(|| "?".to_string())
             }
             HeapRecord::ObjectArrayDump { .. } => format!("[{slot}]"),
             HeapRecord::ClassDump(dump) => {
@@ -857,10 +873,11 @@ impl<'a> HeapGraph<'a> {
         else {
             return None;
         };
-        let field = class
-            .fields
-            .iter()
-            .find(|f| self.strings.get(&f.name_id).is_some_and(|t| *t == name.as_bytes()))?;
+        let field = class.fields.iter().find(|f| {
+            self.strings
+                .get(&f.name_id)
+                .is_some_and(|t| *t == name.as_bytes())
+        })?;
         let at = field.offset as usize;
         let b = values.get(at..at + field.ty.size(self.header.id_size))?;
         Some(match field.ty {
@@ -959,7 +976,7 @@ fn saturate(n: u64) -> u32 {
 #[inline]
 fn read_id(values: &[u8], at: usize, id_size: IdSize) -> u64 {
     let n = id_size.bytes();
-    values
-        .get(at..at + n)
-        .map_or(0, |b| b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x)))
+    values.get(at..at + n).map_or(0, |b| {
+        b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x))
+    })
 }

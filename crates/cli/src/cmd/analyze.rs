@@ -113,9 +113,14 @@ pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
         }
     };
     let graph = HeapGraph::build(input.bytes(), &phase).with_context(|| name.clone())?;
-    let analysis = Analysis::new(&graph, &phase);
     phase("paths from GC roots");
-    let paths = Paths::new(&graph, args.include_weak);
+    let strong = Paths::new(&graph, false);
+    let analysis = Analysis::new(&graph, &strong, &phase);
+    let paths = if args.include_weak {
+        Paths::new(&graph, true)
+    } else {
+        strong
+    };
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
@@ -280,8 +285,10 @@ impl Report {
             "shallow_bytes": analysis.shallow_bytes,
             "reachable_objects": analysis.reachable_objects,
             "reachable_bytes": analysis.reachable_bytes,
-            "unreachable_objects": analysis.objects - analysis.reachable_objects,
-            "unreachable_bytes": analysis.shallow_bytes - analysis.reachable_bytes,
+            "weakly_reachable_objects": analysis.weakly_reachable_objects,
+            "weakly_reachable_bytes": analysis.weakly_reachable_bytes,
+            "unreachable_objects": analysis.objects - analysis.reachable_objects - analysis.weakly_reachable_objects,
+            "unreachable_bytes": analysis.shallow_bytes - analysis.reachable_bytes - analysis.weakly_reachable_bytes,
             "gc_roots": graph.roots().len(),
         });
         let mut order: Vec<usize> = (0..graph.classes().len())
@@ -380,6 +387,12 @@ impl Report {
         );
         let _ = writeln!(
             s,
+            "Reachable only through weak, soft, phantom or final references: {} objects, {} bytes",
+            n(&t["weakly_reachable_objects"]),
+            n(&t["weakly_reachable_bytes"])
+        );
+        let _ = writeln!(
+            s,
             "Unreachable (garbage): {} objects, {} bytes\n",
             n(&t["unreachable_objects"]),
             n(&t["unreachable_bytes"])
@@ -428,8 +441,14 @@ impl Report {
             "\nLeak suspects (retaining more than {}% of the reachable heap)",
             j["suspect_threshold_percent"]
         );
-        let objects = j["suspects"]["objects"].as_array().cloned().unwrap_or_default();
-        let classes = j["suspects"]["classes"].as_array().cloned().unwrap_or_default();
+        let objects = j["suspects"]["objects"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let classes = j["suspects"]["classes"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
         if objects.is_empty() && classes.is_empty() {
             let _ = writeln!(s, "  none");
         }
@@ -497,19 +516,17 @@ code,pre{{font-family:monospace}}.suspect{{border:1px solid #c00;padding:.5em;ma
             h,
             "<h2>Totals</h2><table id=\"totals\"><tr><th>objects</th><td>{}</td></tr>\
 <tr><th>shallow bytes</th><td>{}</td></tr><tr><th>reachable objects</th><td>{}</td></tr>\
-<tr><th>reachable bytes</th><td>{}</td></tr><tr><th>unreachable objects</th><td>{}</td></tr>\
+<tr><th>reachable bytes</th><td>{}</td></tr><tr><th>only weakly reachable bytes</th><td>{}</td></tr><tr><th>unreachable objects</th><td>{}</td></tr>\
 <tr><th>unreachable bytes</th><td>{}</td></tr></table>",
             t["objects"],
             t["shallow_bytes"],
             t["reachable_objects"],
             t["reachable_bytes"],
+            t["weakly_reachable_bytes"],
             t["unreachable_objects"],
             t["unreachable_bytes"]
         );
-        let _ = write!(
-            h,
-            "<h2>Leak suspects</h2><div id=\"suspects\">"
-        );
+        let _ = write!(h, "<h2>Leak suspects</h2><div id=\"suspects\">");
         for o in j["suspects"]["objects"].as_array().into_iter().flatten() {
             let p = &o["accumulation_point"];
             let _ = write!(
@@ -578,7 +595,10 @@ accumulation point: {} @ {} retains {} bytes<pre>{}</pre></div>",
 
 fn path_section(path: &Json) -> String {
     if path.is_object() {
-        format!("     shortest path from a GC root:\n{}", path_text(path, "       "))
+        format!(
+            "     shortest path from a GC root:\n{}",
+            path_text(path, "       ")
+        )
     } else {
         "     not reachable from a GC root without weak references\n".to_string()
     }
