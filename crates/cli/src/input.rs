@@ -210,9 +210,10 @@ fn decompress(file: &File) -> Result<MappedFile> {
         .with_context(|| format!("cannot create {}", name.0.display()))?;
     let mut reader = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, file));
     io::copy(&mut reader, &mut out).map_err(|e| {
-        if e.kind() == io::ErrorKind::UnexpectedEof || e.kind() == io::ErrorKind::InvalidInput {
-            gzip_error(e)
-        } else if e.kind() == io::ErrorKind::InvalidData {
+        if matches!(
+            e.kind(),
+            io::ErrorKind::UnexpectedEof | io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData
+        ) {
             gzip_error(e)
         } else {
             anyhow::Error::new(e).context(format!("cannot write {}", name.0.display()))

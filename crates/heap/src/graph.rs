@@ -605,9 +605,11 @@ impl<'a> HeapGraph<'a> {
                 let first = chunk * CHUNK;
                 let last = ((chunk + 1) * CHUNK).min(n);
                 let mut at = 0usize;
-                for node in first..last {
-                    let record = this.record_at(this.offsets[node])?;
-                    this.for_each_reference(&record, class_of[node], true, |_, target| {
+                for (&offset, &class) in
+                    this.offsets[first..last].iter().zip(&class_of[first..last])
+                {
+                    let record = this.record_at(offset)?;
+                    this.for_each_reference(&record, class, true, |_, target| {
                         slice[at] = target;
                         at += 1;
                     });
