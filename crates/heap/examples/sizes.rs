@@ -6,9 +6,9 @@ use hprof_heap::{Analysis, HeapGraph, Paths};
 fn main() {
     let path = std::env::args().nth(1).expect("usage: sizes FILE");
     let bytes = std::fs::read(&path).expect("readable file");
-    let graph = HeapGraph::build(&bytes, &|_| {}).expect("valid HPROF");
+    let mut graph = HeapGraph::build(&bytes, &|_| {}).expect("valid HPROF");
     let strong = Paths::new(&graph, false);
-    let analysis = Analysis::new(&graph, &strong, &|_| {});
+    let analysis = Analysis::new(&mut graph, &strong, &|_| {});
     for id in std::env::args().skip(2) {
         referrers(&graph, id.parse().expect("decimal id"));
     }

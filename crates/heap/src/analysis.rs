@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use rayon::prelude::*;
 
-use crate::dominators::{NONE, dominators};
+use crate::dominators::{NONE, dominators_owned};
 use crate::graph::{HeapGraph, Root};
 
 /// The dominator tree of a heap and the sizes it gives.
@@ -44,11 +44,20 @@ impl Analysis {
     /// library, the tree is that of every reference, but an object that GC roots reach only
     /// through the `referent` of weak, soft, phantom or final references (`strong` does not
     /// reach it) retains nothing and adds nothing to its dominators.
-    pub fn new(graph: &HeapGraph<'_>, strong: &Paths, phase: &(dyn Fn(&str) + Sync)) -> Analysis {
+    ///
+    /// The references are taken out of `graph` (and freed once reversed): compute every
+    /// [`Paths`] needed before.
+    pub fn new(
+        graph: &mut HeapGraph<'_>,
+        strong: &Paths,
+        phase: &(dyn Fn(&str) + Sync),
+    ) -> Analysis {
         phase("dominator tree");
         let n = graph.len();
         let root_nodes: Vec<u32> = graph.roots().iter().map(|r| r.node).collect();
-        let doms = dominators(graph.csr(), &root_nodes);
+        let (starts, targets) = graph.take_references();
+        let doms = dominators_owned(starts, targets, &root_nodes);
+        let graph = &*graph;
         drop(root_nodes);
 
         phase("retained sizes");

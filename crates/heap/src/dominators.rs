@@ -25,11 +25,14 @@ impl<'g> Csr<'g> {
         self.len() == 0
     }
 
-    /// The successors of `v`.
+    /// The successors of `v` (none for a node out of range).
     #[inline]
     pub fn successors(&self, v: u32) -> &'g [u32] {
         let v = v as usize;
-        &self.targets[self.starts[v] as usize..self.starts[v + 1] as usize]
+        match (self.starts.get(v), self.starts.get(v + 1)) {
+            (Some(&a), Some(&b)) => &self.targets[a as usize..b as usize],
+            _ => &[],
+        }
     }
 }
 
@@ -54,6 +57,16 @@ impl Dominators {
 /// Computes the dominator tree of `graph` below a virtual super-root with an edge to every
 /// node of `roots` (duplicates allowed).
 pub fn dominators(graph: Csr<'_>, roots: &[u32]) -> Dominators {
+    dominators_owned(graph.starts.to_vec(), graph.targets.to_vec(), roots)
+}
+
+/// [`dominators`] of the graph `(starts, targets)`, which it frees as soon as it has built
+/// the reverse edges, so the two are never held together with the rest of the work arrays.
+pub fn dominators_owned(starts: Vec<u64>, targets: Vec<u32>, roots: &[u32]) -> Dominators {
+    let graph = Csr {
+        starts: &starts,
+        targets: &targets,
+    };
     let n = graph.len();
     let root = n as u32;
     // Depth-first preorder from the super-root, iteratively. `pre[v]` is v's preorder number
@@ -96,7 +109,7 @@ pub fn dominators(graph: Csr<'_>, roots: &[u32]) -> Dominators {
     let reached = vertex.len();
 
     // Predecessors in preorder numbering, as CSR.
-    let mut pred_starts = vec![0u64; reached + 1];
+    let mut pred_starts = vec![0u32; reached + 1];
     let mut count_edge = |w: u32| {
         let pw = pre[w as usize];
         if pw != NONE {
@@ -114,7 +127,9 @@ pub fn dominators(graph: Csr<'_>, roots: &[u32]) -> Dominators {
         }
     }
     for i in 0..reached {
-        pred_starts[i + 1] += pred_starts[i];
+        pred_starts[i + 1] = pred_starts[i + 1]
+            .checked_add(pred_starts[i])
+            .expect("fewer than 2^32 references");
     }
     let mut fill = pred_starts.clone();
     let mut preds = vec![0u32; pred_starts[reached] as usize];
@@ -137,6 +152,9 @@ pub fn dominators(graph: Csr<'_>, roots: &[u32]) -> Dominators {
         }
     }
     drop(fill);
+    drop(pre);
+    drop(starts);
+    drop(targets);
 
     // Semidominators, processing vertices in reverse preorder, with a link-eval forest
     // using path compression.

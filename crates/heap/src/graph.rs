@@ -230,17 +230,15 @@ impl<'a> HeapGraph<'a> {
             .par_iter()
             .map(|body| scan_body(body, id_size))
             .collect();
-        let mut objects: Vec<(u64, u64)> = Vec::new();
+        let found: Vec<Found> = found.into_iter().collect::<Result<_>>()?;
+        let mut objects: Vec<(u64, u64)> =
+            Vec::with_capacity(found.iter().map(|f| f.objects.len()).sum());
         let mut class_dumps = Vec::new();
         let mut raw_roots = Vec::new();
         let mut threads = FxHashMap::default();
         for f in found {
-            let f = f?;
-            if objects.is_empty() {
-                objects = f.objects;
-            } else {
-                objects.extend_from_slice(&f.objects);
-            }
+            objects.extend_from_slice(&f.objects);
+            drop(f.objects);
             class_dumps.extend(f.class_dumps);
             raw_roots.extend(f.roots);
             for (serial, object, trace) in f.threads {
@@ -249,9 +247,8 @@ impl<'a> HeapGraph<'a> {
         }
         objects.par_sort_unstable_by_key(|&(id, _)| id);
         objects.dedup_by_key(|&mut (id, _)| id);
-        let ids: Vec<u64> = objects.par_iter().map(|&(id, _)| id).collect();
         let offsets: Vec<u64> = objects.par_iter().map(|&(_, off)| off).collect();
-        drop(objects);
+        let ids: Vec<u64> = objects.into_iter().map(|(id, _)| id).collect();
         let index = IdIndex::new(&ids);
 
         let mut graph = HeapGraph {
@@ -289,6 +286,10 @@ impl<'a> HeapGraph<'a> {
 
         phase("reading references");
         graph.read_references()?;
+        // From now on ids are read from the file (at a record's offset + 1) and found by
+        // binary search over the offsets: 12 bytes per object fewer.
+        graph.ids = Vec::new();
+        graph.index = IdIndex::default();
         Ok(graph)
     }
 
@@ -555,7 +556,7 @@ impl<'a> HeapGraph<'a> {
     /// Reads every object's class, shallow size and references (two parallel passes: count,
     /// then fill the CSR arrays).
     fn read_references(&mut self) -> Result<()> {
-        let n = self.ids.len();
+        let n = self.offsets.len();
         let mut class_of = vec![0u32; n];
         let mut shallow = vec![0u32; n];
         let mut counts = vec![0u64; n];
@@ -742,17 +743,30 @@ impl<'a> HeapGraph<'a> {
     /// The node of the object `id`.
     #[inline]
     pub fn node(&self, id: u64) -> Option<u32> {
-        self.index.find(&self.ids, id)
+        if !self.ids.is_empty() {
+            return self.index.find(&self.ids, id);
+        }
+        let at = self
+            .offsets
+            .binary_search_by_key(&id, |&offset| self.id_at(offset))
+            .ok()?;
+        Some(at as u32)
+    }
+
+    /// The object id of the sub-record at `offset` (every object's record starts with it).
+    #[inline]
+    fn id_at(&self, offset: u64) -> u64 {
+        read_id(self.bytes, offset as usize + 1, self.header.id_size)
     }
 
     /// The number of objects (class objects included).
     pub fn len(&self) -> usize {
-        self.ids.len()
+        self.offsets.len()
     }
 
     /// True if the dump holds no object.
     pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
+        self.offsets.is_empty()
     }
 
     /// The file's header.
@@ -762,7 +776,7 @@ impl<'a> HeapGraph<'a> {
 
     /// The object id of a node.
     pub fn id(&self, node: u32) -> u64 {
-        self.ids[node as usize]
+        self.id_at(self.offsets[node as usize])
     }
 
     /// The shallow size of a node.
@@ -807,6 +821,15 @@ impl<'a> HeapGraph<'a> {
             starts: &self.starts,
             targets: &self.targets,
         }
+    }
+
+    /// Takes the references out of the graph (for the dominator computation, which frees
+    /// them once it has built their reverse); [`HeapGraph::csr`] is empty afterwards.
+    pub fn take_references(&mut self) -> (Vec<u64>, Vec<u32>) {
+        (
+            std::mem::take(&mut self.starts),
+            std::mem::take(&mut self.targets),
+        )
     }
 
     /// The GC roots whose objects are in the dump.

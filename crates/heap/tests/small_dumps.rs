@@ -120,9 +120,9 @@ struct Built<'a> {
 }
 
 fn analyse(bytes: &[u8]) -> Built<'_> {
-    let graph = HeapGraph::build(bytes, &|_| {}).unwrap();
+    let mut graph = HeapGraph::build(bytes, &|_| {}).unwrap();
     let strong = Paths::new(&graph, false);
-    let analysis = Analysis::new(&graph, &strong, &|_| {});
+    let analysis = Analysis::new(&mut graph, &strong, &|_| {});
     Built {
         graph,
         analysis,

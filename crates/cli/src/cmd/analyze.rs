@@ -112,15 +112,12 @@ pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
             bar.set_message(p.to_string());
         }
     };
-    let graph = HeapGraph::build(input.bytes(), &phase).with_context(|| name.clone())?;
+    let mut graph = HeapGraph::build(input.bytes(), &phase).with_context(|| name.clone())?;
     phase("paths from GC roots");
     let strong = Paths::new(&graph, false);
-    let analysis = Analysis::new(&graph, &strong, &phase);
-    let paths = if args.include_weak {
-        Paths::new(&graph, true)
-    } else {
-        strong
-    };
+    let weak = args.include_weak.then(|| Paths::new(&graph, true));
+    let analysis = Analysis::new(&mut graph, &strong, &phase);
+    let paths = weak.unwrap_or(strong);
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
