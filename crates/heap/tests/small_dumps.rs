@@ -117,16 +117,19 @@ struct Built<'a> {
     graph: HeapGraph<'a>,
     analysis: Analysis,
     strong: Paths,
+    weak: Paths,
 }
 
 fn analyse(bytes: &[u8]) -> Built<'_> {
     let mut graph = HeapGraph::build(bytes, &|_| {}).unwrap();
     let strong = Paths::new(&graph, false);
+    let weak = Paths::new(&graph, true);
     let analysis = Analysis::new(&mut graph, &strong, &|_| {});
     Built {
         graph,
         analysis,
         strong,
+        weak,
     }
 }
 
@@ -223,8 +226,7 @@ fn weak_referents_retain_nothing_and_are_left_out_of_paths_by_default() {
     assert_eq!(b.retained(0x520), 0);
     assert_eq!(b.analysis.weakly_reachable_objects, 2);
     assert!(b.strong.path(b.n(0x510)).is_none());
-    let weak = Paths::new(&b.graph, true);
-    let path = weak.path(b.n(0x520)).unwrap();
+    let path = b.weak.path(b.n(0x520)).unwrap();
     assert_eq!(path.len(), 3);
     assert_eq!(b.graph.reference_name(path[0], path[1]), "referent");
     // Q: strongly reachable, its path goes through P's field, not W2's referent.
