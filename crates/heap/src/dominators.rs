@@ -131,12 +131,13 @@ pub fn dominators_owned(starts: Vec<u64>, targets: Vec<u32>, roots: &[u32]) -> D
             .checked_add(pred_starts[i])
             .expect("fewer than 2^32 references");
     }
-    let mut fill = pred_starts.clone();
+    // Fill each node's slice using its start as a cursor; afterwards `pred_starts[i]` holds
+    // the end of i's slice, i.e. the start of i + 1, and one shift restores the starts.
     let mut preds = vec![0u32; pred_starts[reached] as usize];
     let mut add_edge = |from: u32, w: u32| {
         let pw = pre[w as usize];
         if pw != NONE {
-            let slot = &mut fill[pw as usize];
+            let slot = &mut pred_starts[pw as usize];
             preds[*slot as usize] = from;
             *slot += 1;
         }
@@ -151,7 +152,8 @@ pub fn dominators_owned(starts: Vec<u64>, targets: Vec<u32>, roots: &[u32]) -> D
             add_edge(i as u32, w);
         }
     }
-    drop(fill);
+    pred_starts.copy_within(0..reached, 1);
+    pred_starts[0] = 0;
     drop(pre);
     drop(starts);
     drop(targets);

@@ -500,7 +500,7 @@ fn scan_body(body: &HeapDumpBody<'_>, id_size: IdSize) -> Result<Found> {
 }
 
 /// Finds the node of an object id: a sorted id array with a bucket table over its range,
-/// so a lookup is one table read and a short binary search (4 bytes per object).
+/// so a lookup is one table read and a short binary search.
 #[derive(Debug, Default)]
 struct IdIndex {
     min: u64,
@@ -514,7 +514,8 @@ impl IdIndex {
             return IdIndex::default();
         };
         let span = max - min;
-        let wanted = (ids.len() as u64).max(1);
+        // About one bucket per two objects: 2 bytes per object, a few ids per bucket.
+        let wanted = (ids.len() as u64 / 2).max(1);
         let mut shift = 0;
         while (span >> shift) >= wanted {
             shift += 1;
@@ -559,7 +560,7 @@ impl<'a> HeapGraph<'a> {
         let n = self.offsets.len();
         let mut class_of = vec![0u32; n];
         let mut shallow = vec![0u32; n];
-        let mut counts = vec![0u64; n];
+        let mut counts = vec![0u32; n];
         let this = &*self;
         class_of
             .par_chunks_mut(CHUNK)
@@ -574,7 +575,7 @@ impl<'a> HeapGraph<'a> {
                     let (class, size) = this.class_and_size(&record);
                     class_of[i] = class;
                     shallow[i] = size;
-                    let mut count = 0u64;
+                    let mut count = 0u32;
                     this.for_each_reference(&record, class, true, |_, _| count += 1);
                     counts[i] = count;
                 }
@@ -584,7 +585,7 @@ impl<'a> HeapGraph<'a> {
         let mut total = 0u64;
         starts.push(0);
         for &c in &counts {
-            total += c;
+            total += u64::from(c);
             starts.push(total);
         }
         drop(counts);
