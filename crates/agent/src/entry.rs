@@ -102,13 +102,32 @@ pub unsafe extern "C" fn Agent_OnLoad(
             }
         };
         match Profiler::load(JavaVm::from_raw(vm), jvmti, options, &callbacks()) {
-            Ok(_) => JNI_OK,
+            Ok(_) => {
+                // SAFETY: `at_exit` is an `extern "C" fn()` that lives as long as the process
+                // (libhprof.so is never unloaded) and catches its panics.
+                if unsafe { libc::atexit(at_exit) } != 0 {
+                    eprintln!(
+                        "HPROF ERROR: can't register an exit handler; an exit without VM death will lose the last dump"
+                    );
+                }
+                JNI_OK
+            }
             Err(message) => {
                 eprintln!("HPROF ERROR: {message}");
                 std::process::exit(1);
             }
         }
     })
+}
+
+/// Runs when the process exits: if the JVM never posted VM death (it could not begin its
+/// shutdown), the profiler writes its last dump and closes its output from here.
+extern "C" fn at_exit() {
+    guarded("the exit handler", (), || {
+        if let Some(p) = profiler::get() {
+            p.process_exit();
+        }
+    });
 }
 
 /// Refuses to attach to a running VM: HPROF must see the VM from its start.
@@ -276,6 +295,19 @@ pub extern "C" fn listener_thread(
 ) {
     guarded("the command listener", (), || {
         crate::listener::run(Jni::from_raw(jni))
+    });
+}
+
+/// Entry point of the dump thread, where SIGQUIT dumps run.
+pub extern "C" fn dump_thread(
+    _jvmti: *mut sys::jvmtiEnv,
+    _jni: *mut sys::JNIEnv,
+    _arg: *mut c_void,
+) {
+    guarded("the dump thread", (), || {
+        if let Some(p) = profiler::get() {
+            p.serve_dumps();
+        }
     });
 }
 

@@ -1,11 +1,17 @@
 //! Owns the agent's lifetime: loading (options, output, capabilities, events), the start of
 //! the engines at VM init, thread bookkeeping, dumps (at SIGQUIT and at VM death) and the
 //! orderly stop at VM death, after which every callback is a no-op.
+//!
+//! A SIGQUIT dump runs on the agent's own dump thread, never inside the DataDumpRequest
+//! callback: that callback runs on the JVM's Signal Dispatcher, which also serves the attach
+//! mechanism and thread dumps, and a dump asks the JVM for garbage collections, heap walks and
+//! stack traces that wait for safepoints.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
+use crate::engine::ticker::Ticker;
 use crate::engine::{Context, Engine, select_engines};
 use crate::jvmti::{Callbacks, Capabilities, Event, JavaVm, Jni, Jvmti, jthread};
 use crate::options::Options;
@@ -30,7 +36,20 @@ pub struct Profiler {
     state: AtomicU8,
     /// The `net=` connection, until the command listener takes it.
     commands: Mutex<Option<std::net::TcpStream>>,
+    /// The dump thread: SIGQUIT dumps run there.
+    dumper: Ticker,
+    /// Held by whoever dumps (the dump thread, the command listener, VM death), from the
+    /// engines' preparation to the end of the writing, so dumps never interleave. No event
+    /// callback takes it.
+    dumping: Mutex<()>,
 }
+
+/// How long an exit without VM death waits for the last dump, and then for the output.
+const EXIT_DUMP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
+const EXIT_CLOSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Name of the dump thread (agent threads' names start with `HPROF `).
+pub const DUMP_THREAD_NAME: &str = "HPROF dump thread";
 
 impl std::fmt::Debug for Profiler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -87,6 +106,8 @@ impl Profiler {
             output: Mutex::new(ProfileOutput::new(opened.writer, opened.socket)),
             commands: Mutex::new(commands),
             state: AtomicU8::new(NEW),
+            dumper: Ticker::new(),
+            dumping: Mutex::new(()),
         };
         PROFILER
             .set(profiler)
@@ -98,7 +119,16 @@ impl Profiler {
         for engine in &profiler.engines {
             engine.on_load(jvmti)?;
         }
-        for event in [Event::VmInit, Event::VmDeath, Event::DataDumpRequest] {
+        // ObjectFree is enabled here, once, before any object is tagged, and never switched
+        // again: switching it makes the calling thread flush the tag map's dead entries, and a
+        // flush that meets the JVM's Service Thread flushing too can deadlock the JVM (see
+        // docs/compatibility.md, "ObjectFree").
+        for event in [
+            Event::VmInit,
+            Event::VmDeath,
+            Event::DataDumpRequest,
+            Event::ObjectFree,
+        ] {
             jvmti
                 .set_event(event, true)
                 .map_err(|e| format!("can't enable {event:?} ({e})"))?;
@@ -131,7 +161,7 @@ impl Profiler {
             return;
         }
         let jvmti = self.ctx.jvmti;
-        for event in [Event::ThreadStart, Event::ThreadEnd, Event::ObjectFree] {
+        for event in [Event::ThreadStart, Event::ThreadEnd] {
             if let Err(e) = jvmti.set_event(event, true) {
                 eprintln!("HPROF ERROR: can't enable {event:?} events ({e})");
             }
@@ -149,6 +179,12 @@ impl Profiler {
             if let Err(message) = engine.start(&self.ctx, jni) {
                 eprintln!("HPROF ERROR: {message}");
             }
+        }
+        if let Err(message) =
+            self.dumper
+                .start(jvmti, jni, DUMP_THREAD_NAME, crate::entry::dump_thread)
+        {
+            eprintln!("HPROF ERROR: {message}; SIGQUIT dumps will run on the signal thread");
         }
         if self.commands.lock().map(|c| c.is_some()).unwrap_or(false) {
             let started = jni
@@ -214,20 +250,24 @@ impl Profiler {
     pub fn command_dump_heap(&self, jni: Jni) {
         use crate::engine::Engine;
         let engine = crate::engine::heap_dump::HeapDump::new();
+        let _dumping = self.dumping.lock();
+        engine.prepare(&self.ctx, Some(jni));
         self.with_output(|out| engine.dump(&self.ctx, Some(jni), out));
     }
 
     /// The front-end's ALLOC SITES.
     pub fn command_alloc_sites(&self, flags: u16, cutoff: f64) {
         if let Some((ctx, engine)) = crate::engine::heap_sites::running() {
-            self.with_output(|out| engine.write_sites(ctx, out, flags, cutoff));
+            let _dumping = self.dumping.lock();
+            engine.settle_live_counts(ctx.jvmti, flags & crate::engine::heap_sites::FORCE_GC != 0);
+            self.with_output(|out| engine.write_sites(out, flags, cutoff));
         }
     }
 
     /// The front-end's HEAP SUMMARY.
     pub fn command_heap_summary(&self) {
-        if let Some((_, engine)) = crate::engine::heap_sites::running() {
-            let totals = engine.totals();
+        if let Some((ctx, engine)) = crate::engine::heap_sites::running() {
+            let totals = engine.totals(ctx);
             self.write(|w| w.heap_summary(&totals));
         }
     }
@@ -302,10 +342,68 @@ impl Profiler {
         }
     }
 
-    /// DataDumpRequest (SIGQUIT, Ctrl-\): a dump of everything collected since the last one.
+    /// DataDumpRequest (SIGQUIT, Ctrl-\): asks the dump thread for a dump of everything
+    /// collected since the last one, and returns at once. Requests that arrive while a dump
+    /// runs are served by one more dump.
     pub fn data_dump_request(&self) {
-        if self.is_running() {
+        if self.is_running() && !self.dumper.request() {
             self.dump();
+        }
+    }
+
+    /// The dump thread's body: a dump per request until VM death.
+    pub fn serve_dumps(&self) {
+        self.dumper.serve(|| {
+            if self.is_running() {
+                self.dump();
+            }
+        });
+    }
+
+    /// The process is exiting and VM death never came: the JVM could not begin its shutdown
+    /// (with the Java heap exhausted, DestroyJavaVM cannot even attach its thread, and the
+    /// launcher exits). Runs in a libc exit handler, on a thread the JVM may not know: the last
+    /// dump runs on the dump thread, waited for a bounded time, then the output is closed.
+    pub fn process_exit(&self) {
+        if self.state.load(Ordering::Acquire) != RUNNING {
+            return;
+        }
+        eprintln!(
+            "HPROF ERROR: the JVM is exiting without its VM death event (it could not begin its \
+             shutdown, most often because the Java heap is exhausted); writing the last dump \
+             from the exit handler"
+        );
+        let dumped = !self.ctx.options.doe || self.dumper.request_and_wait(EXIT_DUMP_TIMEOUT);
+        if self.state.swap(TERMINATED, Ordering::AcqRel) != RUNNING {
+            return;
+        }
+        // The dump thread may still hold the output if its dump did not finish in time.
+        let deadline = std::time::Instant::now() + EXIT_CLOSE_TIMEOUT;
+        loop {
+            match self.output.try_lock() {
+                Ok(mut out) => {
+                    if !dumped {
+                        let note = "the last dump could not be written: the JVM exited without its VM death event";
+                        eprintln!("HPROF ERROR: {note}");
+                        out.write(|w| w.error_note(note));
+                    }
+                    out.close();
+                    return;
+                }
+                Err(std::sync::TryLockError::Poisoned(p)) => {
+                    p.into_inner().close();
+                    return;
+                }
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    if std::time::Instant::now() >= deadline {
+                        eprintln!(
+                            "HPROF ERROR: the last dump did not finish before the process exited"
+                        );
+                        return;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+            }
         }
     }
 
@@ -314,6 +412,7 @@ impl Profiler {
         if self.state.swap(TERMINATED, Ordering::AcqRel) != RUNNING {
             return;
         }
+        self.dumper.stop();
         for engine in &self.engines {
             engine.stop(&self.ctx);
         }
@@ -325,7 +424,15 @@ impl Profiler {
         }
     }
 
+    /// A dump of every engine: first each engine's preparation (the JVM calls that wait for
+    /// safepoints), then the writing, under the output's lock.
     fn dump(&self) {
+        let Ok(_dumping) = self.dumping.lock() else {
+            return;
+        };
+        for engine in &self.engines {
+            engine.prepare(&self.ctx, self.ctx.vm.jni());
+        }
         let Ok(mut out) = self.output.lock() else {
             return;
         };

@@ -128,6 +128,22 @@ impl ThreadTable {
         Some(serial)
     }
 
+    /// The live thread with this serial.
+    pub fn get_mut(&mut self, serial: u32) -> Option<&mut LiveThread> {
+        self.live.get_mut(&serial)
+    }
+
+    /// (serial, a new local reference of the calling thread) of every live thread that `keep`
+    /// accepts: what an engine takes under the table's lock before it asks the JVM anything
+    /// about the threads, which it must do with the lock released.
+    pub fn local_refs(&self, jni: Jni, keep: impl Fn(&LiveThread) -> bool) -> Vec<(u32, jthread)> {
+        self.live
+            .values()
+            .filter(|t| keep(t))
+            .map(|t| (t.serial, jni.new_local_ref(t.thread.get())))
+            .collect()
+    }
+
     /// The live threads, by serial.
     pub fn live_mut(&mut self) -> impl Iterator<Item = &mut LiveThread> {
         self.live.values_mut()

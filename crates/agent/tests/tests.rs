@@ -10,4 +10,5 @@ mod heap_dump;
 mod heap_sites;
 mod loading;
 mod monitors;
+mod reliability;
 mod threads;

@@ -197,3 +197,52 @@ fn truncated_file_is_an_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("at offset 0x"), "{stderr}");
 }
+
+#[test]
+fn output_files_are_private_and_never_written_through_a_symbolic_link() {
+    use std::os::unix::fs::{PermissionsExt, symlink};
+    let dir = temp_dir();
+    let input = write_file(dir.path(), "pop.hprof", &population(Options::default()));
+    // print -o: a new file is 0600; an existing one readable by all is replaced by a private one.
+    let out = dir.path().join("out.txt");
+    std::fs::write(&out, "old").unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o666)).unwrap();
+    hprof_ok(&[
+        "print",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .starts_with("JAVA PROFILE 1.0.1")
+    );
+    // A link (to a file, or dangling) is refused with a clear error; nothing is written.
+    let precious = write_file(dir.path(), "precious", b"keep me");
+    let link = dir.path().join("link.txt");
+    symlink(&precious, &link).unwrap();
+    let dangling = dir.path().join("dangling.txt");
+    symlink(dir.path().join("nowhere"), &dangling).unwrap();
+    for path in [&link, &dangling] {
+        let result = run_hprof(&[
+            "print",
+            input.to_str().unwrap(),
+            "-o",
+            path.to_str().unwrap(),
+        ]);
+        assert!(!result.status.success());
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        assert!(stderr.contains("is a symbolic link"), "{stderr}");
+    }
+    assert_eq!(std::fs::read(&precious).unwrap(), b"keep me");
+    assert!(!dir.path().join("nowhere").exists());
+    // hprof listen -o: refused before it waits for an agent.
+    let result = run_hprof(&["listen", "--port", "0", "-o", link.to_str().unwrap()]);
+    assert!(!result.status.success());
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(stderr.contains("is a symbolic link"), "{stderr}");
+    assert_eq!(std::fs::read(&precious).unwrap(), b"keep me");
+}

@@ -45,35 +45,45 @@ impl CpuSampler {
         };
         let interval = i64::from(ctx.options.interval_ms);
         sampler.ticker.run(interval, || {
-            jni.with_local_frame(16, || sampler.tick(ctx, jni))
+            let threads = ctx.threads.lock().map(|t| t.len()).unwrap_or(0);
+            jni.with_local_frame(threads as i32 + 16, || sampler.tick(ctx, jni))
         });
     }
 
-    /// One sample of every thread that used CPU since the last tick.
+    /// One sample of every thread that used CPU since the last tick. The thread table's lock
+    /// is never held while the JVM is asked for CPU times or stacks (a stack request waits for
+    /// a safepoint or a handshake).
     fn tick(&self, ctx: &Context, jni: Jni) {
-        let Ok(mut threads) = ctx.threads.lock() else {
-            return;
+        let candidates = match ctx.threads.lock() {
+            Ok(table) => table.local_refs(jni, |t| !t.agent && t.sampled),
+            Err(_) => return,
         };
+        let cpu: Vec<Option<i64>> = candidates
+            .iter()
+            .map(|&(_, thread)| ctx.jvmti.thread_cpu_time(thread).ok())
+            .collect();
         let interval_ns = i64::from(ctx.options.interval_ms) * 1_000_000;
         let mut busy = Vec::new();
-        for thread in threads.live_mut() {
-            if thread.agent || !thread.sampled {
-                continue;
-            }
-            let Ok(cpu) = ctx.jvmti.thread_cpu_time(thread.thread.get()) else {
-                continue;
+        {
+            let Ok(mut table) = ctx.threads.lock() else {
+                return;
             };
-            // One sample per `interval` of CPU time the thread used: a thread that ran for
-            // a few microseconds and then blocked gets none, a busy one gets one per tick.
-            if let Some(last) = thread.last_cpu_ns {
-                thread.cpu_credit_ns += (cpu - last).max(0);
-                let samples = thread.cpu_credit_ns / interval_ns;
-                if samples > 0 {
-                    thread.cpu_credit_ns -= samples * interval_ns;
-                    busy.push((thread.serial, thread.thread.get(), samples as u64));
+            for (&(serial, thread), cpu) in candidates.iter().zip(cpu) {
+                let (Some(cpu), Some(t)) = (cpu, table.get_mut(serial)) else {
+                    continue;
+                };
+                // One sample per `interval` of CPU time the thread used: a thread that ran for
+                // a few microseconds and then blocked gets none, a busy one gets one per tick.
+                if let Some(last) = t.last_cpu_ns {
+                    t.cpu_credit_ns += (cpu - last).max(0);
+                    let samples = t.cpu_credit_ns / interval_ns;
+                    if samples > 0 {
+                        t.cpu_credit_ns -= samples * interval_ns;
+                        busy.push((serial, thread, samples as u64));
+                    }
                 }
+                t.last_cpu_ns = Some(cpu);
             }
-            thread.last_cpu_ns = Some(cpu);
         }
         if busy.is_empty() || ctx.depth() == 0 {
             return;
@@ -82,7 +92,6 @@ impl CpuSampler {
         let Ok(stacks) = ctx.jvmti.stack_traces(&handles, ctx.depth()) else {
             return;
         };
-        drop(threads);
         let Ok(mut traces) = ctx.traces.lock() else {
             return;
         };

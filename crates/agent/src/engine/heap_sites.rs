@@ -1,12 +1,20 @@
 //! The `heap=sites` engine: every allocation (or, with `alloc_interval`, a sample of them) is
-//! counted against its site, the pair (class, allocation trace), and every object freed by
-//! the garbage collector is taken off its site's live counts.
+//! counted against its site, the pair (class, allocation trace), and the objects still live
+//! are counted per site when the sites are listed.
 //!
 //! Allocations arrive through JVMTI SampledObjectAlloc (sampling interval 0 reports each
 //! one, whatever made it: `new`, arrays, `clone()`, reflection, JNI, string concatenation).
 //! Each tracked object is tagged with its site and size; ObjectFree gives the tag back. The
 //! free path runs where the JVM forbids locks and allocation, so live counts are atomics in
 //! chunks that are allocated on the allocation path only.
+//!
+//! Newer JVMs post ObjectFree late, from their Service Thread. Before a listing the engine has
+//! them posted by walking the heap (IterateThroughHeap posts the events of the dead tags it
+//! finds, on the calling thread), never by switching the event on again: that flush waits for
+//! the Service Thread without letting a safepoint through, and deadlocks the JVM when a
+//! safepoint is requested meanwhile. Live objects are not counted from the walk itself, since
+//! on JDK 21+ an object made by `clone()` loses its tag to lookups (its header is copied after
+//! the allocation event tagged it); its ObjectFree still arrives.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -142,6 +150,8 @@ pub struct HeapSites {
     class_class: OnceLock<u64>,
     /// Allocations not counted because the site or trace tables were full.
     pub dropped: AtomicU64,
+    /// ObjectFree events received for tracked objects.
+    frees: AtomicU64,
     /// (class, trace, allocated objects) of every site at the last listing, for incremental
     /// listings.
     last_listed: Mutex<Vec<(u64, u32, u64)>>,
@@ -159,6 +169,7 @@ impl HeapSites {
             chunks: (0..MAX_CHUNKS).map(|_| OnceLock::new()).collect(),
             class_class: OnceLock::new(),
             dropped: AtomicU64::new(0),
+            frees: AtomicU64::new(0),
             last_listed: Mutex::new(Vec::new()),
         }
     }
@@ -320,16 +331,36 @@ impl HeapSites {
                 .live_bytes
                 .fetch_sub(weight * size, Ordering::Relaxed);
         }
+        self.frees.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Collects garbage so "live" means reachable, and has the JVM deliver the ObjectFree
-    /// events of that collection before the counts are read.
-    fn collect_garbage(jvmti: Jvmti) {
-        let _ = jvmti.force_garbage_collection();
-        // Newer JVMs post ObjectFree lazily; (re-)enabling the event flushes them.
-        let _ = jvmti.set_event(Event::ObjectFree, true);
+    /// Brings the live counts up to date: collects garbage first with `collect`, so live
+    /// means reachable, then has the JVM post the ObjectFree events of tracked objects that are
+    /// gone. Runs JVM operations that wait for a safepoint.
+    pub fn settle_live_counts(&self, jvmti: Jvmti, collect: bool) {
+        if collect {
+            let _ = jvmti.force_garbage_collection();
+        }
+        // The walk posts, on this thread, the events of the dead tags it finds.
+        let _ = jvmti.iterate_tagged(&mut |_, _| {});
+        // The Service Thread may still be posting a batch it took before the walk: wait until
+        // no event has arrived for a while (bounded).
+        let mut seen = self.frees.load(Ordering::Relaxed);
+        for _ in 0..SETTLE_ROUNDS {
+            std::thread::sleep(SETTLE_PAUSE);
+            let now = self.frees.load(Ordering::Relaxed);
+            if now == seen {
+                break;
+            }
+            seen = now;
+        }
     }
 }
+
+/// How long a listing waits for ObjectFree events still being posted: rounds of a pause, until
+/// a pause passes with none.
+const SETTLE_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
+const SETTLE_ROUNDS: usize = 40;
 
 /// The element type code of an array class name (`int[]` → 10, `String[]` → 2), 0 otherwise.
 fn array_type(name: &str) -> u8 {
@@ -380,18 +411,19 @@ impl Engine for HeapSites {
         }
         ENGINE
             .set((ctx, self))
-            .map_err(|_| "heap=sites was started twice".to_string())?;
-        jvmti
-            .set_event(Event::ObjectFree, true)
-            .map_err(|e| format!("can't enable ObjectFree events ({e})"))
+            .map_err(|_| "heap=sites was started twice".to_string())
     }
 
     fn stop(&self, ctx: &Context) {
         let _ = ctx.jvmti.set_event(Event::SampledObjectAlloc, false);
     }
 
+    fn prepare(&self, ctx: &Context, _jni: Option<Jni>) {
+        self.settle_live_counts(ctx.jvmti, true);
+    }
+
     fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
-        self.write_sites(ctx, out, FORCE_GC, ctx.options.cutoff);
+        self.write_sites(out, FORCE_GC, ctx.options.cutoff);
     }
 }
 
@@ -427,8 +459,9 @@ impl HeapSites {
             .collect()
     }
 
-    /// Totals over every site.
-    pub fn totals(&self) -> SiteTotals {
+    /// Totals over every site (live counts brought up to date, without a GC).
+    pub fn totals(&self, ctx: &Context) -> SiteTotals {
+        self.settle_live_counts(ctx.jvmti, false);
         let sites = self.snapshot();
         SiteTotals {
             live_bytes: sites.iter().map(|s| s.live_bytes).sum(),
@@ -439,12 +472,10 @@ impl HeapSites {
     }
 
     /// Writes the sites: by live bytes, or by allocated bytes with [`BY_ALLOCATION`]; only
-    /// those that allocated since the last listing with [`INCREMENTAL`]; after a full GC
-    /// with [`FORCE_GC`]; cut off at `cutoff` of the ordering column's total.
-    pub fn write_sites(&self, ctx: &Context, out: &mut ProfileOutput, flags: u16, cutoff: f64) {
-        if flags & FORCE_GC != 0 {
-            HeapSites::collect_garbage(ctx.jvmti);
-        }
+    /// those that allocated since the last listing with [`INCREMENTAL`]; cut off at `cutoff` of
+    /// the ordering column's total. The caller settled the live counts first (after a full GC
+    /// for [`FORCE_GC`], which the flags then report) without the output's lock.
+    pub fn write_sites(&self, out: &mut ProfileOutput, flags: u16, cutoff: f64) {
         let mut sites = self.snapshot();
         let totals = SiteTotals {
             live_bytes: sites.iter().map(|s| s.live_bytes).sum(),

@@ -62,6 +62,11 @@ pub trait Engine: Send + Sync {
     fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String>;
     /// Stops the engine at VM death, before the last dump; must not block indefinitely.
     fn stop(&self, ctx: &Context);
+    /// Asks the JVM, before a dump writes, for what the engine's section needs (a garbage
+    /// collection, a heap walk, threads' stacks: calls that wait for safepoints), with no lock
+    /// held that an event callback may want. What it gathers waits in the engine for the
+    /// [`Engine::dump`] that follows.
+    fn prepare(&self, _ctx: &Context, _jni: Option<Jni>) {}
     /// Writes the engine's section of a dump and starts a new interval. `jni` is the dumping
     /// thread's JNI environment, when it has one.
     fn dump(&self, ctx: &Context, jni: Option<Jni>, out: &mut ProfileOutput);

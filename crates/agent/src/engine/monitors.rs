@@ -34,7 +34,12 @@ thread_local! {
 #[derive(Debug, Default)]
 pub struct Monitors {
     contention: Mutex<HashMap<(u32, String), (u64, u64)>>,
+    /// The threads' states a dump's preparation took, for its MONITOR DUMP.
+    prepared: Mutex<Option<ThreadStates>>,
 }
+
+/// What MONITOR DUMP lists: threads, their traces, owned monitors.
+type ThreadStates = (Vec<ThreadState>, Vec<Arc<Trace>>, Vec<MonitorOwner>);
 
 /// JVMTI thread state bits.
 const ALIVE: u32 = 0x1;
@@ -171,16 +176,14 @@ impl Monitors {
         out.write(|w| w.monitor_waited(&signature, waited, serial));
     }
 
-    fn thread_states(
-        &self,
-        ctx: &Context,
-        jni: Jni,
-    ) -> (Vec<ThreadState>, Vec<Arc<Trace>>, Vec<MonitorOwner>) {
+    fn thread_states(&self, ctx: &Context, jni: Jni) -> ThreadStates {
         let jvmti = ctx.jvmti;
-        let Ok(table) = ctx.threads.lock() else {
-            return (Vec::new(), Vec::new(), Vec::new());
+        // Local references taken under the table's lock; the JVM is asked about the threads
+        // (stacks, monitors: safepoints and handshakes) with the lock released.
+        let live: Vec<(u32, jthread)> = match ctx.threads.lock() {
+            Ok(table) => table.local_refs(jni, |_| true),
+            Err(_) => return (Vec::new(), Vec::new(), Vec::new()),
         };
-        let live: Vec<(u32, jthread)> = table.live().map(|t| (t.serial, t.thread.get())).collect();
         let handles: Vec<jthread> = live.iter().map(|&(_, t)| t).collect();
         let stacks = jvmti
             .stack_traces(&handles, ctx.depth())
@@ -266,10 +269,20 @@ impl Engine for Monitors {
         }
     }
 
-    fn dump(&self, ctx: &Context, jni: Option<Jni>, out: &mut ProfileOutput) {
+    fn prepare(&self, ctx: &Context, jni: Option<Jni>) {
         let Some(jni) = jni else { return };
-        let (threads, traces, monitors) =
-            jni.with_local_frame(256, || self.thread_states(ctx, jni));
+        let states = jni.with_local_frame(256, || self.thread_states(ctx, jni));
+        if let Ok(mut prepared) = self.prepared.lock() {
+            *prepared = Some(states);
+        }
+    }
+
+    fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
+        let Some((threads, traces, monitors)) =
+            self.prepared.lock().ok().and_then(|mut p| p.take())
+        else {
+            return;
+        };
         out.write(|w| w.monitor_dump(&threads, &traces, &monitors));
         let mut rows: Vec<MonitorTime> = match self.contention.lock() {
             Ok(table) => table

@@ -1,8 +1,9 @@
-//! Owns the life of a periodic agent thread: its start, the raw monitor it sleeps on between
-//! ticks, the stop request, and VM death's bounded wait for it to finish its tick.
+//! Owns the life of an agent thread that works in rounds: its start, the raw monitor it sleeps
+//! on between rounds (woken by its period or by a request), the stop request, and VM death's
+//! bounded wait for it to finish its round.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::jvmti::{AgentThreadMain, Jni, Jvmti, RawMonitor};
@@ -16,6 +17,10 @@ pub struct Ticker {
     monitor: OnceLock<RawMonitor>,
     stop: AtomicBool,
     running: AtomicBool,
+    requested: AtomicBool,
+    /// Rounds begun and finished by [`Ticker::serve`].
+    begun: AtomicU64,
+    finished: AtomicU64,
 }
 
 impl Ticker {
@@ -72,7 +77,74 @@ impl Ticker {
         }
     }
 
-    /// Asks the thread to stop and waits (at most two seconds) for its tick to end.
+    /// The thread's body for work done on request: `round` once per [`Ticker::request`] (requests
+    /// made while a round runs are served by one more round), until [`Ticker::stop`].
+    pub fn serve(&self, mut round: impl FnMut()) {
+        let Some(monitor) = self.monitor.get() else {
+            return;
+        };
+        loop {
+            {
+                let Ok(guard) = monitor.enter() else { break };
+                while !self.requested.load(Ordering::Acquire) && !self.stop.load(Ordering::Acquire)
+                {
+                    // Timed, so an interrupted or failed wait never spins.
+                    let _ = guard.wait(1000);
+                }
+                if self.stop.load(Ordering::Acquire) {
+                    break;
+                }
+                self.requested.store(false, Ordering::Release);
+                self.begun.fetch_add(1, Ordering::AcqRel);
+            }
+            round();
+            self.finished.fetch_add(1, Ordering::AcqRel);
+        }
+        if let Ok(guard) = monitor.enter() {
+            self.running.store(false, Ordering::Release);
+            let _ = guard.notify_all();
+        }
+    }
+
+    /// Asks a thread in [`Ticker::serve`] for one more round; returns at once. False if the
+    /// thread is not running.
+    pub fn request(&self) -> bool {
+        let Some(monitor) = self.monitor.get() else {
+            return false;
+        };
+        if !self.running.load(Ordering::Acquire) {
+            return false;
+        }
+        let Ok(guard) = monitor.enter() else {
+            return false;
+        };
+        self.requested.store(true, Ordering::Release);
+        let _ = guard.notify_all();
+        true
+    }
+
+    /// From a thread the JVM may not know (an exit handler): asks a thread in
+    /// [`Ticker::serve`] for one more round and waits for it to finish, at most `timeout`.
+    /// Makes no JVMTI call (a raw monitor entered from a thread the JVM does not know crashes
+    /// JDK 11): the serving thread's timed wait sees the request within a second.
+    pub fn request_and_wait(&self, timeout: Duration) -> bool {
+        if !self.running.load(Ordering::Acquire) {
+            return false;
+        }
+        // A round that begins after this point serves the request.
+        let target = self.begun.load(Ordering::Acquire) + 1;
+        self.requested.store(true, Ordering::Release);
+        let deadline = Instant::now() + timeout;
+        while self.finished.load(Ordering::Acquire) < target {
+            if Instant::now() >= deadline || !self.running.load(Ordering::Acquire) {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        true
+    }
+
+    /// Asks the thread to stop and waits (at most two seconds) for its round to end.
     pub fn stop(&self) {
         let Some(monitor) = self.monitor.get() else {
             return;

@@ -334,3 +334,64 @@ impl Jvmti {
         }
     }
 }
+
+/// What [`Jvmti::iterate_tagged`] passes its callback.
+struct TaggedState<'a> {
+    visit: &'a mut dyn FnMut(i64, i64),
+    failed: bool,
+}
+
+unsafe extern "C" fn on_tagged_object(
+    _class_tag: sys::jlong,
+    size: sys::jlong,
+    tag_ptr: *mut sys::jlong,
+    _length: sys::jint,
+    user_data: *mut c_void,
+) -> sys::jint {
+    // SAFETY: `user_data` is the `TaggedState` that `iterate_tagged` passed in, alive and not
+    // otherwise used until IterateThroughHeap returns.
+    let state = unsafe { &mut *user_data.cast::<TaggedState<'_>>() };
+    if state.failed || tag_ptr.is_null() {
+        return ABORT;
+    }
+    // SAFETY: JVMTI passes a valid pointer to the object's tag for the callback's duration.
+    let tag = unsafe { *tag_ptr };
+    let visit = &mut state.visit;
+    if catch_unwind(AssertUnwindSafe(|| visit(tag, size))).is_err() {
+        state.failed = true;
+        return ABORT;
+    }
+    0
+}
+
+impl Jvmti {
+    /// Calls `visit(tag, size)` for every tagged object in the heap, live or not yet collected
+    /// (IterateThroughHeap with untagged objects filtered out). `visit` runs in the VM thread
+    /// with the world stopped: memory only, never JNI or JVMTI. The walk also has the JVM post,
+    /// on the calling thread, the ObjectFree events of tagged objects it found dead, without
+    /// the flush protocol that `SetEventNotificationMode(ObjectFree)` goes through.
+    pub fn iterate_tagged(self, visit: &mut dyn FnMut(i64, i64)) -> Result<()> {
+        let callbacks = sys::jvmtiHeapCallbacks {
+            heap_iteration_callback: Some(on_tagged_object),
+            ..Default::default()
+        };
+        let mut state = TaggedState {
+            visit,
+            failed: false,
+        };
+        let user_data: *mut TaggedState<'_> = &mut state;
+        jvmti!(
+            self,
+            IterateThroughHeap,
+            sys::JVMTI_HEAP_FILTER_UNTAGGED.0 as sys::jint,
+            std::ptr::null_mut(),
+            &callbacks,
+            user_data.cast::<c_void>().cast_const()
+        )?;
+        if state.failed {
+            Err(JvmtiError(113))
+        } else {
+            Ok(())
+        }
+    }
+}

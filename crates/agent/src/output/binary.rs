@@ -294,6 +294,10 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
         self.out.flush()
     }
 
+    fn error_note(&mut self, note: &str) -> io::Result<()> {
+        self.string(&format!("HPROF ERROR: {note}")).map(|_| ())
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }

@@ -205,6 +205,11 @@ pub trait ProfileWriter: Send {
     fn heap_dump_end(&mut self) -> io::Result<()> {
         Ok(())
     }
+    /// A note that part of the profile could not be written (text: an `HPROF ERROR:` line;
+    /// binary: a UTF8 string record holding the same line, which readers keep as a string).
+    fn error_note(&mut self, _note: &str) -> io::Result<()> {
+        Ok(())
+    }
     /// Pushes buffered output to the file or socket.
     fn flush(&mut self) -> io::Result<()>;
 }
@@ -270,8 +275,23 @@ pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
             } else {
                 unique_output_name(path, options.format, pid, hprof_outfile::exists)
             };
-            let file = hprof_outfile::create(&path)
-                .map_err(|e| format!("can't create profile file: {} ({e})", path.display()))?;
+            let file = match hprof_outfile::create(&path) {
+                // Never written through: the profile goes to a new name, as force=n does.
+                Err(e)
+                    if hprof_outfile::refusal(&e)
+                        == Some(hprof_outfile::ErrorKind::SymlinkRefused) =>
+                {
+                    let other =
+                        unique_output_name(&path, options.format, pid, hprof_outfile::exists);
+                    eprintln!(
+                        "HPROF WARNING: {e}; the profile goes to {}",
+                        other.display()
+                    );
+                    hprof_outfile::create(&other).map_err(|e| (other, e))
+                }
+                other => other.map_err(|e| (path.clone(), e)),
+            }
+            .map_err(|(path, e)| format!("can't create profile file: {} ({e})", path.display()))?;
             Box::new(file)
         }
         Output::Net { host, port } => {

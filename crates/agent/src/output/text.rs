@@ -544,6 +544,10 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
         result
     }
 
+    fn error_note(&mut self, note: &str) -> io::Result<()> {
+        writeln!(self.out, "HPROF ERROR: {note}")
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }

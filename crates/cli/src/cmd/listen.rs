@@ -140,6 +140,9 @@ pub fn run(args: &ListenArgs, out: &mut dyn Write) -> Result<()> {
         .iter()
         .map(|c| parse(c))
         .collect::<Result<_>>()?;
+    // Created before waiting, so a path that can't be written is refused at once.
+    let file = hprof_outfile::create(&args.output)
+        .with_context(|| format!("cannot create {}", args.output.display()))?;
     let listener = TcpListener::bind((args.bind.as_str(), args.port))
         .with_context(|| format!("cannot listen on {}:{}", args.bind, args.port))?;
     let address = listener.local_addr()?;
@@ -153,8 +156,6 @@ pub fn run(args: &ListenArgs, out: &mut dyn Write) -> Result<()> {
         "hprof: agent connected from {peer}; writing to {}",
         args.output.display()
     );
-    let file = hprof_outfile::create(&args.output)
-        .with_context(|| format!("cannot create {}", args.output.display()))?;
     let received = Arc::new(AtomicU64::new(0));
     let reader = {
         let stream = stream.try_clone()?;

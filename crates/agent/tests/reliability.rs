@@ -1,0 +1,189 @@
+//! The agent never loses its output or exposes it: a complete profile after an
+//! OutOfMemoryError that keeps the JVM from its orderly shutdown, files created 0600 whatever
+//! the umask, and symbolic links at the output path never written through. (SIGQUIT storms,
+//! the deadlock and the JDK 25 heap walk crash are in the stress suite, tests/stress.rs.)
+
+use std::os::unix::fs::{PermissionsExt, symlink};
+use std::process::{Command, Stdio};
+
+use hprof_format::Records;
+
+use crate::support::{TextProfile, agentpath, finish, jdks, read_text};
+use hprof_testkit::java::classes;
+
+/// The text or binary output in `dir` is complete: every section closed, every record whole.
+fn assert_complete(dir: &std::path::Path, binary: bool, what: &str) {
+    if binary {
+        let bytes = std::fs::read(dir.join("java.hprof")).unwrap();
+        let (_, mut records) = Records::new(&bytes).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let mut tags = Vec::new();
+        while let Some((_, record)) = records.next().unwrap_or_else(|e| panic!("{what}: {e}")) {
+            tags.push(record.tag());
+        }
+        assert!(
+            tags.contains(&hprof_format::Tag::CpuSamples),
+            "{what}: no CPU SAMPLES record in {} records",
+            tags.len()
+        );
+    } else {
+        let text = read_text(&dir.join("java.hprof.txt"));
+        assert!(
+            text.ends_with("CPU SAMPLES END\n"),
+            "{what}: {}",
+            &text[text.len().saturating_sub(200)..]
+        );
+        let p = TextProfile::parse(&text);
+        assert_eq!(p.cpu.len(), 1, "{what}");
+        assert!(p.cpu[0].total > 0, "{what}: {:?}", p.cpu);
+        assert!(
+            p.cpu[0]
+                .rows
+                .iter()
+                .any(|r| r.method.starts_with("Stress.")),
+            "{what}: {:?}",
+            p.cpu[0].rows
+        );
+    }
+}
+
+#[test]
+fn output_is_complete_after_an_out_of_memory_error_that_prevents_shutdown() {
+    // With the heap full to the end, the JVM can't even attach the thread DestroyJavaVM needs,
+    // and exits without VM death; the agent writes its last dump from its exit handler.
+    for jdk in jdks() {
+        for binary in [false, true] {
+            let what = format!("JDK {} binary={binary}", jdk.version);
+            let dir = tempfile::tempdir().unwrap();
+            let options = if binary {
+                "cpu=samples,format=b"
+            } else {
+                "cpu=samples"
+            };
+            let child = Command::new(jdk.bin("java"))
+                .current_dir(dir.path())
+                .arg("-Xmx32m")
+                .arg(agentpath(options))
+                .arg("-cp")
+                .arg(classes())
+                .args(["Stress", "1500", "oom-keep"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let run = finish(child);
+            assert_eq!(run.code, Some(1), "{what}: {:?} {}", run.signal, run.stderr);
+            assert!(
+                run.stderr.contains("OutOfMemoryError"),
+                "{what}: {}",
+                run.stderr
+            );
+            assert!(
+                run.stderr
+                    .contains("HPROF ERROR: the JVM is exiting without its VM death event"),
+                "{what}: the cause is not on stderr: {}",
+                run.stderr
+            );
+            assert_complete(dir.path(), binary, &what);
+        }
+    }
+}
+
+#[test]
+fn output_files_are_private_whatever_the_umask() {
+    for jdk in jdks() {
+        for (options, name) in [
+            ("cpu=samples", "java.hprof.txt"),
+            ("cpu=samples,format=b", "java.hprof"),
+        ] {
+            let what = format!("JDK {} {options}", jdk.version);
+            let dir = tempfile::tempdir().unwrap();
+            // An existing file, readable by all, is replaced by a private one.
+            std::fs::write(dir.path().join(name), "old").unwrap();
+            std::fs::set_permissions(
+                dir.path().join(name),
+                std::fs::Permissions::from_mode(0o666),
+            )
+            .unwrap();
+            let child = Command::new("sh")
+                .current_dir(dir.path())
+                .arg("-c")
+                .arg("umask 000 && exec \"$@\"")
+                .arg("sh")
+                .arg(jdk.bin("java"))
+                .arg(agentpath(options))
+                .arg("-cp")
+                .arg(classes())
+                .args(["Stress", "300", "cpu"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let run = finish(child);
+            assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
+            let meta = std::fs::metadata(dir.path().join(name)).unwrap();
+            assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{what}");
+            assert_complete(dir.path(), options.contains("format=b"), &what);
+        }
+    }
+}
+
+#[test]
+fn a_symbolic_link_at_the_output_path_is_never_written_through() {
+    for jdk in jdks() {
+        let what = format!("JDK {}", jdk.version);
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("precious");
+        std::fs::write(&target, "keep me").unwrap();
+        symlink(&target, dir.path().join("java.hprof.txt")).unwrap();
+        let dangling_target = dir.path().join("created-through-a-link");
+        symlink(&dangling_target, dir.path().join("java.hprof")).unwrap();
+        for options in ["cpu=samples", "cpu=samples,format=b"] {
+            let child = Command::new(jdk.bin("java"))
+                .current_dir(dir.path())
+                .arg(agentpath(options))
+                .arg("-cp")
+                .arg(classes())
+                .args(["Stress", "200", "cpu"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let run = finish(child);
+            assert_eq!(run.code, Some(0), "{what} {options}: {}", run.stderr);
+            assert!(
+                run.stderr
+                    .contains("is a symbolic link; hprof never writes through one"),
+                "{what} {options}: {}",
+                run.stderr
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "keep me",
+            "{what}"
+        );
+        assert!(
+            !dangling_target.exists(),
+            "{what}: the dangling link's target was created"
+        );
+        // The profiles went to new names beside the links: java.hprof.<pid>.txt and java.hprof.<pid>.
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        let text = names
+            .iter()
+            .find(|n| n.starts_with("java.hprof.") && n.ends_with(".txt") && *n != "java.hprof.txt")
+            .unwrap_or_else(|| panic!("{what}: no new text profile in {names:?}"));
+        TextProfile::parse(&read_text(&dir.path().join(text)));
+        assert!(
+            names.iter().any(
+                |n| n.starts_with("java.hprof.") && n[11..].chars().all(|c| c.is_ascii_digit())
+            ),
+            "{what}: no new binary profile in {names:?}"
+        );
+    }
+}
