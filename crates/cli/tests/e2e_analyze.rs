@@ -7,7 +7,7 @@ use std::path::Path;
 use hprof_heap::{Analysis, HeapGraph, Paths};
 
 use crate::support::java::{JavaProcess, chromium_dom, jdks, visualvm_retained};
-use crate::support::{hprof_ok, run_hprof, temp_dir, write_file};
+use crate::support::{class_row, hprof_ok, run_hprof, summary_json, temp_dir, write_file};
 
 fn analyze_json(file: &Path) -> serde_json::Value {
     let text = hprof_ok(&["analyze", "--json", file.to_str().unwrap()]);

@@ -38,5 +38,9 @@ fn main() {
     let strong = Paths::new(&graph, false);
     let analysis = Analysis::new(&mut graph, &strong, &phase);
     phase("done");
-    println!("{} objects, {} reachable bytes", graph.len(), analysis.reachable_bytes);
+    println!(
+        "{} objects, {} reachable bytes",
+        graph.len(),
+        analysis.reachable_bytes
+    );
 }

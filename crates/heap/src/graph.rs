@@ -245,10 +245,14 @@ impl<'a> HeapGraph<'a> {
                 threads.insert(serial, (object, trace));
             }
         }
-        objects.par_sort_unstable_by_key(|&(id, _)| id);
+        phase("sorting objects");
+        if !objects.is_sorted_by_key(|&(id, _)| id) {
+            objects.par_sort_unstable_by_key(|&(id, _)| id);
+        }
         objects.dedup_by_key(|&mut (id, _)| id);
         let offsets: Vec<u64> = objects.par_iter().map(|&(_, off)| off).collect();
         let ids: Vec<u64> = objects.into_iter().map(|(id, _)| id).collect();
+        phase("id index");
         let index = IdIndex::new(&ids);
 
         let mut graph = HeapGraph {
