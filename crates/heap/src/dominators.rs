@@ -1,6 +1,8 @@
 //! Owns the dominator computation: an iterative semi-NCA (Lengauer-Tarjan's semidominators,
 //! immediate dominators by nearest common ancestor) over a graph in CSR form.
 
+use rayon::prelude::*;
+
 /// "No node": unreached, or the super-root's own dominator.
 pub const NONE: u32 = u32::MAX;
 
@@ -108,18 +110,32 @@ pub fn dominators_owned(starts: Vec<u64>, targets: Vec<u32>, roots: &[u32]) -> D
     drop(stack);
     let reached = vertex.len();
 
+    // Renumber the edge targets and roots in preorder (unreached: NONE) and let go of `pre`,
+    // so it is not held with both edge lists.
+    let mut targets = targets;
+    targets
+        .par_iter_mut()
+        .for_each(|t| *t = pre.get(*t as usize).copied().unwrap_or(NONE));
+    let root_pre: Vec<u32> = roots
+        .iter()
+        .filter(|&&r| (r as usize) < n)
+        .map(|&r| pre[r as usize])
+        .collect();
+    drop(pre);
+    let graph = Csr {
+        starts: &starts,
+        targets: &targets,
+    };
+
     // Predecessors in preorder numbering, as CSR.
     let mut pred_starts = vec![0u32; reached + 1];
-    let mut count_edge = |w: u32| {
-        let pw = pre[w as usize];
+    let mut count_edge = |pw: u32| {
         if pw != NONE {
             pred_starts[pw as usize + 1] += 1;
         }
     };
-    for &r in roots {
-        if (r as usize) < n {
-            count_edge(r);
-        }
+    for &r in &root_pre {
+        count_edge(r);
     }
     for &v in &vertex[1..] {
         for &w in graph.successors(v) {
@@ -134,18 +150,15 @@ pub fn dominators_owned(starts: Vec<u64>, targets: Vec<u32>, roots: &[u32]) -> D
     // Fill each node's slice using its start as a cursor; afterwards `pred_starts[i]` holds
     // the end of i's slice, i.e. the start of i + 1, and one shift restores the starts.
     let mut preds = vec![0u32; pred_starts[reached] as usize];
-    let mut add_edge = |from: u32, w: u32| {
-        let pw = pre[w as usize];
+    let mut add_edge = |from: u32, pw: u32| {
         if pw != NONE {
             let slot = &mut pred_starts[pw as usize];
             preds[*slot as usize] = from;
             *slot += 1;
         }
     };
-    for &r in roots {
-        if (r as usize) < n {
-            add_edge(0, r);
-        }
+    for &r in &root_pre {
+        add_edge(0, r);
     }
     for (i, &v) in vertex.iter().enumerate().skip(1) {
         for &w in graph.successors(v) {
@@ -154,7 +167,7 @@ pub fn dominators_owned(starts: Vec<u64>, targets: Vec<u32>, roots: &[u32]) -> D
     }
     pred_starts.copy_within(0..reached, 1);
     pred_starts[0] = 0;
-    drop(pre);
+    drop(root_pre);
     drop(starts);
     drop(targets);
 
