@@ -91,6 +91,27 @@ fn the_static_map_is_the_suspect_with_its_path_on_every_jdk() {
             );
             assert!(text.starts_with("GC root: "), "{text}");
         }
+        if jdk.version >= 17 {
+            // summary and print read the gzip-compressed dump too (file and standard input).
+            let summary = summary_json(&gz);
+            let (nodes, _) = class_row(&summary, "RetainedShapes$Node").unwrap();
+            assert!(nodes >= 114, "JDK {}: {nodes}", jdk.version);
+            let printed = hprof_ok(&["print", gz.to_str().unwrap()]);
+            assert!(printed.starts_with("JAVA PROFILE 1.0.1, created"));
+            assert!(printed.contains("RetainedShapes$Node"));
+            let out = crate::support::hprof()
+                .args(["summary", "--json", "-"])
+                .stdin(std::fs::File::open(&gz).unwrap())
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let piped: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(piped["totals"], summary["totals"]);
+        }
     }
 }
 
