@@ -342,6 +342,7 @@ impl Report {
             })
             .map(|&c| {
                 let mut s = class_row(c);
+                s["retained_outside_object_suspects"] = json!(outside[c]);
                 let biggest = (0..graph.len() as u32)
                     .filter(|&v| graph.class_of(v) as usize == c)
                     .max_by_key(|&v| analysis.retained[v as usize]);
@@ -474,11 +475,12 @@ impl Report {
         for c in &classes {
             let _ = writeln!(
                 s,
-                "\n  class {}: {} instances retain {} bytes ({:.2}%)",
+                "\n  class {}: {} instances retain {} bytes ({:.2}%), {} of them outside the objects above",
                 c["class"].as_str().unwrap_or("?"),
                 n(&c["instances"]),
                 n(&c["retained"]),
-                c["share"].as_f64().unwrap_or(0.0)
+                c["share"].as_f64().unwrap_or(0.0),
+                n(&c["retained_outside_object_suspects"])
             );
             let b = &c["biggest_instance"];
             if b.is_object() {
