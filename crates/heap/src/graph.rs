@@ -230,7 +230,10 @@ impl<'a> HeapGraph<'a> {
             .par_iter()
             .map(|body| scan_body(body, id_size))
             .collect();
-        let found: Vec<Found> = found.into_iter().collect::<Result<_>>()?;
+        let mut found: Vec<Found> = found.into_iter().collect::<Result<_>>()?;
+        // Each body's objects were sorted by scan_body; dumps write bodies over disjoint
+        // address ranges, so ordering the bodies by their first id usually sorts them all.
+        found.sort_unstable_by_key(|f| f.objects.first().map_or(0, |&(id, _)| id));
         let mut objects: Vec<(u64, u64)> =
             Vec::with_capacity(found.iter().map(|f| f.objects.len()).sum());
         let mut class_dumps = Vec::new();
@@ -500,6 +503,9 @@ fn scan_body(body: &HeapDumpBody<'_>, id_size: IdSize) -> Result<Found> {
             }
         }
     }
+    if !found.objects.is_sorted_by_key(|&(id, _)| id) {
+        found.objects.sort_unstable_by_key(|&(id, _)| id);
+    }
     Ok(found)
 }
 
@@ -558,33 +564,36 @@ impl IdIndex {
 const CHUNK: usize = 1 << 14;
 
 impl<'a> HeapGraph<'a> {
-    /// Reads every object's class, shallow size and references (two parallel passes: count,
-    /// then fill the CSR arrays).
+    /// Reads every object's class, shallow size and references in one parallel pass over
+    /// runs of nodes, each collecting its references, then joins the runs into CSR arrays.
     fn read_references(&mut self) -> Result<()> {
         let n = self.offsets.len();
         let mut class_of = vec![0u32; n];
         let mut shallow = vec![0u32; n];
         let mut counts = vec![0u32; n];
         let this = &*self;
-        class_of
+        let runs: Vec<Vec<u32>> = class_of
             .par_chunks_mut(CHUNK)
             .zip(shallow.par_chunks_mut(CHUNK))
             .zip(counts.par_chunks_mut(CHUNK))
             .enumerate()
-            .try_for_each(|(chunk, ((class_of, shallow), counts))| -> Result<()> {
+            .map(|(chunk, ((class_of, shallow), counts))| -> Result<Vec<u32>> {
                 let first = chunk * CHUNK;
+                let mut targets = Vec::new();
                 for i in 0..class_of.len() {
-                    let node = (first + i) as u32;
-                    let record = this.record_at(this.offsets[node as usize])?;
+                    let record = this.record_at(this.offsets[first + i])?;
                     let (class, size) = this.class_and_size(&record);
                     class_of[i] = class;
                     shallow[i] = size;
-                    let mut count = 0u32;
-                    this.for_each_reference(&record, class, true, |_, _| count += 1);
-                    counts[i] = count;
+                    let before = targets.len();
+                    this.for_each_reference(&record, class, true, |_, target| {
+                        targets.push(target)
+                    });
+                    counts[i] = (targets.len() - before) as u32;
                 }
-                Ok(())
-            })?;
+                Ok(targets)
+            })
+            .collect::<Result<_>>()?;
         let mut starts = Vec::with_capacity(n + 1);
         let mut total = 0u64;
         starts.push(0);
@@ -593,35 +602,10 @@ impl<'a> HeapGraph<'a> {
             starts.push(total);
         }
         drop(counts);
-        let mut targets = vec![0u32; total as usize];
-        // Cut `targets` into the slices each chunk of nodes fills.
-        let mut slices = Vec::with_capacity(n.div_ceil(CHUNK));
-        let mut rest: &mut [u32] = &mut targets;
-        for chunk in 0..n.div_ceil(CHUNK) {
-            let lo = starts[chunk * CHUNK];
-            let hi = starts[((chunk + 1) * CHUNK).min(n)];
-            let (head, tail) = rest.split_at_mut((hi - lo) as usize);
-            slices.push(head);
-            rest = tail;
+        let mut targets = Vec::with_capacity(total as usize);
+        for run in runs {
+            targets.extend_from_slice(&run);
         }
-        slices
-            .into_par_iter()
-            .enumerate()
-            .try_for_each(|(chunk, slice)| -> Result<()> {
-                let first = chunk * CHUNK;
-                let last = ((chunk + 1) * CHUNK).min(n);
-                let mut at = 0usize;
-                for (&offset, &class) in
-                    this.offsets[first..last].iter().zip(&class_of[first..last])
-                {
-                    let record = this.record_at(offset)?;
-                    this.for_each_reference(&record, class, true, |_, target| {
-                        slice[at] = target;
-                        at += 1;
-                    });
-                }
-                Ok(())
-            })?;
         self.class_of = class_of;
         self.shallow = shallow;
         self.starts = starts;
