@@ -119,8 +119,7 @@ fn the_static_map_is_the_suspect_with_its_path_on_every_jdk() {
 fn our_sizes(file: &Path) -> std::collections::HashMap<u64, (u64, u64, String)> {
     let bytes = std::fs::read(file).unwrap();
     let mut graph = HeapGraph::build(&bytes, &|_| {}).unwrap();
-    let strong = Paths::new(&graph, false);
-    let analysis = Analysis::new(&mut graph, &strong, &|_| {});
+    let (analysis, strong) = Analysis::new(&mut graph, &|_| {});
     (0..graph.len() as u32)
         .map(|v| {
             (

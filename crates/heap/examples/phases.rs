@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use hprof_heap::{Analysis, HeapGraph, Paths};
+use hprof_heap::{Analysis, HeapGraph};
 
 fn peak_rss_mib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -34,9 +34,7 @@ fn main() {
         *last = Instant::now();
     };
     let mut graph = HeapGraph::build(&bytes, &phase).expect("valid HPROF");
-    phase("paths");
-    let strong = Paths::new(&graph, false);
-    let analysis = Analysis::new(&mut graph, &strong, &phase);
+    let (analysis, _strong) = Analysis::new(&mut graph, &phase);
     phase("done");
     println!(
         "{} objects, {} reachable bytes",

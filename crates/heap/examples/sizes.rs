@@ -1,14 +1,13 @@
 //! Prints "<id> <shallow> <retained>" for every object of a dump (ids in decimal), the
 //! format of java/tools/RetainedCheck.java, to compare with VisualVM's heap library by hand.
 
-use hprof_heap::{Analysis, HeapGraph, Paths};
+use hprof_heap::{Analysis, HeapGraph};
 
 fn main() {
     let path = std::env::args().nth(1).expect("usage: sizes FILE");
     let bytes = std::fs::read(&path).expect("readable file");
     let mut graph = HeapGraph::build(&bytes, &|_| {}).expect("valid HPROF");
-    let strong = Paths::new(&graph, false);
-    let analysis = Analysis::new(&mut graph, &strong, &|_| {});
+    let (analysis, _strong) = Analysis::new(&mut graph, &|_| {});
     for id in std::env::args().skip(2) {
         referrers(&graph, id.parse().expect("decimal id"));
     }

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 
 use rayon::prelude::*;
 
-use crate::dominators::{NONE, dominators_owned};
+use crate::dominators::{Csr, NONE, dominators_with};
 use crate::graph::{HeapGraph, Root};
 
 /// The dominator tree of a heap and the sizes it gives.
@@ -46,19 +46,27 @@ impl Analysis {
     /// reach it) retains nothing and adds nothing to its dominators.
     ///
     /// The references are taken out of `graph` (and freed once reversed): compute every
-    /// [`Paths`] needed before.
-    pub fn new(
-        graph: &mut HeapGraph<'_>,
+    /// other [`Paths`] needed before. Returns the paths along strong references too (what
+    /// `Paths::new(graph, false)` gives), found while the dominators' depth-first search runs.
+    pub fn new(graph: &mut HeapGraph<'_>, phase: &(dyn Fn(&str) + Sync)) -> (Analysis, Paths) {
+        phase("dominator tree and paths from GC roots");
+        let root_nodes: Vec<u32> = graph.roots().iter().map(|r| r.node).collect();
+        let (starts, targets) = graph.take_references();
+        let graph = &*graph;
+        let (doms, strong) = dominators_with(starts, targets, &root_nodes, |csr| {
+            Paths::with_csr(graph, csr, false)
+        });
+        let analysis = Analysis::from_dominators(graph, doms, &strong, phase);
+        (analysis, strong)
+    }
+
+    fn from_dominators(
+        graph: &HeapGraph<'_>,
+        doms: crate::dominators::Dominators,
         strong: &Paths,
         phase: &(dyn Fn(&str) + Sync),
     ) -> Analysis {
-        phase("dominator tree");
         let n = graph.len();
-        let root_nodes: Vec<u32> = graph.roots().iter().map(|r| r.node).collect();
-        let (starts, targets) = graph.take_references();
-        let doms = dominators_owned(starts, targets, &root_nodes);
-        let graph = &*graph;
-        drop(root_nodes);
 
         phase("retained sizes");
         // Unreachable objects retain nothing (they are already garbage), as in VisualVM.
@@ -265,6 +273,11 @@ impl Paths {
     /// java.lang.ref.Reference objects (weak, soft, phantom and final references) is not
     /// followed, as in Eclipse MAT.
     pub fn new(graph: &HeapGraph<'_>, include_weak: bool) -> Paths {
+        Paths::with_csr(graph, graph.csr(), include_weak)
+    }
+
+    /// [`Paths::new`] over the references `csr` (those of `graph`, taken out of it).
+    pub fn with_csr(graph: &HeapGraph<'_>, csr: Csr<'_>, include_weak: bool) -> Paths {
         let n = graph.len();
         let super_root = n as u32;
         let mut parent = vec![NONE; n];
@@ -275,7 +288,6 @@ impl Paths {
                 queue.push_back(root.node);
             }
         }
-        let csr = graph.csr();
         while let Some(v) = queue.pop_front() {
             let mut skip = if include_weak {
                 None

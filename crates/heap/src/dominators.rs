@@ -65,14 +65,32 @@ pub fn dominators(graph: Csr<'_>, roots: &[u32]) -> Dominators {
 /// [`dominators`] of the graph `(starts, targets)`, which it frees as soon as it has built
 /// the reverse edges, so the two are never held together with the rest of the work arrays.
 pub fn dominators_owned(starts: Vec<u64>, targets: Vec<u32>, roots: &[u32]) -> Dominators {
+    dominators_with(starts, targets, roots, |_| ()).0
+}
+
+/// [`dominators_owned`], running `alongside` on the graph on another thread while the
+/// depth-first search (which is sequential) runs; returns its result too.
+pub fn dominators_with<R: Send>(
+    starts: Vec<u64>,
+    targets: Vec<u32>,
+    roots: &[u32],
+    alongside: impl FnOnce(Csr<'_>) -> R + Send,
+) -> (Dominators, R) {
     let graph = Csr {
         starts: &starts,
         targets: &targets,
     };
+    let ((pre, vertex, parent), result) =
+        rayon::join(|| depth_first(graph, roots), || alongside(graph));
+    let dominators = from_preorder(starts, targets, roots, pre, vertex, parent);
+    (dominators, result)
+}
+
+/// Depth-first preorder from the super-root, iteratively: `pre[v]` is v's preorder number
+/// (the super-root is 0), `vertex[i]` the node numbered i, `parent[i]` its DFS parent's number.
+fn depth_first(graph: Csr<'_>, roots: &[u32]) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
     let n = graph.len();
     let root = n as u32;
-    // Depth-first preorder from the super-root, iteratively. `pre[v]` is v's preorder number
-    // (the super-root is 0); `vertex[i]` is the node numbered i.
     let mut pre = vec![NONE; n + 1];
     let mut vertex: Vec<u32> = Vec::with_capacity(n + 1);
     let mut parent: Vec<u32> = Vec::with_capacity(n + 1);
@@ -107,7 +125,20 @@ pub fn dominators_owned(starts: Vec<u64>, targets: Vec<u32>, roots: &[u32]) -> D
             }
         }
     }
-    drop(stack);
+    (pre, vertex, parent)
+}
+
+/// The rest of semi-NCA after the depth-first search: predecessors, semidominators and
+/// immediate dominators.
+fn from_preorder(
+    starts: Vec<u64>,
+    targets: Vec<u32>,
+    roots: &[u32],
+    pre: Vec<u32>,
+    mut vertex: Vec<u32>,
+    parent: Vec<u32>,
+) -> Dominators {
+    let n = starts.len().saturating_sub(1);
     let reached = vertex.len();
 
     // Renumber the edge targets and roots in preorder (unreached: NONE) and let go of `pre`,

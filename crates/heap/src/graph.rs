@@ -577,22 +577,24 @@ impl<'a> HeapGraph<'a> {
             .zip(shallow.par_chunks_mut(CHUNK))
             .zip(counts.par_chunks_mut(CHUNK))
             .enumerate()
-            .map(|(chunk, ((class_of, shallow), counts))| -> Result<Vec<u32>> {
-                let first = chunk * CHUNK;
-                let mut targets = Vec::new();
-                for i in 0..class_of.len() {
-                    let record = this.record_at(this.offsets[first + i])?;
-                    let (class, size) = this.class_and_size(&record);
-                    class_of[i] = class;
-                    shallow[i] = size;
-                    let before = targets.len();
-                    this.for_each_reference(&record, class, true, |_, target| {
-                        targets.push(target)
-                    });
-                    counts[i] = (targets.len() - before) as u32;
-                }
-                Ok(targets)
-            })
+            .map(
+                |(chunk, ((class_of, shallow), counts))| -> Result<Vec<u32>> {
+                    let first = chunk * CHUNK;
+                    let mut targets = Vec::new();
+                    for i in 0..class_of.len() {
+                        let record = this.record_at(this.offsets[first + i])?;
+                        let (class, size) = this.class_and_size(&record);
+                        class_of[i] = class;
+                        shallow[i] = size;
+                        let before = targets.len();
+                        this.for_each_reference(&record, class, true, |_, target| {
+                            targets.push(target)
+                        });
+                        counts[i] = (targets.len() - before) as u32;
+                    }
+                    Ok(targets)
+                },
+            )
             .collect::<Result<_>>()?;
         let mut starts = Vec::with_capacity(n + 1);
         let mut total = 0u64;

@@ -122,9 +122,8 @@ struct Built<'a> {
 
 fn analyse(bytes: &[u8]) -> Built<'_> {
     let mut graph = HeapGraph::build(bytes, &|_| {}).unwrap();
-    let strong = Paths::new(&graph, false);
     let weak = Paths::new(&graph, true);
-    let analysis = Analysis::new(&mut graph, &strong, &|_| {});
+    let (analysis, strong) = Analysis::new(&mut graph, &|_| {});
     Built {
         graph,
         analysis,

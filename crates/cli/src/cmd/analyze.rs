@@ -113,10 +113,8 @@ pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
         }
     };
     let mut graph = HeapGraph::build(input.bytes(), &phase).with_context(|| name.clone())?;
-    phase("paths from GC roots");
-    let strong = Paths::new(&graph, false);
     let weak = args.include_weak.then(|| Paths::new(&graph, true));
-    let analysis = Analysis::new(&mut graph, &strong, &phase);
+    let (analysis, strong) = Analysis::new(&mut graph, &phase);
     let paths = weak.unwrap_or(strong);
     if let Some(bar) = &bar {
         bar.finish_and_clear();
@@ -327,7 +325,11 @@ impl Report {
         // Classes whose instances together retain over the threshold, though none alone
         // does (many small objects), outside what the object suspects already hold, with
         // their biggest instance.
-        let outside = analysis.class_retained_excluding(graph, &suspect_nodes);
+        let outside = if suspect_nodes.is_empty() {
+            analysis.class_retained.clone()
+        } else {
+            analysis.class_retained_excluding(graph, &suspect_nodes)
+        };
         let mut biggest_retained = vec![0u64; graph.classes().len()];
         for v in 0..graph.len() as u32 {
             let c = graph.class_of(v) as usize;
