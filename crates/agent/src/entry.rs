@@ -43,7 +43,6 @@ fn callbacks() -> Callbacks {
         thread_end: Some(thread_end),
         data_dump_request: Some(data_dump_request),
         sampled_object_alloc: Some(sampled_object_alloc),
-        object_free: Some(object_free),
         monitor_contended_enter: Some(monitor_contended_enter),
         monitor_contended_entered: Some(monitor_contended_entered),
         monitor_wait: Some(monitor_wait),
@@ -203,19 +202,6 @@ extern "C" fn sampled_object_alloc(
                 engine.on_alloc(ctx, Jni::from_raw(jni), thread, object, class, size);
             }
             _ => heap_sites::note_early_sample(),
-        }
-    });
-}
-
-/// ObjectFree may run inside the garbage collector: no locks, no allocation, no JNI.
-extern "C" fn object_free(_jvmti: *mut sys::jvmtiEnv, tag: sys::jlong) {
-    guarded("ObjectFree", (), || {
-        if heap_sites::is_allocation_tag(tag) {
-            if let Some((_, engine)) = heap_sites::running() {
-                engine.on_free(tag);
-            }
-        } else if let Some(p) = profiler::get() {
-            p.ctx.freed.push(tag as u64);
         }
     });
 }

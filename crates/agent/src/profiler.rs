@@ -7,9 +7,10 @@
 //! mechanism and thread dumps, and a dump asks the JVM for garbage collections, heap walks and
 //! stack traces that wait for safepoints.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::engine::ticker::Ticker;
 use crate::engine::{Context, Engine, select_engines};
@@ -17,7 +18,7 @@ use crate::jvmti::{Callbacks, Capabilities, Event, JavaVm, Jni, Jvmti, jthread};
 use crate::options::Options;
 use crate::output::{self, ProfileOutput};
 use crate::threads::ThreadTable;
-use crate::trace_store::{FreedIds, ObjectIds, TraceStore};
+use crate::trace_store::{ClassInfo, ObjectIds, TraceStore};
 
 /// The profiler of this process, set once by `Agent_OnLoad` and never dropped.
 static PROFILER: OnceLock<Profiler> = OnceLock::new();
@@ -79,7 +80,6 @@ impl Profiler {
             line_numbers: true,
             source_file_name: true,
             tag_objects: true,
-            object_free: true,
             ..Default::default()
         };
         for engine in &engines {
@@ -96,7 +96,6 @@ impl Profiler {
             threads: Mutex::new(ThreadTable::new()),
             traces: Mutex::new(TraceStore::new(options.lineno, options.thread)),
             ids: ObjectIds::new(),
-            freed: FreedIds::default(),
             max_depth: AtomicU32::new(options.depth),
             options,
         };
@@ -119,16 +118,10 @@ impl Profiler {
         for engine in &profiler.engines {
             engine.on_load(jvmti)?;
         }
-        // ObjectFree is enabled here, once, before any object is tagged, and never switched
-        // again: switching it makes the calling thread flush the tag map's dead entries, and a
-        // flush that meets the JVM's Service Thread flushing too can deadlock the JVM (see
-        // docs/compatibility.md, "ObjectFree").
-        for event in [
-            Event::VmInit,
-            Event::VmDeath,
-            Event::DataDumpRequest,
-            Event::ObjectFree,
-        ] {
+        // ObjectFree is never enabled: with it, JDK 17+ can deadlock when its Service Thread
+        // posts the events while another thread flushes them (VM death does) and a safepoint
+        // is requested meanwhile (see docs/compatibility.md, "Reliability").
+        for event in [Event::VmInit, Event::VmDeath, Event::DataDumpRequest] {
             jvmti
                 .set_event(event, true)
                 .map_err(|e| format!("can't enable {event:?} ({e})"))?;
@@ -215,7 +208,6 @@ impl Profiler {
             Err(_) => None,
         };
         if let (Some(start), Ok(mut out)) = (start, self.output.lock()) {
-            self.report_unloads(&mut out);
             out.write(|w| w.thread_start(&start));
         }
     }
@@ -259,7 +251,11 @@ impl Profiler {
     pub fn command_alloc_sites(&self, flags: u16, cutoff: f64) {
         if let Some((ctx, engine)) = crate::engine::heap_sites::running() {
             let _dumping = self.dumping.lock();
-            engine.settle_live_counts(ctx.jvmti, flags & crate::engine::heap_sites::FORCE_GC != 0);
+            engine.settle_live_counts(
+                ctx.jvmti,
+                ctx.vm.jni(),
+                flags & crate::engine::heap_sites::FORCE_GC != 0,
+            );
             self.with_output(|out| engine.write_sites(out, flags, cutoff));
         }
     }
@@ -267,7 +263,8 @@ impl Profiler {
     /// The front-end's HEAP SUMMARY.
     pub fn command_heap_summary(&self) {
         if let Some((ctx, engine)) = crate::engine::heap_sites::running() {
-            let totals = engine.totals(ctx);
+            let _dumping = self.dumping.lock();
+            let totals = engine.totals(ctx, ctx.vm.jni());
             self.write(|w| w.heap_summary(&totals));
         }
     }
@@ -320,18 +317,24 @@ impl Profiler {
         Ok(())
     }
 
-    /// Records the unloading of classes whose objects the garbage collector freed.
-    fn report_unloads(&self, out: &mut ProfileOutput) {
-        let freed = self.ctx.freed.drain();
-        if freed.is_empty() {
-            return;
-        }
-        let unloaded = match self.ctx.traces.lock() {
-            Ok(mut traces) => traces.unload_classes(&freed),
-            Err(_) => return,
+    /// The classes the profile named that the JVM has unloaded since: those no longer among
+    /// its loaded classes (found by their tags, the classes' object ids).
+    fn unloaded_classes(&self, jni: Option<Jni>) -> Vec<Arc<ClassInfo>> {
+        let (Some(jni), Ok(loaded)) = (jni, self.ctx.jvmti.loaded_classes()) else {
+            return Vec::new();
         };
-        for class in &unloaded {
-            out.write(|w| w.class_unload(class));
+        let mut live = HashSet::with_capacity(loaded.len());
+        for class in loaded {
+            if let Ok(tag) = self.ctx.jvmti.tag(class)
+                && tag != 0
+            {
+                live.insert(tag as u64);
+            }
+            jni.delete_local_ref(class);
+        }
+        match self.ctx.traces.lock() {
+            Ok(mut traces) => traces.unload_classes_not_in(&live),
+            Err(_) => Vec::new(),
         }
     }
 
@@ -430,9 +433,11 @@ impl Profiler {
         let Ok(_dumping) = self.dumping.lock() else {
             return;
         };
+        let jni = self.ctx.vm.jni();
         for engine in &self.engines {
-            engine.prepare(&self.ctx, self.ctx.vm.jni());
+            engine.prepare(&self.ctx, jni);
         }
+        let unloaded = self.unloaded_classes(jni);
         let Ok(mut out) = self.output.lock() else {
             return;
         };
@@ -441,7 +446,9 @@ impl Profiler {
             message.push_str(engine.dump_message());
             engine.dump(&self.ctx, self.ctx.vm.jni(), &mut out);
         }
-        self.report_unloads(&mut out);
+        for class in &unloaded {
+            out.write(|w| w.class_unload(class));
+        }
         out.write(|w| w.flush());
         // Written whole once the dump is done, so error lines never split it.
         if self.ctx.options.verbose && !self.engines.is_empty() {

@@ -2,7 +2,7 @@
 //! the empty trace), the methods, classes and frames they are made of, and the per-trace
 //! sample counters engines record into and writers read.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -55,41 +55,6 @@ impl ObjectIds {
             }
             Err(_) => self.fresh(),
         }
-    }
-}
-
-/// Ids of tagged objects (classes, threads) the garbage collector freed, waiting to be
-/// reported. Written from ObjectFree, where no lock or allocation is allowed: a fixed ring of
-/// atomic slots; a full ring overwrites the oldest unreported id.
-#[derive(Debug)]
-pub struct FreedIds {
-    slots: Box<[AtomicU64]>,
-    next: std::sync::atomic::AtomicUsize,
-}
-
-impl Default for FreedIds {
-    fn default() -> Self {
-        FreedIds {
-            slots: (0..4096).map(|_| AtomicU64::new(0)).collect(),
-            next: std::sync::atomic::AtomicUsize::new(0),
-        }
-    }
-}
-
-impl FreedIds {
-    /// Records a freed id (any thread, any context).
-    pub fn push(&self, id: u64) {
-        let slot = self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len();
-        self.slots[slot].store(id, Ordering::Release);
-    }
-
-    /// Takes every id recorded so far.
-    pub fn drain(&self) -> Vec<u64> {
-        self.slots
-            .iter()
-            .map(|s| s.swap(0, Ordering::AcqRel))
-            .filter(|&id| id != 0)
-            .collect()
     }
 }
 
@@ -395,12 +360,21 @@ impl TraceStore {
         }
     }
 
-    /// Forgets the classes among `ids` (their class objects were freed) and returns them, so
-    /// writers can record the unloads.
-    pub fn unload_classes(&mut self, ids: &[u64]) -> Vec<Arc<ClassInfo>> {
-        ids.iter()
-            .filter_map(|id| self.classes.remove(id))
-            .collect()
+    /// Forgets the classes whose object ids are not in `live` (the JVM unloaded them) and
+    /// returns them, in serial order, so writers can record the unloads.
+    pub fn unload_classes_not_in(&mut self, live: &HashSet<u64>) -> Vec<Arc<ClassInfo>> {
+        let gone: Vec<u64> = self
+            .classes
+            .iter()
+            .filter(|(id, _)| !live.contains(id))
+            .map(|(&id, _)| id)
+            .collect();
+        let mut unloaded: Vec<_> = gone
+            .into_iter()
+            .filter_map(|id| self.classes.remove(&id))
+            .collect();
+        unloaded.sort_by_key(|c| c.serial);
+        unloaded
     }
 
     /// The trace with serial `serial`, if it exists.

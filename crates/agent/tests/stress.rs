@@ -91,11 +91,17 @@ fn storm(jdk: &Jdk, options: &str, loads: &[&str]) -> u32 {
         "{what}: {}",
         run.stdout
     );
-    assert!(
-        !run.stderr.contains("HPROF ERROR"),
-        "{what}: {}",
-        run.stderr
-    );
+    // The one error allowed: on JDK 25+, heap dumps are skipped while virtual threads exist
+    // (the JVM's heap walk crashes on them; docs/compatibility.md), and each skip says so.
+    for line in run.stderr.lines().filter(|l| l.contains("HPROF ERROR")) {
+        assert!(
+            jdk.version >= 25
+                && loads.contains(&"vthreads")
+                && line.starts_with("HPROF ERROR: heap dump skipped: the heap holds"),
+            "{what}: {}",
+            run.stderr
+        );
+    }
     let sent = sent.load(Ordering::Relaxed);
     assert!(sent >= 4, "{what}: only {sent} SIGQUITs reached the JVM");
     if options.contains("format=b") {

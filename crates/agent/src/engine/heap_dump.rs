@@ -590,6 +590,26 @@ fn zero(ty: BasicType) -> Value {
     value_from_bits(ty, 0)
 }
 
+/// Why the JVMTI heap walk must not run in this JVM now, if it must not. JDK 25's
+/// FollowReferences visits each `java.lang.VirtualThread` object to report its stack, and
+/// reads its continuation without checking for null: a terminated virtual thread that is still
+/// reachable (its continuation cleared) crashes the JVM (SIGSEGV in
+/// `JvmtiEnvBase::is_vthread_alive` ← `VM_HeapWalkOperation::collect_vthread_stack_refs`).
+fn walk_would_crash(ctx: &Context, jni: Jni) -> Option<String> {
+    let version = ctx.jvmti.feature_version()?;
+    if version < 25 {
+        return None;
+    }
+    let class = jni.find_class(c"java/lang/VirtualThread")?;
+    let count = ctx.jvmti.count_instances(class).unwrap_or(1);
+    jni.delete_local_ref(class);
+    (count > 0).then(|| {
+        format!(
+            "the heap holds {count} virtual thread objects, and JDK {version}'s JVMTI heap walk crashes the JVM on a terminated one (see docs/compatibility.md)"
+        )
+    })
+}
+
 impl Engine for HeapDump {
     fn dump_message(&self) -> &'static str {
         " Java heap ..."
@@ -608,6 +628,12 @@ impl Engine for HeapDump {
     fn dump(&self, ctx: &Context, jni: Option<Jni>, out: &mut ProfileOutput) {
         let Some(jni) = jni else { return };
         let _ = ctx.jvmti.force_garbage_collection();
+        if let Some(reason) = walk_would_crash(ctx, jni) {
+            let note = format!("heap dump skipped: {reason}");
+            eprintln!("HPROF ERROR: {note}");
+            out.write(|w| w.error_note(&note));
+            return;
+        }
         let raw = jni.with_local_frame(64, || HeapDump::collect_classes(ctx, jni));
         let layouts = HeapDump::layouts(&raw);
         drop(raw);

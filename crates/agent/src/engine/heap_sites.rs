@@ -4,17 +4,17 @@
 //!
 //! Allocations arrive through JVMTI SampledObjectAlloc (sampling interval 0 reports each
 //! one, whatever made it: `new`, arrays, `clone()`, reflection, JNI, string concatenation).
-//! Each tracked object is tagged with its site and size; ObjectFree gives the tag back. The
-//! free path runs where the JVM forbids locks and allocation, so live counts are atomics in
-//! chunks that are allocated on the allocation path only.
+//! Each tracked object is tagged with its site and size; a listing walks the tagged objects
+//! still in the heap (IterateThroughHeap, after a full GC: live means reachable) and counts
+//! them by their tags. ObjectFree events are never used: with them enabled, JDK 17+ can
+//! deadlock when its Service Thread posts them while another thread flushes them (VM death
+//! does) and a safepoint is requested (see docs/compatibility.md).
 //!
-//! Newer JVMs post ObjectFree late, from their Service Thread. Before a listing the engine has
-//! them posted by walking the heap (IterateThroughHeap posts the events of the dead tags it
-//! finds, on the calling thread), never by switching the event on again: that flush waits for
-//! the Service Thread without letting a safepoint through, and deadlocks the JVM when a
-//! safepoint is requested meanwhile. Live objects are not counted from the walk itself, since
-//! on JDK 21+ an object made by `clone()` loses its tag to lookups (its header is copied after
-//! the allocation event tagged it); its ObjectFree still arrives.
+//! Objects made by `clone()` are the exception: the JVM reports them before it copies the
+//! original's header over theirs, and on JDK 21+ (whose tag map finds an object by its
+//! identity hash) that copy hides their tags from every lookup. They are tracked by JNI weak
+//! references instead, purged of dead ones as they accumulate (at most twice the clones live
+//! at the last purge, and 64K).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -35,14 +35,28 @@ const SIZE_MASK: u64 = (1 << SIZE_BITS) - 1;
 const CHUNK: usize = 4096;
 const MAX_CHUNKS: usize = 1024;
 
-/// Counters of one site. Updated with atomics from allocating threads and the GC's free path.
+/// Counters of one site: allocations, added with atomics by allocating threads; live
+/// objects, set by each listing's count.
 #[derive(Debug, Default)]
 struct Counters {
     allocated_objects: AtomicU64,
     allocated_bytes: AtomicU64,
     live_objects: AtomicU64,
     live_bytes: AtomicU64,
+    /// Whether the site's allocations are made by `Object.clone()`.
+    clones: AtomicBool,
 }
+
+/// A clone tracked by a weak reference: its site, its size and the reference.
+#[derive(Debug)]
+struct TrackedClone {
+    site: u32,
+    size: u64,
+    object: WeakRef,
+}
+
+/// Clones tracked at the least before the list is purged of dead ones.
+const MIN_CLONE_PURGE: usize = 1 << 16;
 
 /// What a site is, for output.
 #[derive(Debug)]
@@ -150,8 +164,9 @@ pub struct HeapSites {
     class_class: OnceLock<u64>,
     /// Allocations not counted because the site or trace tables were full.
     pub dropped: AtomicU64,
-    /// ObjectFree events received for tracked objects.
-    frees: AtomicU64,
+    /// Objects made by `clone()`, tracked by weak references, and the length at which the list
+    /// is next purged of dead ones.
+    clones: Mutex<(Vec<TrackedClone>, usize)>,
     /// (class, trace, allocated objects) of every site at the last listing, for incremental
     /// listings.
     last_listed: Mutex<Vec<(u64, u32, u64)>>,
@@ -169,7 +184,7 @@ impl HeapSites {
             chunks: (0..MAX_CHUNKS).map(|_| OnceLock::new()).collect(),
             class_class: OnceLock::new(),
             dropped: AtomicU64::new(0),
-            frees: AtomicU64::new(0),
+            clones: Mutex::new((Vec::new(), MIN_CLONE_PURGE)),
             last_listed: Mutex::new(Vec::new()),
         }
     }
@@ -290,12 +305,29 @@ impl HeapSites {
         counters
             .allocated_bytes
             .fetch_add(weight * size, Ordering::Relaxed);
-        counters.live_objects.fetch_add(weight, Ordering::Relaxed);
-        counters
-            .live_bytes
-            .fetch_add(weight * size, Ordering::Relaxed);
+        if counters.clones.load(Ordering::Relaxed) {
+            self.track_clone(jni, site, size, object);
+            return;
+        }
         let tag = (u64::from(site) + 1) << SIZE_BITS | size;
         let _ = jvmti.set_tag(object, tag as i64);
+    }
+
+    /// Tracks a clone by a weak reference; purges dead ones when the list has doubled.
+    fn track_clone(&self, jni: Jni, site: u32, size: u64, object: jobject) {
+        let Ok(mut clones) = self.clones.lock() else {
+            return;
+        };
+        let (list, purge_at) = &mut *clones;
+        if list.len() >= *purge_at {
+            purge_clones(list, jni, |_| {});
+            *purge_at = (list.len() * 2).max(MIN_CLONE_PURGE);
+        }
+        list.push(TrackedClone {
+            site,
+            size,
+            object: jni.new_weak_ref(object),
+        });
     }
 
     fn site_of(
@@ -312,55 +344,88 @@ impl HeapSites {
             let trace = traces.intern(ctx.jvmti, jni, &ctx.ids, frames, thread)?;
             (traces.class_info_with_id(ctx.jvmti, class_id, class), trace)
         };
+        let clone = frames
+            .first()
+            .is_some_and(|&(method, _)| is_object_clone(ctx.jvmti, jni, method));
         let mut table = self.table.lock().ok()?;
-        self.site(&mut table, class_info, trace)
+        let site = self.site(&mut table, class_info, trace)?;
+        if clone && let Some(counters) = self.counters(site) {
+            counters.clones.store(true, Ordering::Relaxed);
+        }
+        Some(site)
     }
 
-    /// ObjectFree, possibly inside the garbage collector: atomics only, no locks, no allocation.
-    pub fn on_free(&self, tag: i64) {
-        let tag = tag as u64;
-        let site = tag >> SIZE_BITS;
-        if site == 0 {
-            return;
-        }
-        let size = tag & SIZE_MASK;
-        if let Some(counters) = self.counters((site - 1) as u32) {
-            let weight = self.weight(size);
-            counters.live_objects.fetch_sub(weight, Ordering::Relaxed);
-            counters
-                .live_bytes
-                .fetch_sub(weight * size, Ordering::Relaxed);
-        }
-        self.frees.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// Brings the live counts up to date: collects garbage first with `collect`, so live
-    /// means reachable, then has the JVM post the ObjectFree events of tracked objects that are
-    /// gone. Runs JVM operations that wait for a safepoint.
-    pub fn settle_live_counts(&self, jvmti: Jvmti, collect: bool) {
+    /// Counts the objects of every site still live into the live counters: after a full GC
+    /// with `collect`, the tagged objects found by a heap walk and the tracked clones whose
+    /// weak references still hold. Runs JVM operations that wait for a safepoint: the caller
+    /// holds no lock that an event callback may want. `jni` (the calling thread's) purges dead
+    /// clones; without it they are not counted.
+    pub fn settle_live_counts(&self, jvmti: Jvmti, jni: Option<Jni>, collect: bool) {
         if collect {
             let _ = jvmti.force_garbage_collection();
         }
-        // The walk posts, on this thread, the events of the dead tags it finds.
-        let _ = jvmti.iterate_tagged(&mut |_, _| {});
-        // The Service Thread may still be posting a batch it took before the walk: wait until
-        // no event has arrived for a while (bounded).
-        let mut seen = self.frees.load(Ordering::Relaxed);
-        for _ in 0..SETTLE_ROUNDS {
-            std::thread::sleep(SETTLE_PAUSE);
-            let now = self.frees.load(Ordering::Relaxed);
-            if now == seen {
-                break;
+        let mut live: Vec<(u64, u64)> = Vec::new();
+        let mut add = |site: usize, size: u64| {
+            if site >= live.len() {
+                live.resize(site + 1, (0, 0));
             }
-            seen = now;
+            let weight = self.weight(size);
+            live[site].0 += weight;
+            live[site].1 += weight * size;
+        };
+        let walked = jvmti.iterate_tagged(&mut |tag, _size| {
+            let tag = tag as u64;
+            let site = tag >> SIZE_BITS;
+            if site != 0 {
+                add((site - 1) as usize, tag & SIZE_MASK);
+            }
+        });
+        if walked.is_err() {
+            return;
+        }
+        if let (Some(jni), Ok(mut clones)) = (jni, self.clones.lock()) {
+            let (list, purge_at) = &mut *clones;
+            purge_clones(list, jni, |c| add(c.site as usize, c.size));
+            *purge_at = (list.len() * 2).max(MIN_CLONE_PURGE);
+        }
+        let sites = self.table.lock().map(|t| t.infos.len()).unwrap_or(0);
+        for site in 0..sites.max(live.len()) {
+            if let Some(c) = self.counters(site as u32) {
+                let (objects, bytes) = live.get(site).copied().unwrap_or((0, 0));
+                c.live_objects.store(objects, Ordering::Relaxed);
+                c.live_bytes.store(bytes, Ordering::Relaxed);
+            }
         }
     }
 }
 
-/// How long a listing waits for ObjectFree events still being posted: rounds of a pause, until
-/// a pause passes with none.
-const SETTLE_PAUSE: std::time::Duration = std::time::Duration::from_millis(5);
-const SETTLE_ROUNDS: usize = 40;
+/// Drops the clones whose weak references no longer hold (deleting the references) and calls
+/// `alive` with each of the others.
+fn purge_clones(list: &mut Vec<TrackedClone>, jni: Jni, mut alive: impl FnMut(&TrackedClone)) {
+    for clone in std::mem::take(list) {
+        if jni.is_same_object(clone.object.get(), std::ptr::null_mut()) {
+            jni.delete_weak_ref(clone.object);
+        } else {
+            alive(&clone);
+            list.push(clone);
+        }
+    }
+}
+
+/// Whether `method` is `java.lang.Object.clone()`.
+fn is_object_clone(jvmti: Jvmti, jni: Jni, method: crate::jvmti::jmethodID) -> bool {
+    if !matches!(jvmti.method_name(method), Ok((name, _)) if name == "clone") {
+        return false;
+    }
+    let Ok(class) = jvmti.method_class(method) else {
+        return false;
+    };
+    let object = jvmti
+        .class_signature(class)
+        .is_ok_and(|s| s == "Ljava/lang/Object;");
+    jni.delete_local_ref(class);
+    object
+}
 
 /// The element type code of an array class name (`int[]` → 10, `String[]` → 2), 0 otherwise.
 fn array_type(name: &str) -> u8 {
@@ -388,7 +453,6 @@ impl Engine for HeapSites {
     fn capabilities(&self, caps: &mut Capabilities) {
         caps.tag_objects = true;
         caps.sampled_object_alloc = true;
-        caps.object_free = true;
     }
 
     fn on_load(&self, jvmti: Jvmti) -> Result<(), String> {
@@ -418,8 +482,8 @@ impl Engine for HeapSites {
         let _ = ctx.jvmti.set_event(Event::SampledObjectAlloc, false);
     }
 
-    fn prepare(&self, ctx: &Context, _jni: Option<Jni>) {
-        self.settle_live_counts(ctx.jvmti, true);
+    fn prepare(&self, ctx: &Context, jni: Option<Jni>) {
+        self.settle_live_counts(ctx.jvmti, jni, true);
     }
 
     fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
@@ -460,8 +524,8 @@ impl HeapSites {
     }
 
     /// Totals over every site (live counts brought up to date, without a GC).
-    pub fn totals(&self, ctx: &Context) -> SiteTotals {
-        self.settle_live_counts(ctx.jvmti, false);
+    pub fn totals(&self, ctx: &Context, jni: Option<Jni>) -> SiteTotals {
+        self.settle_live_counts(ctx.jvmti, jni, false);
         let sites = self.snapshot();
         SiteTotals {
             live_bytes: sites.iter().map(|s| s.live_bytes).sum(),
@@ -572,11 +636,11 @@ mod tests {
 
     #[test]
     fn tags_carry_the_site_and_size() {
-        let sites = HeapSites::new(0);
         let tag = ((7u64 + 1) << SIZE_BITS) | 48;
         assert_eq!(tag >> SIZE_BITS, 8);
         assert_eq!(tag & SIZE_MASK, 48);
+        assert!(is_allocation_tag(tag as i64));
         // Object ids (small tags) are never taken for allocation tags.
-        sites.on_free(0x5000_0001);
+        assert!(!is_allocation_tag(0x5000_0001));
     }
 }

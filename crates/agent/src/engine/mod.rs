@@ -16,7 +16,7 @@ use crate::jvmti::{Capabilities, JavaVm, Jni, Jvmti};
 use crate::options::Options;
 use crate::output::ProfileOutput;
 use crate::threads::ThreadTable;
-use crate::trace_store::{FreedIds, ObjectIds, TraceStore};
+use crate::trace_store::{ObjectIds, TraceStore};
 
 /// What every engine shares: the JVM, the options and the agent's tables.
 #[derive(Debug)]
@@ -33,8 +33,6 @@ pub struct Context {
     pub traces: Mutex<TraceStore>,
     /// Object ids.
     pub ids: ObjectIds,
-    /// Ids of freed class and thread objects, not yet reported.
-    pub freed: FreedIds,
     /// Frames per trace: `depth=`, changed by the front-end's CONTROL command.
     pub max_depth: AtomicU32,
 }

@@ -198,8 +198,6 @@ pub struct Capabilities {
     pub tag_objects: bool,
     /// `can_generate_sampled_object_alloc_events`.
     pub sampled_object_alloc: bool,
-    /// `can_generate_object_free_events`.
-    pub object_free: bool,
     /// `can_generate_monitor_events`, `can_get_owned_monitor_info`, `can_get_monitor_info`.
     pub monitors: bool,
     /// `can_generate_all_class_hook_events`, `can_retransform_classes`: rewriting classes
@@ -225,8 +223,6 @@ pub struct Callbacks {
     pub data_dump_request: sys::jvmtiEventDataDumpRequest,
     /// SampledObjectAlloc.
     pub sampled_object_alloc: sys::jvmtiEventSampledObjectAlloc,
-    /// ObjectFree.
-    pub object_free: sys::jvmtiEventObjectFree,
     /// MonitorContendedEnter.
     pub monitor_contended_enter: sys::jvmtiEventMonitorContendedEnter,
     /// MonitorContendedEntered.
@@ -254,8 +250,6 @@ pub enum Event {
     DataDumpRequest,
     /// SampledObjectAlloc.
     SampledObjectAlloc,
-    /// ObjectFree.
-    ObjectFree,
     /// MonitorContendedEnter.
     MonitorContendedEnter,
     /// MonitorContendedEntered.
@@ -277,7 +271,6 @@ impl Event {
             Event::ThreadEnd => sys::jvmtiEvent::JVMTI_EVENT_THREAD_END,
             Event::DataDumpRequest => sys::jvmtiEvent::JVMTI_EVENT_DATA_DUMP_REQUEST,
             Event::SampledObjectAlloc => sys::jvmtiEvent::JVMTI_EVENT_SAMPLED_OBJECT_ALLOC,
-            Event::ObjectFree => sys::jvmtiEvent::JVMTI_EVENT_OBJECT_FREE,
             Event::MonitorContendedEnter => sys::jvmtiEvent::JVMTI_EVENT_MONITOR_CONTENDED_ENTER,
             Event::MonitorContendedEntered => {
                 sys::jvmtiEvent::JVMTI_EVENT_MONITOR_CONTENDED_ENTERED
@@ -325,7 +318,6 @@ impl Jvmti {
         caps.set_can_get_source_file_name(u32::from(wanted.source_file_name));
         caps.set_can_tag_objects(u32::from(wanted.tag_objects));
         caps.set_can_generate_sampled_object_alloc_events(u32::from(wanted.sampled_object_alloc));
-        caps.set_can_generate_object_free_events(u32::from(wanted.object_free));
         caps.set_can_generate_monitor_events(u32::from(wanted.monitors));
         caps.set_can_get_owned_monitor_info(u32::from(wanted.monitors));
         caps.set_can_get_monitor_info(u32::from(wanted.monitors));
@@ -344,7 +336,6 @@ impl Jvmti {
             ThreadEnd: callbacks.thread_end,
             DataDumpRequest: callbacks.data_dump_request,
             SampledObjectAlloc: callbacks.sampled_object_alloc,
-            ObjectFree: callbacks.object_free,
             MonitorContendedEnter: callbacks.monitor_contended_enter,
             MonitorContendedEntered: callbacks.monitor_contended_entered,
             MonitorWait: callbacks.monitor_wait,
@@ -541,6 +532,21 @@ impl Jvmti {
         let mut sig: *mut c_char = ptr::null_mut();
         jvmti!(self, GetClassSignature, class, &mut sig, ptr::null_mut())?;
         Ok(take_string(self, sig).unwrap_or_default())
+    }
+
+    /// A system property of the VM (`java.specification.version`, ...).
+    pub fn system_property(self, name: &std::ffi::CStr) -> Result<String> {
+        let mut value: *mut c_char = ptr::null_mut();
+        jvmti!(self, GetSystemProperty, name.as_ptr(), &mut value)?;
+        Ok(take_string(self, value).unwrap_or_default())
+    }
+
+    /// The VM's feature version (11, 17, 21, 25), from `java.vm.version` (`25.0.2+10-LTS`;
+    /// JVMTI sees only the VM's own properties).
+    pub fn feature_version(self) -> Option<u32> {
+        let version = self.system_property(c"java.vm.version").ok()?;
+        let digits: String = version.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
     }
 
     /// A class's source file name, if it has one.

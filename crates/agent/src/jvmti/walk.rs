@@ -364,7 +364,40 @@ unsafe extern "C" fn on_tagged_object(
     0
 }
 
+unsafe extern "C" fn count_object(
+    _class_tag: sys::jlong,
+    _size: sys::jlong,
+    _tag_ptr: *mut sys::jlong,
+    _length: sys::jint,
+    user_data: *mut c_void,
+) -> sys::jint {
+    // SAFETY: `user_data` is the counter `count_instances` passed in, alive until
+    // IterateThroughHeap returns; the VM thread alone calls this.
+    unsafe { *user_data.cast::<u64>() += 1 };
+    0
+}
+
 impl Jvmti {
+    /// How many objects in the heap are instances of exactly `class` (IterateThroughHeap with a
+    /// class filter: nothing is followed, no thread's stack is walked).
+    pub fn count_instances(self, class: super::jclass) -> Result<u64> {
+        let callbacks = sys::jvmtiHeapCallbacks {
+            heap_iteration_callback: Some(count_object),
+            ..Default::default()
+        };
+        let mut count: u64 = 0;
+        let user_data: *mut u64 = &mut count;
+        jvmti!(
+            self,
+            IterateThroughHeap,
+            0,
+            class,
+            &callbacks,
+            user_data.cast::<c_void>().cast_const()
+        )?;
+        Ok(count)
+    }
+
     /// Calls `visit(tag, size)` for every tagged object in the heap, live or not yet collected
     /// (IterateThroughHeap with untagged objects filtered out). `visit` runs in the VM thread
     /// with the world stopped: memory only, never JNI or JVMTI. The walk also has the JVM post,

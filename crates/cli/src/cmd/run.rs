@@ -129,11 +129,18 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<i32> {
     }
     let agent_flag = format!("-agentpath:{}={}", agent.display(), options.join(","));
 
+    // The demo's source goes in a private directory of its own (mode 0700, a random name),
+    // removed when this function returns, whatever the path.
     let demo_dir;
     let mut command = if args.command.is_empty() {
-        demo_dir = tempfile_dir()?;
-        let source = demo_dir.join("Demo.java");
-        std::fs::write(&source, DEMO_SOURCE)?;
+        demo_dir = tempfile::Builder::new()
+            .prefix("hprof-demo-")
+            .tempdir()
+            .context("cannot create a temporary directory for the demo")?;
+        let source = demo_dir.path().join("Demo.java");
+        hprof_outfile::create(&source)
+            .and_then(|mut f| f.write_all(DEMO_SOURCE.as_bytes()))
+            .with_context(|| format!("cannot write {}", source.display()))?;
         let mut c = Command::new(java_executable());
         c.arg(&agent_flag).arg(&source);
         c
@@ -181,12 +188,6 @@ fn java_executable() -> PathBuf {
         }
         _ => PathBuf::from("java"),
     }
-}
-
-fn tempfile_dir() -> Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("hprof-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(dir)
 }
 
 /// Prints the top rows of the last section of each kind in the profile.
