@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use hprof_heap::{Analysis, HeapGraph, Paths};
+use hprof_heap::{Analysis, HeapGraph};
 
 use crate::support::java::{JavaProcess, chromium_dom, jdks, visualvm_retained};
 use crate::support::{class_row, hprof_ok, run_hprof, summary_json, temp_dir, write_file};
@@ -120,7 +120,7 @@ fn the_static_map_is_the_suspect_with_its_path_on_every_jdk() {
 fn our_sizes(file: &Path) -> std::collections::HashMap<u64, (u64, u64, String)> {
     let bytes = std::fs::read(file).unwrap();
     let mut graph = HeapGraph::build(&bytes, &|_| {}).unwrap();
-    let (analysis, strong) = Analysis::new(&mut graph, &|_| {});
+    let (analysis, _strong) = Analysis::new(&mut graph, &|_| {});
     (0..graph.len() as u32)
         .map(|v| {
             (
