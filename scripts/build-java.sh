@@ -35,4 +35,8 @@ if [[ -f "$env_file" ]]; then
         mkdir -p "$tools_out"
         "$(find_javac)" --release 11 -encoding UTF-8 -nowarn -cp "$jar" -d "$tools_out" "$root/java/tools/VisualVmCheck.java"
     fi
+    if [[ -n "$jar" && ( ! -f "$tools_out/RetainedCheck.class" || "$root/java/tools/RetainedCheck.java" -nt "$tools_out/RetainedCheck.class" ) ]]; then
+        mkdir -p "$tools_out"
+        "$(find_javac)" --release 11 -encoding UTF-8 -nowarn -cp "$jar" -d "$tools_out" "$root/java/tools/RetainedCheck.java"
+    fi
 fi

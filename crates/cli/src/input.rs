@@ -1,9 +1,9 @@
-//! Opens HPROF inputs (a file by memory map, or standard input) and reports progress
-//! while they are walked.
+//! Opens HPROF inputs (a file by memory map, a gzip-compressed file through a private
+//! temporary file, or standard input) and reports progress while they are walked.
 
 use std::fs::File;
-use std::io::{IsTerminal, Read};
-use std::path::Path;
+use std::io::{self, BufReader, IsTerminal, Read};
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -26,7 +26,10 @@ pub enum Input {
 }
 
 impl Input {
-    /// Opens `path` by memory map, or reads all of standard input for `-`.
+    /// Opens `path` by memory map, or reads all of standard input for `-`. A gzip-compressed
+    /// file (`jcmd GC.heap_dump -gz=N`) is decompressed first, into memory for standard
+    /// input and otherwise into a private temporary file that is mapped and unlinked at once.
+    /// A directory or one of our text profiles gets a clear error.
     pub fn open(path: &Path) -> Result<Input> {
         if path == Path::new("-") {
             let mut bytes = Vec::new();
@@ -34,11 +37,28 @@ impl Input {
                 .lock()
                 .read_to_end(&mut bytes)
                 .context("cannot read standard input")?;
+            if is_gzip(&bytes) {
+                let mut plain = Vec::new();
+                flate2::read::MultiGzDecoder::new(&bytes[..])
+                    .read_to_end(&mut plain)
+                    .map_err(gzip_error)
+                    .context("standard input")?;
+                bytes = plain;
+            }
+            check_not_text(&bytes).context("standard input")?;
             return Ok(Input::Buffered(bytes));
+        }
+        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
+            anyhow::bail!("{} is a directory, not an HPROF file", path.display());
         }
         let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
         let mapped =
             MappedFile::new(&file).with_context(|| format!("cannot map {}", path.display()))?;
+        if is_gzip(mapped.bytes()) {
+            let plain = decompress(&file).with_context(|| path.display().to_string())?;
+            return Ok(Input::Mapped(plain));
+        }
+        check_not_text(mapped.bytes()).with_context(|| path.display().to_string())?;
         Ok(Input::Mapped(mapped))
     }
 
@@ -143,4 +163,66 @@ impl Walk<'_> {
         }
         self.released = upto;
     }
+}
+
+/// True if `bytes` start like a gzip stream.
+fn is_gzip(bytes: &[u8]) -> bool {
+    bytes.starts_with(&[0x1f, 0x8b])
+}
+
+/// Refuses a text profile (`java.hprof.txt`), which starts like a binary file's header.
+fn check_not_text(bytes: &[u8]) -> Result<()> {
+    let head = &bytes[..bytes.len().min(64)];
+    if head.starts_with(b"JAVA PROFILE ") && !head.contains(&0) {
+        anyhow::bail!("a text profile: use `hprof convert` or open it as text");
+    }
+    Ok(())
+}
+
+/// Names gzip errors for what they usually mean.
+fn gzip_error(err: io::Error) -> anyhow::Error {
+    if err.kind() == io::ErrorKind::UnexpectedEof {
+        anyhow::anyhow!("gzip data ends early (the file is truncated): {err}")
+    } else {
+        anyhow::anyhow!("corrupt gzip data: {err}")
+    }
+}
+
+/// A temporary file removed when dropped (the name is removed as soon as the file is
+/// mapped; this also covers the error paths before that).
+struct TempName(PathBuf);
+
+impl Drop for TempName {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Decompresses a gzip file (every member, as `jcmd -gz` writes several) into a private
+/// temporary file and maps it; the file's name is gone before this returns.
+fn decompress(file: &File) -> Result<MappedFile> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let name =
+        TempName(std::env::temp_dir().join(format!("hprof-{}-{nanos}.hprof", std::process::id())));
+    let mut out = hprof_outfile::create(&name.0)
+        .with_context(|| format!("cannot create {}", name.0.display()))?;
+    let mut reader = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, file));
+    io::copy(&mut reader, &mut out).map_err(|e| {
+        if matches!(
+            e.kind(),
+            io::ErrorKind::UnexpectedEof | io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData
+        ) {
+            gzip_error(e)
+        } else {
+            anyhow::Error::new(e).context(format!("cannot write {}", name.0.display()))
+        }
+    })?;
+    drop(out);
+    let plain = File::open(&name.0).with_context(|| format!("cannot open {}", name.0.display()))?;
+    drop(name);
+    let mapped = MappedFile::new(&plain).context("cannot map the decompressed dump")?;
+    check_not_text(mapped.bytes())?;
+    Ok(mapped)
 }

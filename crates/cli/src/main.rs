@@ -30,6 +30,8 @@ enum Command {
     Summary(cmd::summary::SummaryArgs),
     Print(cmd::print::PrintArgs),
     Convert(cmd::convert::ConvertArgs),
+    Analyze(cmd::analyze::AnalyzeArgs),
+    Path(cmd::analyze::PathArgs),
 }
 
 /// Runs the command; `Some(code)` when the exit status is a profiled program's.
@@ -40,6 +42,8 @@ fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Option<i32>> {
         Command::Summary(args) => cmd::summary::run(args, out).map(|()| None),
         Command::Print(args) => cmd::print::run(args, out).map(|()| None),
         Command::Convert(args) => cmd::convert::run(args).map(|()| None),
+        Command::Analyze(args) => cmd::analyze::run(args, out).map(|()| None),
+        Command::Path(args) => cmd::analyze::run_path(args, out).map(|()| None),
     }
 }
 

@@ -227,6 +227,74 @@ pub fn visualvm(file: &Path) -> Result<VisualVmReport, String> {
     Ok(report)
 }
 
+/// VisualVM's heap library's shallow and retained size of every instance of `file`, by id
+/// (java/tools/RetainedCheck.java).
+pub fn visualvm_retained(file: &Path) -> HashMap<u64, (u64, u64)> {
+    classes();
+    let jar = tools_env()
+        .get("HPROF_VISUALVM_JAR")
+        .expect("HPROF_VISUALVM_JAR in .tools/env");
+    let cp = format!("{jar}:{}", repo_root().join("target/java/tools").display());
+    let out = Command::new(jdk17().bin("java"))
+        .arg("-cp")
+        .arg(cp)
+        .arg("RetainedCheck")
+        .arg(file)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "RetainedCheck failed: {text} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text.lines()
+        .map(|line| {
+            let mut parts = line.split(' ').map(|p| p.parse::<u64>().unwrap());
+            let id = parts.next().unwrap();
+            (id, (parts.next().unwrap(), parts.next().unwrap()))
+        })
+        .collect()
+}
+
+/// Loads `page` in headless Chromium (HPROF_CHROMIUM) with a fresh profile, no network
+/// services and a 60 s limit, and returns the DOM after scripts ran and what Chromium
+/// printed on stderr (console errors included).
+pub fn chromium_dom(page: &Path) -> (String, String) {
+    let chromium = tools_env()
+        .get("HPROF_CHROMIUM")
+        .expect("HPROF_CHROMIUM in .tools/env");
+    let profile = tempfile::tempdir().expect("temp dir");
+    let out = Command::new("timeout")
+        .arg("60")
+        .arg(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(
+        out.status.success(),
+        "chromium failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// The built agent, `libhprof.so`, from the target directory of the running test binary.
 pub fn libhprof() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");

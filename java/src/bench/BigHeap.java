@@ -1,6 +1,7 @@
 // Benchmark program: builds and keeps reachable a heap whose jcmd dump is about 1.3 GB, in
 // millions of small objects, Strings, object arrays and large primitive arrays, then prints
-// "READY <pid>" and waits until its standard input closes. Run with -Xmx2g or more.
+// "READY <pid>" and waits until its standard input closes. Run with -Xmx2g or more. An optional
+// argument scales every count, in percent (default 100), for dumps of other sizes.
 
 package bench;
 
@@ -30,27 +31,32 @@ public class BigHeap {
     static Object keep;
 
     public static void main(String[] args) throws Exception {
+        int percent = args.length > 0 ? Integer.parseInt(args[0]) : 100;
+        int items = (int) ((long) ITEMS * percent / 100);
+        int strings = Math.max(1, (int) ((long) STRINGS * percent / 100));
+        int objectArrays = (int) ((long) OBJECT_ARRAYS * percent / 100);
+        int intArrays = (int) ((long) INT_ARRAYS * percent / 100);
         List<Object> roots = new ArrayList<>();
         String[] names = {"alpha", "beta", "gamma", "delta"};
         Item[] chains = new Item[1000];
-        for (int i = 0; i < ITEMS; i++) {
+        for (int i = 0; i < items; i++) {
             int chain = i % chains.length;
             chains[chain] = new Item(i, chains[chain], names[i & 3]);
         }
         roots.add(chains);
-        String[] strings = new String[STRINGS];
-        for (int i = 0; i < STRINGS; i++) {
-            strings[i] = "s" + i;
+        String[] texts = new String[strings];
+        for (int i = 0; i < strings; i++) {
+            texts[i] = "s" + i;
         }
-        roots.add(strings);
-        for (int i = 0; i < OBJECT_ARRAYS; i++) {
+        roots.add(texts);
+        for (int i = 0; i < objectArrays; i++) {
             Object[] array = new Object[20];
             for (int k = 0; k < array.length; k += 2) {
-                array[k] = strings[(i * 20 + k) % STRINGS];
+                array[k] = texts[(i * 20 + k) % strings];
             }
             roots.add(array);
         }
-        for (int i = 0; i < INT_ARRAYS; i++) {
+        for (int i = 0; i < intArrays; i++) {
             int[] array = new int[25_000];
             array[i % array.length] = i;
             roots.add(array);

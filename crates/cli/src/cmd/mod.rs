@@ -1,5 +1,6 @@
 //! One module per `hprof` subcommand.
 
+pub mod analyze;
 pub mod convert;
 pub mod listen;
 pub mod print;

@@ -45,8 +45,15 @@ pub struct SummaryArgs {
 pub fn run(args: &SummaryArgs, out: &mut dyn Write) -> Result<()> {
     let name = args.file.display().to_string();
     let summary = if args.file == Path::new("-") {
-        let (header, size, tally) =
-            read_stream(io::stdin().lock()).with_context(|| name.clone())?;
+        // Standard input is read as a stream; gzip (jcmd -gz) is decompressed on the way.
+        let mut stdin = io::BufReader::with_capacity(1 << 20, io::stdin().lock());
+        let gzip = io::BufRead::fill_buf(&mut stdin)?.starts_with(&[0x1f, 0x8b]);
+        let (header, size, tally) = if gzip {
+            read_stream(flate2::read::MultiGzDecoder::new(stdin))
+        } else {
+            read_stream(stdin)
+        }
+        .with_context(|| name.clone())?;
         tally.finish(header, size)
     } else {
         let input = Input::open(&args.file)?;

@@ -1,0 +1,383 @@
+//! Owns what is computed over the graph: the dominator tree, retained sizes per object and
+//! per class, shortest paths from GC roots, accumulation points and leak suspects.
+
+use std::collections::VecDeque;
+
+use rayon::prelude::*;
+
+use crate::dominators::{Csr, NONE, dominators_with};
+use crate::graph::{HeapGraph, Root};
+
+/// The dominator tree of a heap and the sizes it gives.
+#[derive(Debug)]
+pub struct Analysis {
+    /// The immediate dominator of every node (the super-root is `len()`; [`NONE`] for
+    /// unreachable objects).
+    pub idom: Vec<u32>,
+    /// The retained size of every node (0 for unreachable objects).
+    pub retained: Vec<u64>,
+    /// Children of every node in the dominator tree, super-root last: `kids[kid_starts[v]..kid_starts[v + 1]]`.
+    kid_starts: Vec<u32>,
+    kids: Vec<u32>,
+    /// Per class index: the memory retained by the set of the class's instances.
+    pub class_retained: Vec<u64>,
+    /// Per class index: reachable instances.
+    pub class_count: Vec<u64>,
+    /// Per class index: shallow bytes of all instances, reachable or not.
+    pub class_shallow: Vec<u64>,
+    /// Objects, class objects included.
+    pub objects: u64,
+    /// Shallow bytes of all objects.
+    pub shallow_bytes: u64,
+    /// Objects reachable from GC roots through strong references.
+    pub reachable_objects: u64,
+    /// Shallow bytes of the objects reachable through strong references.
+    pub reachable_bytes: u64,
+    /// Objects reachable only through the referent of weak, soft, phantom or final references.
+    pub weakly_reachable_objects: u64,
+    /// Shallow bytes of the objects reachable only through such references.
+    pub weakly_reachable_bytes: u64,
+}
+
+impl Analysis {
+    /// Computes the dominator tree and retained sizes of `graph`. As in VisualVM's heap
+    /// library, the tree is that of every reference, but an object that GC roots reach only
+    /// through the `referent` of weak, soft, phantom or final references (`strong` does not
+    /// reach it) retains nothing and adds nothing to its dominators.
+    ///
+    /// The references are taken out of `graph` (and freed once reversed): compute every
+    /// other [`Paths`] needed before. Returns the paths along strong references too (what
+    /// `Paths::new(graph, false)` gives), found while the dominators' depth-first search runs.
+    pub fn new(graph: &mut HeapGraph<'_>, phase: &(dyn Fn(&str) + Sync)) -> (Analysis, Paths) {
+        phase("dominator tree and paths from GC roots");
+        let root_nodes: Vec<u32> = graph.roots().iter().map(|r| r.node).collect();
+        let (starts, targets) = graph.take_references();
+        let graph = &*graph;
+        let (doms, strong) = dominators_with(starts, targets, &root_nodes, |csr| {
+            Paths::with_csr(graph, csr, false)
+        });
+        let analysis = Analysis::from_dominators(graph, doms, &strong, phase);
+        (analysis, strong)
+    }
+
+    fn from_dominators(
+        graph: &HeapGraph<'_>,
+        doms: crate::dominators::Dominators,
+        strong: &Paths,
+        phase: &(dyn Fn(&str) + Sync),
+    ) -> Analysis {
+        let n = graph.len();
+
+        phase("retained sizes");
+        // Unreachable objects retain nothing (they are already garbage), as in VisualVM.
+        let mut retained: Vec<u64> = (0..n as u32)
+            .into_par_iter()
+            .map(|v| {
+                if doms.idom[v as usize] == NONE || !strong.reaches(v) {
+                    0
+                } else {
+                    graph.shallow(v)
+                }
+            })
+            .collect();
+        for &v in doms.preorder.iter().rev() {
+            let d = doms.idom[v as usize];
+            if (d as usize) < n {
+                retained[d as usize] += retained[v as usize];
+            }
+        }
+        let (reachable_objects, reachable_bytes) = doms
+            .preorder
+            .par_iter()
+            .filter(|&&v| strong.reaches(v))
+            .map(|&v| (1u64, graph.shallow(v)))
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        let weakly_reachable_objects = doms.preorder.len() as u64 - reachable_objects;
+        let weakly_reachable_bytes: u64 = doms
+            .preorder
+            .par_iter()
+            .filter(|&&v| !strong.reaches(v))
+            .map(|&v| graph.shallow(v))
+            .sum();
+
+        // Dominator tree children, in preorder (so a parent's list is filled in order).
+        let mut kid_starts = vec![0u32; n + 2];
+        for &v in &doms.preorder {
+            kid_starts[doms.idom[v as usize] as usize + 1] += 1;
+        }
+        for i in 0..=n {
+            kid_starts[i + 1] += kid_starts[i];
+        }
+        let mut fill = kid_starts.clone();
+        let mut kids = vec![0u32; doms.preorder.len()];
+        for &v in &doms.preorder {
+            let d = doms.idom[v as usize] as usize;
+            kids[fill[d] as usize] = v;
+            fill[d] += 1;
+        }
+        drop(fill);
+
+        phase("class retained sizes");
+        let classes = graph.classes().len();
+        let mut class_count = vec![0u64; classes];
+        let mut class_shallow = vec![0u64; classes];
+        for v in 0..n as u32 {
+            let c = graph.class_of(v) as usize;
+            class_shallow[c] += graph.shallow(v);
+        }
+        for &v in &doms.preorder {
+            class_count[graph.class_of(v) as usize] += 1;
+        }
+        let class_retained = class_retained_below(graph, &kid_starts, &kids, &retained, |_| false);
+        let shallow_bytes = class_shallow.iter().sum();
+        Analysis {
+            idom: doms.idom,
+            retained,
+            kid_starts,
+            kids,
+            class_retained,
+            class_count,
+            class_shallow,
+            objects: n as u64,
+            shallow_bytes,
+            reachable_objects,
+            reachable_bytes,
+            weakly_reachable_objects,
+            weakly_reachable_bytes,
+        }
+    }
+
+    /// Per class, the memory retained by its instances outside the dominator subtrees of
+    /// `excluded` (so class suspects can leave out what object suspects already hold).
+    pub fn class_retained_excluding(&self, graph: &HeapGraph<'_>, excluded: &[u32]) -> Vec<u64> {
+        let mut skip = vec![false; graph.len()];
+        for &v in excluded {
+            if let Some(s) = skip.get_mut(v as usize) {
+                *s = true;
+            }
+        }
+        class_retained_below(graph, &self.kid_starts, &self.kids, &self.retained, |v| {
+            skip[v as usize]
+        })
+    }
+
+    /// The children of `v` in the dominator tree (`v` may be the super-root, `idom.len()`).
+    pub fn children(&self, v: u32) -> &[u32] {
+        let v = v as usize;
+        &self.kids[self.kid_starts[v] as usize..self.kid_starts[v + 1] as usize]
+    }
+
+    /// The children of `v` by decreasing retained size (ties by node).
+    pub fn children_by_size(&self, v: u32) -> Vec<u32> {
+        let mut kids = self.children(v).to_vec();
+        kids.sort_unstable_by_key(|&k| (std::cmp::Reverse(self.retained[k as usize]), k));
+        kids
+    }
+
+    /// The super-root's number.
+    pub fn super_root(&self) -> u32 {
+        self.idom.len() as u32
+    }
+
+    /// True if `v` is reachable from a GC root.
+    pub fn is_reachable(&self, v: u32) -> bool {
+        self.idom[v as usize] != NONE
+    }
+
+    /// Where the memory `v` retains accumulates: walks down the dominator tree while one
+    /// child retains more than half of its parent's retained size, and stops where it fans
+    /// out (a map's table, a list's array).
+    pub fn accumulation_point(&self, v: u32) -> u32 {
+        let mut at = v;
+        loop {
+            let Some(&big) = self
+                .children(at)
+                .iter()
+                .max_by_key(|&&k| self.retained[k as usize])
+            else {
+                return at;
+            };
+            if self.retained[big as usize] * 2 <= self.retained[at as usize] {
+                return at;
+            }
+            at = big;
+        }
+    }
+
+    /// The objects retaining more than `threshold` bytes that a user would call leak
+    /// suspects: below the super-root, the dominator tree is walked through every child
+    /// over the threshold; class loaders, their class lists and the class objects they hold
+    /// are looked through, so a big structure held by a static field is reported itself
+    /// rather than the class or loader above it.
+    pub fn suspects(&self, graph: &HeapGraph<'_>, threshold: u64) -> Vec<u32> {
+        // Post-order over the candidate subtree (nodes over the threshold), iteratively.
+        let big = |v: u32| -> Vec<u32> {
+            self.children_by_size(v)
+                .into_iter()
+                .take_while(|&k| self.retained[k as usize] > threshold)
+                .collect()
+        };
+        // (node, its big children, index of the next child to visit)
+        let mut stack: Vec<(u32, Vec<u32>, usize)> =
+            vec![(self.super_root(), big(self.super_root()), 0)];
+        // Results of finished children, per stack level: (suspects, holds a class object).
+        let mut results: Vec<Vec<(Vec<u32>, bool)>> = vec![Vec::new()];
+        let mut out = Vec::new();
+        while let Some(top) = stack.last_mut() {
+            if top.2 < top.1.len() {
+                let child = top.1[top.2];
+                top.2 += 1;
+                let kids = big(child);
+                stack.push((child, kids, 0));
+                results.push(Vec::new());
+                continue;
+            }
+            let (v, _, _) = stack.pop().expect("non-empty stack");
+            let done = results.pop().unwrap_or_default();
+            if stack.is_empty() {
+                for (suspects, _) in done {
+                    out.extend(suspects);
+                }
+                break;
+            }
+            let holds_class =
+                graph.is_class_object(v) || done.iter().any(|(_, has_class)| *has_class);
+            let result = if holds_class {
+                let mut suspects: Vec<u32> = done.into_iter().flat_map(|(s, _)| s).collect();
+                if suspects.is_empty() {
+                    suspects.push(v);
+                }
+                (suspects, true)
+            } else {
+                (vec![v], false)
+            };
+            if let Some(level) = results.last_mut() {
+                level.push(result);
+            }
+        }
+        out.sort_unstable_by_key(|&v| (std::cmp::Reverse(self.retained[v as usize]), v));
+        out.dedup();
+        out
+    }
+}
+
+/// Shortest paths from GC roots: a breadth-first search from every root at once.
+#[derive(Debug)]
+pub struct Paths {
+    parent: Vec<u32>,
+    super_root: u32,
+}
+
+impl Paths {
+    /// Searches from every root. Unless `include_weak`, the `referent` field of
+    /// java.lang.ref.Reference objects (weak, soft, phantom and final references) is not
+    /// followed, as in Eclipse MAT.
+    pub fn new(graph: &HeapGraph<'_>, include_weak: bool) -> Paths {
+        Paths::with_csr(graph, graph.csr(), include_weak)
+    }
+
+    /// [`Paths::new`] over the references `csr` (those of `graph`, taken out of it).
+    pub fn with_csr(graph: &HeapGraph<'_>, csr: Csr<'_>, include_weak: bool) -> Paths {
+        let n = graph.len();
+        let super_root = n as u32;
+        let mut parent = vec![NONE; n];
+        let mut queue = VecDeque::new();
+        for root in graph.roots() {
+            if parent[root.node as usize] == NONE {
+                parent[root.node as usize] = super_root;
+                queue.push_back(root.node);
+            }
+        }
+        while let Some(v) = queue.pop_front() {
+            let mut skip = if include_weak {
+                None
+            } else {
+                graph.referent(v)
+            };
+            for &w in csr.successors(v) {
+                if skip == Some(w) {
+                    skip = None;
+                    continue;
+                }
+                if parent[w as usize] == NONE {
+                    parent[w as usize] = v;
+                    queue.push_back(w);
+                }
+            }
+        }
+        Paths { parent, super_root }
+    }
+
+    /// True if a GC root reaches `node` along the references searched.
+    pub fn reaches(&self, node: u32) -> bool {
+        self.parent.get(node as usize).is_some_and(|&p| p != NONE)
+    }
+
+    /// The path from a GC root to `target`, root first, or `None` if it is unreachable.
+    pub fn path(&self, target: u32) -> Option<Vec<u32>> {
+        let mut path = vec![target];
+        let mut at = target;
+        loop {
+            let p = *self.parent.get(at as usize)?;
+            if p == NONE {
+                return None;
+            }
+            if p == self.super_root {
+                break;
+            }
+            path.push(p);
+            at = p;
+            if path.len() > self.parent.len() {
+                return None;
+            }
+        }
+        path.reverse();
+        Some(path)
+    }
+}
+
+/// The GC root records of `node`, stack roots first.
+pub fn roots_of<'g>(graph: &'g HeapGraph<'_>, node: u32) -> Vec<&'g Root> {
+    let mut roots: Vec<&Root> = graph.roots().iter().filter(|r| r.node == node).collect();
+    roots.sort_by_key(|r| (!r.kind.is_stack(), r.kind));
+    roots
+}
+
+/// A depth-first walk of the dominator tree counting, per class, the instances on the
+/// current path: an instance with none of its class above it adds its retained size to its
+/// class. Subtrees whose top `skip` accepts are left out.
+fn class_retained_below(
+    graph: &HeapGraph<'_>,
+    kid_starts: &[u32],
+    kids: &[u32],
+    retained: &[u64],
+    skip: impl Fn(u32) -> bool,
+) -> Vec<u64> {
+    let n = graph.len();
+    let classes = graph.classes().len();
+    let mut class_retained = vec![0u64; classes];
+    let mut on_path = vec![0u32; classes];
+    let mut stack: Vec<(u32, u32)> = vec![(n as u32, kid_starts[n])];
+    while let Some(top) = stack.last_mut() {
+        let (v, at) = *top;
+        if at < kid_starts[v as usize + 1] {
+            top.1 += 1;
+            let w = kids[at as usize];
+            if skip(w) {
+                continue;
+            }
+            let c = graph.class_of(w) as usize;
+            if on_path[c] == 0 {
+                class_retained[c] += retained[w as usize];
+            }
+            on_path[c] += 1;
+            stack.push((w, kid_starts[w as usize]));
+        } else {
+            stack.pop();
+            if (v as usize) < n {
+                on_path[graph.class_of(v) as usize] -= 1;
+            }
+        }
+    }
+    class_retained
+}

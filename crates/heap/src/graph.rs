@@ -1,0 +1,998 @@
+//! Owns the object graph of a heap dump: node numbering, classes and their layouts,
+//! shallow sizes, references in CSR form and GC roots, built from a file held in memory.
+
+use hprof_format::{
+    BasicType, Header, HeapDumpBody, HeapRecord, IdSize, Record, Records, Value, java_class_name,
+    primitive_array_name,
+};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+
+use crate::dominators::{Csr, NONE};
+
+/// What a GC root is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum RootKind {
+    /// ROOT JNI GLOBAL.
+    JniGlobal,
+    /// ROOT JNI LOCAL.
+    JniLocal,
+    /// ROOT JAVA FRAME: a local variable of a Java method.
+    JavaFrame,
+    /// ROOT NATIVE STACK.
+    NativeStack,
+    /// ROOT STICKY CLASS: a class the JVM never unloads.
+    StickyClass,
+    /// ROOT THREAD BLOCK.
+    ThreadBlock,
+    /// ROOT MONITOR USED.
+    MonitorUsed,
+    /// ROOT THREAD OBJECT: a live thread.
+    ThreadObject,
+    /// ROOT UNKNOWN.
+    Unknown,
+}
+
+impl RootKind {
+    /// The kind's name as MAT and VisualVM show it.
+    pub fn name(self) -> &'static str {
+        match self {
+            RootKind::JniGlobal => "JNI global",
+            RootKind::JniLocal => "JNI local",
+            RootKind::JavaFrame => "Java frame",
+            RootKind::NativeStack => "native stack",
+            RootKind::StickyClass => "sticky class",
+            RootKind::ThreadBlock => "thread block",
+            RootKind::MonitorUsed => "busy monitor",
+            RootKind::ThreadObject => "thread object",
+            RootKind::Unknown => "unknown",
+        }
+    }
+
+    /// True for roots that belong to a thread's stack (they name a thread, some a frame).
+    pub fn is_stack(self) -> bool {
+        matches!(
+            self,
+            RootKind::JniLocal
+                | RootKind::JavaFrame
+                | RootKind::NativeStack
+                | RootKind::ThreadBlock
+        )
+    }
+}
+
+/// One GC root record whose object is in the dump.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Root {
+    /// The object.
+    pub node: u32,
+    /// The root's kind.
+    pub kind: RootKind,
+    /// The thread's serial number for stack roots and thread objects, else 0.
+    pub thread_serial: u32,
+    /// The frame's depth in the thread's stack trace (`u32::MAX` for none).
+    pub frame: u32,
+}
+
+/// What kind of objects a class describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClassKind {
+    /// Plain instances (INSTANCE DUMP).
+    Instance,
+    /// Arrays of references.
+    ObjectArray,
+    /// Arrays of one primitive type (a pseudo-class with no CLASS DUMP).
+    PrimitiveArray(BasicType),
+    /// Objects whose class is not in the dump.
+    Unknown,
+}
+
+/// One instance field in the flattened layout of a class (its fields, then its superclass's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field {
+    /// The STRING id of the field's name.
+    pub name_id: u64,
+    /// The field's type.
+    pub ty: BasicType,
+    /// The field's offset in an INSTANCE DUMP's values.
+    pub offset: u32,
+}
+
+/// A class of the dump.
+#[derive(Debug, Clone)]
+pub struct Class {
+    /// The class object's id (0 for pseudo-classes).
+    pub id: u64,
+    /// The Java name (`java.util.HashMap`, `int[]`).
+    pub name: String,
+    /// The kind of objects.
+    pub kind: ClassKind,
+    /// The superclass's index in [`HeapGraph::classes`], or [`NONE`].
+    pub super_index: u32,
+    /// The node of the class object, or [`NONE`].
+    pub node: u32,
+    /// Every instance field, this class's first.
+    pub fields: Vec<Field>,
+    /// The byte length of an instance's field values.
+    pub values_len: u32,
+    /// Shallow size of an instance.
+    pub instance_size: u32,
+    /// For subclasses of java.lang.ref.Reference: the offset of `referent`.
+    pub referent_offset: Option<u32>,
+}
+
+impl Class {
+    /// True for java.lang.ref.Reference and its subclasses.
+    pub fn is_reference(&self) -> bool {
+        self.referent_offset.is_some()
+    }
+}
+
+/// A frame of a STACK TRACE, resolved to names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameInfo {
+    /// `pkg.Class.method`.
+    pub method: String,
+    /// Source file and line, as `File.java:12`, or what is known.
+    pub location: String,
+}
+
+/// A heap dump's objects and references, indexed for graph algorithms.
+///
+/// Nodes are numbered `0..len()` in increasing object id; the number `len()` stands for the
+/// virtual super-root above every GC root.
+#[derive(Debug)]
+pub struct HeapGraph<'a> {
+    bytes: &'a [u8],
+    header: Header,
+    ids: Vec<u64>,
+    index: IdIndex,
+    offsets: Vec<u64>,
+    class_of: Vec<u32>,
+    shallow: Vec<u32>,
+    starts: Vec<u64>,
+    targets: Vec<u32>,
+    roots: Vec<Root>,
+    classes: Vec<Class>,
+    class_index: FxHashMap<u64, u32>,
+    java_lang_class: u32,
+    strings: FxHashMap<u64, &'a [u8]>,
+    class_names_by_serial: FxHashMap<u32, u64>,
+    frames: FxHashMap<u64, (u64, u64, u32, i32)>,
+    traces: FxHashMap<u32, Vec<u64>>,
+    threads: FxHashMap<u32, (u64, u32)>,
+}
+
+/// Errors while building the graph.
+pub type Result<T> = std::result::Result<T, hprof_format::Error>;
+
+/// What pass 1 finds in a run of heap dump bodies.
+#[derive(Default)]
+struct Found {
+    objects: Vec<(u64, u64)>,
+    class_dumps: Vec<u64>,
+    roots: Vec<(u64, RootKind, u32, u32)>,
+    threads: Vec<(u32, u64, u32)>,
+}
+
+impl<'a> HeapGraph<'a> {
+    /// Reads the whole file `bytes` and builds its graph; `phase` is told the name of each
+    /// phase as it starts.
+    pub fn build(bytes: &'a [u8], phase: &(dyn Fn(&str) + Sync)) -> Result<HeapGraph<'a>> {
+        phase("reading records");
+        let (header, mut records) = Records::new(bytes)?;
+        let id_size = header.id_size;
+        let mut strings = FxHashMap::default();
+        let mut class_name_ids: FxHashMap<u64, u64> = FxHashMap::default();
+        let mut class_names_by_serial = FxHashMap::default();
+        let mut frames = FxHashMap::default();
+        let mut traces = FxHashMap::default();
+        let mut bodies: Vec<HeapDumpBody<'a>> = Vec::new();
+        while let Some((_, record)) = records.next()? {
+            match record {
+                Record::Utf8 { id, text } => {
+                    strings.insert(id, text);
+                }
+                Record::LoadClass {
+                    class_serial,
+                    class_id,
+                    name_id,
+                    ..
+                } => {
+                    class_name_ids.insert(class_id, name_id);
+                    class_names_by_serial.insert(class_serial, name_id);
+                }
+                Record::StackFrame {
+                    frame_id,
+                    method_name_id,
+                    source_file_id,
+                    class_serial,
+                    line,
+                    ..
+                } => {
+                    frames.insert(
+                        frame_id,
+                        (method_name_id, source_file_id, class_serial, line),
+                    );
+                }
+                Record::StackTrace {
+                    serial, frames: f, ..
+                } => {
+                    traces.insert(serial, f.iter().collect::<Vec<u64>>());
+                }
+                Record::HeapDump(body) | Record::HeapDumpSegment(body) => bodies.push(body),
+                _ => {}
+            }
+        }
+
+        phase("indexing objects");
+        let found: Vec<Result<Found>> = bodies
+            .par_iter()
+            .map(|body| scan_body(body, id_size))
+            .collect();
+        let mut found: Vec<Found> = found.into_iter().collect::<Result<_>>()?;
+        // Each body's objects were sorted by scan_body; dumps write bodies over disjoint
+        // address ranges, so ordering the bodies by their first id usually sorts them all.
+        found.sort_unstable_by_key(|f| f.objects.first().map_or(0, |&(id, _)| id));
+        let mut objects: Vec<(u64, u64)> =
+            Vec::with_capacity(found.iter().map(|f| f.objects.len()).sum());
+        let mut class_dumps = Vec::new();
+        let mut raw_roots = Vec::new();
+        let mut threads = FxHashMap::default();
+        for f in found {
+            objects.extend_from_slice(&f.objects);
+            drop(f.objects);
+            class_dumps.extend(f.class_dumps);
+            raw_roots.extend(f.roots);
+            for (serial, object, trace) in f.threads {
+                threads.insert(serial, (object, trace));
+            }
+        }
+        phase("sorting objects");
+        if !objects.is_sorted_by_key(|&(id, _)| id) {
+            objects.par_sort_unstable_by_key(|&(id, _)| id);
+        }
+        objects.dedup_by_key(|&mut (id, _)| id);
+        let offsets: Vec<u64> = objects.par_iter().map(|&(_, off)| off).collect();
+        let ids: Vec<u64> = objects.into_iter().map(|(id, _)| id).collect();
+        phase("id index");
+        let index = IdIndex::new(&ids);
+
+        let mut graph = HeapGraph {
+            bytes,
+            header,
+            ids,
+            index,
+            offsets,
+            class_of: Vec::new(),
+            shallow: Vec::new(),
+            starts: Vec::new(),
+            targets: Vec::new(),
+            roots: Vec::new(),
+            classes: Vec::new(),
+            class_index: FxHashMap::default(),
+            java_lang_class: NONE,
+            strings,
+            class_names_by_serial,
+            frames,
+            traces,
+            threads,
+        };
+        graph.read_classes(&class_dumps, &class_name_ids)?;
+        graph.roots = raw_roots
+            .into_iter()
+            .filter_map(|(id, kind, thread_serial, frame)| {
+                Some(Root {
+                    node: graph.node(id)?,
+                    kind,
+                    thread_serial,
+                    frame,
+                })
+            })
+            .collect();
+
+        phase("reading references");
+        graph.read_references()?;
+        // From now on ids are read from the file (at a record's offset + 1) and found by
+        // binary search over the offsets: 12 bytes per object fewer.
+        graph.ids = Vec::new();
+        graph.index = IdIndex::default();
+        Ok(graph)
+    }
+
+    /// Builds the class table from the CLASS DUMPs at `offsets`.
+    fn read_classes(&mut self, offsets: &[u64], names: &FxHashMap<u64, u64>) -> Result<()> {
+        let id_size = self.header.id_size;
+        struct Raw {
+            id: u64,
+            super_id: u64,
+            own: Vec<(u64, BasicType)>,
+        }
+        let mut raws = Vec::with_capacity(offsets.len());
+        for &offset in offsets {
+            if let HeapRecord::ClassDump(dump) = self.record_at(offset)? {
+                raws.push(Raw {
+                    id: dump.class_id,
+                    super_id: dump.super_class_id,
+                    own: dump.instance_fields().collect(),
+                });
+            }
+        }
+        let mut by_id: FxHashMap<u64, u32> = FxHashMap::default();
+        for (i, raw) in raws.iter().enumerate() {
+            by_id.insert(raw.id, i as u32);
+        }
+        let mut classes = Vec::with_capacity(raws.len() + 10);
+        for raw in &raws {
+            let raw_name = names
+                .get(&raw.id)
+                .and_then(|n| self.strings.get(n))
+                .map(|t| String::from_utf8_lossy(t).into_owned())
+                .unwrap_or_else(|| format!("class@{:#x}", raw.id));
+            let kind = if raw_name.starts_with('[') {
+                ClassKind::ObjectArray
+            } else {
+                ClassKind::Instance
+            };
+            // Flatten the fields: this class's, then each superclass's.
+            let mut fields = Vec::new();
+            let mut offset = 0u32;
+            let mut field_bytes = 0u32;
+            let mut referent_offset = None;
+            let mut at = Some(raw);
+            let mut guard = 0;
+            while let Some(c) = at {
+                let is_reference = names
+                    .get(&c.id)
+                    .and_then(|n| self.strings.get(n))
+                    .is_some_and(|t| *t == b"java/lang/ref/Reference");
+                for &(name_id, ty) in &c.own {
+                    if is_reference && self.strings.get(&name_id) == Some(&&b"referent"[..]) {
+                        referent_offset = Some(offset);
+                    }
+                    fields.push(Field {
+                        name_id,
+                        ty,
+                        offset,
+                    });
+                    offset += ty.size(id_size) as u32;
+                    field_bytes += match ty {
+                        BasicType::Object => 4,
+                        other => other.size(IdSize::Eight) as u32,
+                    };
+                }
+                guard += 1;
+                at = by_id.get(&c.super_id).map(|&i| &raws[i as usize]);
+                if guard > 1000 {
+                    break;
+                }
+            }
+            classes.push(Class {
+                id: raw.id,
+                name: java_class_name(&raw_name),
+                kind,
+                super_index: by_id.get(&raw.super_id).copied().unwrap_or(NONE),
+                node: self.node(raw.id).unwrap_or(NONE),
+                fields,
+                values_len: offset,
+                instance_size: align8(12 + u64::from(field_bytes)) as u32,
+                referent_offset,
+            });
+        }
+        for ty in PRIMITIVES {
+            classes.push(Class {
+                id: 0,
+                name: primitive_array_name(ty),
+                kind: ClassKind::PrimitiveArray(ty),
+                super_index: NONE,
+                node: NONE,
+                fields: Vec::new(),
+                values_len: 0,
+                instance_size: 0,
+                referent_offset: None,
+            });
+        }
+        classes.push(Class {
+            id: 0,
+            name: "(unknown class)".to_string(),
+            kind: ClassKind::Unknown,
+            super_index: NONE,
+            node: NONE,
+            fields: Vec::new(),
+            values_len: 0,
+            instance_size: 0,
+            referent_offset: None,
+        });
+        self.java_lang_class = classes
+            .iter()
+            .position(|c| c.name == "java.lang.Class")
+            .map_or(classes.len() as u32 - 1, |i| i as u32);
+        self.classes = classes;
+        self.class_index = by_id;
+        Ok(())
+    }
+}
+
+/// The primitive types, in the order of their pseudo-classes after the real classes.
+const PRIMITIVES: [BasicType; 8] = [
+    BasicType::Boolean,
+    BasicType::Char,
+    BasicType::Float,
+    BasicType::Double,
+    BasicType::Byte,
+    BasicType::Short,
+    BasicType::Int,
+    BasicType::Long,
+];
+
+fn align8(n: u64) -> u64 {
+    (n + 7) & !7
+}
+
+/// Lists the objects, CLASS DUMPs and roots of one heap dump body.
+fn scan_body(body: &HeapDumpBody<'_>, id_size: IdSize) -> Result<Found> {
+    let mut found = Found::default();
+    let mut records = body.records(id_size);
+    while let Some((offset, record)) = records.next()? {
+        match record {
+            HeapRecord::InstanceDump { object_id, .. } => found.objects.push((object_id, offset)),
+            HeapRecord::ObjectArrayDump { array_id, .. }
+            | HeapRecord::PrimitiveArrayDump { array_id, .. } => {
+                found.objects.push((array_id, offset))
+            }
+            HeapRecord::ClassDump(class) => {
+                found.objects.push((class.class_id, offset));
+                found.class_dumps.push(offset);
+            }
+            HeapRecord::RootUnknown { object_id } => {
+                found.roots.push((object_id, RootKind::Unknown, 0, NONE))
+            }
+            HeapRecord::RootJniGlobal { object_id, .. } => {
+                found.roots.push((object_id, RootKind::JniGlobal, 0, NONE))
+            }
+            HeapRecord::RootJniLocal {
+                object_id,
+                thread_serial,
+                frame_number,
+            } => found
+                .roots
+                .push((object_id, RootKind::JniLocal, thread_serial, frame_number)),
+            HeapRecord::RootJavaFrame {
+                object_id,
+                thread_serial,
+                frame_number,
+            } => found
+                .roots
+                .push((object_id, RootKind::JavaFrame, thread_serial, frame_number)),
+            HeapRecord::RootNativeStack {
+                object_id,
+                thread_serial,
+            } => found
+                .roots
+                .push((object_id, RootKind::NativeStack, thread_serial, NONE)),
+            HeapRecord::RootStickyClass { object_id } => {
+                found
+                    .roots
+                    .push((object_id, RootKind::StickyClass, 0, NONE))
+            }
+            HeapRecord::RootThreadBlock {
+                object_id,
+                thread_serial,
+            } => found
+                .roots
+                .push((object_id, RootKind::ThreadBlock, thread_serial, NONE)),
+            HeapRecord::RootMonitorUsed { object_id } => {
+                found
+                    .roots
+                    .push((object_id, RootKind::MonitorUsed, 0, NONE))
+            }
+            HeapRecord::RootThreadObject {
+                thread_object_id,
+                thread_serial,
+                stack_trace_serial,
+            } => {
+                found.roots.push((
+                    thread_object_id,
+                    RootKind::ThreadObject,
+                    thread_serial,
+                    NONE,
+                ));
+                found
+                    .threads
+                    .push((thread_serial, thread_object_id, stack_trace_serial));
+            }
+        }
+    }
+    if !found.objects.is_sorted_by_key(|&(id, _)| id) {
+        found.objects.sort_unstable_by_key(|&(id, _)| id);
+    }
+    Ok(found)
+}
+
+/// Finds the node of an object id: a sorted id array with a bucket table over its range,
+/// so a lookup is one table read and a short binary search.
+#[derive(Debug, Default)]
+struct IdIndex {
+    min: u64,
+    shift: u32,
+    buckets: Vec<u32>,
+}
+
+impl IdIndex {
+    fn new(ids: &[u64]) -> IdIndex {
+        let (Some(&min), Some(&max)) = (ids.first(), ids.last()) else {
+            return IdIndex::default();
+        };
+        let span = max - min;
+        // About one bucket per two objects: 2 bytes per object, a few ids per bucket.
+        let wanted = (ids.len() as u64 / 2).max(1);
+        let mut shift = 0;
+        while (span >> shift) >= wanted {
+            shift += 1;
+        }
+        let count = (span >> shift) as usize + 2;
+        let mut buckets = vec![0u32; count];
+        // buckets[b] = the first index whose id falls in bucket b or later.
+        let mut i = 0usize;
+        for (b, slot) in buckets.iter_mut().enumerate() {
+            while i < ids.len() && (((ids[i] - min) >> shift) as usize) < b {
+                i += 1;
+            }
+            *slot = i as u32;
+        }
+        IdIndex {
+            min,
+            shift,
+            buckets,
+        }
+    }
+
+    #[inline]
+    fn find(&self, ids: &[u64], id: u64) -> Option<u32> {
+        if id < self.min || self.buckets.is_empty() {
+            return None;
+        }
+        let b = ((id - self.min) >> self.shift) as usize;
+        let lo = *self.buckets.get(b)? as usize;
+        let hi = *self.buckets.get(b + 1)? as usize;
+        let slice = &ids[lo..hi];
+        slice.binary_search(&id).ok().map(|i| (lo + i) as u32)
+    }
+}
+
+/// Nodes per unit of parallel work when references are read.
+const CHUNK: usize = 1 << 14;
+
+impl<'a> HeapGraph<'a> {
+    /// Reads every object's class, shallow size and references in one parallel pass over
+    /// runs of nodes, each collecting its references, then joins the runs into CSR arrays.
+    fn read_references(&mut self) -> Result<()> {
+        let n = self.offsets.len();
+        let mut class_of = vec![0u32; n];
+        let mut shallow = vec![0u32; n];
+        let mut counts = vec![0u32; n];
+        let this = &*self;
+        let runs: Vec<Vec<u32>> = class_of
+            .par_chunks_mut(CHUNK)
+            .zip(shallow.par_chunks_mut(CHUNK))
+            .zip(counts.par_chunks_mut(CHUNK))
+            .enumerate()
+            .map(
+                |(chunk, ((class_of, shallow), counts))| -> Result<Vec<u32>> {
+                    let first = chunk * CHUNK;
+                    let mut targets = Vec::new();
+                    for i in 0..class_of.len() {
+                        let record = this.record_at(this.offsets[first + i])?;
+                        let (class, size) = this.class_and_size(&record);
+                        class_of[i] = class;
+                        shallow[i] = size;
+                        let before = targets.len();
+                        this.for_each_reference(&record, class, true, |_, target| {
+                            targets.push(target)
+                        });
+                        counts[i] = (targets.len() - before) as u32;
+                    }
+                    Ok(targets)
+                },
+            )
+            .collect::<Result<_>>()?;
+        let mut starts = Vec::with_capacity(n + 1);
+        let mut total = 0u64;
+        starts.push(0);
+        for &c in &counts {
+            total += u64::from(c);
+            starts.push(total);
+        }
+        drop(counts);
+        let mut targets = Vec::with_capacity(total as usize);
+        for run in runs {
+            targets.extend_from_slice(&run);
+        }
+        self.class_of = class_of;
+        self.shallow = shallow;
+        self.starts = starts;
+        self.targets = targets;
+        Ok(())
+    }
+
+    /// The sub-record at `offset` (the offset of its tag byte).
+    fn record_at(&self, offset: u64) -> Result<HeapRecord<'a>> {
+        let body = HeapDumpBody {
+            data: &self.bytes[offset as usize..],
+            offset,
+        };
+        match body.records(self.header.id_size).next()? {
+            Some((_, record)) => Ok(record),
+            None => Err(hprof_format::Error::new(
+                offset,
+                hprof_format::ErrorKind::Truncated {
+                    what: "heap dump",
+                    needed: 1,
+                    available: 0,
+                },
+            )),
+        }
+    }
+
+    /// The class index and shallow size of an object's record.
+    fn class_and_size(&self, record: &HeapRecord<'_>) -> (u32, u32) {
+        let unknown = self.classes.len() as u32 - 1;
+        match *record {
+            HeapRecord::InstanceDump { class_id, .. } => match self.class_index.get(&class_id) {
+                Some(&c) => (c, self.classes[c as usize].instance_size),
+                None => (unknown, 16),
+            },
+            HeapRecord::ObjectArrayDump {
+                array_class_id,
+                elements,
+                ..
+            } => (
+                self.class_index
+                    .get(&array_class_id)
+                    .copied()
+                    .unwrap_or(unknown),
+                saturate(align8(16 + 4 * elements.len() as u64)),
+            ),
+            HeapRecord::PrimitiveArrayDump {
+                element_type,
+                length,
+                ..
+            } => {
+                let pos = PRIMITIVES
+                    .iter()
+                    .position(|&t| t == element_type)
+                    .unwrap_or(0);
+                let size = element_type.size(IdSize::Eight) as u64;
+                (
+                    unknown - 8 + pos as u32,
+                    saturate(align8(16 + size * u64::from(length))),
+                )
+            }
+            HeapRecord::ClassDump(_) => (self.java_lang_class, 0),
+            _ => (unknown, 0),
+        }
+    }
+
+    /// Calls `f(slot, target)` for every reference of an object to an object in the dump:
+    /// `slot` is the index of the instance field in the class's flattened fields, the array
+    /// element's index, or the index of the static field. The `referent` of
+    /// java.lang.ref.Reference objects is left out unless `with_referent`: like MAT and
+    /// VisualVM, the graph holds strong references only.
+    fn for_each_reference(
+        &self,
+        record: &HeapRecord<'_>,
+        class: u32,
+        with_referent: bool,
+        mut f: impl FnMut(u32, u32),
+    ) {
+        let id_size = self.header.id_size;
+        match *record {
+            HeapRecord::InstanceDump { values, .. } => {
+                let Some(class) = self.classes.get(class as usize) else {
+                    return;
+                };
+                let referent = if with_referent {
+                    None
+                } else {
+                    class.referent_offset
+                };
+                for (slot, field) in class.fields.iter().enumerate() {
+                    if field.ty != BasicType::Object || Some(field.offset) == referent {
+                        continue;
+                    }
+                    let id = read_id(values, field.offset as usize, id_size);
+                    if id != 0
+                        && let Some(target) = self.node(id)
+                    {
+                        f(slot as u32, target);
+                    }
+                }
+            }
+            HeapRecord::ObjectArrayDump { elements, .. } => {
+                for (slot, id) in elements.iter().enumerate() {
+                    if id != 0
+                        && let Some(target) = self.node(id)
+                    {
+                        f(slot as u32, target);
+                    }
+                }
+            }
+            HeapRecord::ClassDump(dump) => {
+                for (slot, (_, value)) in dump.static_fields().enumerate() {
+                    if let Value::Object(id) = value
+                        && id != 0
+                        && let Some(target) = self.node(id)
+                    {
+                        f(slot as u32, target);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The node of the object `id`.
+    #[inline]
+    pub fn node(&self, id: u64) -> Option<u32> {
+        if !self.ids.is_empty() {
+            return self.index.find(&self.ids, id);
+        }
+        let at = self
+            .offsets
+            .binary_search_by_key(&id, |&offset| self.id_at(offset))
+            .ok()?;
+        Some(at as u32)
+    }
+
+    /// The object id of the sub-record at `offset` (every object's record starts with it).
+    #[inline]
+    fn id_at(&self, offset: u64) -> u64 {
+        read_id(self.bytes, offset as usize + 1, self.header.id_size)
+    }
+
+    /// The number of objects (class objects included).
+    pub fn len(&self) -> usize {
+        self.offsets.len()
+    }
+
+    /// True if the dump holds no object.
+    pub fn is_empty(&self) -> bool {
+        self.offsets.is_empty()
+    }
+
+    /// The file's header.
+    pub fn header(&self) -> Header {
+        self.header
+    }
+
+    /// The object id of a node.
+    pub fn id(&self, node: u32) -> u64 {
+        self.id_at(self.offsets[node as usize])
+    }
+
+    /// The shallow size of a node.
+    pub fn shallow(&self, node: u32) -> u64 {
+        u64::from(self.shallow[node as usize])
+    }
+
+    /// The class index of a node.
+    pub fn class_of(&self, node: u32) -> u32 {
+        self.class_of[node as usize]
+    }
+
+    /// The class of a node.
+    pub fn class(&self, node: u32) -> &Class {
+        &self.classes[self.class_of[node as usize] as usize]
+    }
+
+    /// Every class, pseudo-classes for primitive arrays and unknown classes last.
+    pub fn classes(&self) -> &[Class] {
+        &self.classes
+    }
+
+    /// True if the node is a class object (a CLASS DUMP).
+    pub fn is_class_object(&self, node: u32) -> bool {
+        matches!(
+            self.record_at(self.offsets[node as usize]),
+            Ok(HeapRecord::ClassDump(_))
+        )
+    }
+
+    /// The class a class object describes, if `node` is one.
+    pub fn described_class(&self, node: u32) -> Option<&Class> {
+        let id = self.id(node);
+        self.class_index
+            .get(&id)
+            .map(|&c| &self.classes[c as usize])
+    }
+
+    /// Every reference (a Reference's `referent` included) as a CSR graph.
+    pub fn csr(&self) -> Csr<'_> {
+        Csr {
+            starts: &self.starts,
+            targets: &self.targets,
+        }
+    }
+
+    /// Takes the references out of the graph (for the dominator computation, which frees
+    /// them once it has built their reverse); [`HeapGraph::csr`] is empty afterwards.
+    pub fn take_references(&mut self) -> (Vec<u64>, Vec<u32>) {
+        (
+            std::mem::take(&mut self.starts),
+            std::mem::take(&mut self.targets),
+        )
+    }
+
+    /// The GC roots whose objects are in the dump.
+    pub fn roots(&self) -> &[Root] {
+        &self.roots
+    }
+
+    /// The text of a STRING record.
+    pub fn string(&self, id: u64) -> Option<String> {
+        self.strings
+            .get(&id)
+            .map(|t| String::from_utf8_lossy(t).into_owned())
+    }
+
+    /// The target of a Reference's `referent` field, if `node` is a Reference with one.
+    pub fn referent(&self, node: u32) -> Option<u32> {
+        let offset = self.class(node).referent_offset?;
+        match self.record_at(self.offsets[node as usize]).ok()? {
+            HeapRecord::InstanceDump { values, .. } => {
+                let id = read_id(values, offset as usize, self.header.id_size);
+                if id == 0 { None } else { self.node(id) }
+            }
+            _ => None,
+        }
+    }
+
+    /// How `from` refers to `to`: `field name`, `[index]` or `static name`.
+    pub fn reference_name(&self, from: u32, to: u32) -> String {
+        let Ok(record) = self.record_at(self.offsets[from as usize]) else {
+            return "?".to_string();
+        };
+        let class = self.class_of(from);
+        let mut found = None;
+        self.for_each_reference(&record, class, true, |slot, target| {
+            if target == to && found.is_none() {
+                found = Some(slot);
+            }
+        });
+        let Some(slot) = found else {
+            return "?".to_string();
+        };
+        match record {
+            HeapRecord::InstanceDump { .. } => {
+                let field = &self.classes[class as usize].fields[slot as usize];
+                self.string(field.name_id)
+                    .unwrap_or_else(|| "?".to_string())
+            }
+            HeapRecord::ObjectArrayDump { .. } => format!("[{slot}]"),
+            HeapRecord::ClassDump(dump) => {
+                let name = dump
+                    .static_fields()
+                    .nth(slot as usize)
+                    .and_then(|(name, _)| self.string(name))
+                    .unwrap_or_else(|| "?".to_string());
+                format!("static {name}")
+            }
+            _ => "?".to_string(),
+        }
+    }
+
+    /// The value of the instance field `name` of `node`.
+    pub fn field(&self, node: u32, name: &str) -> Option<Value> {
+        let class = self.class(node);
+        let HeapRecord::InstanceDump { values, .. } =
+            self.record_at(self.offsets[node as usize]).ok()?
+        else {
+            return None;
+        };
+        let field = class.fields.iter().find(|f| {
+            self.strings
+                .get(&f.name_id)
+                .is_some_and(|t| *t == name.as_bytes())
+        })?;
+        let at = field.offset as usize;
+        let b = values.get(at..at + field.ty.size(self.header.id_size))?;
+        Some(match field.ty {
+            BasicType::Object => Value::Object(read_id(values, at, self.header.id_size)),
+            BasicType::Boolean => Value::Boolean(b[0]),
+            BasicType::Byte => Value::Byte(b[0] as i8),
+            BasicType::Char => Value::Char(u16::from_be_bytes([b[0], b[1]])),
+            BasicType::Short => Value::Short(i16::from_be_bytes([b[0], b[1]])),
+            BasicType::Int => Value::Int(i32::from_be_bytes([b[0], b[1], b[2], b[3]])),
+            BasicType::Float => Value::Float(f32::from_be_bytes([b[0], b[1], b[2], b[3]])),
+            BasicType::Long => Value::Long(i64::from_be_bytes(b.try_into().ok()?)),
+            BasicType::Double => Value::Double(f64::from_be_bytes(b.try_into().ok()?)),
+        })
+    }
+
+    /// The text of a java.lang.String object (Latin-1 or UTF-16 `byte[]`, or `char[]`).
+    pub fn string_value(&self, node: u32) -> Option<String> {
+        if self.class(node).name != "java.lang.String" {
+            return None;
+        }
+        let Value::Object(value_id) = self.field(node, "value")? else {
+            return None;
+        };
+        let coder = match self.field(node, "coder") {
+            Some(Value::Byte(c)) => c,
+            _ => 0,
+        };
+        let array = self.node(value_id)?;
+        let HeapRecord::PrimitiveArrayDump {
+            element_type, data, ..
+        } = self.record_at(self.offsets[array as usize]).ok()?
+        else {
+            return None;
+        };
+        Some(match (element_type, coder) {
+            (BasicType::Char, _) => String::from_utf16_lossy(
+                &data
+                    .chunks_exact(2)
+                    .map(|c| u16::from_be_bytes([c[0], c[1]]))
+                    .collect::<Vec<u16>>(),
+            ),
+            // A UTF-16 String's byte[] holds chars in the JVM's native order (little-endian
+            // on the platforms HotSpot dumps from).
+            (BasicType::Byte, 1) => String::from_utf16_lossy(
+                &data
+                    .chunks_exact(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                    .collect::<Vec<u16>>(),
+            ),
+            (BasicType::Byte, _) => data.iter().map(|&b| char::from(b)).collect(),
+            _ => return None,
+        })
+    }
+
+    /// The name of the thread with serial number `serial` (its Thread object's `name`).
+    pub fn thread_name(&self, serial: u32) -> Option<String> {
+        let &(object, _) = self.threads.get(&serial)?;
+        let node = self.node(object)?;
+        let Value::Object(name) = self.field(node, "name")? else {
+            return None;
+        };
+        self.string_value(self.node(name)?)
+    }
+
+    /// The frame at `depth` of the stack trace of the thread with serial number `serial`.
+    pub fn thread_frame(&self, serial: u32, depth: u32) -> Option<FrameInfo> {
+        let &(_, trace) = self.threads.get(&serial)?;
+        let frame_id = *self.traces.get(&trace)?.get(depth as usize)?;
+        let &(method, source, class_serial, line) = self.frames.get(&frame_id)?;
+        let class = self
+            .class_names_by_serial
+            .get(&class_serial)
+            .and_then(|&n| self.string(n))
+            .map(|n| java_class_name(&n))
+            .unwrap_or_default();
+        let method = format!(
+            "{class}.{}",
+            self.string(method).unwrap_or_else(|| "?".to_string())
+        );
+        let source = self.string(source).unwrap_or_default();
+        let location = match line {
+            l if l > 0 => format!("{source}:{l}"),
+            -2 => "compiled method".to_string(),
+            -3 => "native method".to_string(),
+            _ if source.is_empty() => "unknown location".to_string(),
+            _ => source,
+        };
+        Some(FrameInfo { method, location })
+    }
+}
+
+fn saturate(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[inline]
+fn read_id(values: &[u8], at: usize, id_size: IdSize) -> u64 {
+    let n = id_size.bytes();
+    values.get(at..at + n).map_or(0, |b| {
+        b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x))
+    })
+}

@@ -1,0 +1,18 @@
+//! The object graph of an HPROF heap dump and what it tells about memory: the dominator
+//! tree, retained sizes (per object and per class), shortest paths from GC roots and
+//! leak suspects with their accumulation points.
+//!
+//! [`HeapGraph::build`] indexes a dump held in memory (usually a memory map) without
+//! copying object data: objects become `u32` nodes numbered in id order, references a CSR
+//! edge list. [`Analysis::new`] computes the dominator tree and retained sizes.
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod dominators;
+mod graph;
+
+pub use graph::{Class, ClassKind, Field, FrameInfo, HeapGraph, Result, Root, RootKind};
+mod analysis;
+
+pub use analysis::{Analysis, Paths, roots_of};

@@ -1,0 +1,354 @@
+//! Small heap dumps written with hprof-format: the graph, retained sizes, class retained
+//! sizes, paths (weak references skipped or followed), accumulation points and suspects.
+
+use hprof_format::{BasicType, Header, HeapRecord, IdSize, Value, Version, Writer};
+use hprof_heap::{Analysis, HeapGraph, Paths, RootKind};
+
+const OBJECT: u64 = 0x100;
+const NODE: u64 = 0x108;
+const REFERENCE: u64 = 0x110;
+const WEAK: u64 = 0x118;
+const CLASS: u64 = 0x120;
+const HOLDER: u64 = 0x128;
+const ARRAY: u64 = 0x130;
+const THREAD: u64 = 0x138;
+const STRING: u64 = 0x140;
+
+/// Strings: 1 java/lang/Object, 2 Node, 3 java/lang/ref/Reference, 4 WeakReference,
+/// 5 java/lang/Class, 6 Holder, 7 [Ljava/lang/Object;, 8 left, 9 right, 10 referent,
+/// 11 CACHE, 12 java/lang/Thread, 13 java/lang/String, 14 name, 15 value, 16 coder, 17 run,
+/// 18 Worker.java.
+fn dump(build: impl FnOnce(&mut Writer<Vec<u8>>)) -> Vec<u8> {
+    let header = Header {
+        version: Version::V1_0_2,
+        id_size: IdSize::Eight,
+        timestamp_ms: 0,
+    };
+    let mut w = Writer::new(Vec::new(), header).unwrap();
+    let names: [&[u8]; 18] = [
+        b"java/lang/Object",
+        b"Node",
+        b"java/lang/ref/Reference",
+        b"java/lang/ref/WeakReference",
+        b"java/lang/Class",
+        b"Holder",
+        b"[Ljava/lang/Object;",
+        b"left",
+        b"right",
+        b"referent",
+        b"CACHE",
+        b"java/lang/Thread",
+        b"java/lang/String",
+        b"name",
+        b"value",
+        b"coder",
+        b"run",
+        b"Worker.java",
+    ];
+    for (i, name) in names.iter().enumerate() {
+        w.utf8(0, i as u64 + 1, name).unwrap();
+    }
+    let classes = [
+        (OBJECT, 1),
+        (NODE, 2),
+        (REFERENCE, 3),
+        (WEAK, 4),
+        (CLASS, 5),
+        (HOLDER, 6),
+        (ARRAY, 7),
+        (THREAD, 12),
+        (STRING, 13),
+    ];
+    for (serial, &(id, name)) in classes.iter().enumerate() {
+        w.load_class(0, serial as u32 + 1, id, 0, name).unwrap();
+    }
+    w.stack_frame(0, 0x900, 17, 0, 18, 2, 42).unwrap();
+    w.stack_trace(0, 1, 1, &[0x900]).unwrap();
+    w.begin_heap_dump(0).unwrap();
+    let class = |w: &mut Writer<Vec<u8>>,
+                 id: u64,
+                 sup: u64,
+                 statics: &[(u64, Value)],
+                 fields: &[(u64, BasicType)]| {
+        w.class_dump(id, 0, sup, 0, 0, 0, 0, &[], statics, fields)
+            .unwrap();
+    };
+    class(&mut w, OBJECT, 0, &[], &[]);
+    class(
+        &mut w,
+        NODE,
+        OBJECT,
+        &[],
+        &[(8, BasicType::Object), (9, BasicType::Object)],
+    );
+    class(&mut w, REFERENCE, OBJECT, &[], &[(10, BasicType::Object)]);
+    class(&mut w, WEAK, REFERENCE, &[], &[]);
+    class(&mut w, CLASS, OBJECT, &[], &[]);
+    class(&mut w, ARRAY, OBJECT, &[], &[]);
+    class(&mut w, THREAD, OBJECT, &[], &[(14, BasicType::Object)]);
+    class(
+        &mut w,
+        STRING,
+        OBJECT,
+        &[],
+        &[(15, BasicType::Object), (16, BasicType::Byte)],
+    );
+    build(&mut w);
+    w.end_heap_dump().unwrap();
+    w.finish().unwrap()
+}
+
+/// A Node instance with `left` and `right`.
+fn node(w: &mut Writer<Vec<u8>>, id: u64, left: u64, right: u64) {
+    let mut values = left.to_be_bytes().to_vec();
+    values.extend_from_slice(&right.to_be_bytes());
+    w.instance_dump(id, 0, NODE, &values).unwrap();
+}
+
+fn root(w: &mut Writer<Vec<u8>>, id: u64) {
+    w.root(&HeapRecord::RootJniGlobal {
+        object_id: id,
+        jni_global_ref_id: 1,
+    })
+    .unwrap();
+}
+
+struct Built<'a> {
+    graph: HeapGraph<'a>,
+    analysis: Analysis,
+    strong: Paths,
+    weak: Paths,
+}
+
+fn analyse(bytes: &[u8]) -> Built<'_> {
+    let mut graph = HeapGraph::build(bytes, &|_| {}).unwrap();
+    let weak = Paths::new(&graph, true);
+    let (analysis, strong) = Analysis::new(&mut graph, &|_| {});
+    Built {
+        graph,
+        analysis,
+        strong,
+        weak,
+    }
+}
+
+impl Built<'_> {
+    fn n(&self, id: u64) -> u32 {
+        self.graph.node(id).unwrap()
+    }
+    fn retained(&self, id: u64) -> u64 {
+        self.analysis.retained[self.n(id) as usize]
+    }
+    fn idom(&self, id: u64) -> u64 {
+        let d = self.analysis.idom[self.n(id) as usize];
+        if d as usize == self.graph.len() {
+            0
+        } else {
+            self.graph.id(d)
+        }
+    }
+}
+
+/// Node's shallow size: 12 bytes of header and two 4-byte references.
+const NODE_SIZE: u64 = 24;
+
+#[test]
+fn diamonds_cycles_and_garbage() {
+    let bytes = dump(|w| {
+        // Diamond: A -> B, C; B, C -> D; D -> E.
+        node(w, 0xa0, 0xb0, 0xc0);
+        node(w, 0xb0, 0xd0, 0);
+        node(w, 0xc0, 0xd0, 0);
+        node(w, 0xd0, 0xe0, 0);
+        node(w, 0xe0, 0, 0);
+        root(w, 0xa0);
+        // Cycle X -> Y -> Z -> X held by X.
+        node(w, 0x1a0, 0x1b0, 0);
+        node(w, 0x1b0, 0x1c0, 0);
+        node(w, 0x1c0, 0x1a0, 0);
+        root(w, 0x1a0);
+        // Garbage, pointing into the diamond.
+        node(w, 0x2a0, 0xd0, 0);
+        // A reference to an object missing from the dump is ignored.
+        node(w, 0x3a0, 0x999, 0);
+        root(w, 0x3a0);
+    });
+    let b = analyse(&bytes);
+    assert_eq!(b.graph.shallow(b.n(0xa0)), NODE_SIZE);
+    assert_eq!(b.idom(0xd0), 0xa0);
+    assert_eq!(b.idom(0xe0), 0xd0);
+    assert_eq!(b.idom(0xa0), 0);
+    assert_eq!(b.retained(0xa0), 5 * NODE_SIZE);
+    assert_eq!(b.retained(0xb0), NODE_SIZE);
+    assert_eq!(b.retained(0xd0), 2 * NODE_SIZE);
+    assert_eq!(b.retained(0x1a0), 3 * NODE_SIZE);
+    assert_eq!(b.retained(0x1b0), 2 * NODE_SIZE);
+    assert_eq!(b.retained(0x2a0), 0);
+    assert!(!b.analysis.is_reachable(b.n(0x2a0)));
+    assert_eq!(b.analysis.reachable_objects, 9);
+    assert_eq!(b.analysis.reachable_bytes, 9 * NODE_SIZE);
+    // Class retained: the diamond's and the cycle's tops only (nested Nodes are inside).
+    let node_class = b.graph.class_of(b.n(0xa0)) as usize;
+    assert_eq!(b.analysis.class_retained[node_class], 9 * NODE_SIZE);
+    assert_eq!(b.analysis.class_count[node_class], 9);
+    assert_eq!(b.analysis.class_shallow[node_class], 10 * NODE_SIZE);
+    // Paths: the shortest one, with field names.
+    let path = b.strong.path(b.n(0xe0)).unwrap();
+    let ids: Vec<u64> = path.iter().map(|&v| b.graph.id(v)).collect();
+    assert_eq!(ids, [0xa0, 0xb0, 0xd0, 0xe0]);
+    assert_eq!(b.graph.reference_name(path[0], path[1]), "left");
+    assert!(b.strong.path(b.n(0x2a0)).is_none());
+    assert_eq!(b.graph.roots()[0].kind, RootKind::JniGlobal);
+}
+
+#[test]
+fn weak_referents_retain_nothing_and_are_left_out_of_paths_by_default() {
+    let bytes = dump(|w| {
+        // W is a WeakReference to R; R -> S. Only W is a root.
+        w.instance_dump(0x500, 0, WEAK, &0x510u64.to_be_bytes())
+            .unwrap();
+        node(w, 0x510, 0x520, 0);
+        node(w, 0x520, 0, 0);
+        root(w, 0x500);
+        // Q is held both strongly (by root P) and weakly (by W2).
+        w.instance_dump(0x600, 0, WEAK, &0x620u64.to_be_bytes())
+            .unwrap();
+        node(w, 0x610, 0x620, 0);
+        node(w, 0x620, 0, 0);
+        root(w, 0x600);
+        root(w, 0x610);
+    });
+    let b = analyse(&bytes);
+    let reference_size = 16; // 12 + one reference
+    assert_eq!(b.retained(0x500), reference_size);
+    assert_eq!(b.retained(0x510), 0);
+    assert_eq!(b.retained(0x520), 0);
+    assert_eq!(b.analysis.weakly_reachable_objects, 2);
+    assert!(b.strong.path(b.n(0x510)).is_none());
+    let path = b.weak.path(b.n(0x520)).unwrap();
+    assert_eq!(path.len(), 3);
+    assert_eq!(b.graph.reference_name(path[0], path[1]), "referent");
+    // Q: strongly reachable, its path goes through P's field, not W2's referent.
+    let path = b.strong.path(b.n(0x620)).unwrap();
+    assert_eq!(b.graph.id(path[0]), 0x610);
+    assert_eq!(b.retained(0x620), NODE_SIZE);
+}
+
+#[test]
+fn a_static_map_is_the_suspect_and_its_array_the_accumulation_point() {
+    let bytes = dump(|w| {
+        // class Holder { static Object CACHE = M; } M -> table (Object[10]) -> 10 Nodes,
+        // each with a 1000-byte array.
+        w.class_dump(
+            HOLDER,
+            0,
+            OBJECT,
+            0,
+            0,
+            0,
+            0,
+            &[],
+            &[(11, Value::Object(0x700))],
+            &[],
+        )
+        .unwrap();
+        w.root(&HeapRecord::RootStickyClass { object_id: HOLDER })
+            .unwrap();
+        node(w, 0x700, 0x710, 0);
+        let entries: Vec<u64> = (0..10).map(|i| 0x800 + i * 0x10).collect();
+        w.object_array(0x710, 0, ARRAY, &entries).unwrap();
+        for (i, &e) in entries.iter().enumerate() {
+            node(w, e, 0x1000 + i as u64 * 0x10, 0);
+            w.primitive_array(
+                0x1000 + i as u64 * 0x10,
+                0,
+                BasicType::Byte,
+                1000,
+                &[0; 1000],
+            )
+            .unwrap();
+        }
+        // Something small elsewhere, held by a thread's stack.
+        let mut name = 0x2100u64.to_be_bytes().to_vec();
+        name.push(0);
+        w.instance_dump(0x2000, 0, STRING, &name).unwrap();
+        w.primitive_array(0x2100, 0, BasicType::Byte, 6, b"worker")
+            .unwrap();
+        w.instance_dump(0x2200, 0, THREAD, &0x2000u64.to_be_bytes())
+            .unwrap();
+        w.root(&HeapRecord::RootThreadObject {
+            thread_object_id: 0x2200,
+            thread_serial: 1,
+            stack_trace_serial: 1,
+        })
+        .unwrap();
+        node(w, 0x2300, 0, 0);
+        w.root(&HeapRecord::RootJavaFrame {
+            object_id: 0x2300,
+            thread_serial: 1,
+            frame_number: 0,
+        })
+        .unwrap();
+    });
+    let b = analyse(&bytes);
+    let array_size = 1016;
+    let table_size = 16 + 4 * 10;
+    assert_eq!(
+        b.retained(0x700),
+        NODE_SIZE + table_size + 10 * (NODE_SIZE + array_size)
+    );
+    let threshold = b.analysis.reachable_bytes / 10;
+    let suspects = b.analysis.suspects(&b.graph, threshold);
+    let ids: Vec<u64> = suspects.iter().map(|&v| b.graph.id(v)).collect();
+    assert_eq!(ids, [0x700], "the map, not the class holding it");
+    assert_eq!(
+        b.graph.id(b.analysis.accumulation_point(suspects[0])),
+        0x710
+    );
+    let path = b.strong.path(suspects[0]).unwrap();
+    assert_eq!(b.graph.id(path[0]), HOLDER);
+    assert!(b.graph.is_class_object(path[0]));
+    assert_eq!(b.graph.described_class(path[0]).unwrap().name, "Holder");
+    assert_eq!(b.graph.reference_name(path[0], path[1]), "static CACHE");
+    let table_path = b.strong.path(b.n(0x820)).unwrap();
+    assert_eq!(b.graph.reference_name(table_path[2], table_path[3]), "[2]");
+    // The byte[] class retains 10 arrays; the class suspect would be byte[].
+    let bytes_class = b.graph.class_of(b.n(0x1000)) as usize;
+    assert_eq!(b.graph.classes()[bytes_class].name, "byte[]");
+    assert_eq!(
+        b.analysis.class_retained[bytes_class],
+        10 * array_size + 8 + 16
+    );
+    let outside = b.analysis.class_retained_excluding(&b.graph, &suspects);
+    assert_eq!(outside[bytes_class], 8 + 16);
+    // The stack root names its thread and frame.
+    let frame_root = b
+        .graph
+        .roots()
+        .iter()
+        .find(|r| r.kind == RootKind::JavaFrame)
+        .unwrap();
+    assert_eq!(
+        b.graph.thread_name(frame_root.thread_serial).unwrap(),
+        "worker"
+    );
+    let frame = b.graph.thread_frame(frame_root.thread_serial, 0).unwrap();
+    assert_eq!(frame.method, "Node.run");
+    assert_eq!(frame.location, "Worker.java:42");
+}
+
+#[test]
+fn corrupt_dumps_give_errors_not_panics() {
+    let bytes = dump(|w| {
+        node(w, 0xa0, 0xb0, 0);
+        node(w, 0xb0, 0, 0);
+        root(w, 0xa0);
+    });
+    for cut in [10, bytes.len() / 2, bytes.len() - 3] {
+        assert!(
+            HeapGraph::build(&bytes[..cut], &|_| {}).is_err(),
+            "cut at {cut}"
+        );
+    }
+    assert!(HeapGraph::build(b"not a dump", &|_| {}).is_err());
+}

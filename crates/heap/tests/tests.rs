@@ -1,0 +1,5 @@
+//! Tests of hprof-heap: the dominator tree against its definition on random graphs, and
+//! the graph, retained sizes and paths of small heap dumps written with hprof-format.
+
+mod dominator_props;
+mod small_dumps;
