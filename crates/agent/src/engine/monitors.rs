@@ -180,6 +180,7 @@ impl Monitors {
         let jvmti = ctx.jvmti;
         // Local references taken under the table's lock; the JVM is asked about the threads
         // (stacks, monitors: safepoints and handshakes) with the lock released.
+        let monitors_unsafe = owned_monitors_would_crash(jvmti, jni);
         let live: Vec<(u32, jthread)> = match ctx.threads.lock() {
             Ok(table) => table.local_refs(jni, |_| true),
             Err(_) => return (Vec::new(), Vec::new(), Vec::new()),
@@ -205,7 +206,12 @@ impl Monitors {
                 status: status(state),
             });
             traces.extend(trace);
-            for monitor in jvmti.owned_monitors(thread).unwrap_or_default() {
+            let owned = if monitors_unsafe {
+                Vec::new()
+            } else {
+                jvmti.owned_monitors(thread).unwrap_or_default()
+            };
+            for monitor in owned {
                 if let Ok(usage) = jvmti.monitor_usage(monitor) {
                     let serial_of = |t: jthread| {
                         let s = Self::thread_serial(jvmti, t).unwrap_or(0);
@@ -230,6 +236,36 @@ impl Monitors {
         }
         (threads, traces, monitors)
     }
+}
+
+/// Whether asking for threads' owned monitors could crash this JVM. On JDK 21 to 24,
+/// GetOwnedMonitorInfo and GetObjectMonitorUsage first undo escape-analysis optimizations
+/// (an EscapeBarrier deoptimizing compiled frames) and, with virtual threads in use, that
+/// deoptimization crashed JDK 21.0.8 here (SIGSEGV in `Deoptimization::
+/// deoptimize_frame_internal`, 1 run in 4 of a SIGQUIT storm with `monitor=y`); JDK 25 did not.
+/// Virtual threads are taken to be in use once `java.lang.VirtualThread` is loaded.
+fn owned_monitors_would_crash(jvmti: Jvmti, jni: Jni) -> bool {
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !matches!(jvmti.feature_version(), Some(21..=24)) {
+        return false;
+    }
+    let Ok(classes) = jvmti.loaded_classes() else {
+        return true;
+    };
+    let mut loaded = false;
+    for class in classes {
+        loaded |= !loaded
+            && jvmti
+                .class_signature(class)
+                .is_ok_and(|s| s == "Ljava/lang/VirtualThread;");
+        jni.delete_local_ref(class);
+    }
+    if loaded && !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        eprintln!(
+            "HPROF WARNING: MONITOR DUMP lists no owned monitors on this JDK once virtual threads are in use (asking for them crashes it; see docs/compatibility.md)"
+        );
+    }
+    loaded
 }
 
 impl Engine for Monitors {
