@@ -30,6 +30,7 @@ enum Command {
     Summary(cmd::summary::SummaryArgs),
     Print(cmd::print::PrintArgs),
     Convert(cmd::convert::ConvertArgs),
+    Top(cmd::top::TopArgs),
     Analyze(cmd::analyze::AnalyzeArgs),
     Path(cmd::analyze::PathArgs),
 }
@@ -42,6 +43,7 @@ fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Option<i32>> {
         Command::Summary(args) => cmd::summary::run(args, out).map(|()| None),
         Command::Print(args) => cmd::print::run(args, out).map(|()| None),
         Command::Convert(args) => cmd::convert::run(args).map(|()| None),
+        Command::Top(args) => cmd::top::run(args, out).map(|()| None),
         Command::Analyze(args) => cmd::analyze::run(args, out).map(|()| None),
         Command::Path(args) => cmd::analyze::run_path(args, out).map(|()| None),
     }

@@ -28,7 +28,7 @@ fn java() -> String {
 }
 
 #[test]
-fn run_profiles_a_program_and_shows_the_top_rows() {
+fn run_profiles_a_program_and_reports_its_hot_methods_on_stderr() {
     let dir = crate::support::temp_dir();
     let cp = classes().display().to_string();
     let (code, stdout, stderr) = run_in(
@@ -46,28 +46,36 @@ fn run_profiles_a_program_and_shows_the_top_rows() {
         ],
     );
     assert_eq!(code, Some(0), "{stderr}");
+    // The program's own output alone on stdout.
+    assert!(stdout.starts_with("done "), "{stdout}");
+    assert!(!stdout.contains("CPU SAMPLES"), "{stdout}");
     assert!(
-        stdout.contains("Profile written to java.hprof.txt"),
-        "{stdout}"
+        stderr.contains("Profile written to ./java.hprof.txt"),
+        "{stderr}"
     );
-    let rows: Vec<&str> = stdout
+    let rows: Vec<&str> = stderr
         .lines()
-        .skip_while(|l| !l.starts_with("CPU SAMPLES BEGIN"))
+        .skip_while(|l| !l.starts_with("CPU SAMPLES: "))
         .collect();
-    assert_eq!(rows[1], "rank   self  accum   count trace method");
+    assert_eq!(rows[1], "rank   self  total  method");
     assert!(
-        rows[2].trim_start().starts_with("1 ") && rows[2].ends_with(" CpuHot.hot"),
-        "{stdout}"
+        rows[2].trim_start().starts_with("1 ") && rows[2].ends_with("  CpuHot.hot"),
+        "{stderr}"
     );
-    assert!(rows.len() <= 6, "{stdout}");
-    assert!(dir.path().join("java.hprof.txt").exists());
+    // A flame graph beside the profile.
+    assert!(
+        stderr.contains("Flame graph: ./java.hprof.html"),
+        "{stderr}"
+    );
+    let html = std::fs::read_to_string(dir.path().join("java.hprof.html")).unwrap();
+    assert!(html.contains("CpuHot.hot"));
 }
 
 #[test]
 fn run_passes_on_the_exit_status_and_binary_output_is_reported() {
     let dir = crate::support::temp_dir();
     let cp = classes().display().to_string();
-    let (code, stdout, stderr) = run_in(
+    let (code, _, stderr) = run_in(
         dir.path(),
         &[
             "run",
@@ -75,6 +83,7 @@ fn run_passes_on_the_exit_status_and_binary_output_is_reported() {
             "b",
             "-o",
             "out.hprof",
+            "--no-flame",
             "--",
             &java(),
             "-cp",
@@ -84,25 +93,152 @@ fn run_passes_on_the_exit_status_and_binary_output_is_reported() {
         ],
     );
     assert_eq!(code, Some(3), "{stderr}");
-    assert!(stdout.contains("Profile written to out.hprof"), "{stdout}");
     assert!(
-        stdout
-            .lines()
-            .any(|l| l.ends_with(" ExitPaths.spin") && l.trim_start().starts_with("1 ")),
-        "{stdout}"
+        stderr.contains("Profile written to ./out.hprof"),
+        "{stderr}"
     );
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.ends_with("  ExitPaths.spin") && l.trim_start().starts_with("1 ")),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("out.html").exists());
 }
 
 #[test]
-fn run_without_a_program_profiles_the_bundled_demo() {
+fn run_without_a_program_profiles_the_bundled_demo_and_leaves_no_temporary_files() {
     let dir = crate::support::temp_dir();
-    let (code, stdout, stderr) = run_in(dir.path(), &["run", "--top", "5"]);
-    assert_eq!(code, Some(0), "{stderr}");
+    let tmp = crate::support::temp_dir();
+    let out = hprof()
+        .current_dir(dir.path())
+        .env("HPROF_AGENT", libhprof())
+        .env("JAVA_HOME", jdk17().home)
+        .env("TMPDIR", tmp.path())
+        .args(["run", "--top", "5"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stdout.contains("Demo: "), "{stdout}");
     assert!(
-        stdout.lines().any(|l| l.ends_with(" Demo.countPrimes")),
-        "{stdout}"
+        stderr.lines().any(|l| l.ends_with("  Demo.countPrimes")),
+        "{stderr}"
     );
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "left behind in TMPDIR: {left:?}");
+}
+
+#[test]
+fn run_profiles_launchers_that_are_not_java_through_java_tool_options() {
+    let dir = crate::support::temp_dir();
+    // javac refuses -agentpath on its command line; the agent goes in through the JVM's
+    // JAVA_TOOL_OPTIONS instead.
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(
+        dir.path().join("src/Hello.java"),
+        "public class Hello { public static void main(String[] a) { System.out.println(\"hi\"); } }\n",
+    )
+    .unwrap();
+    let javac = jdk17().bin("javac").display().to_string();
+    let (code, _, stderr) = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--top",
+            "3",
+            "--",
+            &javac,
+            "-d",
+            "out",
+            "src/Hello.java",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(dir.path().join("out/Hello.class").exists());
+    assert!(
+        stderr.contains("com.sun.tools.javac") || stderr.contains("java."),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("Profile written to ./java.hprof.txt"),
+        "{stderr}"
+    );
+    // Stacks are 64 frames deep by default (the agent's own default is 4).
+    let text = std::fs::read_to_string(dir.path().join("java.hprof.txt")).unwrap();
+    let deepest = text
+        .split("\nTRACE ")
+        .map(|t| {
+            t.lines()
+                .skip(1)
+                .take_while(|l| l.starts_with('\t'))
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    assert!(deepest > 4, "deepest trace {deepest} frames");
+    // A shell script that starts two JVMs: one profile each, none lost, the status kept.
+    let cp = classes().display().to_string();
+    let script = dir.path().join("launch.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n{java} -cp {cp} CpuHot 300 || exit 9\n{java} -cp {cp} CpuHot 300\nexit 5\n",
+            java = java()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let launch = dir.path().join("two");
+    std::fs::create_dir(&launch).unwrap();
+    let (code, _, stderr) = run_in(
+        &launch,
+        &["run", "--top", "2", "--", script.to_str().unwrap()],
+    );
+    assert_eq!(code, Some(5), "{stderr}");
+    let reports = stderr.matches("Profile written to").count();
+    assert_eq!(reports, 2, "{stderr}");
+    assert_eq!(stderr.matches("  CpuHot.hot").count(), 2, "{stderr}");
+    let profiles: Vec<String> = std::fs::read_dir(&launch)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".txt"))
+        .collect();
+    assert_eq!(profiles.len(), 2, "{profiles:?}");
+}
+
+#[test]
+fn run_whose_agent_wrote_nothing_reports_no_stale_profile() {
+    let dir = crate::support::temp_dir();
+    let cp = classes().display().to_string();
+    let (code, _, stderr) = run_in(
+        dir.path(),
+        &["run", "--", &java(), "-cp", &cp, "CpuHot", "300"],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    // Now a run whose agent refuses its options: the old profile must not be shown.
+    let (code, _, stderr) = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--agent-opts",
+            "bogus=1",
+            "--",
+            &java(),
+            "-cp",
+            &cp,
+            "CpuHot",
+            "300",
+        ],
+    );
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("hprof option error"), "{stderr}");
+    assert!(stderr.contains("the agent wrote no profile"), "{stderr}");
+    assert!(!stderr.contains("Profile written"), "{stderr}");
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //!   kind of section ([`Kind`]) of one dump or of all of them ([`Recording::profile`]).
 //! - Writers, one module each: [`folded`] (Brendan Gregg's collapsed stacks), [`pprof`]
 //!   (profile.proto, gzipped), [`flame`] (a self-contained interactive HTML flame graph).
+//! - [`top::methods`]: methods ranked by self and total value over every stack.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -17,6 +18,7 @@ pub mod folded;
 mod model;
 pub mod pprof;
 mod read;
+pub mod top;
 
 pub use model::{Frame, FrameKind, Kind, Profile, Sample, SampleType, Selection};
 pub use read::{Error, Recording};

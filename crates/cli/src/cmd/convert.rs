@@ -2,27 +2,17 @@
 //! HTML flame graph.
 
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use hprof_profile::{Kind, Recording, Selection, flame, folded, pprof};
+use hprof_profile::{Kind, Profile, Recording, Selection, flame, folded, pprof};
 
-/// Converts a profile the agent wrote to a standard format.
+/// Which profile of a file a command reads: the kind of section, the dump, threads, filters.
 #[derive(Debug, Args)]
-#[command(
-    after_help = "The output's extension picks the format: .html (flame graph), \
-.collapsed or .folded (folded stacks), .pb.gz (pprof). The default profile is the first the \
-file holds of CPU samples, CPU time, allocated, live, lock; the default dump is the last."
-)]
-pub struct ConvertArgs {
+pub struct ProfileArgs {
     /// A java.hprof.txt or binary profile written by the agent.
     pub input: PathBuf,
-    /// The file to write.
-    pub output: PathBuf,
-    /// Format, instead of the one the output's extension names.
-    #[arg(long, value_enum)]
-    pub format: Option<Format>,
     /// CPU SAMPLES.
     #[arg(long, group = "kind")]
     pub cpu: bool,
@@ -53,6 +43,67 @@ pub struct ConvertArgs {
     /// Drop frames matching this regular expression.
     #[arg(long, value_name = "REGEX")]
     pub exclude: Option<String>,
+}
+
+impl ProfileArgs {
+    /// Reads the input and makes the profile the options select.
+    pub fn load(&self) -> Result<(Profile, Kind)> {
+        let name = self.input.display().to_string();
+        let bytes = std::fs::read(&self.input).with_context(|| format!("cannot read {name}"))?;
+        let recording = Recording::read(&bytes).with_context(|| name.clone())?;
+        let kind = if self.cpu {
+            Kind::Cpu
+        } else if self.times {
+            Kind::Times
+        } else if self.alloc {
+            Kind::Alloc
+        } else if self.live {
+            Kind::Live
+        } else if self.lock {
+            Kind::Lock
+        } else {
+            recording.default_kind().with_context(|| {
+                format!("{name}: no CPU SAMPLES, CPU TIME, SITES or MONITOR TIME section")
+            })?
+        };
+        let selection = match (self.dump, self.all) {
+            (Some(n), _) => Selection::Nth(n),
+            (None, true) => Selection::All,
+            (None, false) => Selection::Last,
+        };
+        let mut profile = recording
+            .profile(kind, selection, self.threads)
+            .with_context(|| name.clone())?;
+        let regex = |r: &Option<String>| -> Result<Option<regex::Regex>> {
+            r.as_deref()
+                .map(|r| {
+                    regex::Regex::new(r).with_context(|| format!("bad regular expression {r:?}"))
+                })
+                .transpose()
+        };
+        profile.filter(
+            regex(&self.include)?.as_ref(),
+            regex(&self.exclude)?.as_ref(),
+        );
+        Ok((profile, kind))
+    }
+}
+
+/// Converts a profile the agent wrote to a standard format.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "The output's extension picks the format: .html (flame graph), \
+.collapsed or .folded (folded stacks), .pb.gz (pprof). The default profile is the first the \
+file holds of CPU samples, CPU time, allocated, live, lock; the default dump is the last."
+)]
+pub struct ConvertArgs {
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+    /// The file to write.
+    pub output: PathBuf,
+    /// Format, instead of the one the output's extension names.
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
     /// Title of the flame graph.
     #[arg(long)]
     pub title: Option<String>,
@@ -93,55 +144,12 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
             args.output.display()
         ),
     };
-    let name = args.input.display().to_string();
-    let bytes = std::fs::read(&args.input).with_context(|| format!("cannot read {name}"))?;
-    let recording = Recording::read(&bytes).with_context(|| name.clone())?;
-    let kind = if args.cpu {
-        Kind::Cpu
-    } else if args.times {
-        Kind::Times
-    } else if args.alloc {
-        Kind::Alloc
-    } else if args.live {
-        Kind::Live
-    } else if args.lock {
-        Kind::Lock
-    } else {
-        recording.default_kind().with_context(|| {
-            format!("{name}: no CPU SAMPLES, CPU TIME, SITES or MONITOR TIME section")
-        })?
-    };
-    let selection = match (args.dump, args.all) {
-        (Some(n), _) => Selection::Nth(n),
-        (None, true) => Selection::All,
-        (None, false) => Selection::Last,
-    };
-    let mut profile = recording
-        .profile(kind, selection, args.threads)
-        .with_context(|| name.clone())?;
-    let regex = |r: &Option<String>| -> Result<Option<regex::Regex>> {
-        r.as_deref()
-            .map(|r| regex::Regex::new(r).with_context(|| format!("bad regular expression {r:?}")))
-            .transpose()
-    };
-    profile.filter(
-        regex(&args.include)?.as_ref(),
-        regex(&args.exclude)?.as_ref(),
-    );
-    let file = hprof_outfile::create(&args.output)
-        .with_context(|| format!("cannot create {}", args.output.display()))?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let (profile, kind) = args.profile.load()?;
     let title = args
         .title
         .clone()
-        .unwrap_or_else(|| format!("{} — {}", kind.section(), name));
-    match format {
-        Format::Collapsed => folded::write(&profile, &mut out),
-        Format::Pprof => pprof::write(&profile, &mut out),
-        Format::Html => flame::write(&profile, &title, &mut out),
-    }
-    .and_then(|()| out.flush())
-    .with_context(|| format!("cannot write {}", args.output.display()))?;
+        .unwrap_or_else(|| format!("{} — {}", kind.section(), args.profile.input.display()));
+    write(&profile, format, &title, &args.output)?;
     eprintln!(
         "hprof: wrote {} ({} {}, {} stacks)",
         args.output.display(),
@@ -150,4 +158,18 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
         profile.samples.len()
     );
     Ok(())
+}
+
+/// Writes `profile` to a new private file at `path` in `format`.
+pub fn write(profile: &Profile, format: Format, title: &str, path: &Path) -> Result<()> {
+    let file =
+        hprof_outfile::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    match format {
+        Format::Collapsed => folded::write(profile, &mut out),
+        Format::Pprof => pprof::write(profile, &mut out),
+        Format::Html => flame::write(profile, title, &mut out),
+    }
+    .and_then(|()| out.flush())
+    .with_context(|| format!("cannot write {}", path.display()))
 }

@@ -6,3 +6,4 @@ pub mod listen;
 pub mod print;
 pub mod run;
 pub mod summary;
+pub mod top;

@@ -41,14 +41,6 @@ pub struct PrintArgs {
     pub partial: bool,
 }
 
-/// Renders the binary file at `path` as text into `out`.
-pub fn render_file(path: &std::path::Path, out: &mut dyn Write) -> Result<()> {
-    let name = path.display().to_string();
-    let input = Input::open(path)?;
-    let index = Index::build(&input, false).with_context(|| name.clone())?;
-    render(&input, &index, out).with_context(|| name.clone())
-}
-
 /// Runs `hprof print`.
 pub fn run(args: &PrintArgs, stdout: &mut dyn Write) -> Result<()> {
     let name = args.file.display().to_string();

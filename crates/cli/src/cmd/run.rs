@@ -46,10 +46,14 @@ pub enum OutputFormat {
 #[derive(Debug, Args)]
 #[command(
     about = "Run a Java program under the hprof agent and show the top of the profile",
-    long_about = "Runs `java ARGS...` with the hprof agent (libhprof.so, found next to this \
-program or named by $HPROF_AGENT) and, when it ends, prints the top rows of each section of \
-the profile. Without a program it profiles a bundled demo through Java's source launcher. \
-With no --cpu or --heap it samples the CPU (cpu=samples). The exit status is the program's.",
+    long_about = "Runs a Java program with the hprof agent (libhprof.so, found next to this \
+program or named by $HPROF_AGENT) and, when it ends, reports its hottest methods on standard \
+error and writes an HTML flame graph next to the profile. `java ...` gets the agent on its \
+command line; any other launcher (javac, mvn, gradlew, a script) gets it through \
+JAVA_TOOL_OPTIONS, and each JVM it starts writes its own profile (the pid in the name). \
+Without a program it profiles a bundled demo through Java's source launcher. With no --cpu or \
+--heap it samples the CPU (cpu=samples); stacks are 64 frames deep unless --agent-opts says \
+otherwise. The exit status is the program's.",
     after_help = "Examples:\n  hprof run\n  hprof run -- java -cp app.jar com.example.Main\n  \
 hprof run --cpu samples --agent-opts interval=5,depth=8 -- java -jar app.jar"
 )]
@@ -72,6 +76,15 @@ pub struct RunArgs {
     /// How many rows of each section to show.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
+    /// Where the HTML flame graph goes (default: next to the profile, `.html`).
+    #[arg(long, value_name = "FILE", conflicts_with = "no_flame")]
+    pub flame: Option<PathBuf>,
+    /// Write no flame graph.
+    #[arg(long)]
+    pub no_flame: bool,
+    /// Write the report to this file instead of standard error.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
     /// The Java command line: `java` (or a path to it) and its arguments.
     #[arg(last = true, value_name = "JAVA ARGS")]
     pub command: Vec<OsString>,
@@ -127,11 +140,27 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<i32> {
     if let Some(extra) = &args.agent_opts {
         options.push(extra.clone());
     }
-    let agent_flag = format!("-agentpath:{}={}", agent.display(), options.join(","));
+    if !args
+        .agent_opts
+        .as_deref()
+        .is_some_and(|o| o.split(',').any(|o| o.starts_with("depth=")))
+    {
+        options.push("depth=64".into());
+    }
 
     // The demo's source goes in a private directory of its own (mode 0700, a random name),
     // removed when this function returns, whatever the path.
     let demo_dir;
+    let program = args.command.first().map(PathBuf::from);
+    let through_java = program
+        .as_ref()
+        .is_none_or(|p| p.file_name().is_some_and(|n| n == "java"));
+    if !through_java {
+        // Several JVMs may start: none replaces another's profile (force=n: the first gets
+        // the name, the others the name with their pid).
+        options.push("force=n".into());
+    }
+    let agent_flag = format!("-agentpath:{}={}", agent.display(), options.join(","));
     let mut command = if args.command.is_empty() {
         demo_dir = tempfile::Builder::new()
             .prefix("hprof-demo-")
@@ -144,11 +173,22 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<i32> {
         let mut c = Command::new(java_executable());
         c.arg(&agent_flag).arg(&source);
         c
-    } else {
+    } else if through_java {
         let mut c = Command::new(&args.command[0]);
         c.arg(&agent_flag).args(&args.command[1..]);
         c
+    } else {
+        let mut tool_options = std::env::var_os("JAVA_TOOL_OPTIONS").unwrap_or_default();
+        if !tool_options.is_empty() {
+            tool_options.push(" ");
+        }
+        tool_options.push(&agent_flag);
+        let mut c = Command::new(&args.command[0]);
+        c.args(&args.command[1..])
+            .env("JAVA_TOOL_OPTIONS", tool_options);
+        c
     };
+    let before = profiles_beside(&output);
     let status = command
         .status()
         .with_context(|| format!("cannot start {:?}", command.get_program()))?;
@@ -156,12 +196,100 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<i32> {
         use std::os::unix::process::ExitStatusExt;
         128 + status.signal().unwrap_or(0)
     });
-    if output.exists() {
-        report(&output, format_b, args.top, out)?;
-    } else {
-        eprintln!("hprof: no profile was written to {}", output.display());
+    // Only profiles this run wrote: new files, or files replaced since (a new inode or time).
+    let fresh: Vec<PathBuf> = profiles_beside(&output)
+        .into_iter()
+        .filter(|(path, id)| before.iter().all(|(p, old)| p != path || old != id))
+        .map(|(path, _)| path)
+        .collect();
+    if fresh.is_empty() {
+        eprintln!(
+            "hprof: the agent wrote no profile to {} (see the JVM's messages above); exit status {code}",
+            output.display()
+        );
+        return Ok(if code == 0 { 1 } else { code });
     }
+    let mut report_out: Box<dyn Write> = match &args.report {
+        Some(path) => Box::new(
+            hprof_outfile::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?,
+        ),
+        None => Box::new(std::io::stderr()),
+    };
+    for profile in &fresh {
+        let flame = if args.no_flame {
+            None
+        } else if let (Some(path), 1) = (&args.flame, fresh.len()) {
+            Some(path.clone())
+        } else {
+            Some(flame_path(profile, args.flame.as_deref()))
+        };
+        report(profile, flame.as_deref(), args.top, &mut report_out)?;
+    }
+    let _ = out;
     Ok(code)
+}
+
+/// The files beside `output` that may be this run's profiles (its name, or its name with a
+/// pid), with what identifies their contents (inode and modification time).
+fn profiles_beside(output: &Path) -> Vec<(PathBuf, (u64, std::time::SystemTime))> {
+    use std::os::unix::fs::MetadataExt;
+    let dir = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (stem, ext) = match name.strip_suffix(".txt") {
+        Some(stem) => (stem.to_string(), ".txt"),
+        None => (name.clone(), ""),
+    };
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n == name
+                || n.strip_prefix(&format!("{stem}."))
+                    .and_then(|rest| rest.strip_suffix(ext))
+                    .is_some_and(|pid| !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|e| {
+            let meta = std::fs::symlink_metadata(e.path()).ok()?;
+            let modified = meta.modified().ok()?;
+            meta.is_file().then(|| (e.path(), (meta.ino(), modified)))
+        })
+        .map(|(p, id)| (dir.join(p.file_name().unwrap_or_default()), id))
+        .collect()
+}
+
+/// Where a profile's flame graph goes: `--flame`'s name with the profile's pid suffix when
+/// several JVMs wrote profiles, else the profile's name ending in `.html`.
+fn flame_path(profile: &Path, flame: Option<&Path>) -> PathBuf {
+    let name = profile
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let base = name.strip_suffix(".txt").unwrap_or(&name);
+    match flame {
+        Some(f) => {
+            let pid = base
+                .rsplit('.')
+                .next()
+                .filter(|p| p.bytes().all(|b| b.is_ascii_digit()));
+            let f = f.to_string_lossy();
+            let stem = f.strip_suffix(".html").unwrap_or(&f);
+            PathBuf::from(match pid {
+                Some(pid) => format!("{stem}.{pid}.html"),
+                None => format!("{stem}.html"),
+            })
+        }
+        None => profile.with_file_name(format!("{base}.html")),
+    }
 }
 
 /// `libhprof.so` next to this program, or `$HPROF_AGENT`.
@@ -190,69 +318,48 @@ fn java_executable() -> PathBuf {
     }
 }
 
-/// Prints the top rows of the last section of each kind in the profile.
-fn report(path: &Path, binary: bool, top: usize, out: &mut dyn Write) -> Result<()> {
-    let text = if binary {
-        let mut rendered = Vec::new();
-        crate::cmd::print::render_file(path, &mut rendered)?;
-        String::from_utf8_lossy(&rendered).into_owned()
-    } else {
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?
-    };
+/// Reports a profile: for each kind of section it holds, the hottest methods of the last dump;
+/// then writes its flame graph (of the first kind) to `flame`.
+fn report(path: &Path, flame: Option<&Path>, top: usize, out: &mut dyn Write) -> Result<()> {
+    use hprof_profile::{Kind, Recording, Selection};
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let recording = Recording::read(&bytes).with_context(|| format!("{}", path.display()))?;
     writeln!(out, "\nProfile written to {}", path.display())?;
-    for section in last_sections(&text) {
+    let args = crate::cmd::top::TopArgs {
+        profile: crate::cmd::convert::ProfileArgs {
+            input: path.to_path_buf(),
+            cpu: false,
+            times: false,
+            alloc: false,
+            live: false,
+            lock: false,
+            dump: None,
+            all: false,
+            threads: false,
+            include: None,
+            exclude: None,
+        },
+        by: crate::cmd::top::By::Method,
+        rows: top,
+        stacks: false,
+        json: false,
+    };
+    let kinds: Vec<Kind> = [Kind::Cpu, Kind::Times, Kind::Alloc, Kind::Lock]
+        .into_iter()
+        .filter(|&k| recording.dumps(k) > 0)
+        .collect();
+    for &kind in &kinds {
+        let profile = recording.profile(kind, Selection::Last, false)?;
         writeln!(out)?;
-        let rows: Vec<&str> = section
-            .iter()
-            .skip(1)
-            .filter(|l| !l.ends_with(" END"))
-            .copied()
-            .collect();
-        writeln!(out, "{}", section[0])?;
-        let headers = rows
-            .iter()
-            .take_while(|l| !l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
-            .count();
-        for line in rows.iter().take(headers + top) {
-            writeln!(out, "{line}")?;
-        }
-        let rest = rows.len().saturating_sub(headers + top);
-        if rest > 0 {
-            writeln!(out, "... {rest} more rows in {}", path.display())?;
+        crate::cmd::top::write_top(&profile, kind.section(), &args, out)?;
+    }
+    if let (Some(flame), Some(&kind)) = (flame, kinds.first()) {
+        let profile = recording.profile(kind, Selection::Last, false)?;
+        if profile.total() > 0 {
+            let title = format!("{} — {}", kind.section(), path.display());
+            crate::cmd::convert::write(&profile, crate::cmd::convert::Format::Html, &title, flame)?;
+            writeln!(out, "Flame graph: {}", flame.display())?;
         }
     }
     Ok(())
-}
-
-/// The lines of the last CPU SAMPLES, CPU TIME, SITES and MONITOR TIME sections (HEAP DUMP
-/// shows only its first line).
-fn last_sections(text: &str) -> Vec<Vec<&str>> {
-    let mut found: Vec<(&str, Vec<&str>)> = Vec::new();
-    let mut lines = text.lines();
-    while let Some(line) = lines.next() {
-        let Some(kind) = [
-            "CPU SAMPLES",
-            "CPU TIME (ms)",
-            "SITES",
-            "MONITOR TIME",
-            "HEAP DUMP",
-        ]
-        .into_iter()
-        .find(|k| line.starts_with(&format!("{k} BEGIN"))) else {
-            continue;
-        };
-        let end = format!("{kind} END");
-        let mut section = vec![line];
-        for next in lines.by_ref() {
-            if next == end {
-                break;
-            }
-            if kind != "HEAP DUMP" {
-                section.push(next);
-            }
-        }
-        found.retain(|(k, _)| *k != kind);
-        found.push((kind, section));
-    }
-    found.into_iter().map(|(_, s)| s).collect()
 }
