@@ -5,7 +5,7 @@
 //! switched by a button. Frames are coloured by kind: application methods in warm reds, JDK
 //! methods in yellows, the agent's pseudo-frames and allocated classes in blue-greys.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::io::{self, Write};
 
 use inferno::flamegraph::{self, Options};

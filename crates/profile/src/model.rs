@@ -1,6 +1,6 @@
 //! The profile model: frames, stacks, sample types and values.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// One frame of a stack.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -156,7 +156,9 @@ pub struct Profile {
     pub frames: Vec<Frame>,
     /// The samples.
     pub samples: Vec<Sample>,
-    frame_index: HashMap<Frame, usize>,
+    /// Index of the frames added by [`Profile::intern`] (frames given whole by
+    /// [`Profile::with_frames`] are distinct already and not indexed).
+    frame_index: FxHashMap<Frame, usize>,
 }
 
 impl Profile {
@@ -166,6 +168,14 @@ impl Profile {
             kind: Some(kind),
             sample_types: kind.sample_types(),
             ..Profile::default()
+        }
+    }
+
+    /// An empty profile of `kind` whose frames are `frames` (all distinct).
+    pub fn with_frames(kind: Kind, frames: Vec<Frame>) -> Profile {
+        Profile {
+            frames,
+            ..Profile::new(kind)
         }
     }
 

@@ -1,7 +1,7 @@
 //! pprof: the `profile.proto` that `go tool pprof`, Pyroscope and Grafana read, gzipped.
 //! The messages are declared here with prost's derive (no generated code, no protoc).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::io::{self, Write};
 
 use prost::Message;
@@ -108,7 +108,7 @@ impl Strings {
 pub fn encode(profile: &Profile) -> Vec<u8> {
     let mut strings = Strings {
         table: vec![String::new()],
-        index: HashMap::from([(String::new(), 0)]),
+        index: [(String::new(), 0)].into_iter().collect(),
     };
     let sample_type: Vec<ValueType> = profile
         .sample_types
@@ -119,7 +119,7 @@ pub fn encode(profile: &Profile) -> Vec<u8> {
         })
         .collect();
     let mut functions: Vec<Function> = Vec::new();
-    let mut function_ids: HashMap<(String, String), u64> = HashMap::new();
+    let mut function_ids: HashMap<(String, String), u64> = HashMap::default();
     let mut location = Vec::with_capacity(profile.frames.len());
     for (i, frame) in profile.frames.iter().enumerate() {
         let name = frame.name();
@@ -180,7 +180,7 @@ pub fn encode(profile: &Profile) -> Vec<u8> {
 
 /// Writes `profile` as a gzipped profile.proto.
 pub fn write(profile: &Profile, out: &mut dyn Write) -> io::Result<()> {
-    let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+    let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
     gz.write_all(&encode(profile))?;
     gz.finish()?;
     Ok(())

@@ -1,7 +1,7 @@
 //! Reads what the agent wrote, text or binary, into a [`Recording`]: traces, thread names and
 //! the sections of every dump.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use hprof_format::{Record, Records};
 
@@ -43,11 +43,12 @@ impl std::fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// A trace: its thread (with `thread=y`) and frames, top first.
+/// A trace: its thread (with `thread=y`) and frames (indices into the recording's frames),
+/// top first.
 #[derive(Debug, Clone, Default)]
 struct Trace {
     thread: Option<u32>,
-    frames: Vec<Frame>,
+    frames: Vec<usize>,
 }
 
 /// One row of a section.
@@ -89,6 +90,10 @@ impl SectionKind {
 /// What an output file holds.
 #[derive(Debug, Clone, Default)]
 pub struct Recording {
+    /// Every distinct frame, and its index by the text that named it (a text TRACE line, or
+    /// a binary frame id in decimal).
+    frames: Vec<Frame>,
+    frame_index: HashMap<String, usize>,
     traces: HashMap<u32, Trace>,
     threads: HashMap<u32, String>,
     sections: Vec<Section>,
@@ -114,6 +119,17 @@ impl Recording {
             0,
             "not a profile written by hprof (no \"JAVA PROFILE 1.0.x\" header)",
         ))
+    }
+
+    /// The index of the frame named by `key`, parsed by `make` the first time.
+    fn frame(&mut self, key: &str, make: impl FnOnce() -> Frame) -> usize {
+        if let Some(&i) = self.frame_index.get(key) {
+            return i;
+        }
+        let i = self.frames.len();
+        self.frames.push(make());
+        self.frame_index.insert(key.to_string(), i);
+        i
     }
 
     /// How many dumps hold a section of `kind`.
@@ -157,16 +173,18 @@ impl Recording {
                 }
             },
         };
-        let mut profile = Profile::new(kind);
+        // The profile's first frames are the recording's, in order: stacks are indices.
+        let mut profile = Profile::with_frames(kind, self.frames.clone());
+        let empty = Trace::default();
         for section in chosen {
             for row in &section.rows {
-                let trace = self.traces.get(&row.trace).cloned().unwrap_or_default();
-                let mut frames: Vec<Frame> = trace.frames.iter().rev().cloned().collect();
-                if frames.is_empty() && row.class.is_none() {
-                    frames.push(Frame::pseudo("<empty trace>"));
+                let trace = self.traces.get(&row.trace).unwrap_or(&empty);
+                let mut stack: Vec<usize> = trace.frames.iter().rev().copied().collect();
+                if stack.is_empty() && row.class.is_none() {
+                    stack.push(profile.intern(&Frame::pseudo("<empty trace>")));
                 }
                 if let Some(class) = &row.class {
-                    frames.push(Frame::pseudo(class));
+                    stack.push(profile.intern(&Frame::pseudo(class)));
                 }
                 let values = match kind {
                     Kind::Live => row.values[..2].to_vec(),
@@ -184,7 +202,11 @@ impl Recording {
                         },
                     )
                 });
-                profile.add(&frames, thread, values);
+                profile.samples.push(crate::model::Sample {
+                    stack,
+                    thread,
+                    values,
+                });
             }
         }
         Ok(profile)
@@ -249,7 +271,7 @@ fn read_text(text: &str) -> Result<Recording, Error> {
             while let Some(frame) = lines.peek().and_then(|l| l.strip_prefix('\t')) {
                 let frame = frame.trim_end_matches('\n');
                 if frame != "<empty>" {
-                    frames.push(parse_frame(frame));
+                    frames.push(recording.frame(frame, || parse_frame(frame)));
                 }
                 next_line(&mut lines, &mut offset);
             }
@@ -337,9 +359,9 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
     let bad = |e: hprof_format::Error| Error::at(e.offset(), e.to_string());
     let (_, mut records) = Records::new(bytes).map_err(bad)?;
     let mut recording = Recording::default();
-    let mut strings: HashMap<u64, String> = HashMap::new();
-    let mut classes: HashMap<u32, String> = HashMap::new();
-    let mut frames: HashMap<u64, Frame> = HashMap::new();
+    let mut strings: HashMap<u64, String> = HashMap::default();
+    let mut classes: HashMap<u32, String> = HashMap::default();
+    let mut frames: HashMap<u64, usize> = HashMap::default();
     let text = |strings: &HashMap<u64, String>, id: u64| strings.get(&id).cloned();
     while let Some((_, record)) = records.next().map_err(bad)? {
         match record {
@@ -366,7 +388,10 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                 let method = text(&strings, method_name_id).unwrap_or_default();
                 let file = text(&strings, source_file_id).filter(|f| !f.is_empty());
                 let line = u32::try_from(line).ok().filter(|&l| l > 0);
-                frames.insert(frame_id, Frame::method(&class, &method, file, line));
+                let index = recording.frame(&frame_id.to_string(), || {
+                    Frame::method(&class, &method, file, line)
+                });
+                frames.insert(frame_id, index);
             }
             Record::StackTrace {
                 serial,
@@ -377,11 +402,10 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                     thread: (thread_serial != 0).then_some(thread_serial),
                     frames: ids
                         .iter()
-                        .map(|id| {
-                            frames
-                                .get(&id)
-                                .cloned()
-                                .unwrap_or_else(|| Frame::pseudo("<unknown frame>"))
+                        .map(|id| match frames.get(&id) {
+                            Some(&i) => i,
+                            None => recording
+                                .frame("<unknown frame>", || Frame::pseudo("<unknown frame>")),
                         })
                         .collect(),
                 };

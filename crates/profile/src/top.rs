@@ -1,7 +1,7 @@
 //! Methods ranked by self and total (inclusive) value, summed over every stack: what a CPU
 //! table ranks when it should rank methods rather than traces.
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::model::Profile;
 
@@ -22,10 +22,10 @@ pub struct MethodRow {
 /// The methods of `profile` by self value, then total value, then name.
 pub fn methods(profile: &Profile) -> Vec<MethodRow> {
     let names: Vec<String> = profile.frames.iter().map(|f| f.name()).collect();
-    let mut rows: HashMap<&str, (i64, i64, i64, usize)> = HashMap::new();
+    let mut rows: HashMap<&str, (i64, i64, i64, usize)> = HashMap::default();
     for (index, sample) in profile.samples.iter().enumerate() {
         let value = sample.values.first().copied().unwrap_or(0);
-        let mut seen = HashSet::new();
+        let mut seen = HashSet::default();
         for (depth, &frame) in sample.stack.iter().enumerate() {
             let name = names[frame].as_str();
             let row = rows.entry(name).or_insert((0, 0, -1, index));

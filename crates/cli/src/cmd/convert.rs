@@ -150,12 +150,19 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| format!("{} — {}", kind.section(), args.profile.input.display()));
     write(&profile, format, &title, &args.output)?;
+    let (total, stacks) = (profile.total(), profile.samples.len());
+    let sample_type = profile
+        .sample_types
+        .first()
+        .map(|t| t.name.clone())
+        .unwrap_or_default();
+    std::mem::forget(profile);
     eprintln!(
         "hprof: wrote {} ({} {}, {} stacks)",
         args.output.display(),
-        profile.total(),
-        profile.sample_types.first().map_or("", |t| t.name.as_str()),
-        profile.samples.len()
+        total,
+        sample_type,
+        stacks
     );
     Ok(())
 }

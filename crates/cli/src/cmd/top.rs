@@ -56,7 +56,10 @@ fn stack_names(profile: &Profile, stack: &[usize]) -> Vec<String> {
 /// Runs `hprof top`.
 pub fn run(args: &TopArgs, out: &mut dyn Write) -> Result<()> {
     let (profile, kind) = args.profile.load()?;
-    write_top(&profile, kind.section(), args, out)
+    write_top(&profile, kind.section(), args, out)?;
+    // Freeing its millions of small strings would cost more than the ranking.
+    std::mem::forget(profile);
+    Ok(())
 }
 
 /// Writes the ranking of `profile` (also used by `hprof run`'s report).
