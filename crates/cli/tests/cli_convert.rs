@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use hprof_testkit::java::{finish, java_command, jdk17, libhprof, tools_env};
+use hprof_testkit::java::{chromium_dom, finish, java_command, jdk17, libhprof, tools_env};
 
 use crate::support::{hprof_ok, run_hprof, temp_dir};
 
@@ -164,9 +164,6 @@ fn pprof_is_read_by_go_tool_pprof_with_the_hot_method_first() {
 
 #[test]
 fn the_flame_graph_loads_in_a_browser_and_its_search_and_zoom_work() {
-    let Some(chromium) = tools_env().get("HPROF_CHROMIUM") else {
-        panic!("HPROF_CHROMIUM missing from .tools/env: run scripts/setup.sh");
-    };
     let dir = temp_dir();
     profile(dir.path(), "cpu=samples,depth=16");
     let html = dir.path().join("flame.html");
@@ -206,33 +203,7 @@ setTimeout(function () {
 </script></body>"##;
     let probed = dir.path().join("probed.html");
     std::fs::write(&probed, page.replace("</body>", probe)).unwrap();
-    let profile_dir = dir.path().join("chromium-profile");
-    let mut child = Command::new(chromium)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--no-first-run",
-            "--virtual-time-budget=5000",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile_dir.display()))
-        .arg(format!("file://{}", probed.display()))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("chromium did not finish within a minute");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let dom = String::from_utf8_lossy(&child.wait_with_output().unwrap().stdout).into_owned();
+    let (dom, _) = chromium_dom(&probed);
     let result = dom
         .split("<title>RESULT|")
         .nth(1)

@@ -258,8 +258,9 @@ pub fn visualvm_retained(file: &Path) -> HashMap<u64, (u64, u64)> {
 }
 
 /// Loads `page` in headless Chromium (HPROF_CHROMIUM) with a fresh profile, no network
-/// services and a 60 s limit, and returns the DOM after scripts ran and what Chromium
-/// printed on stderr (console errors included).
+/// services and a 60 s limit, and returns the DOM after scripts ran (timers included, up to
+/// 5 s of the page's virtual time) and what Chromium printed on stderr (console errors
+/// included).
 pub fn chromium_dom(page: &Path) -> (String, String) {
     let chromium = tools_env()
         .get("HPROF_CHROMIUM")
@@ -277,6 +278,7 @@ pub fn chromium_dom(page: &Path) -> (String, String) {
             "--no-first-run",
             "--enable-logging=stderr",
             "--v=0",
+            "--virtual-time-budget=5000",
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg("--dump-dom")
