@@ -94,7 +94,7 @@ pub fn write(profile: &Profile, title: &str, out: &mut dyn Write) -> io::Result<
     let kinds: HashMap<String, FrameKind> = profile
         .frames
         .iter()
-        .map(|f| (folded::clean(&f.name()), f.kind))
+        .map(|f| (folded::clean(f.name()), f.kind))
         .collect();
     let unit = profile.sample_types.first().map_or("samples", |t| {
         if t.unit == "count" {

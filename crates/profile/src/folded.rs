@@ -14,7 +14,17 @@ pub(crate) fn clean(name: &str) -> String {
 /// The folded lines of `profile`, aggregated and sorted: (stack, value). With thread names
 /// the thread is the root frame.
 pub fn lines(profile: &Profile) -> BTreeMap<String, i64> {
-    let names: Vec<String> = profile.frames.iter().map(|f| clean(&f.name())).collect();
+    let names: Vec<std::borrow::Cow<'_, str>> = profile
+        .frames
+        .iter()
+        .map(|f| {
+            if f.name.contains([';', '\n']) {
+                clean(&f.name).into()
+            } else {
+                f.name().into()
+            }
+        })
+        .collect();
     let mut lines: BTreeMap<String, i64> = BTreeMap::new();
     for sample in &profile.samples {
         let value = sample.values.first().copied().unwrap_or(0);

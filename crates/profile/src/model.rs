@@ -1,16 +1,18 @@
 //! The profile model: frames, stacks, sample types and values.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap;
 
-/// One frame of a stack.
+/// One frame of a stack. Names are shared (`Arc<str>`): a profile has few distinct methods and
+/// many frames.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Frame {
-    /// Dotted class name (`java.util.HashMap`), or empty for a pseudo-frame.
-    pub class: String,
-    /// Method name, or the pseudo-frame's text (`<empty trace>`, an allocated class).
-    pub method: String,
+    /// `Class.method` (dotted class name), or the pseudo-frame's text (`<empty trace>`, an
+    /// allocated class).
+    pub name: Arc<str>,
     /// Source file, when known.
-    pub file: Option<String>,
+    pub file: Option<Arc<str>>,
     /// Source line, when known.
     pub line: Option<u32>,
     /// What the frame is, for colours.
@@ -22,36 +24,40 @@ pub struct Frame {
 pub enum FrameKind {
     /// A method of the application (any class outside the JDK's packages).
     Application,
-    /// A method of the JDK (`java.`, `javax.`, `jdk.`, `sun.`, `com.sun.`).
+    /// A method of the JDK (`java.`, `javax.`, `jdk.`, `sun.`, `com.sun.`, `org.xml.`).
     Jdk,
     /// Not a method: the agent's pseudo-frames (`<empty trace>`), or the class an allocation
     /// site allocated (the leaf of an allocation profile).
     Pseudo,
 }
 
-impl Frame {
-    /// A method frame.
-    pub fn method(class: &str, method: &str, file: Option<String>, line: Option<u32>) -> Frame {
+impl FrameKind {
+    /// The kind of a method of the class `class` (dotted).
+    pub fn of_class(class: &str) -> FrameKind {
         const JDK: [&str; 6] = ["java.", "javax.", "jdk.", "sun.", "com.sun.", "org.xml."];
-        let kind = if JDK.iter().any(|p| class.starts_with(p)) {
+        if JDK.iter().any(|p| class.starts_with(p)) {
             FrameKind::Jdk
         } else {
             FrameKind::Application
-        };
+        }
+    }
+}
+
+impl Frame {
+    /// A method frame.
+    pub fn method(class: &str, method: &str, file: Option<&str>, line: Option<u32>) -> Frame {
         Frame {
-            class: class.to_string(),
-            method: method.to_string(),
-            file,
+            name: format!("{class}.{method}").into(),
+            file: file.map(Arc::from),
             line,
-            kind,
+            kind: FrameKind::of_class(class),
         }
     }
 
     /// A pseudo-frame.
     pub fn pseudo(text: &str) -> Frame {
         Frame {
-            class: String::new(),
-            method: text.to_string(),
+            name: text.into(),
             file: None,
             line: None,
             kind: FrameKind::Pseudo,
@@ -59,12 +65,8 @@ impl Frame {
     }
 
     /// `Class.method`, or the pseudo-frame's text.
-    pub fn name(&self) -> String {
-        if self.class.is_empty() {
-            self.method.clone()
-        } else {
-            format!("{}.{}", self.class, self.method)
-        }
+    pub fn name(&self) -> &str {
+        &self.name
     }
 }
 
@@ -216,8 +218,8 @@ impl Profile {
             .iter()
             .map(|f| {
                 let name = f.name();
-                include.is_none_or(|r| r.is_match(&name))
-                    && !exclude.is_some_and(|r| r.is_match(&name))
+                include.is_none_or(|r| r.is_match(name))
+                    && !exclude.is_some_and(|r| r.is_match(name))
             })
             .collect();
         for sample in &mut self.samples {

@@ -122,8 +122,8 @@ pub fn encode(profile: &Profile) -> Vec<u8> {
     let mut function_ids: HashMap<(String, String), u64> = HashMap::default();
     let mut location = Vec::with_capacity(profile.frames.len());
     for (i, frame) in profile.frames.iter().enumerate() {
-        let name = frame.name();
-        let file = frame.file.clone().unwrap_or_default();
+        let name = frame.name().to_string();
+        let file = frame.file.as_deref().unwrap_or_default().to_string();
         let function_id = *function_ids
             .entry((name.clone(), file.clone()))
             .or_insert_with(|| {

@@ -5,7 +5,9 @@ use rustc_hash::FxHashMap as HashMap;
 
 use hprof_format::{Record, Records};
 
-use crate::model::{Frame, Kind, Profile, Selection};
+use std::sync::Arc;
+
+use crate::model::{Frame, FrameKind, Kind, Profile, Selection};
 
 /// Why a file could not be read or converted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,10 +92,12 @@ impl SectionKind {
 /// What an output file holds.
 #[derive(Debug, Clone, Default)]
 pub struct Recording {
-    /// Every distinct frame, and its index by the text that named it (a text TRACE line, or
-    /// a binary frame id in decimal).
+    /// Every distinct frame, and its index by (name, file, line) and by binary frame id.
     frames: Vec<Frame>,
-    frame_index: HashMap<String, usize>,
+    frame_index: HashMap<(u32, u32, u32), usize>,
+    /// Names and source files, each stored once; 0 is "none".
+    strings: Vec<Arc<str>>,
+    string_index: HashMap<Box<str>, u32>,
     traces: HashMap<u32, Trace>,
     threads: HashMap<u32, String>,
     sections: Vec<Section>,
@@ -121,14 +125,42 @@ impl Recording {
         ))
     }
 
-    /// The index of the frame named by `key`, parsed by `make` the first time.
-    fn frame(&mut self, key: &str, make: impl FnOnce() -> Frame) -> usize {
-        if let Some(&i) = self.frame_index.get(key) {
+    /// The number of a name or file, stored once.
+    fn string(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.string_index.get(s) {
+            return i;
+        }
+        if self.strings.is_empty() {
+            self.strings.push(Arc::from(""));
+        }
+        let i = self.strings.len() as u32;
+        self.strings.push(Arc::from(s));
+        self.string_index.insert(s.into(), i);
+        i
+    }
+
+    /// The index of the frame (`name` of kind `kind`, in `file` at `line`), added if new.
+    fn frame(
+        &mut self,
+        name: &str,
+        kind: FrameKind,
+        file: Option<&str>,
+        line: Option<u32>,
+    ) -> usize {
+        let name_id = self.string(name);
+        let file_id = file.map_or(0, |f| self.string(f));
+        let key = (name_id, file_id, line.unwrap_or(0));
+        if let Some(&i) = self.frame_index.get(&key) {
             return i;
         }
         let i = self.frames.len();
-        self.frames.push(make());
-        self.frame_index.insert(key.to_string(), i);
+        self.frames.push(Frame {
+            name: self.strings[name_id as usize].clone(),
+            file: (file_id != 0).then(|| self.strings[file_id as usize].clone()),
+            line,
+            kind,
+        });
+        self.frame_index.insert(key, i);
         i
     }
 
@@ -213,19 +245,20 @@ impl Recording {
     }
 }
 
-/// A frame line of a text TRACE: `class.method(Source.java:12)`.
-fn parse_frame(line: &str) -> Frame {
+/// A frame line of a text TRACE, `class.method(Source.java:12)`, as (name, kind, file,
+/// line), borrowed from the line.
+fn parse_frame(line: &str) -> (&str, FrameKind, Option<&str>, Option<u32>) {
     let Some(open) = line.rfind('(') else {
-        return Frame::pseudo(line);
+        return (line, FrameKind::Pseudo, None, None);
     };
     let (qualified, rest) = line.split_at(open);
     let inside = rest.trim_start_matches('(').trim_end_matches(')');
     let (source, position) = inside.rsplit_once(':').unwrap_or((inside, ""));
-    let file = (source != "<Unknown Source>").then(|| source.to_string());
+    let file = (source != "<Unknown Source>").then_some(source);
     let line = position.parse().ok();
     match qualified.rsplit_once('.') {
-        Some((class, method)) => Frame::method(class, method, file, line),
-        None => Frame::pseudo(qualified),
+        Some((class, _)) => (qualified, FrameKind::of_class(class), file, line),
+        None => (qualified, FrameKind::Pseudo, None, None),
     }
 }
 
@@ -271,7 +304,8 @@ fn read_text(text: &str) -> Result<Recording, Error> {
             while let Some(frame) = lines.peek().and_then(|l| l.strip_prefix('\t')) {
                 let frame = frame.trim_end_matches('\n');
                 if frame != "<empty>" {
-                    frames.push(recording.frame(frame, || parse_frame(frame)));
+                    let (name, kind, file, line) = parse_frame(frame);
+                    frames.push(recording.frame(name, kind, file, line));
                 }
                 next_line(&mut lines, &mut offset);
             }
@@ -388,9 +422,9 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                 let method = text(&strings, method_name_id).unwrap_or_default();
                 let file = text(&strings, source_file_id).filter(|f| !f.is_empty());
                 let line = u32::try_from(line).ok().filter(|&l| l > 0);
-                let index = recording.frame(&frame_id.to_string(), || {
-                    Frame::method(&class, &method, file, line)
-                });
+                let name = format!("{class}.{method}");
+                let index =
+                    recording.frame(&name, FrameKind::of_class(&class), file.as_deref(), line);
                 frames.insert(frame_id, index);
             }
             Record::StackTrace {
@@ -404,8 +438,9 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                         .iter()
                         .map(|id| match frames.get(&id) {
                             Some(&i) => i,
-                            None => recording
-                                .frame("<unknown frame>", || Frame::pseudo("<unknown frame>")),
+                            None => {
+                                recording.frame("<unknown frame>", FrameKind::Pseudo, None, None)
+                            }
                         })
                         .collect(),
                 };
@@ -489,10 +524,7 @@ CPU SAMPLES BEGIN (total = 4) Tue Nov 24 14:00:02 2026\nrank   self  accum   cou
         let first = r.profile(Kind::Cpu, Selection::Nth(1), false).unwrap();
         assert_eq!(first.total(), 10);
         let root = &first.frames[first.samples[0].stack[0]];
-        assert_eq!(
-            (root.name(), root.line),
-            ("CpuHot.main".to_string(), Some(30))
-        );
+        assert_eq!((root.name(), root.line), ("CpuHot.main", Some(30)));
         assert_eq!(all.samples[0].thread.as_deref(), Some("main"));
         let err = r.profile(Kind::Cpu, Selection::Nth(3), false).unwrap_err();
         assert!(err.message.contains("dump 3 does not exist"), "{err}");
@@ -514,18 +546,15 @@ CPU SAMPLES BEGIN (total = 4) Tue Nov 24 14:00:02 2026\nrank   self  accum   cou
     fn frames_keep_class_method_file_and_line() {
         let f = parse_frame("java.util.HashMap$Node.<init>(HashMap.java:289)");
         assert_eq!(
-            (f.class.as_str(), f.method.as_str()),
-            ("java.util.HashMap$Node", "<init>")
+            f,
+            (
+                "java.util.HashMap$Node.<init>",
+                FrameKind::Jdk,
+                Some("HashMap.java"),
+                Some(289)
+            )
         );
-        assert_eq!(
-            (f.file.as_deref(), f.line),
-            (Some("HashMap.java"), Some(289))
-        );
-        assert_eq!(f.kind, crate::FrameKind::Jdk);
         let f = parse_frame("App.run(<Unknown Source>:Unknown line)");
-        assert_eq!(
-            (f.file, f.line, f.kind),
-            (None, None, crate::FrameKind::Application)
-        );
+        assert_eq!(f, ("App.run", FrameKind::Application, None, None));
     }
 }

@@ -21,13 +21,13 @@ pub struct MethodRow {
 
 /// The methods of `profile` by self value, then total value, then name.
 pub fn methods(profile: &Profile) -> Vec<MethodRow> {
-    let names: Vec<String> = profile.frames.iter().map(|f| f.name()).collect();
+    let names: Vec<&str> = profile.frames.iter().map(|f| f.name()).collect();
     let mut rows: HashMap<&str, (i64, i64, i64, usize)> = HashMap::default();
     for (index, sample) in profile.samples.iter().enumerate() {
         let value = sample.values.first().copied().unwrap_or(0);
         let mut seen = HashSet::default();
         for (depth, &frame) in sample.stack.iter().enumerate() {
-            let name = names[frame].as_str();
+            let name = names[frame];
             let row = rows.entry(name).or_insert((0, 0, -1, index));
             let leaf = depth + 1 == sample.stack.len();
             if leaf {

@@ -49,7 +49,7 @@ fn stack_names(profile: &Profile, stack: &[usize]) -> Vec<String> {
     stack
         .iter()
         .rev()
-        .map(|&f| profile.frames[f].name())
+        .map(|&f| profile.frames[f].name().to_string())
         .collect()
 }
 
