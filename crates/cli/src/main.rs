@@ -38,7 +38,7 @@ enum Command {
 /// Runs the command; `Some(code)` when the exit status is a profiled program's.
 fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Option<i32>> {
     match &cli.command {
-        Command::Run(args) => cmd::run::run(args, out).map(Some),
+        Command::Run(args) => cmd::run::run(args).map(Some),
         Command::Listen(args) => cmd::listen::run(args, out).map(|()| None),
         Command::Summary(args) => cmd::summary::run(args, out).map(|()| None),
         Command::Print(args) => cmd::print::run(args, out).map(|()| None),

@@ -90,8 +90,9 @@ pub struct RunArgs {
     pub command: Vec<OsString>,
 }
 
-/// Runs `hprof run`; returns the program's exit status.
-pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<i32> {
+/// Runs `hprof run` (its report goes to standard error or `--report`, never to standard
+/// output, which is the program's); returns the program's exit status.
+pub fn run(args: &RunArgs) -> Result<i32> {
     let agent = find_agent()?;
     let format_b = matches!(args.format, OutputFormat::B);
     let output = args.output.clone().unwrap_or_else(|| {
@@ -226,7 +227,6 @@ pub fn run(args: &RunArgs, out: &mut dyn Write) -> Result<i32> {
         };
         report(profile, flame.as_deref(), args.top, &mut report_out)?;
     }
-    let _ = out;
     Ok(code)
 }
 
