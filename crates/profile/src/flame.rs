@@ -107,11 +107,18 @@ pub fn write(profile: &Profile, title: &str, out: &mut dyn Write) -> io::Result<
     // which a srcdoc frame may not do: each frame gets a no-op instead.
     let frame =
         |svg: String| format!("<script>history.replaceState = function () {{}};</script>{svg}");
-    let callees = frame(recolour(&svg(&lines, title, unit, false)?, &kinds));
-    let callers = frame(recolour(
-        &svg(&lines, &format!("{title} (callers)"), unit, true)?,
-        &kinds,
-    ));
+    // The two views are laid out side by side, one on each core.
+    let callers_title = format!("{title} (callers)");
+    let (callees, callers) = std::thread::scope(|scope| {
+        let callers = scope
+            .spawn(|| svg(&lines, &callers_title, unit, true).map(|s| frame(recolour(&s, &kinds))));
+        let callees = svg(&lines, title, unit, false).map(|s| frame(recolour(&s, &kinds)));
+        let callers = callers
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the callers view failed")));
+        (callees, callers)
+    });
+    let (callees, callers) = (callees?, callers?);
     write!(
         out,
         r#"<!DOCTYPE html>

@@ -1,7 +1,8 @@
 //! Brendan Gregg's folded (collapsed) stacks: one line per distinct stack, frames root first
-//! joined by `;`, then a space and the value of the profile's first sample type.
+//! joined by `;`, then a space and the value of the profile's first sample type; lines in the
+//! order their stacks first appear in the profile.
 
-use std::collections::BTreeMap;
+use rustc_hash::FxHashMap;
 use std::io::{self, Write};
 
 use crate::model::Profile;
@@ -11,9 +12,9 @@ pub(crate) fn clean(name: &str) -> String {
     name.replace([';', '\n'], ":")
 }
 
-/// The folded lines of `profile`, aggregated and sorted: (stack, value). With thread names
-/// the thread is the root frame.
-pub fn lines(profile: &Profile) -> BTreeMap<String, i64> {
+/// The folded lines of `profile`, aggregated, in the order their stacks first appear:
+/// (stack, value). With thread names the thread is the root frame.
+pub fn lines(profile: &Profile) -> Vec<(String, i64)> {
     let names: Vec<std::borrow::Cow<'_, str>> = profile
         .frames
         .iter()
@@ -25,7 +26,8 @@ pub fn lines(profile: &Profile) -> BTreeMap<String, i64> {
             }
         })
         .collect();
-    let mut lines: BTreeMap<String, i64> = BTreeMap::new();
+    let mut lines: Vec<(String, i64)> = Vec::new();
+    let mut index: FxHashMap<String, usize> = FxHashMap::default();
     for sample in &profile.samples {
         let value = sample.values.first().copied().unwrap_or(0);
         if value <= 0 {
@@ -41,7 +43,13 @@ pub fn lines(profile: &Profile) -> BTreeMap<String, i64> {
             }
             key.push_str(&names[frame]);
         }
-        *lines.entry(key).or_default() += value;
+        match index.get(&key) {
+            Some(&i) => lines[i].1 += value,
+            None => {
+                index.insert(key.clone(), lines.len());
+                lines.push((key, value));
+            }
+        }
     }
     lines
 }

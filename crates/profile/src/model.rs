@@ -161,6 +161,9 @@ pub struct Profile {
     /// Index of the frames added by [`Profile::intern`] (frames given whole by
     /// [`Profile::with_frames`] are distinct already and not indexed).
     frame_index: FxHashMap<Frame, usize>,
+    /// Every frame name, once: frames of one method share its `Arc` (code that groups by
+    /// method compares the names' addresses). Filled on the first [`Profile::intern`].
+    names: rustc_hash::FxHashSet<Arc<str>>,
 }
 
 impl Profile {
@@ -181,14 +184,28 @@ impl Profile {
         }
     }
 
-    /// The index of `frame`, added if new.
+    /// The index of `frame`, added if new (its name shared with the frames of the same name).
     pub fn intern(&mut self, frame: &Frame) -> usize {
         if let Some(&i) = self.frame_index.get(frame) {
             return i;
         }
+        if self.names.is_empty() {
+            self.names = self.frames.iter().map(|f| f.name.clone()).collect();
+        }
+        let name = match self.names.get(&frame.name) {
+            Some(name) => name.clone(),
+            None => {
+                self.names.insert(frame.name.clone());
+                frame.name.clone()
+            }
+        };
         let i = self.frames.len();
+        let frame = Frame {
+            name,
+            ..frame.clone()
+        };
         self.frames.push(frame.clone());
-        self.frame_index.insert(frame.clone(), i);
+        self.frame_index.insert(frame, i);
         i
     }
 

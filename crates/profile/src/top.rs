@@ -19,42 +19,59 @@ pub struct MethodRow {
     pub hottest: Vec<usize>,
 }
 
+/// A method's sums while they are added up.
+struct Sums {
+    frame: usize,
+    self_value: i64,
+    total_value: i64,
+    hottest_rank: i64,
+    hottest: usize,
+}
+
 /// The methods of `profile` by self value, then total value, then name.
 pub fn methods(profile: &Profile) -> Vec<MethodRow> {
-    let names: Vec<&str> = profile.frames.iter().map(|f| f.name()).collect();
-    let mut rows: HashMap<&str, (i64, i64, i64, usize)> = HashMap::default();
+    // Frames of one method share its name (`Arc<str>`), so methods are keyed by the name's
+    // address: no string is hashed per frame.
+    let mut sums: HashMap<*const u8, Sums> = HashMap::default();
+    let mut seen = HashSet::default();
     for (index, sample) in profile.samples.iter().enumerate() {
         let value = sample.values.first().copied().unwrap_or(0);
-        let mut seen = HashSet::default();
+        seen.clear();
         for (depth, &frame) in sample.stack.iter().enumerate() {
-            let name = names[frame];
-            let row = rows.entry(name).or_insert((0, 0, -1, index));
+            let key = profile.frames[frame].name.as_ptr();
+            let row = sums.entry(key).or_insert(Sums {
+                frame,
+                self_value: 0,
+                total_value: 0,
+                hottest_rank: -1,
+                hottest: index,
+            });
             let leaf = depth + 1 == sample.stack.len();
             if leaf {
-                row.0 += value;
+                row.self_value += value;
             }
-            if seen.insert(name) {
-                row.1 += value;
+            if seen.insert(key) {
+                row.total_value += value;
                 // The hottest stack: a leaf sample beats any other; then the larger value.
                 let rank = if leaf {
                     value.saturating_add(1 << 40)
                 } else {
                     value
                 };
-                if rank > row.2 {
-                    row.2 = rank;
-                    row.3 = index;
+                if rank > row.hottest_rank {
+                    row.hottest_rank = rank;
+                    row.hottest = index;
                 }
             }
         }
     }
-    let mut rows: Vec<MethodRow> = rows
-        .into_iter()
-        .map(|(name, (self_value, total_value, _, sample))| MethodRow {
-            name: name.to_string(),
-            self_value,
-            total_value,
-            hottest: profile.samples[sample].stack.clone(),
+    let mut rows: Vec<MethodRow> = sums
+        .into_values()
+        .map(|s| MethodRow {
+            name: profile.frames[s.frame].name().to_string(),
+            self_value: s.self_value,
+            total_value: s.total_value,
+            hottest: profile.samples[s.hottest].stack.clone(),
         })
         .collect();
     rows.sort_by(|a, b| {
@@ -77,6 +94,8 @@ mod tests {
         let f = |m: &str| Frame::method("A", m, None, None);
         p.add(&[f("main"), f("work"), f("hot")], None, vec![5]);
         p.add(&[f("main"), f("work"), f("work")], None, vec![3]);
+        // The same method at another line is the same row.
+        p.add(&[Frame::method("A", "main", None, Some(7))], None, vec![0]);
         p.add(&[f("main"), f("other"), f("hot")], None, vec![2]);
         let rows = methods(&p);
         let row = |n: &str| rows.iter().find(|r| r.name == n).unwrap().clone();
