@@ -91,11 +91,14 @@ pub fn write(profile: &Profile, title: &str, out: &mut dyn Write) -> io::Result<
     if lines.is_empty() {
         return Err(io::Error::other("the profile has no samples to draw"));
     }
-    let kinds: HashMap<String, FrameKind> = profile
-        .frames
-        .iter()
-        .map(|f| (folded::clean(f.name()), f.kind))
-        .collect();
+    // One entry per method (frames of a method share its name's `Arc`).
+    let mut kinds: HashMap<String, FrameKind> = HashMap::default();
+    let mut seen: rustc_hash::FxHashSet<*const u8> = rustc_hash::FxHashSet::default();
+    for frame in &profile.frames {
+        if seen.insert(frame.name.as_ptr()) {
+            kinds.insert(folded::clean(frame.name()), frame.kind);
+        }
+    }
     let unit = profile.sample_types.first().map_or("samples", |t| {
         if t.unit == "count" {
             t.name.as_str()
