@@ -10,8 +10,13 @@ use crate::support::{hprof_ok, run_hprof, temp_dir};
 
 /// Profiles CpuHot (one hot method, `CpuHot.hot`, called from `main`) with `options`.
 fn profile(dir: &Path, options: &str) {
+    profile_program(dir, options, "CpuHot", &["800"]);
+}
+
+/// Runs `program` under the agent with `options` in `dir`.
+fn profile_program(dir: &Path, options: &str, program: &str, args: &[&str]) {
     let agent = format!("-agentpath:{}={options}", libhprof().display());
-    let child = java_command(&jdk17(), dir, &[&agent], "CpuHot", &["800"])
+    let child = java_command(&jdk17(), dir, &[&agent], program, args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -223,4 +228,127 @@ setTimeout(function () {
         "",
         "script errors: {result}"
     );
+}
+
+/// The rows of the last section starting with `begin` (up to `end`) whose first column is a rank.
+fn last_rows(text: &str, begin: &str, end: &str) -> Vec<Vec<String>> {
+    let start = text.rfind(begin).unwrap_or_else(|| panic!("no {begin}"));
+    text[start..]
+        .lines()
+        .skip(1)
+        .take_while(|l| *l != end)
+        .map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .filter(|c| c.first().is_some_and(|r| r.parse::<u32>().is_ok()))
+        .collect()
+}
+
+/// `go tool pprof -top` of `file` with `sample_index`: the total it reports.
+fn pprof_total(file: &Path, sample_index: &str) -> i64 {
+    let go = tools_env().get("HPROF_GO").expect("HPROF_GO in .tools/env");
+    let home = file.parent().unwrap().join("gohome");
+    let output = Command::new(go)
+        .args(["tool", "pprof", "-top", "-symbolize=none"])
+        .arg(format!("-sample_index={sample_index}"))
+        .arg(file)
+        .env("HOME", &home)
+        .env("GOPATH", home.join("go"))
+        .env("GOCACHE", home.join("cache"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{text} {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // "Showing nodes accounting for 1234, 100% of 1234 total"
+    let line = text
+        .lines()
+        .find(|l| l.contains(" total"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let total = line
+        .rsplit(" of ")
+        .next()
+        .unwrap()
+        .trim_end_matches(" total");
+    total
+        .trim_end_matches("ms")
+        .parse()
+        .unwrap_or_else(|_| panic!("{line}"))
+}
+
+#[test]
+fn alloc_and_live_profiles_add_up_to_the_sites_with_the_class_as_the_leaf() {
+    let dir = temp_dir();
+    profile_program(dir.path(), "heap=sites,depth=8,cutoff=0", "AllocSites", &[]);
+    let text_file = dir.path().join("java.hprof.txt");
+    let text = std::fs::read_to_string(&text_file).unwrap();
+    let rows = last_rows(&text, "SITES BEGIN", "SITES END");
+    assert!(rows.len() > 10, "{rows:?}");
+    let col = |i: usize| {
+        rows.iter()
+            .map(|r| r[i].parse::<i64>().unwrap())
+            .sum::<i64>()
+    };
+    let (live_bytes, alloc_bytes) = (col(3), col(5));
+    let alloc = folded(&text_file, &["--alloc"]);
+    assert_eq!(alloc.iter().map(|l| l.1).sum::<i64>(), alloc_bytes);
+    assert!(
+        alloc
+            .iter()
+            .any(|(s, _)| s.ends_with("AllocSites.makePoints;AllocSites$Point")),
+        "{alloc:?}"
+    );
+    let live = folded(&text_file, &["--live"]);
+    assert_eq!(live.iter().map(|l| l.1).sum::<i64>(), live_bytes);
+    // pprof carries the objects too.
+    let out = dir.path().join("alloc.pb.gz");
+    hprof_ok(&[
+        "convert",
+        text_file.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "--alloc",
+    ]);
+    assert_eq!(pprof_total(&out, "alloc_objects"), col(6));
+}
+
+#[test]
+fn times_and_lock_profiles_carry_exact_calls_and_contentions() {
+    let dir = temp_dir();
+    profile_program(dir.path(), "cpu=times,cutoff=0,depth=8", "CallCounts", &[]);
+    let text_file = dir.path().join("java.hprof.txt");
+    let text = std::fs::read_to_string(&text_file).unwrap();
+    let rows = last_rows(&text, "CPU TIME (ms) BEGIN", "CPU TIME (ms) END");
+    let calls: i64 = rows.iter().map(|r| r[3].parse::<i64>().unwrap()).sum();
+    let out = dir.path().join("times.pb.gz");
+    hprof_ok(&[
+        "convert",
+        text_file.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "--times",
+    ]);
+    assert_eq!(pprof_total(&out, "calls"), calls);
+    let lines = folded(&text_file, &["--times"]);
+    assert!(
+        lines.iter().any(|(s, _)| s.contains("CallCounts.fib")),
+        "{lines:?}"
+    );
+
+    let dir = temp_dir();
+    profile_program(dir.path(), "monitor=y,depth=8", "LockContention", &[]);
+    let text_file = dir.path().join("java.hprof.txt");
+    let text = std::fs::read_to_string(&text_file).unwrap();
+    let rows = last_rows(&text, "MONITOR TIME BEGIN", "MONITOR TIME END");
+    assert!(!rows.is_empty(), "no contention recorded");
+    let contentions: i64 = rows.iter().map(|r| r[3].parse::<i64>().unwrap()).sum();
+    let out = dir.path().join("lock.pb.gz");
+    hprof_ok(&[
+        "convert",
+        text_file.to_str().unwrap(),
+        out.to_str().unwrap(),
+        "--lock",
+    ]);
+    assert_eq!(pprof_total(&out, "contentions"), contentions);
+    let lines = folded(&text_file, &["--lock"]);
+    assert!(!lines.is_empty());
 }
