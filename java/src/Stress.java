@@ -9,6 +9,8 @@
 //   oom      fills the heap and keeps it full until an OutOfMemoryError ends main
 //   oom-keep fills the heap, keeps it full from a static, and goes on allocating (other threads
 //            too, catching their OutOfMemoryErrors) until main dies of one after MILLIS
+//   oom-static fills the heap from a static until main dies of an OutOfMemoryError, leaving
+//            no garbage: the JVM then cannot even start its shutdown
 // Every load thread is a daemon and stops at the deadline.
 
 import java.io.InputStream;
@@ -200,6 +202,12 @@ public class Stress {
                 case "cpu":
                     daemon("cpu", Stress::cpu);
                     break;
+                case "oom-static":
+                    System.out.println("READY");
+                    System.out.flush();
+                    while (true) {
+                        HOG.add(new long[16 * 1024]);
+                    }
                 case "oom-keep":
                     System.out.println("READY");
                     System.out.flush();

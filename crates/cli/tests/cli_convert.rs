@@ -132,9 +132,6 @@ fn errors_name_the_problem() {
 
 #[test]
 fn pprof_is_read_by_go_tool_pprof_with_the_hot_method_first() {
-    let Some(go) = tools_env().get("HPROF_GO") else {
-        panic!("HPROF_GO missing from .tools/env: run scripts/setup.sh");
-    };
     let dir = temp_dir();
     profile(dir.path(), "cpu=samples,depth=16");
     let out = dir.path().join("cpu.pb.gz");
@@ -143,21 +140,7 @@ fn pprof_is_read_by_go_tool_pprof_with_the_hot_method_first() {
         dir.path().join("java.hprof.txt").to_str().unwrap(),
         out.to_str().unwrap(),
     ]);
-    let home = dir.path().join("gohome");
-    let output = Command::new(go)
-        .args(["tool", "pprof", "-top", "-symbolize=none"])
-        .arg(&out)
-        .env("HOME", &home)
-        .env("GOPATH", home.join("go"))
-        .env("GOCACHE", home.join("cache"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{text} {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let text = go_pprof_top(&out, &[]);
     assert!(text.contains("Type: samples"), "{text}");
     let first = text
         .lines()
@@ -242,25 +225,34 @@ fn last_rows(text: &str, begin: &str, end: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// `go tool pprof -top` of `file` with `sample_index`: the total it reports.
-fn pprof_total(file: &Path, sample_index: &str) -> i64 {
-    let go = tools_env().get("HPROF_GO").expect("HPROF_GO in .tools/env");
+/// The output of `go tool pprof -top` (Go from .tools/env, its caches in a private home) of
+/// `file` with `extra` options.
+fn go_pprof_top(file: &Path, extra: &[&str]) -> String {
+    let go = tools_env()
+        .get("HPROF_GO")
+        .expect("HPROF_GO in .tools/env: run scripts/setup.sh");
     let home = file.parent().unwrap().join("gohome");
     let output = Command::new(go)
         .args(["tool", "pprof", "-top", "-symbolize=none"])
-        .arg(format!("-sample_index={sample_index}"))
+        .args(extra)
         .arg(file)
         .env("HOME", &home)
         .env("GOPATH", home.join("go"))
         .env("GOCACHE", home.join("cache"))
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout);
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),
         "{text} {}",
         String::from_utf8_lossy(&output.stderr)
     );
+    text
+}
+
+/// The total `go tool pprof -top` reports for `file`'s `sample_index`.
+fn pprof_total(file: &Path, sample_index: &str) -> i64 {
+    let text = go_pprof_top(file, &[&format!("-sample_index={sample_index}")]);
     // "Showing nodes accounting for 1234, 100% of 1234 total"
     let line = text
         .lines()
@@ -271,10 +263,7 @@ fn pprof_total(file: &Path, sample_index: &str) -> i64 {
         .next()
         .unwrap()
         .trim_end_matches(" total");
-    total
-        .trim_end_matches("ms")
-        .parse()
-        .unwrap_or_else(|_| panic!("{line}"))
+    total.parse().unwrap_or_else(|_| panic!("{line}"))
 }
 
 #[test]
