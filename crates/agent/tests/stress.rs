@@ -84,13 +84,10 @@ fn storm(jdk: &Jdk, options: &str, loads: &[&str]) -> u32 {
         run.signal,
         run.stderr
     );
-    // The JVM prints its thread dumps (one per SIGQUIT) to stdout too.
-    assert!(run.stdout.contains("READY\n"), "{what}");
-    assert!(
-        run.stdout.contains("\ndone true\n"),
-        "{what}: {}",
-        run.stdout
-    );
+    // The JVM prints its thread dumps (one per SIGQUIT) to stdout too, and they may land in
+    // the middle of the program's lines (between "done true" and its line break).
+    assert!(run.stdout.contains("READY"), "{what}");
+    assert!(run.stdout.contains("done true"), "{what}: {}", run.stdout);
     // The one error allowed: on JDK 25+, heap dumps are skipped while virtual threads exist
     // (the JVM's heap walk crashes on them; docs/compatibility.md), and each skip says so.
     for line in run.stderr.lines().filter(|l| l.contains("HPROF ERROR")) {
