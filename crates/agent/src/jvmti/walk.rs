@@ -400,9 +400,8 @@ impl Jvmti {
 
     /// Calls `visit(tag, size)` for every tagged object in the heap, live or not yet collected
     /// (IterateThroughHeap with untagged objects filtered out). `visit` runs in the VM thread
-    /// with the world stopped: memory only, never JNI or JVMTI. The walk also has the JVM post,
-    /// on the calling thread, the ObjectFree events of tagged objects it found dead, without
-    /// the flush protocol that `SetEventNotificationMode(ObjectFree)` goes through.
+    /// with the world stopped: memory only, never JNI or JVMTI. With untagged objects filtered
+    /// out, the JVM undoes no escape-analysis optimizations first (no deoptimization).
     pub fn iterate_tagged(self, visit: &mut dyn FnMut(i64, i64)) -> Result<()> {
         let callbacks = sys::jvmtiHeapCallbacks {
             heap_iteration_callback: Some(on_tagged_object),
