@@ -9,7 +9,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::engine::cpu_samples::CpuSampler;
-use crate::engine::{cpu_times, heap_sites, monitors};
+use crate::engine::{cpu_async, cpu_times, heap_sites, monitors};
 use crate::jvmti::{Callbacks, JavaVm, Jni, Jvmti, jthread, sys};
 use crate::options::{Options, Parsed, help_text};
 use crate::profiler::{self, Profiler};
@@ -48,6 +48,9 @@ fn callbacks() -> Callbacks {
         monitor_wait: Some(monitor_wait),
         monitor_waited: Some(monitor_waited),
         class_file_load_hook: Some(class_file_load_hook),
+        class_load: Some(class_load),
+        class_prepare: Some(class_prepare),
+        compiled_method_load: Some(compiled_method_load),
     }
 }
 
@@ -168,12 +171,20 @@ extern "C" fn thread_start(_jvmti: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, th
     guarded("ThreadStart", (), || {
         if let Some(p) = profiler::get() {
             p.thread_start(Jni::from_raw(jni), thread);
+            if p.is_running()
+                && let Some((ctx, sampler)) = cpu_async::running()
+            {
+                sampler.thread_started(ctx, Jni::from_raw(jni), thread);
+            }
         }
     });
 }
 
 extern "C" fn thread_end(_jvmti: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, thread: jthread) {
     guarded("ThreadEnd", (), || {
+        if let Some((_, sampler)) = cpu_async::running() {
+            sampler.thread_ended(Jni::from_raw(jni));
+        }
         if let Some(p) = profiler::get() {
             p.thread_end(Jni::from_raw(jni), thread);
         }
@@ -306,6 +317,52 @@ pub extern "C" fn cpu_sampler_thread(
     guarded("the CPU sampling thread", (), || {
         CpuSampler::run(Jni::from_raw(jni))
     });
+}
+
+/// Entry point of the asynchronous sampler's agent thread (`cpu=samples`, `cpu=wall`).
+pub extern "C" fn async_sampler_thread(
+    _jvmti: *mut sys::jvmtiEnv,
+    jni: *mut sys::JNIEnv,
+    _arg: *mut c_void,
+) {
+    guarded("the CPU sampling thread", (), || {
+        cpu_async::AsyncSampler::run(Jni::from_raw(jni))
+    });
+}
+
+/// ClassLoad: enabled only because AsyncGetCallTrace refuses to walk without it; nothing to do.
+extern "C" fn class_load(
+    _jvmti: *mut sys::jvmtiEnv,
+    _jni: *mut sys::JNIEnv,
+    _thread: jthread,
+    _class: sys::jclass,
+) {
+}
+
+/// ClassPrepare: the class's jmethodIDs are created now, so a stack walk in a signal handler
+/// (which cannot create them) finds them.
+extern "C" fn class_prepare(
+    jvmti: *mut sys::jvmtiEnv,
+    jni: *mut sys::JNIEnv,
+    _thread: jthread,
+    class: sys::jclass,
+) {
+    guarded("ClassPrepare", (), || {
+        cpu_async::AsyncSampler::prepare_class(Jvmti::from_raw(jvmti), Jni::from_raw(jni), class)
+    });
+}
+
+/// CompiledMethodLoad: enabled only so the JIT keeps debug information at every instruction
+/// (an asynchronous walk then resolves inlined frames); nothing to do.
+extern "C" fn compiled_method_load(
+    _jvmti: *mut sys::jvmtiEnv,
+    _method: sys::jmethodID,
+    _code_size: sys::jint,
+    _code_addr: *const c_void,
+    _map_length: sys::jint,
+    _map: *const sys::jvmtiAddrLocationMap,
+    _compile_info: *const c_void,
+) {
 }
 
 /// Entry point of the `cpu=times` timing thread.

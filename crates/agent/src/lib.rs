@@ -5,7 +5,8 @@
 //! (every one catches panics); [`profiler`] owns the agent's lifetime and dumps; [`engine`]
 //! holds one module per profiling engine behind one interface; [`trace_store`] and
 //! [`threads`] are the tables engines record into; [`output`] has one writer per format.
-//! [`jvmti`] and [`entry`], the FFI layer, are the only modules with `unsafe` code.
+//! [`jvmti`], [`signal`] (the asynchronous sampler's signal handler, timers and crash guard)
+//! and [`entry`], the FFI layer, are the only modules with `unsafe` code.
 
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
@@ -17,5 +18,6 @@ pub mod listener;
 pub mod options;
 pub mod output;
 pub mod profiler;
+pub mod signal;
 pub mod threads;
 pub mod trace_store;

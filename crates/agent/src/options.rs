@@ -42,6 +42,17 @@ pub enum Output {
     },
 }
 
+/// How `cpu=samples` takes stacks (`sampler=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sampler {
+    /// `sampler=async` (the default): a signal per interval of each thread's CPU time, the
+    /// stack taken where the thread is, with AsyncGetCallTrace.
+    Async,
+    /// `sampler=jvmti`: an agent thread asks the JVM for the stacks of the threads that used
+    /// CPU time since the last tick (stacks taken at safepoints).
+    Jvmti,
+}
+
 /// Every option, after parsing and the original's post-processing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
@@ -53,6 +64,10 @@ pub struct Options {
     pub heap_sites: bool,
     /// `cpu=samples` or `cpu=y`.
     pub cpu_samples: bool,
+    /// `cpu=wall`: every thread sampled by wall time, whatever its state.
+    pub cpu_wall: bool,
+    /// `sampler=`: how `cpu=samples` takes stacks.
+    pub sampler: Sampler,
     /// `cpu=times` (or `cpu=old`, which times methods too).
     pub cpu_times: bool,
     /// `cpu=old`: cpu=times data in the old prof layout.
@@ -144,6 +159,8 @@ impl Options {
             heap_dump: false,
             heap_sites: false,
             cpu_samples: false,
+            cpu_wall: false,
+            sampler: Sampler::Async,
             cpu_times: false,
             cpu_old: false,
             monitor: false,
@@ -266,14 +283,19 @@ impl Options {
                     })?;
                 }
                 "cpu" => match value {
-                    None => return Err(error("syntax error parsing cpu=y|samples|times|old")),
+                    None => {
+                        return Err(error("syntax error parsing cpu=y|samples|wall|times|old"));
+                    }
                     Some("y" | "samples") => o.cpu_samples = true,
+                    Some("wall") => o.cpu_wall = true,
                     Some("times") => o.cpu_times = true,
                     Some("old") => {
                         o.cpu_times = true;
                         o.cpu_old = true;
                     }
-                    Some(_) => return Err(error("cpu option value must be y|samples|times|old")),
+                    Some(_) => {
+                        return Err(error("cpu option value must be y|samples|wall|times|old"));
+                    }
                 },
                 "heap" => match value {
                     None => return Err(error("syntax error parsing heap=dump|sites|all")),
@@ -285,6 +307,14 @@ impl Options {
                     }
                     Some(_) => return Err(error("heap option value must be dump|sites|all")),
                 },
+                "sampler" => {
+                    o.sampler = match value {
+                        Some("async") => Sampler::Async,
+                        Some("jvmti") => Sampler::Jvmti,
+                        None => return Err(error("syntax error parsing sampler=async|jvmti")),
+                        Some(_) => return Err(error("sampler option value must be async|jvmti")),
+                    }
+                }
                 "lineno" => o.lineno = boolean(value)?,
                 "thread" => o.thread = boolean(value)?,
                 "doe" => o.doe = boolean(value)?,
@@ -333,10 +363,14 @@ impl Options {
         if o.format == Format::Binary && o.monitor {
             return Err(error("monitor=y is not supported with format=b"));
         }
+        if o.cpu_wall && o.cpu_samples {
+            return Err(error("cpu=wall cannot be used with cpu=samples"));
+        }
         if o.cpu_old {
             o.depth = 2;
         }
-        if !(o.cpu_samples || o.cpu_times || o.monitor || o.heap_dump || o.heap_sites) {
+        if !(o.cpu_samples || o.cpu_wall || o.cpu_times || o.monitor || o.heap_dump || o.heap_sites)
+        {
             o.heap_dump = true;
             o.heap_sites = true;
         }
@@ -447,6 +481,8 @@ Option Name and Value  Description                    Default
 ---------------------  -----------                    -------
 heap=dump|sites|all    heap profiling                 all
 cpu=samples|times|old  CPU usage                      off
+cpu=wall               all threads by wall time       off
+sampler=async|jvmti    how cpu=samples takes stacks   async
 monitor=y|n            monitor contention             n
 format=a|b             text(txt) or binary output     a
 file=<file>            write data to file             java.hprof[{.txt}]
@@ -490,6 +526,8 @@ Warnings
     after a full GC, ...), docs/compatibility.md says so.
   - Option alloc_interval is new in hprof-rs: 0 tracks every allocation,
     a byte count samples allocations at about that interval.
+  - cpu=wall and sampler= are new in hprof-rs: cpu=samples takes stacks
+    where threads run (AsyncGetCallTrace), sampler=jvmti at safepoints.
   - _JAVA_HPROF_OPTIONS, if set, is appended to the options.";
 
 #[cfg(test)]

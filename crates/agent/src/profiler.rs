@@ -75,7 +75,20 @@ impl Profiler {
         options: Options,
         callbacks: &Callbacks,
     ) -> Result<&'static Profiler, String> {
-        let engines = select_engines(&options);
+        let wants_signals = (options.cpu_samples
+            && options.sampler == crate::options::Sampler::Async)
+            || options.cpu_wall;
+        let asynchronous = if wants_signals {
+            crate::engine::cpu_async::available(vm, !options.cpu_wall)
+        } else {
+            Err("not asked for".to_string())
+        };
+        if options.cpu_wall
+            && let Err(why) = &asynchronous
+        {
+            return Err(format!("cpu=wall can't run: {why}"));
+        }
+        let engines = select_engines(&options, &asynchronous);
         let mut caps = Capabilities {
             line_numbers: true,
             source_file_name: true,
@@ -280,23 +293,32 @@ impl Profiler {
 
     /// The front-end's CPU SAMPLES.
     pub fn command_cpu_samples(&self, cutoff: f64) {
-        if let Some((ctx, engine)) = crate::engine::cpu_samples::running() {
-            self.with_output(|out| engine.write_samples(ctx, out, cutoff));
+        use crate::engine::{cpu_async, cpu_samples};
+        if let Some((ctx, engine)) = cpu_async::running() {
+            let _dumping = self.dumping.lock();
+            if let Some(jni) = ctx.vm.jni() {
+                jni.with_local_frame(64, || engine.drain(ctx, jni));
+            }
+            self.with_output(|out| cpu_samples::write_samples(ctx, out, cutoff));
+        } else if let Some((ctx, _)) = cpu_samples::running() {
+            self.with_output(|out| cpu_samples::write_samples(ctx, out, cutoff));
         }
     }
 
     /// The front-end's CONTROL: allocation tracking on/off, CPU sampling on/off (for one
     /// thread by object id, or all for 0), clear CPU samples, clear sites, set the depth.
     pub fn command_control(&self, sub: u16, argument: u64) -> Result<(), String> {
-        use crate::engine::{cpu_samples, heap_sites};
+        use crate::engine::{cpu_async, cpu_samples, heap_sites};
         match sub {
             1 | 2 => match heap_sites::running() {
                 Some((ctx, engine)) => engine.set_tracking(ctx, sub == 1),
                 None => return Err("allocation tracking needs heap=sites".into()),
             },
-            3 | 4 => match cpu_samples::running() {
-                Some((ctx, engine)) => engine.set_sampling(ctx, argument, sub == 3),
-                None => return Err("CPU sampling needs cpu=samples".into()),
+            3 | 4 => match (cpu_samples::running(), cpu_async::running()) {
+                (Some((ctx, _)), _) | (None, Some((ctx, _))) => {
+                    cpu_samples::set_sampling(ctx, argument, sub == 3)
+                }
+                (None, None) => return Err("CPU sampling needs cpu=samples or cpu=wall".into()),
             },
             5 => {
                 if let Ok(mut traces) = self.ctx.traces.lock() {

@@ -19,6 +19,9 @@ pub const MAX_TRACES: usize = 1 << 20;
 /// At most this many distinct methods are resolved and kept.
 pub const MAX_METHODS: usize = 1 << 20;
 
+/// The class of the pseudo-methods ([`TraceStore::pseudo_method`]).
+pub const PSEUDO_CLASS: &str = "<hprof>";
+
 /// Hands out object ids (JVMTI tags), shared by every part of the agent that names objects.
 #[derive(Debug)]
 pub struct ObjectIds {
@@ -146,6 +149,9 @@ pub struct TraceStore {
     empty: Arc<Trace>,
     next_class_serial: u32,
     next_frame_id: u64,
+    /// Names of the pseudo-methods handed out by [`TraceStore::pseudo_method`]; the key of
+    /// the n-th is n + 1 (no real jmethodID is that small).
+    pseudo: Vec<String>,
     /// New traces not kept because the table was full.
     pub overflow: u64,
 }
@@ -168,6 +174,7 @@ impl TraceStore {
             }),
             next_class_serial: 1,
             next_frame_id: 1,
+            pseudo: Vec::new(),
             overflow: 0,
         }
     }
@@ -331,6 +338,42 @@ impl TraceStore {
             return Some(self.empty());
         }
         self.record(jvmti, jni, ids, frames, thread, 0)
+    }
+
+    /// A method that stands for no Java method: a reason a stack could not be walked
+    /// (`<GC active>`) or a thread's state in a wall-clock sample (`<SLEEPING>`). Its frames
+    /// print as `<hprof>.NAME(<Unknown Source>:Unknown line)`. Returns the key to use as its
+    /// jmethodID in [`TraceStore::record`].
+    pub fn pseudo_method(&mut self, ids: &ObjectIds, name: &str) -> jmethodID {
+        if let Some(index) = self.pseudo.iter().position(|n| n == name) {
+            return (index + 1) as jmethodID;
+        }
+        let class = match self.methods.get(&1).filter(|_| !self.pseudo.is_empty()) {
+            Some(first) => first.class.clone(),
+            None => {
+                let info = Arc::new(ClassInfo {
+                    serial: self.next_class_serial,
+                    object_id: ids.fresh(),
+                    name: PSEUDO_CLASS.into(),
+                    source: None,
+                });
+                self.next_class_serial += 1;
+                info
+            }
+        };
+        self.pseudo.push(name.to_string());
+        let key = self.pseudo.len();
+        self.methods.insert(
+            key,
+            Arc::new(MethodInfo {
+                class,
+                name: name.to_string(),
+                signature: "()V".into(),
+                native: false,
+                lines: Vec::new(),
+            }),
+        );
+        key as jmethodID
     }
 
     fn unknown_class(&mut self, ids: &ObjectIds) -> Arc<ClassInfo> {

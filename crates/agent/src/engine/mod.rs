@@ -2,6 +2,7 @@
 //! engines from the options. Engines record into the shared tables of [`Context`] and write
 //! their sections through the format-neutral [`ProfileOutput`].
 
+pub mod cpu_async;
 pub mod cpu_samples;
 pub mod cpu_times;
 pub mod heap_dump;
@@ -70,8 +71,13 @@ pub trait Engine: Send + Sync {
     fn dump(&self, ctx: &Context, jni: Option<Jni>, out: &mut ProfileOutput);
 }
 
-/// The engines the options ask for, in the order their sections are dumped.
-pub fn select_engines(options: &Options) -> Vec<Box<dyn Engine>> {
+/// The engines the options ask for, in the order their sections are dumped. `asynchronous`
+/// says whether the JVM can be sampled with signals (else why not): `cpu=samples` then uses
+/// the asynchronous sampler unless `sampler=jvmti`.
+pub fn select_engines(
+    options: &Options,
+    asynchronous: &Result<(), String>,
+) -> Vec<Box<dyn Engine>> {
     let mut engines: Vec<Box<dyn Engine>> = Vec::new();
     if options.monitor {
         engines.push(Box::new(monitors::Monitors::new()));
@@ -83,7 +89,25 @@ pub fn select_engines(options: &Options) -> Vec<Box<dyn Engine>> {
         engines.push(Box::new(heap_sites::HeapSites::new(options.alloc_interval)));
     }
     if options.cpu_samples {
-        engines.push(Box::new(cpu_samples::CpuSampler::new()));
+        match (options.sampler, asynchronous) {
+            (crate::options::Sampler::Async, Ok(())) => {
+                engines.push(Box::new(cpu_async::AsyncSampler::new(false)));
+            }
+            (crate::options::Sampler::Async, Err(why)) => {
+                if options.verbose {
+                    eprintln!(
+                        "HPROF: cpu=samples uses the JVMTI sampler (stacks at safepoints): {why}"
+                    );
+                }
+                engines.push(Box::new(cpu_samples::CpuSampler::new()));
+            }
+            (crate::options::Sampler::Jvmti, _) => {
+                engines.push(Box::new(cpu_samples::CpuSampler::new()));
+            }
+        }
+    }
+    if options.cpu_wall && asynchronous.is_ok() {
+        engines.push(Box::new(cpu_async::AsyncSampler::new(true)));
     }
     if options.cpu_times {
         engines.push(Box::new(cpu_times::CpuTimes::new()));

@@ -206,6 +206,10 @@ pub struct Capabilities {
     /// `can_generate_early_class_hook_events`: class file load hooks from the primordial
     /// phase on (the JVM then runs without its class data sharing archive).
     pub early_class_hooks: bool,
+    /// `can_generate_compiled_method_load_events`: with the event enabled, the JIT keeps
+    /// debug information at every instruction, so an asynchronous stack walk resolves
+    /// inlined methods and lines anywhere in compiled code.
+    pub compiled_method_load: bool,
 }
 
 /// The event callbacks the agent installs (each a plain `extern "C"` function).
@@ -233,6 +237,12 @@ pub struct Callbacks {
     pub monitor_waited: sys::jvmtiEventMonitorWaited,
     /// ClassFileLoadHook.
     pub class_file_load_hook: sys::jvmtiEventClassFileLoadHook,
+    /// ClassLoad.
+    pub class_load: sys::jvmtiEventClassLoad,
+    /// ClassPrepare.
+    pub class_prepare: sys::jvmtiEventClassPrepare,
+    /// CompiledMethodLoad.
+    pub compiled_method_load: sys::jvmtiEventCompiledMethodLoad,
 }
 
 /// The events the agent enables.
@@ -260,6 +270,12 @@ pub enum Event {
     MonitorWaited,
     /// ClassFileLoadHook.
     ClassFileLoadHook,
+    /// ClassLoad.
+    ClassLoad,
+    /// ClassPrepare.
+    ClassPrepare,
+    /// CompiledMethodLoad.
+    CompiledMethodLoad,
 }
 
 impl Event {
@@ -278,6 +294,9 @@ impl Event {
             Event::MonitorWait => sys::jvmtiEvent::JVMTI_EVENT_MONITOR_WAIT,
             Event::MonitorWaited => sys::jvmtiEvent::JVMTI_EVENT_MONITOR_WAITED,
             Event::ClassFileLoadHook => sys::jvmtiEvent::JVMTI_EVENT_CLASS_FILE_LOAD_HOOK,
+            Event::ClassLoad => sys::jvmtiEvent::JVMTI_EVENT_CLASS_LOAD,
+            Event::ClassPrepare => sys::jvmtiEvent::JVMTI_EVENT_CLASS_PREPARE,
+            Event::CompiledMethodLoad => sys::jvmtiEvent::JVMTI_EVENT_COMPILED_METHOD_LOAD,
         }
     }
 }
@@ -324,6 +343,7 @@ impl Jvmti {
         caps.set_can_generate_all_class_hook_events(u32::from(wanted.class_hooks));
         caps.set_can_retransform_classes(u32::from(wanted.class_hooks));
         caps.set_can_generate_early_class_hook_events(u32::from(wanted.early_class_hooks));
+        caps.set_can_generate_compiled_method_load_events(u32::from(wanted.compiled_method_load));
         jvmti!(self, AddCapabilities, &caps)
     }
 
@@ -341,6 +361,9 @@ impl Jvmti {
             MonitorWait: callbacks.monitor_wait,
             MonitorWaited: callbacks.monitor_waited,
             ClassFileLoadHook: callbacks.class_file_load_hook,
+            ClassLoad: callbacks.class_load,
+            ClassPrepare: callbacks.class_prepare,
+            CompiledMethodLoad: callbacks.compiled_method_load,
             ..Default::default()
         };
         let size = std::mem::size_of::<sys::jvmtiEventCallbacks>() as jint;
@@ -863,6 +886,11 @@ impl JavaVm {
         JavaVm { raw }
     }
 
+    /// The pointer, for the signal handler (which calls GetEnv itself).
+    pub fn raw(self) -> *mut sys::JavaVM {
+        self.raw
+    }
+
     /// The calling thread's JNI environment, if it is attached to the JVM.
     pub fn jni(self) -> Option<Jni> {
         if self.raw.is_null() {
@@ -936,6 +964,11 @@ impl Jni {
     /// Wraps the JNIEnv pointer a callback received.
     pub fn from_raw(raw: *mut sys::JNIEnv) -> Jni {
         Jni { raw }
+    }
+
+    /// The pointer: what identifies the thread in an asynchronous sample.
+    pub fn raw(self) -> *mut sys::JNIEnv {
+        self.raw
     }
 
     /// Creates a `java.lang.Thread` named `name` for an agent thread (a local reference).

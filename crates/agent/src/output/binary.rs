@@ -55,7 +55,7 @@ impl<W: Write + Send> BinaryWriter<W> {
         if options.heap_sites || options.heap_dump {
             flags |= ALLOC_TRACES_ON;
         }
-        if options.cpu_samples {
+        if options.cpu_samples || options.cpu_wall {
             flags |= CPU_SAMPLING_ON;
         }
         let depth = u16::try_from(options.depth).unwrap_or(u16::MAX);

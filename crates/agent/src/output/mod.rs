@@ -311,6 +311,7 @@ pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
         Format::Text
             if options.cpu_old
                 && !(options.cpu_samples
+                    || options.cpu_wall
                     || options.heap_dump
                     || options.heap_sites
                     || options.monitor) =>

@@ -1,0 +1,487 @@
+//! The asynchronous sampler behind `cpu=samples` and `cpu=wall`: threads are interrupted by a
+//! signal and their Java stack is taken where they are, with HotSpot's `AsyncGetCallTrace`,
+//! instead of at the next safepoint.
+//!
+//! - `cpu=samples`: a timer on each thread's CPU clock sends it SIGPROF after every `interval`
+//!   of CPU time it used, so threads are sampled in proportion to their CPU use, wherever the
+//!   JIT put them.
+//! - `cpu=wall`: every `interval` of wall time, a ticker queues SIGPROF to at most
+//!   [`WALL_THREADS_PER_TICK`] Java threads (round robin), with the thread's JVMTI state, which
+//!   becomes the root frame of the sample (`<SLEEPING>`, `<BLOCKED>`, ...).
+//!
+//! The signal handler ([`crate::signal`]) writes into a preallocated ring; the agent thread of
+//! this engine drains it into the trace store every tick and before every dump. A sample
+//! whose walk failed is kept under a pseudo-frame naming why (`<GC active>`, ...).
+
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use crate::engine::ticker::Ticker;
+use crate::engine::{Context, Engine};
+use crate::jvmti::{Capabilities, Event, GlobalRef, Jni, Jvmti, jlocation, jmethodID, jthread};
+use crate::output::ProfileOutput;
+use crate::signal::{self, CpuTimer, Sample, SampleKind};
+
+/// Name of the sampler's agent thread.
+pub const THREAD_NAME: &str = "HPROF cpu sampling thread";
+
+/// Threads signalled per wall-clock tick, at most: with more Java threads than this, each
+/// one is sampled every ⌈threads / 16⌉ ticks, so a JVM with 10,000 threads is never stalled.
+pub const WALL_THREADS_PER_TICK: usize = 16;
+
+/// Samples the ring holds between two drains.
+const RING_SLOTS: usize = 4096;
+/// The deepest stack the ring has room for.
+const MAX_RING_DEPTH: usize = 512;
+/// How often the agent thread drains the ring, at most (the tick of `cpu=samples`).
+const DRAIN_PERIOD_MS: i64 = 20;
+
+/// What the engine knows of a Java thread it samples.
+#[derive(Debug)]
+struct SampledThread {
+    /// The thread object, for its state (`cpu=wall`).
+    thread: GlobalRef,
+    /// The timer on its CPU clock (`cpu=samples`).
+    timer: Option<CpuTimer>,
+}
+
+/// Threads by kernel id, and thread serials by JNI environment (what a sample carries).
+#[derive(Debug, Default)]
+struct Registry {
+    by_tid: HashMap<i32, SampledThread>,
+    serial_by_env: HashMap<usize, u32>,
+    /// Environments of threads that ended, forgotten at the drain after next.
+    ended: Vec<usize>,
+    /// Timers of threads seen at start that the JVM does not know yet (or never will: JIT
+    /// and GC threads, whose first signal tells), by kernel id.
+    unknown: HashMap<i32, CpuTimer>,
+    /// Where the next wall-clock tick starts in `by_tid`'s order.
+    wall_cursor: usize,
+}
+
+/// The asynchronous sampler.
+#[derive(Debug)]
+pub struct AsyncSampler {
+    wall: bool,
+    ticker: Ticker,
+    registry: Mutex<Registry>,
+    /// Samples of threads the front-end turned sampling off for, or over the trace limit.
+    dropped: Mutex<u64>,
+}
+
+static SAMPLER: OnceLock<(&'static Context, &'static AsyncSampler)> = OnceLock::new();
+
+/// The running sampler and its context, if `cpu=samples` or `cpu=wall` runs asynchronously.
+pub fn running() -> Option<(&'static Context, &'static AsyncSampler)> {
+    SAMPLER.get().copied()
+}
+
+/// Whether this JVM can be sampled asynchronously: it exports `AsyncGetCallTrace`, and (for
+/// CPU time, `timers`) the kernel lets the agent put a timer on a thread's CPU clock. When
+/// not, the reason, for the verbose line that says the JVMTI sampler is used instead.
+pub fn available(vm: crate::jvmti::JavaVm, timers: bool) -> Result<(), String> {
+    signal::find_walker(vm).ok_or("this JVM does not export AsyncGetCallTrace")?;
+    if timers {
+        CpuTimer::start(signal::current_tid(), Duration::from_secs(3600))
+            .map_err(|e| format!("the kernel refuses a timer on a thread's CPU clock ({e})"))?;
+    }
+    Ok(())
+}
+
+impl AsyncSampler {
+    /// A sampler of CPU time (`wall` false) or wall time.
+    pub fn new(wall: bool) -> AsyncSampler {
+        AsyncSampler {
+            wall,
+            ticker: Ticker::new(),
+            registry: Mutex::new(Registry::default()),
+            dropped: Mutex::new(0),
+        }
+    }
+
+    /// Whether this is `cpu=wall`.
+    pub fn is_wall(&self) -> bool {
+        self.wall
+    }
+
+    fn interval(ctx: &Context) -> Duration {
+        Duration::from_millis(u64::from(ctx.options.interval_ms.max(1)))
+    }
+
+    /// The body of the agent thread.
+    pub fn run(jni: Jni) {
+        let Some(&(ctx, sampler)) = SAMPLER.get() else {
+            return;
+        };
+        let period = if sampler.wall {
+            i64::from(ctx.options.interval_ms.max(1))
+        } else {
+            DRAIN_PERIOD_MS.max(i64::from(ctx.options.interval_ms))
+        };
+        sampler.ticker.run(period, || {
+            if sampler.wall {
+                sampler.signal_wall_threads(ctx);
+            }
+            jni.with_local_frame(64, || sampler.drain(ctx, jni));
+        });
+    }
+
+    /// A thread started (called on that thread): it gets a timer on its CPU clock, or a
+    /// place in the wall-clock round.
+    pub fn thread_started(&self, ctx: &Context, jni: Jni, thread: jthread) {
+        let Ok(serial) = ctx.jvmti.thread_local(thread) else {
+            return;
+        };
+        if serial == 0 {
+            return;
+        }
+        let agent = ctx
+            .threads
+            .lock()
+            .ok()
+            .and_then(|mut t| t.get_mut(serial as u32).map(|t| t.agent))
+            .unwrap_or(false);
+        if agent {
+            return;
+        }
+        let tid = signal::current_tid();
+        let Ok(mut registry) = self.registry.lock() else {
+            return;
+        };
+        let timer = if self.wall {
+            None
+        } else {
+            registry
+                .unknown
+                .remove(&tid)
+                .or_else(|| CpuTimer::start(tid, Self::interval(ctx)).ok())
+        };
+        registry
+            .serial_by_env
+            .insert(jni.raw() as usize, serial as u32);
+        let old = registry.by_tid.insert(
+            tid,
+            SampledThread {
+                thread: jni.new_global_ref(thread),
+                timer,
+            },
+        );
+        if let Some(old) = old {
+            jni.delete_global_ref(old.thread);
+        }
+    }
+
+    /// A thread ended (called on that thread): its timer is deleted.
+    pub fn thread_ended(&self, jni: Jni) {
+        let tid = signal::current_tid();
+        let Ok(mut registry) = self.registry.lock() else {
+            return;
+        };
+        if let Some(gone) = registry.by_tid.remove(&tid) {
+            jni.delete_global_ref(gone.thread);
+        }
+        registry.unknown.remove(&tid);
+        registry.ended.push(jni.raw() as usize);
+    }
+
+    /// Queues SIGPROF, with its state, to the next [`WALL_THREADS_PER_TICK`] threads.
+    fn signal_wall_threads(&self, ctx: &Context) {
+        let chosen: Vec<(i32, jthread)> = {
+            let Ok(mut registry) = self.registry.lock() else {
+                return;
+            };
+            let count = registry.by_tid.len();
+            if count == 0 {
+                return;
+            }
+            let start = registry.wall_cursor % count;
+            let take = count.min(WALL_THREADS_PER_TICK);
+            registry.wall_cursor = (start + take) % count;
+            let mut tids: Vec<(i32, jthread)> = registry
+                .by_tid
+                .iter()
+                .map(|(&tid, t)| (tid, t.thread.get()))
+                .collect();
+            tids.sort_unstable_by_key(|&(tid, _)| tid);
+            tids.into_iter().cycle().skip(start).take(take).collect()
+        };
+        // The registry's lock is released: GetThreadState waits for no safepoint, but a
+        // thread that ends meanwhile must be able to unregister. Its global reference stays
+        // valid until it does, and a dead thread's state is simply TERMINATED.
+        for (tid, thread) in chosen {
+            let Ok(state) = ctx.jvmti.thread_state(thread) else {
+                continue;
+            };
+            if state & JVMTI_THREAD_STATE_ALIVE == 0 {
+                continue;
+            }
+            signal::signal_thread(tid, state);
+        }
+    }
+
+    /// Moves the ring's samples into the trace store.
+    pub fn drain(&self, ctx: &Context, jni: Jni) {
+        let mut pending: Vec<Pending> = Vec::new();
+        let mut not_java = Vec::new();
+        let (serials, ended) = match self.registry.lock() {
+            Ok(mut registry) => {
+                let ended = std::mem::take(&mut registry.ended);
+                (registry.serial_by_env.clone(), ended)
+            }
+            Err(_) => return,
+        };
+        signal::drain(|sample: &Sample<'_>| {
+            if sample.num_frames == signal::NOT_JAVA {
+                not_java.push(sample.tid);
+                return;
+            }
+            let serial = serials.get(&sample.env).copied();
+            let frames: Vec<(jmethodID, jlocation)> = sample
+                .frames
+                .iter()
+                .map(|f| {
+                    (
+                        f.method,
+                        if f.bci < 0 {
+                            -1
+                        } else {
+                            jlocation::from(f.bci)
+                        },
+                    )
+                })
+                .collect();
+            let failure = (sample.num_frames <= 0).then(|| failure_name(sample.num_frames));
+            let state = match sample.kind {
+                SampleKind::Wall(state) => Some(state_name(state)),
+                SampleKind::Cpu => None,
+            };
+            pending.push((serial, frames, failure, state));
+        });
+        if let Ok(mut registry) = self.registry.lock() {
+            for env in ended {
+                registry.serial_by_env.remove(&env);
+            }
+            // Timers of threads the JVM runs no Java on (JIT, GC) are deleted at their first
+            // signal.
+            for tid in not_java {
+                registry.unknown.remove(&tid);
+            }
+        }
+        if pending.is_empty() || ctx.depth() == 0 {
+            return;
+        }
+        let unsampled: Vec<u32> = match ctx.threads.lock() {
+            Ok(threads) => threads
+                .live()
+                .filter(|t| !t.sampled)
+                .map(|t| t.serial)
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        let Ok(mut traces) = ctx.traces.lock() else {
+            return;
+        };
+        let mut dropped = 0;
+        for (serial, mut frames, failure, state) in pending {
+            if serial.is_some_and(|s| unsampled.contains(&s)) {
+                continue;
+            }
+            if let Some(reason) = failure {
+                let method = traces.pseudo_method(&ctx.ids, reason);
+                frames = vec![(method, -1)];
+            }
+            if let Some(state) = state {
+                let method = traces.pseudo_method(&ctx.ids, state);
+                frames.push((method, -1));
+            }
+            if traces
+                .record(ctx.jvmti, jni, &ctx.ids, &frames, serial.unwrap_or(0), 1)
+                .is_none()
+            {
+                dropped += 1;
+            }
+        }
+        if dropped > 0
+            && let Ok(mut total) = self.dropped.lock()
+        {
+            *total += dropped;
+        }
+    }
+
+    /// Creates the jmethodIDs of every method of `class`, so a stack walk in a signal handler
+    /// finds them (it cannot create them).
+    pub fn prepare_class(jvmti: Jvmti, jni: Jni, class: crate::jvmti::jclass) {
+        let _ = jni;
+        let _ = jvmti.class_methods(class);
+    }
+}
+
+/// A drained sample: thread serial, frames, why the walk failed, the thread's state.
+type Pending = (
+    Option<u32>,
+    Vec<(jmethodID, jlocation)>,
+    Option<&'static str>,
+    Option<&'static str>,
+);
+
+/// `JVMTI_THREAD_STATE_ALIVE`.
+const JVMTI_THREAD_STATE_ALIVE: u32 = 0x0001;
+
+/// The pseudo-frame of a thread state in a wall-clock sample.
+fn state_name(state: u32) -> &'static str {
+    const BLOCKED_ON_MONITOR_ENTER: u32 = 0x0400;
+    const SLEEPING: u32 = 0x0040;
+    const IN_OBJECT_WAIT: u32 = 0x0100;
+    const PARKED: u32 = 0x0200;
+    const WAITING_WITH_TIMEOUT: u32 = 0x0020;
+    const WAITING: u32 = 0x0080;
+    const IN_NATIVE: u32 = 0x0040_0000;
+    const RUNNABLE: u32 = 0x0004;
+    if state & BLOCKED_ON_MONITOR_ENTER != 0 {
+        "<BLOCKED>"
+    } else if state & SLEEPING != 0 {
+        "<SLEEPING>"
+    } else if state & IN_OBJECT_WAIT != 0 {
+        "<WAITING in Object.wait>"
+    } else if state & PARKED != 0 {
+        "<PARKED>"
+    } else if state & (WAITING | WAITING_WITH_TIMEOUT) != 0 {
+        "<WAITING>"
+    } else if state & IN_NATIVE != 0 {
+        "<RUNNABLE in native>"
+    } else if state & RUNNABLE != 0 {
+        "<RUNNABLE>"
+    } else {
+        "<unknown state>"
+    }
+}
+
+/// The pseudo-frame of a sample whose stack could not be walked, by AsyncGetCallTrace's
+/// result code (or the guard's).
+fn failure_name(code: i32) -> &'static str {
+    match code {
+        0 => "<no Java frame>",
+        -1 => "<no class load>",
+        -2 => "<GC active>",
+        -3 => "<unknown not Java>",
+        -4 => "<not walkable not Java>",
+        -5 => "<unknown Java>",
+        -6 => "<not walkable Java>",
+        -7 => "<unknown state>",
+        -8 => "<thread exit>",
+        -9 => "<deoptimizing>",
+        -10 => "<safepoint>",
+        signal::WALK_CRASHED => "<walk crashed>",
+        signal::WALK_SKIPPED => "<walk skipped>",
+        _ => "<unknown>",
+    }
+}
+
+impl Engine for AsyncSampler {
+    fn dump_message(&self) -> &'static str {
+        if self.wall {
+            " CPU usage by sampling threads' wall time ..."
+        } else {
+            " CPU usage by sampling running threads ..."
+        }
+    }
+
+    fn capabilities(&self, caps: &mut Capabilities) {
+        caps.compiled_method_load = true;
+    }
+
+    fn on_load(&self, jvmti: Jvmti) -> Result<(), String> {
+        // AsyncGetCallTrace walks only while ClassLoad is enabled; ClassPrepare creates the
+        // jmethodIDs it reports; CompiledMethodLoad keeps the JIT's debug information
+        // complete.
+        for event in [
+            Event::ClassLoad,
+            Event::ClassPrepare,
+            Event::CompiledMethodLoad,
+        ] {
+            jvmti
+                .set_event(event, true)
+                .map_err(|e| format!("can't enable {event:?} ({e})"))?;
+        }
+        Ok(())
+    }
+
+    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
+        SAMPLER
+            .set((ctx, self))
+            .map_err(|_| "the CPU sampler was started twice".to_string())?;
+        let depth = (ctx.options.depth as usize).clamp(1, MAX_RING_DEPTH);
+        signal::install(ctx.vm, RING_SLOTS, depth)?;
+        signal::set_depth(ctx.depth());
+        // jmethodIDs for every class loaded so far; ClassPrepare does the later ones.
+        jni.with_local_frame(16, || {
+            if let Ok(classes) = ctx.jvmti.loaded_classes() {
+                for class in classes {
+                    AsyncSampler::prepare_class(ctx.jvmti, jni, class);
+                    jni.delete_local_ref(class);
+                }
+            }
+        });
+        if !self.wall {
+            // Threads running before VM init (the JVM's own and the main thread): a timer each;
+            // those that turn out to run no Java lose theirs at their first signal.
+            let interval = Self::interval(ctx);
+            let current = signal::current_tid();
+            let mut unknown = HashMap::new();
+            for tid in task_ids() {
+                if tid == current {
+                    continue;
+                }
+                if let Ok(timer) = CpuTimer::start(tid, interval) {
+                    unknown.insert(tid, timer);
+                }
+            }
+            if let Ok(mut registry) = self.registry.lock() {
+                registry.unknown = unknown;
+            }
+        }
+        if let Ok(thread) = ctx.jvmti.current_thread() {
+            self.thread_started(ctx, jni, thread);
+            jni.delete_local_ref(thread);
+        }
+        signal::set_active(true);
+        self.ticker.start(
+            ctx.jvmti,
+            jni,
+            THREAD_NAME,
+            crate::entry::async_sampler_thread,
+        )
+    }
+
+    fn stop(&self, _ctx: &Context) {
+        signal::set_active(false);
+        self.ticker.stop();
+        if let Ok(mut registry) = self.registry.lock() {
+            registry.unknown.clear();
+            for thread in registry.by_tid.values_mut() {
+                thread.timer = None;
+            }
+        }
+    }
+
+    fn prepare(&self, ctx: &Context, jni: Option<Jni>) {
+        if let Some(jni) = jni {
+            jni.with_local_frame(64, || self.drain(ctx, jni));
+        }
+    }
+
+    fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
+        crate::engine::cpu_samples::write_samples(ctx, out, ctx.options.cutoff);
+    }
+}
+
+/// Kernel ids of this process's threads.
+fn task_ids() -> Vec<i32> {
+    std::fs::read_dir("/proc/self/task")
+        .map(|dir| {
+            dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -1,0 +1,543 @@
+//! Owns what runs in signal handlers: the SIGPROF handler that takes a thread's Java stack with
+//! HotSpot's `AsyncGetCallTrace`, the preallocated ring of samples it writes into, the timers
+//! on each thread's CPU clock that deliver the signal, the queued signals of wall-clock
+//! sampling, and the crash guard around the stack walk (`guard.c`).
+//!
+//! The handler is async-signal-safe: it reads atomics, calls `GetEnv` (a read of the current
+//! thread's JVM structure) and `AsyncGetCallTrace` (written for this use), and writes into
+//! memory allocated before the first timer was armed. It never allocates, locks or panics.
+
+#![allow(unsafe_code)]
+
+use std::cell::UnsafeCell;
+use std::ffi::{c_int, c_void};
+use std::ptr;
+use std::sync::OnceLock;
+use std::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
+use std::time::Duration;
+
+use crate::jvmti::{JavaVm, sys};
+
+/// The signal the sampler uses.
+pub const SIGNAL: c_int = libc::SIGPROF;
+
+/// One frame as `AsyncGetCallTrace` fills it: the bytecode index (-3 for a native method, -1
+/// when unknown) and the method.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct CallFrame {
+    /// Bytecode index, or -3 (native), or -1 (unknown).
+    pub bci: i32,
+    /// The method; null when the JVM has no jmethodID for it.
+    pub method: sys::jmethodID,
+}
+
+#[repr(C)]
+struct CallTrace {
+    env: *mut sys::JNIEnv,
+    num_frames: i32,
+    frames: *mut CallFrame,
+}
+
+type AsyncGetCallTrace = unsafe extern "C" fn(*mut CallTrace, c_int, *mut c_void);
+
+unsafe extern "C" {
+    fn hprof_guard_install() -> c_int;
+    fn hprof_guard_faults() -> libc::c_ulong;
+    fn hprof_walk_guarded(
+        walk: AsyncGetCallTrace,
+        trace: *mut c_void,
+        depth: c_int,
+        context: *mut c_void,
+    ) -> c_int;
+}
+
+/// `num_frames` of a sample whose walk faulted and was abandoned by the guard.
+pub const WALK_CRASHED: i32 = -100;
+/// `num_frames` of a sample not walked: no guard slot was free.
+pub const WALK_SKIPPED: i32 = -101;
+/// `num_frames` of a signal that reached a thread the JVM does not run Java on.
+pub const NOT_JAVA: i32 = -102;
+
+/// What a sample measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SampleKind {
+    /// An interval of the thread's CPU time.
+    Cpu,
+    /// An interval of wall time; the value is what the wall-clock ticker queued with the
+    /// signal (the thread's state).
+    Wall(u32),
+}
+
+/// A sample the handler wrote, as the draining thread reads it.
+#[derive(Debug)]
+pub struct Sample<'a> {
+    /// The thread's JNI environment (0 for a thread the JVM does not run Java on).
+    pub env: usize,
+    /// The thread's kernel id.
+    pub tid: i32,
+    /// Frames walked, or one of AsyncGetCallTrace's failure codes (0 or below), or
+    /// [`WALK_CRASHED`], [`WALK_SKIPPED`], [`NOT_JAVA`].
+    pub num_frames: i32,
+    /// The frames, innermost first (empty unless `num_frames > 0`).
+    pub frames: &'a [CallFrame],
+    /// What it measures.
+    pub kind: SampleKind,
+}
+
+const FREE: u8 = 0;
+const WRITING: u8 = 1;
+const READY: u8 = 2;
+
+const KIND_CPU: u8 = 0;
+const KIND_WALL: u8 = 1;
+
+#[derive(Debug)]
+struct Slot {
+    state: AtomicU8,
+    kind: AtomicU8,
+    env: AtomicUsize,
+    tid: AtomicI32,
+    num_frames: AtomicI32,
+    value: AtomicU32,
+}
+
+/// The preallocated samples: `slots.len()` slots of `depth` frames each.
+struct Ring {
+    slots: Box<[Slot]>,
+    frames: Box<[UnsafeCell<CallFrame>]>,
+    depth: usize,
+    next: AtomicUsize,
+}
+
+// SAFETY: a slot's frames are written only by the handler that moved the slot from FREE to
+// WRITING, and read only by the drain after it saw READY (release/acquire on `state`).
+unsafe impl Sync for Ring {}
+// SAFETY: the ring owns its memory; the jmethodIDs in it are plain values any thread may read.
+unsafe impl Send for Ring {}
+
+/// Counters of what the handler could not record.
+#[derive(Debug, Default)]
+pub struct Counters {
+    /// Samples lost because every slot of the ring was full.
+    pub dropped: AtomicU64,
+    /// Signals handled (each one a sample, recorded or not).
+    pub signals: AtomicU64,
+}
+
+static RING: OnceLock<Ring> = OnceLock::new();
+static WALK: OnceLock<AsyncGetCallTrace> = OnceLock::new();
+static VM: AtomicPtr<sys::JavaVM> = AtomicPtr::new(ptr::null_mut());
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+static DEPTH: AtomicU32 = AtomicU32::new(0);
+static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
+static PID: AtomicI32 = AtomicI32::new(0);
+/// What the handler could not record.
+pub static COUNTERS: Counters = Counters {
+    dropped: AtomicU64::new(0),
+    signals: AtomicU64::new(0),
+};
+
+/// `JNI_VERSION_1_6`: any JNI version the JVM knows.
+const JNI_VERSION: c_int = 0x0001_0006;
+
+/// Finds `AsyncGetCallTrace` in the JVM that runs this agent: in the library that holds the
+/// JVM's invocation interface. `None` when the JVM does not export it.
+pub fn find_walker(vm: JavaVm) -> Option<()> {
+    let vm = vm.raw();
+    if WALK.get().is_some() {
+        return Some(());
+    }
+    if vm.is_null() {
+        return None;
+    }
+    // SAFETY: `vm` is the JVM's invocation interface; reading its function table gives a code
+    // address inside libjvm, which dladdr only looks up.
+    let get_env = unsafe { (**vm).GetEnv }? as *const c_void;
+    let mut info = libc::Dl_info {
+        dli_fname: ptr::null(),
+        dli_fbase: ptr::null_mut(),
+        dli_sname: ptr::null(),
+        dli_saddr: ptr::null_mut(),
+    };
+    // SAFETY: dladdr writes `info` for an address of a loaded library.
+    let found = unsafe { libc::dladdr(get_env, &mut info) } != 0 && !info.dli_fname.is_null();
+    let handle = if found {
+        // SAFETY: `dli_fname` names a library already loaded (RTLD_NOLOAD never loads one);
+        // the handle is kept for the life of the process.
+        unsafe { libc::dlopen(info.dli_fname, libc::RTLD_NOLOAD | libc::RTLD_LAZY) }
+    } else {
+        libc::RTLD_DEFAULT
+    };
+    let handle = if handle.is_null() {
+        libc::RTLD_DEFAULT
+    } else {
+        handle
+    };
+    // SAFETY: dlsym looks a symbol up in a loaded library; the name is NUL-terminated.
+    let symbol = unsafe { libc::dlsym(handle, c"AsyncGetCallTrace".as_ptr()) };
+    if symbol.is_null() {
+        return None;
+    }
+    // SAFETY: HotSpot exports AsyncGetCallTrace with this C signature on every release that
+    // has it (JDK 6 to 25).
+    let walk: AsyncGetCallTrace = unsafe { std::mem::transmute(symbol) };
+    let _ = WALK.set(walk);
+    Some(())
+}
+
+/// Allocates the ring (`slots` samples of at most `depth` frames), installs the crash guard
+/// and the SIGPROF handler (in front of any handler already there, which still gets the
+/// signals that are not the sampler's). Call once, after [`find_walker`].
+pub fn install(vm: JavaVm, slots: usize, depth: usize) -> Result<(), String> {
+    let vm = vm.raw();
+    if WALK.get().is_none() {
+        return Err("the JVM does not export AsyncGetCallTrace".into());
+    }
+    let depth = depth.max(1);
+    let ring = Ring {
+        slots: (0..slots.max(1))
+            .map(|_| Slot {
+                state: AtomicU8::new(FREE),
+                kind: AtomicU8::new(KIND_CPU),
+                env: AtomicUsize::new(0),
+                tid: AtomicI32::new(0),
+                num_frames: AtomicI32::new(0),
+                value: AtomicU32::new(0),
+            })
+            .collect(),
+        frames: (0..slots.max(1) * depth)
+            .map(|_| {
+                UnsafeCell::new(CallFrame {
+                    bci: 0,
+                    method: ptr::null_mut(),
+                })
+            })
+            .collect(),
+        depth,
+        next: AtomicUsize::new(0),
+    };
+    if RING.set(ring).is_err() {
+        return Err("the sampler's signal handler was installed twice".into());
+    }
+    VM.store(vm, Ordering::Release);
+    PID.store(std::process::id() as i32, Ordering::Release);
+    DEPTH.store(depth as u32, Ordering::Release);
+    // SAFETY: installs guard.c's SIGSEGV/SIGBUS handler, which passes every fault outside a
+    // guarded walk to the handler it replaced.
+    if unsafe { hprof_guard_install() } != 0 {
+        return Err(format!(
+            "can't install the stack walk's crash guard ({})",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: a zeroed sigaction is a valid value to fill in.
+    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+    action.sa_sigaction = on_signal as *const () as usize;
+    action.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+    // SAFETY: the mask is a field of `action`.
+    unsafe { libc::sigemptyset(&mut action.sa_mask) };
+    // SAFETY: as above.
+    let mut previous: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: installs `on_signal` for SIGPROF and reads back the handler it replaces.
+    if unsafe { libc::sigaction(SIGNAL, &action, &mut previous) } != 0 {
+        return Err(format!(
+            "can't install the SIGPROF handler ({})",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let _ = PREVIOUS.set(previous);
+    Ok(())
+}
+
+/// Turns sampling on or off: signals that arrive while off are ignored.
+pub fn set_active(on: bool) {
+    ACTIVE.store(on, Ordering::Release);
+}
+
+/// Sets the frames walked per sample (at most the ring's depth).
+pub fn set_depth(depth: usize) {
+    let cap = RING.get().map_or(0, |r| r.depth);
+    DEPTH.store(depth.min(cap) as u32, Ordering::Release);
+}
+
+/// Faults the crash guard caught in stack walks.
+pub fn guard_faults() -> u64 {
+    // SAFETY: reads an atomic counter.
+    unsafe { hprof_guard_faults() }
+}
+
+/// The calling thread's kernel id.
+pub fn current_tid() -> i32 {
+    // SAFETY: gettid has no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
+}
+
+/// A POSIX timer on a thread's CPU clock that sends it SIGPROF.
+#[derive(Debug)]
+pub struct CpuTimer(usize);
+
+impl CpuTimer {
+    /// Arms a timer that sends SIGPROF to thread `tid` after each `interval` of the CPU time
+    /// that thread uses.
+    pub fn start(tid: i32, interval: Duration) -> std::io::Result<CpuTimer> {
+        // The kernel's clock id of a thread's CPU time (CPUCLOCK_SCHED of the thread).
+        let clock: libc::clockid_t = ((!tid) << 3) | 6;
+        // SAFETY: a zeroed sigevent is a valid value to fill in.
+        let mut event: libc::sigevent = unsafe { std::mem::zeroed() };
+        event.sigev_notify = libc::SIGEV_THREAD_ID;
+        event.sigev_signo = SIGNAL;
+        event.sigev_notify_thread_id = tid;
+        let mut timer: libc::timer_t = ptr::null_mut();
+        // SAFETY: timer_create reads `event` and writes the new timer's id.
+        if unsafe { libc::timer_create(clock, &mut event, &mut timer) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let period = libc::timespec {
+            tv_sec: interval.as_secs() as libc::time_t,
+            tv_nsec: interval.subsec_nanos() as libc::c_long,
+        };
+        let spec = libc::itimerspec {
+            it_interval: period,
+            it_value: period,
+        };
+        // SAFETY: `timer` was just created; timer_settime reads `spec`.
+        if unsafe { libc::timer_settime(timer, 0, &spec, ptr::null_mut()) } != 0 {
+            let error = std::io::Error::last_os_error();
+            // SAFETY: deletes the timer created above.
+            unsafe { libc::timer_delete(timer) };
+            return Err(error);
+        }
+        Ok(CpuTimer(timer as usize))
+    }
+}
+
+impl Drop for CpuTimer {
+    fn drop(&mut self) {
+        // SAFETY: the timer was created by `start` and is deleted once, here.
+        unsafe { libc::timer_delete(self.0 as libc::timer_t) };
+    }
+}
+
+/// The layout of the kernel's `siginfo_t` for a queued signal (64-bit Linux).
+#[repr(C)]
+struct QueuedInfo {
+    signo: c_int,
+    errno: c_int,
+    code: c_int,
+    pad: c_int,
+    pid: c_int,
+    uid: libc::uid_t,
+    value: usize,
+    rest: [u8; 96],
+}
+
+/// Sends SIGPROF to thread `tid` of this process with `value` (read back as
+/// [`SampleKind::Wall`]). False if the thread is gone.
+pub fn signal_thread(tid: i32, value: u32) -> bool {
+    let pid = PID.load(Ordering::Acquire);
+    let info = QueuedInfo {
+        signo: SIGNAL,
+        errno: 0,
+        code: libc::SI_QUEUE,
+        pad: 0,
+        pid,
+        // SAFETY: getuid cannot fail.
+        uid: unsafe { libc::getuid() },
+        value: value as usize,
+        rest: [0; 96],
+    };
+    // SAFETY: rt_tgsigqueueinfo reads `info` (the size of a siginfo_t) and queues the signal
+    // for one thread of this process.
+    let sent = unsafe {
+        libc::syscall(
+            libc::SYS_rt_tgsigqueueinfo,
+            pid,
+            tid,
+            SIGNAL,
+            &info as *const QueuedInfo,
+        )
+    };
+    sent == 0
+}
+
+/// Hands every sample written since the last call to `f`, oldest slot first, and frees its
+/// slot. Returns how many there were.
+pub fn drain(mut f: impl FnMut(&Sample<'_>)) -> usize {
+    let Some(ring) = RING.get() else {
+        return 0;
+    };
+    let mut count = 0;
+    for (index, slot) in ring.slots.iter().enumerate() {
+        if slot.state.load(Ordering::Acquire) != READY {
+            continue;
+        }
+        let num_frames = slot.num_frames.load(Ordering::Relaxed);
+        let walked = (num_frames.max(0) as usize).min(ring.depth);
+        let start = index * ring.depth;
+        let cells = &ring.frames[start..start + walked];
+        // SAFETY: UnsafeCell<CallFrame> has CallFrame's layout; the slot is READY, so the
+        // handler that wrote these frames is done and none writes them until it is FREE.
+        let frames =
+            unsafe { std::slice::from_raw_parts(cells.as_ptr().cast::<CallFrame>(), walked) };
+        let kind = match slot.kind.load(Ordering::Relaxed) {
+            KIND_WALL => SampleKind::Wall(slot.value.load(Ordering::Relaxed)),
+            _ => SampleKind::Cpu,
+        };
+        f(&Sample {
+            env: slot.env.load(Ordering::Relaxed),
+            tid: slot.tid.load(Ordering::Relaxed),
+            num_frames,
+            frames,
+            kind,
+        });
+        slot.state.store(FREE, Ordering::Release);
+        count += 1;
+    }
+    count
+}
+
+/// The SIGPROF handler.
+extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
+    // SAFETY: errno is the calling thread's; it is restored so the interrupted code never
+    // sees the handler's.
+    let errno = unsafe { *libc::__errno_location() };
+    let kind = if info.is_null() {
+        None
+    } else {
+        // SAFETY: the kernel passes a valid siginfo_t to an SA_SIGINFO handler.
+        let info = unsafe { &*info };
+        match info.si_code {
+            libc::SI_TIMER => Some(SampleKind::Cpu),
+            // SAFETY: si_pid and si_value are valid for a queued signal.
+            libc::SI_QUEUE if unsafe { info.si_pid() } == PID.load(Ordering::Relaxed) => {
+                // SAFETY: as above.
+                Some(SampleKind::Wall(
+                    unsafe { info.si_value() }.sival_ptr as usize as u32,
+                ))
+            }
+            _ => None,
+        }
+    };
+    match kind {
+        Some(kind) => take_sample(kind, context),
+        None => pass_on(signo, info, context),
+    }
+    // SAFETY: as above.
+    unsafe { *libc::__errno_location() = errno };
+}
+
+/// A SIGPROF the sampler did not send goes to the handler that was there before it.
+fn pass_on(signo: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
+    let Some(previous) = PREVIOUS.get() else {
+        return;
+    };
+    let handler = previous.sa_sigaction;
+    if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
+        return;
+    }
+    if previous.sa_flags & libc::SA_SIGINFO != 0 {
+        // SAFETY: the previous handler was installed for SA_SIGINFO delivery, so it takes
+        // these three arguments.
+        let f: extern "C" fn(c_int, *mut libc::siginfo_t, *mut c_void) =
+            unsafe { std::mem::transmute(handler) };
+        f(signo, info, context);
+    } else {
+        // SAFETY: a handler installed without SA_SIGINFO takes the signal number only.
+        let f: extern "C" fn(c_int) = unsafe { std::mem::transmute(handler) };
+        f(signo);
+    }
+}
+
+/// The thread's JNI environment, or null when the JVM runs no Java on it.
+fn current_env() -> *mut sys::JNIEnv {
+    let vm = VM.load(Ordering::Acquire);
+    if vm.is_null() {
+        return ptr::null_mut();
+    }
+    let mut env: *mut c_void = ptr::null_mut();
+    // SAFETY: `vm` is the JVM's invocation interface; GetEnv reads the current thread's
+    // JVM structure and writes the out-pointer (HotSpot takes no lock there).
+    let code = unsafe {
+        match (**vm).GetEnv {
+            Some(get_env) => get_env(vm, &mut env, JNI_VERSION),
+            None => -1,
+        }
+    };
+    if code == 0 {
+        env.cast()
+    } else {
+        ptr::null_mut()
+    }
+}
+
+fn take_sample(kind: SampleKind, context: *mut c_void) {
+    if !ACTIVE.load(Ordering::Acquire) {
+        return;
+    }
+    let (Some(ring), Some(&walk)) = (RING.get(), WALK.get()) else {
+        return;
+    };
+    COUNTERS.signals.fetch_add(1, Ordering::Relaxed);
+    let slots = ring.slots.len();
+    let mut claimed = None;
+    for _ in 0..4 {
+        let index = ring.next.fetch_add(1, Ordering::Relaxed) % slots;
+        if let Some(slot) = ring.slots.get(index)
+            && slot
+                .state
+                .compare_exchange(FREE, WRITING, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        {
+            claimed = Some((index, slot));
+            break;
+        }
+    }
+    let Some((index, slot)) = claimed else {
+        COUNTERS.dropped.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    let env = current_env();
+    let num_frames = if env.is_null() {
+        NOT_JAVA
+    } else {
+        let depth = (DEPTH.load(Ordering::Relaxed) as usize).min(ring.depth);
+        let frames = ring
+            .frames
+            .get(index * ring.depth)
+            .map_or(ptr::null_mut(), UnsafeCell::get);
+        let mut trace = CallTrace {
+            env,
+            num_frames: 0,
+            frames,
+        };
+        // SAFETY: `trace.frames` points at this slot's `ring.depth` frames, which this handler
+        // owns (the slot is WRITING); `walk` is AsyncGetCallTrace, called on the interrupted
+        // thread with its signal context, inside guard.c's fault guard.
+        let guarded = unsafe {
+            hprof_walk_guarded(
+                walk,
+                (&mut trace as *mut CallTrace).cast(),
+                depth as c_int,
+                context,
+            )
+        };
+        match guarded {
+            0 => trace.num_frames,
+            1 => WALK_CRASHED,
+            _ => WALK_SKIPPED,
+        }
+    };
+    let (code, value) = match kind {
+        SampleKind::Cpu => (KIND_CPU, 0),
+        SampleKind::Wall(value) => (KIND_WALL, value),
+    };
+    slot.kind.store(code, Ordering::Relaxed);
+    slot.value.store(value, Ordering::Relaxed);
+    slot.env.store(env as usize, Ordering::Relaxed);
+    slot.tid.store(current_tid(), Ordering::Relaxed);
+    slot.num_frames.store(num_frames, Ordering::Relaxed);
+    slot.state.store(READY, Ordering::Release);
+}
