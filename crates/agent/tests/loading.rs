@@ -22,7 +22,15 @@ fn help_prints_the_usage_text_and_exits_0() {
 fn option_errors_print_the_original_line_and_exit_1() {
     let jdk = jdk17();
     for (options, description) in [
-        ("cpu=fast", "cpu option value must be y|samples|times|old"),
+        (
+            "cpu=fast",
+            "cpu option value must be y|samples|wall|times|old",
+        ),
+        ("sampler=fast", "sampler option value must be async|jvmti"),
+        (
+            "cpu=wall,cpu=samples",
+            "cpu=wall cannot be used with cpu=samples",
+        ),
         ("heap=none", "heap option value must be dump|sites|all"),
         ("depth=-1", "depth option value must be decimal and >= 0"),
         (

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod async_sampler;
 mod binary;
 mod cpu_samples;
 mod cpu_times;

@@ -13,7 +13,7 @@
 //! this engine drains it into the trace store every tick and before every dump. A sample
 //! whose walk failed is kept under a pseudo-frame naming why (`<GC active>`, ...).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -49,15 +49,15 @@ struct SampledThread {
 /// Threads by kernel id, and thread serials by JNI environment (what a sample carries).
 #[derive(Debug, Default)]
 struct Registry {
-    by_tid: HashMap<i32, SampledThread>,
+    by_tid: BTreeMap<i32, SampledThread>,
     serial_by_env: HashMap<usize, u32>,
     /// Environments of threads that ended, forgotten at the drain after next.
     ended: Vec<usize>,
     /// Timers of threads seen at start that the JVM does not know yet (or never will: JIT
     /// and GC threads, whose first signal tells), by kernel id.
     unknown: HashMap<i32, CpuTimer>,
-    /// Where the next wall-clock tick starts in `by_tid`'s order.
-    wall_cursor: usize,
+    /// The last thread the wall-clock ticker signalled (the next tick starts after it).
+    wall_cursor: i32,
 }
 
 /// The asynchronous sampler.
@@ -191,20 +191,19 @@ impl AsyncSampler {
             let Ok(mut registry) = self.registry.lock() else {
                 return;
             };
-            let count = registry.by_tid.len();
-            if count == 0 {
-                return;
-            }
-            let start = registry.wall_cursor % count;
-            let take = count.min(WALL_THREADS_PER_TICK);
-            registry.wall_cursor = (start + take) % count;
-            let mut tids: Vec<(i32, jthread)> = registry
+            let after = registry.wall_cursor;
+            let mut chosen: Vec<(i32, jthread)> = registry
                 .by_tid
-                .iter()
+                .range(after.saturating_add(1)..)
+                .chain(registry.by_tid.range(..=after))
+                .take(WALL_THREADS_PER_TICK)
                 .map(|(&tid, t)| (tid, t.thread.get()))
                 .collect();
-            tids.sort_unstable_by_key(|&(tid, _)| tid);
-            tids.into_iter().cycle().skip(start).take(take).collect()
+            if let Some(&(last, _)) = chosen.last() {
+                registry.wall_cursor = last;
+            }
+            chosen.dedup_by_key(|(tid, _)| *tid);
+            chosen
         };
         // The registry's lock is released: GetThreadState waits for no safepoint, but a
         // thread that ends meanwhile must be able to unregister. Its global reference stays
@@ -223,43 +222,40 @@ impl AsyncSampler {
     /// Moves the ring's samples into the trace store.
     pub fn drain(&self, ctx: &Context, jni: Jni) {
         let mut pending: Vec<Pending> = Vec::new();
-        let mut not_java = Vec::new();
-        let (serials, ended) = match self.registry.lock() {
-            Ok(mut registry) => {
-                let ended = std::mem::take(&mut registry.ended);
-                (registry.serial_by_env.clone(), ended)
-            }
-            Err(_) => return,
-        };
-        signal::drain(|sample: &Sample<'_>| {
-            if sample.num_frames == signal::NOT_JAVA {
-                not_java.push(sample.tid);
+        {
+            let Ok(mut registry) = self.registry.lock() else {
                 return;
-            }
-            let serial = serials.get(&sample.env).copied();
-            let frames: Vec<(jmethodID, jlocation)> = sample
-                .frames
-                .iter()
-                .map(|f| {
-                    (
-                        f.method,
-                        if f.bci < 0 {
-                            -1
-                        } else {
-                            jlocation::from(f.bci)
-                        },
-                    )
-                })
-                .collect();
-            let failure = (sample.num_frames <= 0).then(|| failure_name(sample.num_frames));
-            let state = match sample.kind {
-                SampleKind::Wall(state) => Some(state_name(state)),
-                SampleKind::Cpu => None,
             };
-            pending.push((serial, frames, failure, state));
-        });
-        if let Ok(mut registry) = self.registry.lock() {
-            for env in ended {
+            let mut not_java = Vec::new();
+            signal::drain(|sample: &Sample<'_>| {
+                if sample.num_frames == signal::NOT_JAVA {
+                    not_java.push(sample.tid);
+                    return;
+                }
+                let serial = registry.serial_by_env.get(&sample.env).copied();
+                let frames: Vec<(jmethodID, jlocation)> = sample
+                    .frames
+                    .iter()
+                    .map(|f| {
+                        (
+                            f.method,
+                            if f.bci < 0 {
+                                -1
+                            } else {
+                                jlocation::from(f.bci)
+                            },
+                        )
+                    })
+                    .collect();
+                let failure = (sample.num_frames <= 0).then(|| failure_name(sample.num_frames));
+                let (state, weight) = match sample.kind {
+                    SampleKind::Wall(state) => (Some(state_name(state)), 1),
+                    SampleKind::Cpu(weight) => (None, u64::from(weight)),
+                };
+                pending.push((serial, frames, failure, state, weight));
+            });
+            // Threads that ended before this drain have had their last samples drained.
+            for env in std::mem::take(&mut registry.ended) {
                 registry.serial_by_env.remove(&env);
             }
             // Timers of threads the JVM runs no Java on (JIT, GC) are deleted at their first
@@ -283,7 +279,7 @@ impl AsyncSampler {
             return;
         };
         let mut dropped = 0;
-        for (serial, mut frames, failure, state) in pending {
+        for (serial, mut frames, failure, state, weight) in pending {
             if serial.is_some_and(|s| unsampled.contains(&s)) {
                 continue;
             }
@@ -296,10 +292,17 @@ impl AsyncSampler {
                 frames.push((method, -1));
             }
             if traces
-                .record(ctx.jvmti, jni, &ctx.ids, &frames, serial.unwrap_or(0), 1)
+                .record(
+                    ctx.jvmti,
+                    jni,
+                    &ctx.ids,
+                    &frames,
+                    serial.unwrap_or(0),
+                    weight,
+                )
                 .is_none()
             {
-                dropped += 1;
+                dropped += weight;
             }
         }
         if dropped > 0
@@ -317,12 +320,14 @@ impl AsyncSampler {
     }
 }
 
-/// A drained sample: thread serial, frames, why the walk failed, the thread's state.
+/// A drained sample: thread serial, frames, why the walk failed, the thread's state, and the
+/// intervals it stands for.
 type Pending = (
     Option<u32>,
     Vec<(jmethodID, jlocation)>,
     Option<&'static str>,
     Option<&'static str>,
+    u64,
 );
 
 /// `JVMTI_THREAD_STATE_ALIVE`.

@@ -64,8 +64,10 @@ pub const NOT_JAVA: i32 = -102;
 /// What a sample measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SampleKind {
-    /// An interval of the thread's CPU time.
-    Cpu,
+    /// Intervals of the thread's CPU time: 1, or more when the timer expired again before
+    /// the signal was delivered (the kernel checks CPU timers at its tick, so intervals
+    /// shorter than the tick arrive together).
+    Cpu(u32),
     /// An interval of wall time; the value is what the wall-clock ticker queued with the
     /// signal (the thread's state).
     Wall(u32),
@@ -382,9 +384,10 @@ pub fn drain(mut f: impl FnMut(&Sample<'_>)) -> usize {
         // handler that wrote these frames is done and none writes them until it is FREE.
         let frames =
             unsafe { std::slice::from_raw_parts(cells.as_ptr().cast::<CallFrame>(), walked) };
+        let value = slot.value.load(Ordering::Relaxed);
         let kind = match slot.kind.load(Ordering::Relaxed) {
-            KIND_WALL => SampleKind::Wall(slot.value.load(Ordering::Relaxed)),
-            _ => SampleKind::Cpu,
+            KIND_WALL => SampleKind::Wall(value),
+            _ => SampleKind::Cpu(value),
         };
         f(&Sample {
             env: slot.env.load(Ordering::Relaxed),
@@ -410,7 +413,10 @@ extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut 
         // SAFETY: the kernel passes a valid siginfo_t to an SA_SIGINFO handler.
         let info = unsafe { &*info };
         match info.si_code {
-            libc::SI_TIMER => Some(SampleKind::Cpu),
+            // SAFETY: si_overrun is valid for a timer's signal.
+            libc::SI_TIMER => Some(SampleKind::Cpu(
+                1 + unsafe { info.si_overrun() }.clamp(0, 1 << 20) as u32,
+            )),
             // SAFETY: si_pid and si_value are valid for a queued signal.
             libc::SI_QUEUE if unsafe { info.si_pid() } == PID.load(Ordering::Relaxed) => {
                 // SAFETY: as above.
@@ -531,7 +537,7 @@ fn take_sample(kind: SampleKind, context: *mut c_void) {
         }
     };
     let (code, value) = match kind {
-        SampleKind::Cpu => (KIND_CPU, 0),
+        SampleKind::Cpu(weight) => (KIND_CPU, weight),
         SampleKind::Wall(value) => (KIND_WALL, value),
     };
     slot.kind.store(code, Ordering::Relaxed);

@@ -1,0 +1,306 @@
+// Agent test program for the samplers' accuracy: programs whose true CPU profile is known, or
+// measured by the program itself. Modes (argument 1), each running for SECONDS (argument 2):
+//   inline   a loop calling a small method the JIT inlines, which holds > 95 % of the CPU
+//            (twenty dependent multiply-xorshift steps against the loop's one increment);
+//   kernels  four threads running four kernels, each busy for 1, 2, 4 and 8 ms between sleeps
+//            of 5 ms; each prints its own CPU time ("kernel NAME CPU_NS") at the end;
+//   native   a loop that reads its own CPU time (a short native call) between slices of
+//            computation; prints the time spent in each ("native NS", "compute NS");
+//   wall     "sleeper" sleeps, "blocked" waits to enter a monitor "holder" keeps, "spinner"
+//            computes; all for the whole run;
+//   gc       "collector" calls System.gc() in a loop while "allocator" allocates;
+//   churn    2,000 short platform threads (4 at a time) and, on JDK 21+, 100,000 virtual
+//            threads, each computing a little; then prints "timers N" (the POSIX timers the
+//            process holds, from /proc/self/timers) and "threads N" (live Java threads).
+// Every mode prints "done" at the end.
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+
+public class Sampling {
+    static volatile long sink;
+
+    static long step(long x) {
+        x = x * 0x9E3779B97F4A7C15L + 1;
+        x ^= x >>> 17;
+        x = x * 0x9E3779B97F4A7C15L + 3;
+        x ^= x >>> 18;
+        x = x * 0x9E3779B97F4A7C15L + 5;
+        x ^= x >>> 19;
+        x = x * 0x9E3779B97F4A7C15L + 7;
+        x ^= x >>> 20;
+        x = x * 0x9E3779B97F4A7C15L + 9;
+        x ^= x >>> 21;
+        x = x * 0x9E3779B97F4A7C15L + 11;
+        x ^= x >>> 22;
+        x = x * 0x9E3779B97F4A7C15L + 13;
+        x ^= x >>> 23;
+        x = x * 0x9E3779B97F4A7C15L + 15;
+        x ^= x >>> 24;
+        x = x * 0x9E3779B97F4A7C15L + 17;
+        x ^= x >>> 25;
+        x = x * 0x9E3779B97F4A7C15L + 19;
+        x ^= x >>> 26;
+        x = x * 0x9E3779B97F4A7C15L + 21;
+        x ^= x >>> 27;
+        x = x * 0x9E3779B97F4A7C15L + 23;
+        x ^= x >>> 28;
+        x = x * 0x9E3779B97F4A7C15L + 25;
+        x ^= x >>> 29;
+        x = x * 0x9E3779B97F4A7C15L + 27;
+        x ^= x >>> 17;
+        x = x * 0x9E3779B97F4A7C15L + 29;
+        x ^= x >>> 18;
+        x = x * 0x9E3779B97F4A7C15L + 31;
+        x ^= x >>> 19;
+        x = x * 0x9E3779B97F4A7C15L + 33;
+        x ^= x >>> 20;
+        x = x * 0x9E3779B97F4A7C15L + 35;
+        x ^= x >>> 21;
+        x = x * 0x9E3779B97F4A7C15L + 37;
+        x ^= x >>> 22;
+        x = x * 0x9E3779B97F4A7C15L + 39;
+        x ^= x >>> 23;
+        return x;
+    }
+
+    static long loop(long x, long n) {
+        for (long i = 0; i < n; i++) {
+            x = step(x);
+        }
+        return x;
+    }
+
+    static long kernelA(long x) {
+        for (int i = 0; i < 1000; i++) {
+            x = x * 6364136223846793005L + 1442695040888963407L;
+        }
+        return x;
+    }
+
+    static long kernelB(long x) {
+        long[] a = new long[64];
+        for (int i = 0; i < 1000; i++) {
+            a[i & 63] += x ^ i;
+            x += a[(i * 7) & 63];
+        }
+        return x;
+    }
+
+    static long kernelC(long x) {
+        double d = x;
+        for (int i = 1; i < 1000; i++) {
+            d = Math.sqrt(d + i) * 1.0001;
+        }
+        return (long) d;
+    }
+
+    static long kernelD(long x) {
+        for (int i = 1; i < 1000; i++) {
+            x = x / (i | 1) + x * 31 + i;
+        }
+        return x;
+    }
+
+    interface Kernel {
+        long run(long x);
+    }
+
+    static long deadline;
+
+    static void busy(Kernel kernel, long millis) {
+        long end = System.nanoTime() + millis * 1_000_000L;
+        long x = 1;
+        while (System.nanoTime() < end) {
+            x = kernel.run(x);
+        }
+        sink += x;
+    }
+
+    static Thread kernelThread(String name, Kernel kernel, long millis, long[] cpu, int index) {
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        Thread t = new Thread(() -> {
+            try {
+                while (System.nanoTime() < deadline) {
+                    busy(kernel, millis);
+                    Thread.sleep(5);
+                }
+            } catch (InterruptedException e) {
+                return;
+            }
+            cpu[index] = mx.getCurrentThreadCpuTime();
+        }, name);
+        t.start();
+        return t;
+    }
+
+    static void kernels() throws Exception {
+        long[] cpu = new long[4];
+        Thread[] threads = {
+            kernelThread("kernel-A", Sampling::kernelA, 1, cpu, 0),
+            kernelThread("kernel-B", Sampling::kernelB, 2, cpu, 1),
+            kernelThread("kernel-C", Sampling::kernelC, 4, cpu, 2),
+            kernelThread("kernel-D", Sampling::kernelD, 8, cpu, 3),
+        };
+        for (Thread t : threads) {
+            t.join();
+        }
+        String[] names = {"A", "B", "C", "D"};
+        for (int i = 0; i < 4; i++) {
+            System.out.println("kernel " + names[i] + " " + cpu[i]);
+        }
+    }
+
+    static void nativeCalls() {
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long inNative = 0;
+        long computing = 0;
+        long x = 1;
+        while (System.nanoTime() < deadline) {
+            long t0 = System.nanoTime();
+            for (int i = 0; i < 20; i++) {
+                x += mx.getCurrentThreadCpuTime();
+            }
+            long t1 = System.nanoTime();
+            x = loop(x, 20_000);
+            long t2 = System.nanoTime();
+            inNative += t1 - t0;
+            computing += t2 - t1;
+        }
+        sink += x;
+        System.out.println("native " + inNative);
+        System.out.println("compute " + computing);
+    }
+
+    static void wall() throws Exception {
+        Object lock = new Object();
+        Thread holder = new Thread(() -> {
+            synchronized (lock) {
+                sleepUntilDeadline();
+            }
+        }, "holder");
+        holder.start();
+        Thread.sleep(100);
+        Thread blocked = new Thread(() -> {
+            synchronized (lock) {
+                sink++;
+            }
+        }, "blocked");
+        Thread sleeper = new Thread(Sampling::sleepUntilDeadline, "sleeper");
+        Thread spinner = new Thread(() -> {
+            long x = 1;
+            while (System.nanoTime() < deadline) {
+                x = loop(x, 100_000);
+            }
+            sink += x;
+        }, "spinner");
+        blocked.start();
+        sleeper.start();
+        spinner.start();
+        for (Thread t : new Thread[] {holder, blocked, sleeper, spinner}) {
+            t.join();
+        }
+    }
+
+    static void sleepUntilDeadline() {
+        try {
+            while (System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+        } catch (InterruptedException e) {
+            // The run ends.
+        }
+    }
+
+    static void gc() throws Exception {
+        Thread collector = new Thread(() -> {
+            while (System.nanoTime() < deadline) {
+                System.gc();
+            }
+        }, "collector");
+        Thread allocator = new Thread(() -> {
+            Object[] keep = new Object[1024];
+            int i = 0;
+            while (System.nanoTime() < deadline) {
+                keep[i++ & 1023] = new byte[256];
+            }
+            sink += keep.length;
+        }, "allocator");
+        collector.start();
+        allocator.start();
+        collector.join();
+        allocator.join();
+    }
+
+    static void churn() throws Exception {
+        for (int round = 0; round < 500; round++) {
+            Thread[] batch = new Thread[4];
+            for (int i = 0; i < batch.length; i++) {
+                batch[i] = new Thread(() -> sink += loop(sink, 5_000), "churn-" + round + "-" + i);
+                batch[i].start();
+            }
+            for (Thread t : batch) {
+                t.join();
+            }
+        }
+        java.lang.reflect.Method start;
+        try {
+            start = Thread.class.getMethod("startVirtualThread", Runnable.class);
+        } catch (NoSuchMethodException e) {
+            start = null;
+        }
+        if (start != null) {
+            java.util.List<Thread> batch = new java.util.ArrayList<>();
+            for (int i = 0; i < 100_000; i++) {
+                batch.add((Thread) start.invoke(null, (Runnable) () -> sink += loop(sink, 200)));
+                if (batch.size() == 1000) {
+                    for (Thread t : batch) {
+                        t.join();
+                    }
+                    batch.clear();
+                }
+            }
+            for (Thread t : batch) {
+                t.join();
+            }
+        }
+        long timers = java.nio.file.Files.readAllLines(java.nio.file.Paths.get("/proc/self/timers"))
+                .stream().filter(l -> l.startsWith("ID:")).count();
+        System.out.println("timers " + timers);
+        System.out.println("threads " + Thread.activeCount());
+    }
+
+    public static void main(String[] args) throws Exception {
+        String mode = args[0];
+        double seconds = Double.parseDouble(args[1]);
+        deadline = System.nanoTime() + (long) (seconds * 1e9);
+        switch (mode) {
+            case "inline": {
+                long x = 1;
+                while (System.nanoTime() < deadline) {
+                    x = loop(x, 1_000_000);
+                }
+                sink += x;
+                break;
+            }
+            case "kernels":
+                kernels();
+                break;
+            case "native":
+                nativeCalls();
+                break;
+            case "wall":
+                wall();
+                break;
+            case "gc":
+                gc();
+                break;
+            case "churn":
+                churn();
+                break;
+            default:
+                throw new IllegalArgumentException("unknown mode " + mode);
+        }
+        System.out.println("done");
+    }
+}
