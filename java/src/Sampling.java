@@ -9,6 +9,8 @@
 //   wall     "sleeper" sleeps, "blocked" waits to enter a monitor "holder" keeps, "spinner"
 //            computes; all for the whole run;
 //   gc       "collector" calls System.gc() in a loop while "allocator" allocates;
+//   virtual  (JDK 21+) a virtual thread computing in virtualWork() for the whole run; prints
+//            "no virtual threads" on older JDKs;
 //   churn    2,000 short platform threads (4 at a time) and, on JDK 21+, 100,000 virtual
 //            threads, each computing a little; then prints "timers N" (the POSIX timers the
 //            process holds, from /proc/self/timers) and "threads N" (live Java threads).
@@ -232,6 +234,26 @@ public class Sampling {
         allocator.join();
     }
 
+    static void virtualWork() {
+        long x = 1;
+        while (System.nanoTime() < deadline) {
+            x = loop(x, 100_000);
+        }
+        sink += x;
+    }
+
+    static void virtual() throws Exception {
+        java.lang.reflect.Method start;
+        try {
+            start = Thread.class.getMethod("startVirtualThread", Runnable.class);
+        } catch (NoSuchMethodException e) {
+            System.out.println("no virtual threads");
+            return;
+        }
+        Thread t = (Thread) start.invoke(null, (Runnable) Sampling::virtualWork);
+        t.join();
+    }
+
     static void churn() throws Exception {
         for (int round = 0; round < 500; round++) {
             Thread[] batch = new Thread[4];
@@ -294,6 +316,9 @@ public class Sampling {
                 break;
             case "gc":
                 gc();
+                break;
+            case "virtual":
+                virtual();
                 break;
             case "churn":
                 churn();

@@ -271,3 +271,46 @@ fn threads_that_end_release_their_timers() {
         assert!(total(&p) > 0, "JDK {}", jdk.version);
     }
 }
+
+#[test]
+fn a_virtual_threads_samples_are_its_own_frames() {
+    for jdk in jdks().into_iter().filter(|j| j.version >= 21) {
+        let (_, p) = sample(&jdk, "cpu=samples,depth=8", "virtual", "2");
+        let total = total(&p);
+        let virtual_work = count(&p, |f, _| {
+            f.iter()
+                .any(|x| x.starts_with("Sampling.virtualWork(Sampling.java:"))
+        });
+        assert!(total >= 100, "JDK {}: {total}", jdk.version);
+        assert!(
+            virtual_work * 10 >= total * 8,
+            "JDK {}: {virtual_work} of {total} samples in the virtual thread's work",
+            jdk.version
+        );
+    }
+}
+
+#[test]
+fn wall_clock_signals_never_interrupt_a_blocking_call() {
+    for jdk in jdks() {
+        // CpuHot's acceptor sits in accept() for the whole run while it is signalled every
+        // 10 ms: an accept() that failed with EINTR would end the thread early.
+        let (run, dir) = profile(&jdk, "cpu=wall,thread=y,depth=16", "CpuHot", &["1500"]);
+        assert_eq!(run.code, Some(0), "JDK {}: {}", jdk.version, run.stderr);
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        let acceptor = p.thread("acceptor").expect("acceptor started");
+        let of = count(&p, |_, t| t == Some(acceptor));
+        let in_accept = count(&p, |f, t| {
+            t == Some(acceptor)
+                && f.last()
+                    .is_some_and(|r| r.starts_with("<hprof>.<RUNNABLE in native>("))
+                && f.iter().any(|x| x.contains("accept"))
+        });
+        assert!(of >= 75, "JDK {}: acceptor sampled {of} times", jdk.version);
+        assert_eq!(
+            in_accept, of,
+            "JDK {}: every sample of the acceptor is in accept()",
+            jdk.version
+        );
+    }
+}

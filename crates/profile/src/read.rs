@@ -245,6 +245,9 @@ impl Recording {
     }
 }
 
+/// How the agent's pseudo-frames begin: their class is `<hprof>`.
+const PSEUDO_PREFIX: &str = "<hprof>.";
+
 /// A frame line of a text TRACE, `class.method(Source.java:12)`, as (name, kind, file,
 /// line), borrowed from the line.
 fn parse_frame(line: &str) -> (&str, FrameKind, Option<&str>, Option<u32>) {
@@ -252,6 +255,11 @@ fn parse_frame(line: &str) -> (&str, FrameKind, Option<&str>, Option<u32>) {
         return (line, FrameKind::Pseudo, None, None);
     };
     let (qualified, rest) = line.split_at(open);
+    // The agent's pseudo-frames (`<hprof>.<GC active>`, `<hprof>.<SLEEPING>`): the reason or
+    // state alone.
+    if let Some(name) = qualified.strip_prefix(PSEUDO_PREFIX) {
+        return (name, FrameKind::Pseudo, None, None);
+    }
     let inside = rest.trim_start_matches('(').trim_end_matches(')');
     let (source, position) = inside.rsplit_once(':').unwrap_or((inside, ""));
     let file = (source != "<Unknown Source>").then_some(source);
@@ -422,9 +430,12 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                 let method = text(&strings, method_name_id).unwrap_or_default();
                 let file = text(&strings, source_file_id).filter(|f| !f.is_empty());
                 let line = u32::try_from(line).ok().filter(|&l| l > 0);
-                let name = format!("{class}.{method}");
-                let index =
-                    recording.frame(&name, FrameKind::of_class(&class), file.as_deref(), line);
+                let index = if format!("{class}.") == PSEUDO_PREFIX {
+                    recording.frame(&method, FrameKind::Pseudo, None, None)
+                } else {
+                    let name = format!("{class}.{method}");
+                    recording.frame(&name, FrameKind::of_class(&class), file.as_deref(), line)
+                };
                 frames.insert(frame_id, index);
             }
             Record::StackTrace {
@@ -556,5 +567,10 @@ CPU SAMPLES BEGIN (total = 4) Tue Nov 24 14:00:02 2026\nrank   self  accum   cou
         );
         let f = parse_frame("App.run(<Unknown Source>:Unknown line)");
         assert_eq!(f, ("App.run", FrameKind::Application, None, None));
+        let f = parse_frame("<hprof>.<WAITING in Object.wait>(<Unknown Source>:Unknown line)");
+        assert_eq!(
+            f,
+            ("<WAITING in Object.wait>", FrameKind::Pseudo, None, None)
+        );
     }
 }

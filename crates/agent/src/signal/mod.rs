@@ -142,6 +142,10 @@ pub static COUNTERS: Counters = Counters {
     signals: AtomicU64::new(0),
 };
 
+/// Marks the sampler's own signals in the high half of their value ("HPRO"), so a SIGPROF
+/// another tool sends in the same process goes to that tool's handler.
+const MARK: usize = 0x4850_524F << 32;
+
 /// `JNI_VERSION_1_6`: any JNI version the JVM knows.
 const JNI_VERSION: c_int = 0x0001_0006;
 
@@ -292,6 +296,9 @@ impl CpuTimer {
         event.sigev_notify = libc::SIGEV_THREAD_ID;
         event.sigev_signo = SIGNAL;
         event.sigev_notify_thread_id = tid;
+        event.sigev_value = libc::sigval {
+            sival_ptr: MARK as *mut c_void,
+        };
         let mut timer: libc::timer_t = ptr::null_mut();
         // SAFETY: timer_create reads `event` and writes the new timer's id.
         if unsafe { libc::timer_create(clock, &mut event, &mut timer) } != 0 {
@@ -348,7 +355,7 @@ pub fn signal_thread(tid: i32, value: u32) -> bool {
         pid,
         // SAFETY: getuid cannot fail.
         uid: unsafe { libc::getuid() },
-        value: value as usize,
+        value: MARK | value as usize,
         rest: [0; 96],
     };
     // SAFETY: rt_tgsigqueueinfo reads `info` (the size of a siginfo_t) and queues the signal
