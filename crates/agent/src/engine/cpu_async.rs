@@ -120,10 +120,12 @@ impl AsyncSampler {
             DRAIN_PERIOD_MS.max(i64::from(ctx.options.interval_ms))
         };
         sampler.ticker.run(period, || {
-            if sampler.wall {
-                sampler.signal_wall_threads(ctx);
-            }
-            jni.with_local_frame(64, || sampler.drain(ctx, jni));
+            jni.with_local_frame(64, || {
+                if sampler.wall {
+                    sampler.signal_wall_threads(ctx, jni);
+                }
+                sampler.drain(ctx, jni);
+            });
         });
     }
 
@@ -185,8 +187,9 @@ impl AsyncSampler {
         registry.ended.push(jni.raw() as usize);
     }
 
-    /// Queues SIGPROF, with its state, to the next [`WALL_THREADS_PER_TICK`] threads.
-    fn signal_wall_threads(&self, ctx: &Context) {
+    /// Queues SIGPROF, with its state, to the next [`WALL_THREADS_PER_TICK`] threads; takes
+    /// the stacks of those in native code through JVMTI instead.
+    fn signal_wall_threads(&self, ctx: &Context, jni: Jni) {
         let chosen: Vec<(i32, jthread)> = {
             let Ok(mut registry) = self.registry.lock() else {
                 return;
@@ -208,6 +211,7 @@ impl AsyncSampler {
         // The registry's lock is released: GetThreadState waits for no safepoint, but a
         // thread that ends meanwhile must be able to unregister. Its global reference stays
         // valid until it does, and a dead thread's state is simply TERMINATED.
+        let mut in_native = Vec::new();
         for (tid, thread) in chosen {
             let Ok(state) = ctx.jvmti.thread_state(thread) else {
                 continue;
@@ -215,7 +219,38 @@ impl AsyncSampler {
             if state & JVMTI_THREAD_STATE_ALIVE == 0 {
                 continue;
             }
-            signal::signal_thread(tid, state);
+            if state & JVMTI_THREAD_STATE_IN_NATIVE != 0 {
+                // A thread in native code may sit in a system call that a signal would end with
+                // EINTR (poll, select, epoll_wait, nanosleep: SA_RESTART does not restart them,
+                // and JDK 11's ServerSocket.accept then throws SocketTimeoutException). Its Java
+                // stack cannot change until it returns, so the JVM is asked for it instead.
+                in_native.push(thread);
+            } else {
+                signal::signal_thread(tid, state);
+            }
+        }
+        if in_native.is_empty() || ctx.depth() == 0 {
+            return;
+        }
+        let Ok(stacks) = ctx.jvmti.stack_traces(&in_native, ctx.depth()) else {
+            return;
+        };
+        let serials: Vec<u32> = in_native
+            .iter()
+            .map(|&t| ctx.jvmti.thread_local(t).unwrap_or(0) as u32)
+            .collect();
+        let unsampled = unsampled_threads(ctx);
+        let Ok(mut traces) = ctx.traces.lock() else {
+            return;
+        };
+        let state = traces.pseudo_method(&ctx.ids, NATIVE_STATE);
+        for (mut frames, serial) in stacks.into_iter().zip(serials) {
+            if frames.is_empty() || unsampled.contains(&serial) {
+                continue;
+            }
+            frames.truncate(ctx.depth().saturating_sub(1).max(1));
+            frames.push((state, -1));
+            let _ = traces.record(ctx.jvmti, jni, &ctx.ids, &frames, serial, 1);
         }
     }
 
@@ -267,14 +302,7 @@ impl AsyncSampler {
         if pending.is_empty() || ctx.depth() == 0 {
             return;
         }
-        let unsampled: Vec<u32> = match ctx.threads.lock() {
-            Ok(threads) => threads
-                .live()
-                .filter(|t| !t.sampled)
-                .map(|t| t.serial)
-                .collect(),
-            Err(_) => Vec::new(),
-        };
+        let unsampled = unsampled_threads(ctx);
         let Ok(mut traces) = ctx.traces.lock() else {
             return;
         };
@@ -332,6 +360,22 @@ type Pending = (
 
 /// `JVMTI_THREAD_STATE_ALIVE`.
 const JVMTI_THREAD_STATE_ALIVE: u32 = 0x0001;
+/// `JVMTI_THREAD_STATE_IN_NATIVE`.
+const JVMTI_THREAD_STATE_IN_NATIVE: u32 = 0x0040_0000;
+/// The state frame of a thread in native code.
+const NATIVE_STATE: &str = "<RUNNABLE in native>";
+
+/// Serials of the threads the front-end turned sampling off for.
+fn unsampled_threads(ctx: &Context) -> Vec<u32> {
+    match ctx.threads.lock() {
+        Ok(threads) => threads
+            .live()
+            .filter(|t| !t.sampled)
+            .map(|t| t.serial)
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
 
 /// The pseudo-frame of a thread state in a wall-clock sample.
 fn state_name(state: u32) -> &'static str {
@@ -354,7 +398,7 @@ fn state_name(state: u32) -> &'static str {
     } else if state & (WAITING | WAITING_WITH_TIMEOUT) != 0 {
         "<WAITING>"
     } else if state & IN_NATIVE != 0 {
-        "<RUNNABLE in native>"
+        NATIVE_STATE
     } else if state & RUNNABLE != 0 {
         "<RUNNABLE>"
     } else {
