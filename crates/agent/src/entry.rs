@@ -35,6 +35,146 @@ fn guarded<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
     }
 }
 
+/// Whether the exit handler is registered (once per process, whichever way the agent came).
+static AT_EXIT: AtomicBool = AtomicBool::new(false);
+
+fn register_at_exit() {
+    if AT_EXIT.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    // SAFETY: `at_exit` is an `extern "C" fn()` that lives as long as the process
+    // (libhprof.so is never unloaded) and catches its panics.
+    if unsafe { libc::atexit(at_exit) } != 0 {
+        eprintln!(
+            "HPROF ERROR: can't register an exit handler; an exit without VM death will lose the last dump"
+        );
+    }
+}
+
+/// Loads the agent into a running JVM (`hprof attach`, or `jcmd PID JVMTI.agent_load`):
+/// starts, dumps, stops or reports on a profiling session as the `session=` option says.
+/// The answer goes to the `reply=` file (for `hprof attach`) and, for a failure, to the
+/// return code; the JVM keeps running whatever happens.
+///
+/// # Safety
+/// Called by the JVM only: `vm` is its invocation interface and `options` a NUL-terminated
+/// string or null.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn Agent_OnAttach(
+    vm: *mut sys::JavaVM,
+    options: *mut c_char,
+    _reserved: *mut c_void,
+) -> sys::jint {
+    guarded("Agent_OnAttach", JNI_ERR, || {
+        let opts = if options.is_null() {
+            String::new()
+        } else {
+            // SAFETY: the JVM passes the option string as a NUL-terminated C string that
+            // stays valid for this call.
+            unsafe { CStr::from_ptr(options) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        let options = match Options::parse(&opts, None) {
+            Ok(Parsed::Run(options)) => options,
+            Ok(Parsed::Help) => {
+                reply_to(reply_option(&opts).as_deref(), help_text());
+                return JNI_OK;
+            }
+            Err(err) => {
+                match reply_option(&opts) {
+                    Some(path) => reply_to(Some(&path), &format!("error: {err}\n")),
+                    None => eprintln!("{err}"),
+                }
+                return JNI_ERR;
+            }
+        };
+        let reply = options.reply.clone();
+        let (code, answer) = attach(JavaVm::from_raw(vm), options);
+        reply_to(reply.as_deref(), &answer);
+        if code != JNI_OK && reply.is_none() {
+            eprintln!("HPROF ERROR: {answer}");
+        }
+        code
+    })
+}
+
+/// The `reply=` option of a string that did not parse.
+fn reply_option(options: &str) -> Option<String> {
+    options
+        .split(',')
+        .find_map(|o| o.strip_prefix("reply="))
+        .map(str::to_string)
+}
+
+/// Writes `text` to the reply file, if there is one.
+fn reply_to(path: Option<&str>, text: &str) {
+    let Some(path) = path else { return };
+    match hprof_outfile::create(std::path::Path::new(path)) {
+        Ok(mut file) => {
+            use std::io::Write;
+            let _ = file.write_all(text.as_bytes());
+        }
+        Err(e) => eprintln!("HPROF ERROR: can't write the reply for hprof attach to {path} ({e})"),
+    }
+}
+
+/// What an attach does: (return code, answer).
+fn attach(vm: JavaVm, options: Options) -> (sys::jint, String) {
+    use crate::options::Session;
+    let running = profiler::get().filter(|p| p.is_running());
+    match (options.session, running) {
+        (Session::Start, Some(p)) => (
+            JNI_ERR,
+            format!(
+                "error: a profiling session is already running in this JVM ({}); stop it first (hprof attach PID stop)\n",
+                p.ctx.options.text
+            ),
+        ),
+        (Session::Start, None) => {
+            let Some(jni) = vm.jni() else {
+                return (
+                    JNI_ERR,
+                    "error: the attaching thread has no JNI environment\n".into(),
+                );
+            };
+            // SAFETY: `vm` is the JavaVM pointer the JVM passed to Agent_OnAttach; each
+            // session gets its own JVMTI environment.
+            let jvmti = match unsafe { Jvmti::from_vm(vm.raw()) } {
+                Ok(jvmti) => jvmti,
+                Err(code) => {
+                    return (
+                        JNI_ERR,
+                        format!("error: no JVMTI environment (GetEnv returned {code})\n"),
+                    );
+                }
+            };
+            let text = options.text.clone();
+            match Profiler::attach(vm, jvmti, options, &callbacks(), jni) {
+                Ok(_) => {
+                    register_at_exit();
+                    (JNI_OK, format!("started: {text}\n"))
+                }
+                Err(message) => (JNI_ERR, format!("error: {message}\n")),
+            }
+        }
+        (Session::Dump, Some(p)) => {
+            p.dump_now();
+            (JNI_OK, "dumped\n".into())
+        }
+        (Session::Stop, Some(p)) => {
+            p.stop_session();
+            (JNI_OK, "stopped\n".into())
+        }
+        (Session::Status, Some(p)) => (JNI_OK, p.status()),
+        (Session::Status, None) => (JNI_OK, "running: no\n".into()),
+        (Session::Dump | Session::Stop, None) => (
+            JNI_ERR,
+            "error: no profiling session is running in this JVM (hprof attach PID start)\n".into(),
+        ),
+    }
+}
+
 fn callbacks() -> Callbacks {
     Callbacks {
         vm_init: Some(vm_init),
@@ -105,13 +245,7 @@ pub unsafe extern "C" fn Agent_OnLoad(
         };
         match Profiler::load(JavaVm::from_raw(vm), jvmti, options, &callbacks()) {
             Ok(_) => {
-                // SAFETY: `at_exit` is an `extern "C" fn()` that lives as long as the process
-                // (libhprof.so is never unloaded) and catches its panics.
-                if unsafe { libc::atexit(at_exit) } != 0 {
-                    eprintln!(
-                        "HPROF ERROR: can't register an exit handler; an exit without VM death will lose the last dump"
-                    );
-                }
+                register_at_exit();
                 JNI_OK
             }
             Err(message) => {
@@ -130,21 +264,6 @@ extern "C" fn at_exit() {
             p.process_exit();
         }
     });
-}
-
-/// Refuses to attach to a running VM: HPROF must see the VM from its start.
-#[unsafe(no_mangle)]
-pub extern "C" fn Agent_OnAttach(
-    _vm: *mut sys::JavaVM,
-    _options: *mut c_char,
-    _reserved: *mut c_void,
-) -> sys::jint {
-    guarded("Agent_OnAttach", JNI_ERR, || {
-        eprintln!(
-            "HPROF ERROR: hprof cannot attach to a running VM; start the VM with -agentpath or -agentlib"
-        );
-        JNI_ERR
-    })
 }
 
 /// Nothing to undo: the output was closed at VM death.

@@ -53,6 +53,19 @@ pub enum Sampler {
     Jvmti,
 }
 
+/// What `hprof attach` asks of the agent it loads into a running JVM (`session=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Session {
+    /// Start profiling with the other options (the default).
+    Start,
+    /// Dump what was collected so far; profiling goes on.
+    Dump,
+    /// Dump, then stop profiling and release everything.
+    Stop,
+    /// Say what is running.
+    Status,
+}
+
 /// Every option, after parsing and the original's post-processing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Options {
@@ -68,6 +81,10 @@ pub struct Options {
     pub cpu_wall: bool,
     /// `sampler=`: how `cpu=samples` takes stacks.
     pub sampler: Sampler,
+    /// `session=`: what `hprof attach` asks of an agent loaded into a running JVM.
+    pub session: Session,
+    /// `reply=`: where an attached agent writes its answer for `hprof attach`.
+    pub reply: Option<String>,
     /// `cpu=times` (or `cpu=old`, which times methods too).
     pub cpu_times: bool,
     /// `cpu=old`: cpu=times data in the old prof layout.
@@ -161,6 +178,8 @@ impl Options {
             cpu_samples: false,
             cpu_wall: false,
             sampler: Sampler::Async,
+            session: Session::Start,
+            reply: None,
             cpu_times: false,
             cpu_old: false,
             monitor: false,
@@ -314,6 +333,27 @@ impl Options {
                         None => return Err(error("syntax error parsing sampler=async|jvmti")),
                         Some(_) => return Err(error("sampler option value must be async|jvmti")),
                     }
+                }
+                "session" => {
+                    o.session = match value {
+                        Some("start") => Session::Start,
+                        Some("dump") => Session::Dump,
+                        Some("stop") => Session::Stop,
+                        Some("status") => Session::Status,
+                        _ => {
+                            return Err(error(
+                                "session option value must be start|dump|stop|status",
+                            ));
+                        }
+                    }
+                }
+                "reply" => {
+                    o.reply = Some(
+                        value
+                            .filter(|v| !v.is_empty())
+                            .ok_or_else(|| error("syntax error parsing reply=FILENAME"))?
+                            .to_string(),
+                    );
                 }
                 "lineno" => o.lineno = boolean(value)?,
                 "thread" => o.thread = boolean(value)?,

@@ -10,18 +10,20 @@
 use std::collections::HashSet;
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use crate::engine::ticker::Ticker;
-use crate::engine::{Context, Engine, select_engines};
+use crate::engine::{Context, Current, Engine, select_engines};
 use crate::jvmti::{Callbacks, Capabilities, Event, JavaVm, Jni, Jvmti, jthread};
 use crate::options::Options;
 use crate::output::{self, ProfileOutput};
 use crate::threads::ThreadTable;
 use crate::trace_store::{ClassInfo, ObjectIds, TraceStore};
 
-/// The profiler of this process, set once by `Agent_OnLoad` and never dropped.
-static PROFILER: OnceLock<Profiler> = OnceLock::new();
+/// The profiler of the running session: set by `Agent_OnLoad` (for the life of the JVM) or by
+/// `Agent_OnAttach` (until `hprof attach … stop`). Never dropped: a stopped session's profiler
+/// stays allocated, as event callbacks already running may still hold it.
+static PROFILER: Current<&'static Profiler> = Current::new();
 
 /// Lifecycle states.
 const NEW: u8 = 0;
@@ -39,6 +41,8 @@ pub struct Profiler {
     commands: Mutex<Option<std::net::TcpStream>>,
     /// The dump thread: SIGQUIT dumps run there.
     dumper: Ticker,
+    /// When the session started, and whether it was attached to a running JVM.
+    started: std::time::SystemTime,
     /// Held by whoever dumps (the dump thread, the command listener, VM death), from the
     /// engines' preparation to the end of the writing, so dumps never interleave. No event
     /// callback takes it.
@@ -120,11 +124,12 @@ impl Profiler {
             state: AtomicU8::new(NEW),
             dumper: Ticker::new(),
             dumping: Mutex::new(()),
+            started: std::time::SystemTime::now(),
         };
-        PROFILER
-            .set(profiler)
-            .map_err(|_| "the profiler was loaded twice".to_string())?;
-        let profiler = PROFILER.get().ok_or("the profiler is missing")?;
+        let profiler: &'static Profiler = Box::leak(Box::new(profiler));
+        if !PROFILER.set(profiler) {
+            return Err("the profiler was loaded twice".to_string());
+        }
         jvmti
             .set_callbacks(callbacks)
             .map_err(|e| format!("can't set event callbacks ({e})"))?;
@@ -140,6 +145,90 @@ impl Profiler {
                 .map_err(|e| format!("can't enable {event:?} ({e})"))?;
         }
         Ok(profiler)
+    }
+
+    /// Starts a session in a running JVM (`Agent_OnAttach`, on the JVM's attach listener
+    /// thread): set up as `Agent_OnLoad` does, then started as at VM init.
+    pub fn attach(
+        vm: JavaVm,
+        jvmti: Jvmti,
+        options: Options,
+        callbacks: &Callbacks,
+        jni: Jni,
+    ) -> Result<&'static Profiler, String> {
+        if options.cpu_times {
+            return Err(
+                "cpu=times and cpu=old cannot start in a running JVM in this version \
+                 (they rewrite each class as it loads); use cpu=samples"
+                    .into(),
+            );
+        }
+        let profiler = Profiler::load(vm, jvmti, options, callbacks)?;
+        let thread = jvmti
+            .current_thread()
+            .map_err(|e| format!("can't get the attaching thread ({e})"))?;
+        profiler.vm_init(jni, thread);
+        jni.delete_local_ref(thread);
+        Ok(profiler)
+    }
+
+    /// Ends an attached session (`hprof attach PID stop`): the engines stop (timers deleted,
+    /// events disabled), the last dump is written and the output closed; every event of the
+    /// session's JVMTI environment is disabled and its capabilities relinquished, and a new
+    /// session may start. The environment itself is not disposed: an agent thread that
+    /// outlived its two-second stop would then call into freed memory.
+    pub fn stop_session(&self) {
+        self.vm_death();
+        let jvmti = self.ctx.jvmti;
+        for event in [
+            Event::VmInit,
+            Event::VmDeath,
+            Event::DataDumpRequest,
+            Event::ThreadStart,
+            Event::ThreadEnd,
+            Event::SampledObjectAlloc,
+            Event::MonitorContendedEnter,
+            Event::MonitorContendedEntered,
+            Event::MonitorWait,
+            Event::MonitorWaited,
+            Event::ClassFileLoadHook,
+            Event::ClassLoad,
+            Event::ClassPrepare,
+            Event::CompiledMethodLoad,
+        ] {
+            let _ = jvmti.set_event(event, false);
+        }
+        let _ = jvmti.relinquish_all_capabilities();
+        crate::engine::forget_running();
+        PROFILER.clear();
+    }
+
+    /// A dump now, written before this returns (`hprof attach PID dump`).
+    pub fn dump_now(&self) {
+        if self.is_running() {
+            self.dump();
+        }
+    }
+
+    /// What `hprof attach PID status` prints.
+    pub fn status(&self) -> String {
+        let since = self
+            .started
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let samples: u64 = match self.ctx.traces.lock() {
+            Ok(traces) => traces.hits().iter().map(|(_, n)| n).sum(),
+            Err(_) => 0,
+        };
+        let running = std::time::SystemTime::now()
+            .duration_since(self.started)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        format!(
+            "running: yes\nsince: {since}\nseconds: {running}\noptions: {}\nsamples since the last dump: {samples}\n",
+            self.ctx.options.text
+        )
     }
 
     /// Whether the VM is initialised and not yet dying: events are acted on only then.

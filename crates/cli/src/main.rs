@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd;
+mod hotspot_attach;
 mod input;
 mod mmap;
 
@@ -26,6 +27,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     Run(cmd::run::RunArgs),
+    Attach(cmd::attach::AttachArgs),
     Listen(cmd::listen::ListenArgs),
     Summary(cmd::summary::SummaryArgs),
     Print(cmd::print::PrintArgs),
@@ -39,6 +41,7 @@ enum Command {
 fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Option<i32>> {
     match &cli.command {
         Command::Run(args) => cmd::run::run(args).map(Some),
+        Command::Attach(args) => cmd::attach::run(args).map(Some),
         Command::Listen(args) => cmd::listen::run(args, out).map(|()| None),
         Command::Summary(args) => cmd::summary::run(args, out).map(|()| None),
         Command::Print(args) => cmd::print::run(args, out).map(|()| None),

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod cli_attach;
 mod cli_convert;
 mod cli_listen;
 mod cli_print;

@@ -14,7 +14,7 @@
 //! whose walk failed is kept under a pseudo-frame naming why (`<GC active>`, ...).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::engine::ticker::Ticker;
@@ -31,7 +31,10 @@ pub const THREAD_NAME: &str = "HPROF cpu sampling thread";
 pub const WALL_THREADS_PER_TICK: usize = 16;
 
 /// Samples the ring holds between two drains.
-const RING_SLOTS: usize = 4096;
+const RING_SLOTS: usize = 1024;
+/// Frames per sample the ring has room for, at least (a later attached session may ask for
+/// more than the first did).
+const MIN_RING_DEPTH: usize = 64;
 /// The deepest stack the ring has room for.
 const MAX_RING_DEPTH: usize = 512;
 /// How often the agent thread drains the ring, at most (the tick of `cpu=samples`).
@@ -58,6 +61,9 @@ struct Registry {
     unknown: HashMap<i32, CpuTimer>,
     /// The last thread the wall-clock ticker signalled (the next tick starts after it).
     wall_cursor: i32,
+    /// Java threads that were running when the sampler started, by JNI environment, until
+    /// their kernel thread answers [`signal::IDENTIFY`]: (thread, serial).
+    unidentified: HashMap<usize, (GlobalRef, u32)>,
 }
 
 /// The asynchronous sampler.
@@ -70,11 +76,12 @@ pub struct AsyncSampler {
     dropped: Mutex<u64>,
 }
 
-static SAMPLER: OnceLock<(&'static Context, &'static AsyncSampler)> = OnceLock::new();
+pub(crate) static SAMPLER: crate::engine::Current<(&'static Context, &'static AsyncSampler)> =
+    crate::engine::Current::new();
 
 /// The running sampler and its context, if `cpu=samples` or `cpu=wall` runs asynchronously.
 pub fn running() -> Option<(&'static Context, &'static AsyncSampler)> {
-    SAMPLER.get().copied()
+    SAMPLER.get()
 }
 
 /// Whether this JVM can be sampled asynchronously: it exports `AsyncGetCallTrace`, and (for
@@ -111,7 +118,7 @@ impl AsyncSampler {
 
     /// The body of the agent thread.
     pub fn run(jni: Jni) {
-        let Some(&(ctx, sampler)) = SAMPLER.get() else {
+        let Some((ctx, sampler)) = SAMPLER.get() else {
             return;
         };
         let period = if sampler.wall {
@@ -172,6 +179,63 @@ impl AsyncSampler {
         if let Some(old) = old {
             jni.delete_global_ref(old.thread);
         }
+    }
+
+    /// Finds which kernel thread runs each Java thread that was running before the sampler
+    /// started (the JVM's own, the main thread, and every thread of a JVM attached to late),
+    /// whose ThreadStart came before the sampler: each is asked, by a queued signal, for its
+    /// JNI environment, which HotSpot keeps at a fixed offset from the thread structure that
+    /// `java.lang.Thread.eetop` points to.
+    fn identify_running_threads(&self, ctx: &Context, jni: Jni) {
+        let Some(class) = jni.find_class(c"java/lang/Thread") else {
+            return;
+        };
+        let eetop = jni.field_id(class, c"eetop", c"J");
+        jni.delete_local_ref(class);
+        let (Some(eetop), Ok(current)) = (eetop, ctx.jvmti.current_thread()) else {
+            return;
+        };
+        let offset = (jni.raw() as usize).wrapping_sub(jni.long_field(current, eetop) as usize);
+        jni.delete_local_ref(current);
+        let mut unidentified = HashMap::new();
+        jni.with_local_frame(16, || {
+            for thread in ctx.jvmti.all_threads().unwrap_or_default() {
+                let serial = ctx.jvmti.thread_local(thread).unwrap_or(0) as u32;
+                let agent = ctx
+                    .threads
+                    .lock()
+                    .ok()
+                    .and_then(|mut t| t.get_mut(serial).map(|t| t.agent))
+                    .unwrap_or(true);
+                let top = jni.long_field(thread, eetop) as usize;
+                if serial != 0 && !agent && top != 0 {
+                    unidentified.insert(
+                        top.wrapping_add(offset),
+                        (jni.new_global_ref(thread), serial),
+                    );
+                }
+                jni.delete_local_ref(thread);
+            }
+        });
+        let current = signal::current_tid();
+        if let Ok(mut registry) = self.registry.lock() {
+            let known: Vec<usize> = registry.serial_by_env.keys().copied().collect();
+            for env in known {
+                if let Some((thread, _)) = unidentified.remove(&env) {
+                    jni.delete_global_ref(thread);
+                }
+            }
+            registry.unidentified = unidentified;
+        }
+        for tid in task_ids() {
+            if tid != current {
+                signal::signal_thread(tid, signal::IDENTIFY);
+            }
+        }
+        // The answers are in the ring once each thread ran its handler: a thread blocked in
+        // the kernel runs it at once, a runnable one at its next time slice.
+        std::thread::sleep(Duration::from_millis(50));
+        self.drain(ctx, jni);
     }
 
     /// A thread ended (called on that thread): its timer is deleted.
@@ -256,21 +320,31 @@ impl AsyncSampler {
 
     /// Moves the ring's samples into the trace store.
     pub fn drain(&self, ctx: &Context, jni: Jni) {
+        // The front-end's CONTROL may have changed the depth: the next walks follow it, and
+        // the samples taken before are cut to it.
+        let depth = ctx.depth();
+        signal::set_depth(depth);
         let mut pending: Vec<Pending> = Vec::new();
         {
             let Ok(mut registry) = self.registry.lock() else {
                 return;
             };
             let mut not_java = Vec::new();
+            let mut identified = Vec::new();
             signal::drain(|sample: &Sample<'_>| {
                 if sample.num_frames == signal::NOT_JAVA {
                     not_java.push(sample.tid);
+                    return;
+                }
+                if sample.num_frames == signal::IDENTIFIED {
+                    identified.push((sample.tid, sample.env));
                     return;
                 }
                 let serial = registry.serial_by_env.get(&sample.env).copied();
                 let frames: Vec<(jmethodID, jlocation)> = sample
                     .frames
                     .iter()
+                    .take(depth)
                     .map(|f| {
                         (
                             f.method,
@@ -297,6 +371,16 @@ impl AsyncSampler {
             // signal.
             for tid in not_java {
                 registry.unknown.remove(&tid);
+            }
+            for (tid, env) in identified {
+                let Some((thread, serial)) = registry.unidentified.remove(&env) else {
+                    continue;
+                };
+                let timer = registry.unknown.remove(&tid);
+                registry.serial_by_env.insert(env, serial);
+                if let Some(old) = registry.by_tid.insert(tid, SampledThread { thread, timer }) {
+                    jni.delete_global_ref(old.thread);
+                }
             }
         }
         if pending.is_empty() || ctx.depth() == 0 {
@@ -457,10 +541,10 @@ impl Engine for AsyncSampler {
     }
 
     fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
-        SAMPLER
-            .set((ctx, self))
-            .map_err(|_| "the CPU sampler was started twice".to_string())?;
-        let depth = (ctx.options.depth as usize).clamp(1, MAX_RING_DEPTH);
+        if !SAMPLER.set((ctx, self)) {
+            return Err("the CPU sampler was started twice".to_string());
+        }
+        let depth = (ctx.options.depth as usize).clamp(MIN_RING_DEPTH, MAX_RING_DEPTH);
         signal::install(ctx.vm, RING_SLOTS, depth)?;
         signal::set_depth(ctx.depth());
         // jmethodIDs for every class loaded so far; ClassPrepare does the later ones.
@@ -490,11 +574,20 @@ impl Engine for AsyncSampler {
                 registry.unknown = unknown;
             }
         }
+        // The thread that starts the sampler: the main thread at VM init (sampled), or the
+        // JVM's attach listener for a late start (not worth sampling: it answers attaches).
         if let Ok(thread) = ctx.jvmti.current_thread() {
-            self.thread_started(ctx, jni, thread);
+            let listener = ctx
+                .jvmti
+                .thread_info(thread)
+                .is_ok_and(|info| info.name == "Attach Listener");
+            if !listener {
+                self.thread_started(ctx, jni, thread);
+            }
             jni.delete_local_ref(thread);
         }
         signal::set_active(true);
+        self.identify_running_threads(ctx, jni);
         self.ticker.start(
             ctx.jvmti,
             jni,
@@ -525,12 +618,23 @@ impl Engine for AsyncSampler {
     }
 }
 
-/// Kernel ids of this process's threads.
+/// Kernel ids of this process's threads, as this process names them (`gettid`): in a pid
+/// namespace whose /proc is the host's, /proc/self/task lists the host's ids, and each
+/// thread's `NSpid` line ends with its id here.
 fn task_ids() -> Vec<i32> {
-    std::fs::read_dir("/proc/self/task")
-        .map(|dir| {
-            dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default()
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    dir.filter_map(|entry| {
+        let entry = entry.ok()?;
+        let listed: i32 = entry.file_name().to_str()?.parse().ok()?;
+        let status = std::fs::read_to_string(entry.path().join("status")).ok();
+        let own = status.as_deref().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("NSpid:"))
+                .and_then(|ids| ids.split_whitespace().last()?.parse().ok())
+        });
+        Some(own.unwrap_or(listed))
+    })
+    .collect()
 }

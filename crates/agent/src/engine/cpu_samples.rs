@@ -7,7 +7,7 @@
 //! blocked in native code (`accept`, `epollWait`, `read`) is RUNNABLE to the JVM but uses no
 //! CPU, and gets no samples.
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use crate::engine::ticker::Ticker;
 use crate::engine::{Context, Engine};
@@ -27,11 +27,12 @@ pub struct CpuSampler {
 
 /// The running sampler and its context, if `cpu=samples` is on.
 pub fn running() -> Option<(&'static Context, &'static CpuSampler)> {
-    SAMPLER.get().copied()
+    SAMPLER.get()
 }
 
 /// The one sampler of this process, for the agent thread's entry point.
-static SAMPLER: OnceLock<(&'static Context, &'static CpuSampler)> = OnceLock::new();
+pub(crate) static SAMPLER: crate::engine::Current<(&'static Context, &'static CpuSampler)> =
+    crate::engine::Current::new();
 
 impl CpuSampler {
     /// A sampler not yet started.
@@ -41,7 +42,7 @@ impl CpuSampler {
 
     /// The body of the sampling thread.
     pub fn run(jni: Jni) {
-        let Some(&(ctx, sampler)) = SAMPLER.get() else {
+        let Some((ctx, sampler)) = SAMPLER.get() else {
             return;
         };
         let interval = i64::from(ctx.options.interval_ms);
@@ -149,9 +150,9 @@ impl Engine for CpuSampler {
     }
 
     fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
-        SAMPLER
-            .set((ctx, self))
-            .map_err(|_| "the CPU sampler was started twice".to_string())?;
+        if !SAMPLER.set((ctx, self)) {
+            return Err("the CPU sampler was started twice".to_string());
+        }
         self.ticker.start(
             ctx.jvmti,
             jni,

@@ -299,11 +299,12 @@ pub struct CpuTimes {
     lookups: AtomicU64,
 }
 
-static STATE: OnceLock<(&'static Context, &'static CpuTimes)> = OnceLock::new();
+pub(crate) static STATE: crate::engine::Current<(&'static Context, &'static CpuTimes)> =
+    crate::engine::Current::new();
 
 /// The running engine and its context, if `cpu=times` or `cpu=old` is on.
 pub fn running() -> Option<(&'static Context, &'static CpuTimes)> {
-    STATE.get().copied()
+    STATE.get()
 }
 
 /// The class file load hook before the tracker exists (from `Agent_OnLoad` to VM init):
@@ -846,7 +847,7 @@ impl CpuTimes {
 
     /// The body of the timing thread.
     pub fn run(jni: Jni) {
-        let Some(&(ctx, engine)) = STATE.get() else {
+        let Some((ctx, engine)) = STATE.get() else {
             return;
         };
         let mut last: HashMap<u32, i64> = HashMap::new();
@@ -1149,9 +1150,9 @@ impl Engine for CpuTimes {
     }
 
     fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
-        STATE
-            .set((ctx, self))
-            .map_err(|_| "the CPU timer was started twice".to_string())?;
+        if !STATE.set((ctx, self)) {
+            return Err("the CPU timer was started twice".to_string());
+        }
         self.install(ctx, jni)?;
         self.ticker
             .start(ctx.jvmti, jni, THREAD_NAME, crate::entry::cpu_timer_thread)

@@ -148,11 +148,12 @@ pub fn warm_up_sampler(jni: Jni) {
 }
 
 /// The engine of this process, once started, for the event callbacks.
-static ENGINE: OnceLock<(&'static Context, &'static HeapSites)> = OnceLock::new();
+pub(crate) static ENGINE: crate::engine::Current<(&'static Context, &'static HeapSites)> =
+    crate::engine::Current::new();
 
 /// The running engine and its context, if `heap=sites` is on.
 pub fn running() -> Option<(&'static Context, &'static HeapSites)> {
-    ENGINE.get().copied()
+    ENGINE.get()
 }
 
 /// The engine.
@@ -473,9 +474,10 @@ impl Engine for HeapSites {
             let _ = self.class_class.set(ctx.ids.of(jvmti, class));
             jni.delete_local_ref(class);
         }
-        ENGINE
-            .set((ctx, self))
-            .map_err(|_| "heap=sites was started twice".to_string())
+        if !ENGINE.set((ctx, self)) {
+            return Err("heap=sites was started twice".to_string());
+        }
+        Ok(())
     }
 
     fn stop(&self, ctx: &Context) {

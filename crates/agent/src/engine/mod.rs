@@ -10,14 +10,67 @@ pub mod heap_sites;
 pub mod monitors;
 pub mod ticker;
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, RwLock};
 
 use crate::jvmti::{Capabilities, JavaVm, Jni, Jvmti};
 use crate::options::Options;
 use crate::output::ProfileOutput;
 use crate::threads::ThreadTable;
 use crate::trace_store::{ObjectIds, TraceStore};
+
+/// The running session's instance of something (an engine with its context, the profiler):
+/// set when the session starts, cleared when an attached session stops, so that a later
+/// session can set it again. Event callbacks read it without blocking each other.
+#[derive(Debug)]
+pub struct Current<T: Copy> {
+    slot: RwLock<Option<T>>,
+}
+
+impl<T: Copy> Default for Current<T> {
+    fn default() -> Current<T> {
+        Current::new()
+    }
+}
+
+impl<T: Copy> Current<T> {
+    /// Empty.
+    pub const fn new() -> Current<T> {
+        Current {
+            slot: RwLock::new(None),
+        }
+    }
+
+    /// The running session's value.
+    pub fn get(&self) -> Option<T> {
+        *self.slot.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sets the value; false if a session already set one.
+    #[must_use]
+    pub fn set(&self, value: T) -> bool {
+        let mut slot = self.slot.write().unwrap_or_else(|e| e.into_inner());
+        if slot.is_some() {
+            return false;
+        }
+        *slot = Some(value);
+        true
+    }
+
+    /// Forgets the value (the session stopped).
+    pub fn clear(&self) {
+        *self.slot.write().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// Forgets every engine of the session that stopped, so a new session can start them.
+pub fn forget_running() {
+    cpu_async::SAMPLER.clear();
+    cpu_samples::SAMPLER.clear();
+    cpu_times::STATE.clear();
+    heap_sites::ENGINE.clear();
+    monitors::ENGINE.clear();
+}
 
 /// What every engine shares: the JVM, the options and the agent's tables.
 #[derive(Debug)]

@@ -7,7 +7,7 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::engine::{Context, Engine};
@@ -16,11 +16,12 @@ use crate::output::{MonitorOwner, MonitorTime, ProfileOutput, ThreadState};
 use crate::trace_store::{EMPTY_TRACE_SERIAL, Trace, class_name_from_signature};
 
 /// The engine of this process, once started, for the event callbacks.
-static ENGINE: OnceLock<(&'static Context, &'static Monitors)> = OnceLock::new();
+pub(crate) static ENGINE: crate::engine::Current<(&'static Context, &'static Monitors)> =
+    crate::engine::Current::new();
 
 /// The running engine and its context, if `monitor=y` is on.
 pub fn running() -> Option<(&'static Context, &'static Monitors)> {
-    ENGINE.get().copied()
+    ENGINE.get()
 }
 
 thread_local! {
@@ -278,9 +279,9 @@ impl Engine for Monitors {
     }
 
     fn start(&'static self, ctx: &'static Context, _jni: Jni) -> Result<(), String> {
-        ENGINE
-            .set((ctx, self))
-            .map_err(|_| "monitor=y was started twice".to_string())?;
+        if !ENGINE.set((ctx, self)) {
+            return Err("monitor=y was started twice".to_string());
+        }
         for event in [
             Event::MonitorContendedEnter,
             Event::MonitorContendedEntered,

@@ -347,6 +347,13 @@ impl Jvmti {
         jvmti!(self, AddCapabilities, &caps)
     }
 
+    /// Gives back every capability this environment holds.
+    pub fn relinquish_all_capabilities(self) -> Result<()> {
+        let mut caps = sys::jvmtiCapabilities::default();
+        jvmti!(self, GetCapabilities, &mut caps)?;
+        jvmti!(self, RelinquishCapabilities, &caps)
+    }
+
     /// Installs the event callbacks.
     pub fn set_callbacks(self, callbacks: &Callbacks) -> Result<()> {
         let mut raw = sys::jvmtiEventCallbacks {
@@ -1238,6 +1245,11 @@ impl Jni {
     /// The int field `field` of `object`.
     pub fn int_field(self, object: jobject, field: FieldId) -> i32 {
         jni!(self, GetIntField, object, field.0).unwrap_or(0)
+    }
+
+    /// The long field `field` of `object`.
+    pub fn long_field(self, object: jobject, field: FieldId) -> i64 {
+        jni!(self, GetLongField, object, field.0).unwrap_or(0)
     }
 
     /// Sets the int field `field` of `object`.

@@ -60,6 +60,12 @@ pub const WALK_CRASHED: i32 = -100;
 pub const WALK_SKIPPED: i32 = -101;
 /// `num_frames` of a signal that reached a thread the JVM does not run Java on.
 pub const NOT_JAVA: i32 = -102;
+/// `num_frames` of an answer to [`IDENTIFY`]: the sample says which JNI environment the
+/// thread has, and holds no stack.
+pub const IDENTIFIED: i32 = -103;
+/// The value of [`signal_thread`] that asks a thread who it is instead of for its stack (no
+/// JVMTI thread state has every bit set).
+pub const IDENTIFY: u32 = u32::MAX;
 
 /// What a sample measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -196,11 +202,17 @@ pub fn find_walker(vm: JavaVm) -> Option<()> {
 
 /// Allocates the ring (`slots` samples of at most `depth` frames), installs the crash guard
 /// and the SIGPROF handler (in front of any handler already there, which still gets the
-/// signals that are not the sampler's). Call once, after [`find_walker`].
+/// signals that are not the sampler's). Call after [`find_walker`]. A later session (an
+/// attached agent started again) reuses the ring and handler of the first.
 pub fn install(vm: JavaVm, slots: usize, depth: usize) -> Result<(), String> {
     let vm = vm.raw();
     if WALK.get().is_none() {
         return Err("the JVM does not export AsyncGetCallTrace".into());
+    }
+    if RING.get().is_some() {
+        VM.store(vm, Ordering::Release);
+        set_depth(depth);
+        return Ok(());
     }
     let depth = depth.max(1);
     let ring = Ring {
@@ -515,6 +527,8 @@ fn take_sample(kind: SampleKind, context: *mut c_void) {
     let env = current_env();
     let num_frames = if env.is_null() {
         NOT_JAVA
+    } else if kind == SampleKind::Wall(IDENTIFY) {
+        IDENTIFIED
     } else {
         let depth = (DEPTH.load(Ordering::Relaxed) as usize).min(ring.depth);
         let frames = ring

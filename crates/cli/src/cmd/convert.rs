@@ -121,7 +121,7 @@ pub enum Format {
 }
 
 impl Format {
-    fn from_extension(path: &std::path::Path) -> Option<Format> {
+    pub(crate) fn from_extension(path: &std::path::Path) -> Option<Format> {
         let name = path.file_name()?.to_str()?.to_ascii_lowercase();
         if name.ends_with(".html") || name.ends_with(".htm") {
             Some(Format::Html)

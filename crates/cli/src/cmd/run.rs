@@ -293,7 +293,7 @@ fn flame_path(profile: &Path, flame: Option<&Path>) -> PathBuf {
 }
 
 /// `libhprof.so` next to this program, or `$HPROF_AGENT`.
-fn find_agent() -> Result<PathBuf> {
+pub(crate) fn find_agent() -> Result<PathBuf> {
     if let Some(path) = std::env::var_os("HPROF_AGENT") {
         return Ok(PathBuf::from(path));
     }
@@ -320,7 +320,12 @@ fn java_executable() -> PathBuf {
 
 /// Reports a profile: for each kind of section it holds, the hottest methods of the last dump;
 /// then writes its flame graph (of the first kind) to `flame`.
-fn report(path: &Path, flame: Option<&Path>, top: usize, out: &mut dyn Write) -> Result<()> {
+pub(crate) fn report(
+    path: &Path,
+    flame: Option<&Path>,
+    top: usize,
+    out: &mut dyn Write,
+) -> Result<()> {
     use hprof_profile::{Kind, Recording, Selection};
     let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let recording = Recording::read(&bytes).with_context(|| format!("{}", path.display()))?;

@@ -1,0 +1,341 @@
+//! `hprof attach`: the agent loaded into JVMs that are already running (JDK 11 to 25), the
+//! session's actions, and every error with its exit status.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use hprof_testkit::java::{Jdk, classes, jdk17, jdks, libhprof};
+
+use crate::support::{hprof, temp_dir};
+
+/// A JVM running `LongRunning`, killed when dropped.
+struct Target {
+    child: Child,
+    /// The pid `hprof attach` is given.
+    pid: u32,
+}
+
+impl Target {
+    fn start(jdk: &Jdk, jvm_options: &[&str], millis: u64) -> Target {
+        Target::spawn(
+            Command::new(jdk.bin("java")),
+            jvm_options,
+            millis,
+            |_, pid| pid,
+        )
+    }
+
+    fn spawn(
+        mut command: Command,
+        jvm_options: &[&str],
+        millis: u64,
+        host_pid: impl Fn(&Child, u32) -> u32,
+    ) -> Target {
+        let mut child = command
+            .args(jvm_options)
+            .arg("-cp")
+            .arg(classes())
+            .arg("LongRunning")
+            .arg(millis.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("java starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .expect("read stdout");
+        let ns_pid: u32 = line
+            .trim()
+            .strip_prefix("READY ")
+            .unwrap_or_else(|| panic!("expected READY, got {line:?}"))
+            .parse()
+            .unwrap();
+        let pid = host_pid(&child, ns_pid);
+        Target { child, pid }
+    }
+
+    /// Waits (at most a minute) for the program to end; its status, stdout and stderr.
+    fn finish(mut self) -> (Option<i32>, String, String) {
+        use std::io::Read;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the program did not end in a minute"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut out = String::new();
+        let mut err = String::new();
+        let _ = self.child.stdout.take().unwrap().read_to_string(&mut out);
+        let _ = self.child.stderr.take().unwrap().read_to_string(&mut err);
+        (status.code(), out, err)
+    }
+}
+
+impl Drop for Target {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `hprof attach ARGS` in `dir` (the command gives up after --timeout on its own).
+fn attach(dir: &Path, args: &[&str]) -> Output {
+    hprof()
+        .current_dir(dir)
+        .env("HPROF_AGENT", libhprof())
+        .arg("attach")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The method of the first CPU SAMPLES row of the last section of a text profile.
+fn top_method(profile: &str) -> String {
+    let section = &profile[profile.rfind("CPU SAMPLES BEGIN").expect("CPU SAMPLES")..];
+    let row = section.lines().nth(2).expect("a row");
+    row.split_whitespace().last().unwrap().to_string()
+}
+
+#[test]
+fn a_running_program_is_recorded_and_keeps_running_to_its_own_end() {
+    for jdk in jdks() {
+        let dir = temp_dir();
+        let target = Target::start(&jdk, &[], 5000);
+        let pid = target.pid.to_string();
+        let out = attach(dir.path(), &[&pid, "-d", "2", "-o", "profile.txt"]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "JDK {}: {}",
+            jdk.version,
+            text(&out)
+        );
+        let profile = std::fs::read_to_string(dir.path().join("profile.txt")).unwrap();
+        assert_eq!(
+            top_method(&profile),
+            "LongRunning.hot",
+            "JDK {}",
+            jdk.version
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("LongRunning.hot"), "the report: {stderr}");
+        // The program goes on to its own end, with its own status and output.
+        let (code, stdout, stderr) = target.finish();
+        assert_eq!(code, Some(3), "JDK {}: {stderr}", jdk.version);
+        assert!(stdout.contains("finished "), "{stdout}");
+        assert!(
+            !stderr.contains("HPROF ERROR"),
+            "JDK {}: {stderr}",
+            jdk.version
+        );
+        assert!(!stderr.contains("Dumping"), "JDK {}: {stderr}", jdk.version);
+    }
+}
+
+#[test]
+fn start_dump_status_stop_and_a_second_session() {
+    let jdk = jdk17();
+    let dir = temp_dir();
+    let target = Target::start(&jdk, &[], 60_000);
+    let pid = target.pid.to_string();
+    let run = |args: &[&str]| attach(dir.path(), args);
+
+    let out = run(&[&pid, "start", "cpu=samples,interval=5"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = run(&[&pid, "status"]);
+    let status = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(status.contains("running: yes"), "{status}");
+    assert!(status.contains("cpu=samples,interval=5"), "{status}");
+    // Two sessions never run at once.
+    let out = run(&[&pid, "start"]);
+    assert_eq!(out.status.code(), Some(8), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("already running"),
+        "{}",
+        text(&out)
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let out = run(&[&pid, "dump", "-o", "dump.txt"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let dump = std::fs::read_to_string(dir.path().join("dump.txt")).unwrap();
+    assert_eq!(top_method(&dump), "LongRunning.hot");
+    std::thread::sleep(Duration::from_millis(500));
+    let out = run(&[&pid, "stop", "-o", "stop.collapsed"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let folded = std::fs::read_to_string(dir.path().join("stop.collapsed")).unwrap();
+    assert!(
+        folded.lines().any(|l| l.contains("LongRunning.hot ")),
+        "{folded}"
+    );
+    let out = run(&[&pid, "status"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("running: no"),
+        "{}",
+        text(&out)
+    );
+    let out = run(&[&pid, "stop"]);
+    assert_eq!(out.status.code(), Some(8), "{}", text(&out));
+
+    // A new session with other options.
+    let out = run(&[&pid, "cpu=wall,thread=y", "-d", "1", "-o", "wall.txt"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let wall = std::fs::read_to_string(dir.path().join("wall.txt")).unwrap();
+    assert!(wall.contains("<hprof>.<RUNNABLE>("), "{wall}");
+    // The JVM's own threads, running before the attach, are sampled too.
+    assert!(wall.contains("name=\"main\""), "{wall}");
+    assert!(wall.contains("java.lang.ref.Reference"), "{wall}");
+    drop(target);
+}
+
+#[test]
+fn a_mode_that_cannot_start_late_says_so_in_the_command_output() {
+    let jdk = jdk17();
+    let dir = temp_dir();
+    let target = Target::start(&jdk, &[], 3000);
+    let out = attach(dir.path(), &[&target.pid.to_string(), "start", "cpu=times"]);
+    assert_eq!(out.status.code(), Some(8), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("cpu=times and cpu=old cannot start in a running JVM"),
+        "{}",
+        text(&out)
+    );
+    let out = attach(dir.path(), &[&target.pid.to_string(), "start", "depth=x"]);
+    assert_eq!(out.status.code(), Some(8), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("depth option value must be decimal"),
+        "{}",
+        text(&out)
+    );
+    let (code, _, stderr) = target.finish();
+    assert_eq!(code, Some(3));
+    assert!(!stderr.contains("HPROF"), "{stderr}");
+}
+
+#[test]
+fn each_error_has_its_exit_status_and_message() {
+    let dir = temp_dir();
+    // No such process (pids never exceed 2^22 on Linux).
+    let out = attach(dir.path(), &["4194305", "status"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no process with pid 4194305"));
+    // Not a JVM.
+    let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
+    let out = attach(dir.path(), &[&sleeper.id().to_string(), "status"]);
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not a HotSpot JVM"));
+    // Attach disabled.
+    let jdk = jdk17();
+    let target = Target::start(&jdk, &["-XX:+DisableAttachMechanism"], 30_000);
+    let started = Instant::now();
+    let out = attach(
+        dir.path(),
+        &[&target.pid.to_string(), "status", "--timeout", "2"],
+    );
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("DisableAttachMechanism"));
+    assert!(started.elapsed() < Duration::from_secs(20));
+    drop(target);
+    // The agent library missing.
+    let target = Target::start(&jdk, &[], 30_000);
+    let out = hprof()
+        .current_dir(dir.path())
+        .env("HPROF_AGENT", "/nonexistent/libhprof.so")
+        .args(["attach", &target.pid.to_string(), "status"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/libhprof.so"));
+    // Another user's JVM, attached to without root: permission denied.
+    if nix::unistd::geteuid().is_root() && Path::new("/usr/bin/setpriv").exists() {
+        let out = Command::new("/usr/bin/setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_hprof"))
+            .env("HPROF_AGENT", libhprof())
+            .args(["attach", &target.pid.to_string(), "status"])
+            .current_dir("/")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(5), "{}", text(&out));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("permission denied"));
+    } else {
+        eprintln!("not root or no setpriv: the permission test needs both");
+    }
+}
+
+#[test]
+fn a_jvm_run_by_another_user_is_attached_to_as_that_user() {
+    if !nix::unistd::geteuid().is_root() || !Path::new("/usr/bin/setpriv").exists() {
+        eprintln!("not root or no setpriv: this test needs both");
+        return;
+    }
+    let jdk = jdk17();
+    let dir = temp_dir();
+    let mut command = Command::new("/usr/bin/setpriv");
+    command
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(jdk.bin("java"))
+        .current_dir("/tmp");
+    let target = Target::spawn(command, &[], 4000, |_, pid| pid);
+    let out = attach(
+        dir.path(),
+        &[&target.pid.to_string(), "-d", "1", "-o", "nobody.txt"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let profile = std::fs::read_to_string(dir.path().join("nobody.txt")).unwrap();
+    assert_eq!(top_method(&profile), "LongRunning.hot");
+    let (code, _, stderr) = target.finish();
+    assert_eq!(code, Some(3), "{stderr}");
+}
+
+#[test]
+fn a_jvm_in_another_pid_namespace_is_attached_to() {
+    let probe = Command::new("unshare")
+        .args(["--pid", "--fork", "true"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("unshare --pid is not allowed here: the namespace test needs it");
+        return;
+    }
+    let jdk = jdk17();
+    let dir = temp_dir();
+    let mut command = Command::new("unshare");
+    command
+        .args(["--pid", "--fork", "--kill-child"])
+        .arg(jdk.bin("java"));
+    // unshare's child is the JVM, pid 1 in its namespace: find its pid out here.
+    let target = Target::spawn(command, &[], 5000, |child, ns_pid| {
+        assert_eq!(ns_pid, 1, "the JVM's pid in its namespace");
+        let children =
+            std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", child.id())).unwrap();
+        children.split_whitespace().next().unwrap().parse().unwrap()
+    });
+    let out = attach(
+        dir.path(),
+        &[&target.pid.to_string(), "-d", "1", "-o", "ns.txt"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let profile = std::fs::read_to_string(dir.path().join("ns.txt")).unwrap();
+    assert_eq!(top_method(&profile), "LongRunning.hot");
+}
