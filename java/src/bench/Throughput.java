@@ -1,0 +1,36 @@
+package bench;
+
+// Benchmark program for hprof attach: prints "READY <pid>", then, once a second for the
+// number of seconds given (default 15), "rate <rounds>": how many rounds of a fixed CPU kernel
+// it ran in that second, so a benchmark sees its speed before, while and after a profiler is
+// attached.
+
+public class Throughput {
+    static volatile long sink;
+
+    static long kernel(long x) {
+        for (int i = 0; i < 10_000; i++) {
+            x = x * 6364136223846793005L + 1442695040888963407L;
+            x ^= (x >>> 29);
+        }
+        return x;
+    }
+
+    public static void main(String[] args) {
+        int seconds = args.length > 0 ? Integer.parseInt(args[0]) : 15;
+        System.out.println("READY " + ProcessHandle.current().pid());
+        System.out.flush();
+        long x = 1;
+        for (int s = 0; s < seconds; s++) {
+            long end = System.nanoTime() + 1_000_000_000L;
+            long rounds = 0;
+            while (System.nanoTime() < end) {
+                x = kernel(x);
+                rounds++;
+            }
+            sink += x;
+            System.out.println("rate " + rounds);
+            System.out.flush();
+        }
+    }
+}
