@@ -69,13 +69,155 @@ fn recolour(svg: &str, kinds: &HashMap<String, FrameKind>) -> String {
     out
 }
 
-fn svg(lines: &[String], title: &str, unit: &str, inverted: bool) -> io::Result<String> {
+/// The stacks of a profile as numbered names, ready for both views: each distinct stack
+/// (with its thread as the root, when it has one) root first, with its value.
+struct Stacks<'a> {
+    texts: Vec<std::borrow::Cow<'a, str>>,
+    paths: Vec<(Vec<u32>, i64)>,
+}
+
+impl<'a> Stacks<'a> {
+    fn of(profile: &'a Profile) -> Stacks<'a> {
+        let mut texts: Vec<std::borrow::Cow<'a, str>> = Vec::new();
+        let mut by_text: HashMap<String, u32> = HashMap::default();
+        let mut intern = |text: std::borrow::Cow<'a, str>| -> u32 {
+            let next = texts.len() as u32;
+            let id = *by_text.entry(text.to_string()).or_insert(next);
+            if id == next {
+                texts.push(text);
+            }
+            id
+        };
+        // Frames of one method share its name's `Arc`: the text is looked at once per address.
+        let mut by_address: HashMap<usize, u32> = HashMap::default();
+        let frame_names: Vec<u32> = profile
+            .frames
+            .iter()
+            .map(|f| {
+                *by_address
+                    .entry(f.name.as_ptr() as usize)
+                    .or_insert_with(|| {
+                        intern(if f.name.contains([';', '\n']) {
+                            folded::clean(&f.name).into()
+                        } else {
+                            f.name().into()
+                        })
+                    })
+            })
+            .collect();
+        let paths = folded::aggregate(profile)
+            .into_iter()
+            .map(|(i, value)| {
+                let sample = &profile.samples[i];
+                let mut path = Vec::with_capacity(sample.stack.len() + 1);
+                if let Some(thread) = &sample.thread {
+                    path.push(intern(folded::clean(thread).into()));
+                }
+                path.extend(sample.stack.iter().map(|&f| frame_names[f]));
+                (path, value)
+            })
+            .collect();
+        Stacks { texts, paths }
+    }
+}
+
+/// The image's width, in pixels.
+const IMAGE_WIDTH: usize = 1200;
+/// The narrowest frame inferno draws, in percent of the total (its default).
+const MIN_WIDTH_PERCENT: f64 = 0.01;
+
+/// The folded lines of the frames a flame graph of `stacks` can show, root first (leaf first
+/// for the callers view, `inverted`). A frame narrower than inferno's minimum width is not
+/// drawn, nor is any frame above it, but their samples still widen the frames below: so each
+/// stack is cut at its first frame whose whole subtree weighs less than a quarter of that
+/// minimum (the root frame stays), its value kept by the frame below the cut, and the stacks
+/// cut to the same prefix are added up. Every frame drawn keeps its exact width; inferno gets
+/// a few thousand lines instead of one per stack.
+fn visible_lines(stacks: &Stacks<'_>, inverted: bool) -> Vec<String> {
+    let total: i64 = stacks.paths.iter().map(|&(_, v)| v).sum();
+    let threshold = total as f64 * MIN_WIDTH_PERCENT / 100.0 / 4.0;
+    let ordered = |path: &[u32]| -> Vec<u32> {
+        if inverted {
+            path.iter().rev().copied().collect()
+        } else {
+            path.to_vec()
+        }
+    };
+    // The prefix tree: node = (parent, name), with its subtree's weight; each stack as the
+    // nodes it passes through.
+    let frames: usize = stacks.paths.iter().map(|(p, _)| p.len()).sum();
+    let mut nodes: HashMap<(u32, u32), u32> = HashMap::default();
+    nodes.reserve(frames);
+    let mut weight: Vec<i64> = vec![0];
+    let mut parent: Vec<(u32, u32)> = vec![(0, 0)];
+    let mut walks: Vec<(Vec<u32>, i64)> = Vec::with_capacity(stacks.paths.len());
+    for (path, value) in &stacks.paths {
+        let mut at = 0;
+        let walk: Vec<u32> = ordered(path)
+            .into_iter()
+            .map(|name| {
+                at = *nodes.entry((at, name)).or_insert_with(|| {
+                    weight.push(0);
+                    parent.push((at, name));
+                    weight.len() as u32 - 1
+                });
+                weight[at as usize] += value;
+                at
+            })
+            .collect();
+        walks.push((walk, *value));
+    }
+    drop(nodes);
+    // Each stack cut at its first invisible frame (the root frame always stays: its samples
+    // count in the graph's total); values added up by the node cut at.
+    let mut ends: HashMap<u32, i64> = HashMap::default();
+    let mut order: Vec<u32> = Vec::new();
+    for (walk, value) in &walks {
+        let Some(&root) = walk.first() else { continue };
+        let at = walk
+            .iter()
+            .skip(1)
+            .take_while(|&&node| weight[node as usize] as f64 >= threshold)
+            .last()
+            .copied()
+            .unwrap_or(root);
+        let sum = ends.entry(at).or_insert_with(|| {
+            order.push(at);
+            0
+        });
+        *sum += value;
+    }
+    let mut lines = Vec::with_capacity(order.len());
+    let mut reversed: Vec<u32> = Vec::new();
+    for at in order {
+        reversed.clear();
+        let mut node = at;
+        while node != 0 {
+            let (up, name) = parent[node as usize];
+            reversed.push(name);
+            node = up;
+        }
+        let mut line = String::new();
+        for &name in reversed.iter().rev() {
+            if !line.is_empty() {
+                line.push(';');
+            }
+            line.push_str(&stacks.texts[name as usize]);
+        }
+        line.push(' ');
+        line.push_str(&ends[&at].to_string());
+        lines.push(line);
+    }
+    lines
+}
+
+fn svg(lines: &[String], title: &str, unit: &str) -> io::Result<String> {
     let mut options = Options::default();
     options.title = title.to_string();
     options.count_name = unit.to_string();
-    options.reverse_stack_order = inverted;
+    options.min_width = MIN_WIDTH_PERCENT;
     options.hash = true;
-    options.image_width = Some(1200);
+    options.image_width = Some(IMAGE_WIDTH);
     let mut svg = Vec::new();
     flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)
         .map_err(io::Error::other)?;
@@ -84,11 +226,7 @@ fn svg(lines: &[String], title: &str, unit: &str, inverted: bool) -> io::Result<
 
 /// Writes `profile` as a self-contained HTML page with the callees and callers flame graphs.
 pub fn write(profile: &Profile, title: &str, out: &mut dyn Write) -> io::Result<()> {
-    let lines: Vec<String> = folded::lines(profile)
-        .into_iter()
-        .map(|(stack, value)| format!("{stack} {value}"))
-        .collect();
-    if lines.is_empty() {
+    if profile.total() <= 0 {
         return Err(io::Error::other("the profile has no samples to draw"));
     }
     // One entry per method (frames of a method share its name's `Arc`).
@@ -111,11 +249,15 @@ pub fn write(profile: &Profile, title: &str, out: &mut dyn Write) -> io::Result<
     let frame =
         |svg: String| format!("<script>history.replaceState = function () {{}};</script>{svg}");
     // The two views are laid out side by side, one on each core.
+    let stacks = Stacks::of(profile);
     let callers_title = format!("{title} (callers)");
     let (callees, callers) = std::thread::scope(|scope| {
-        let callers = scope
-            .spawn(|| svg(&lines, &callers_title, unit, true).map(|s| frame(recolour(&s, &kinds))));
-        let callees = svg(&lines, title, unit, false).map(|s| frame(recolour(&s, &kinds)));
+        let callers = scope.spawn(|| {
+            let lines = visible_lines(&stacks, true);
+            svg(&lines, &callers_title, unit).map(|s| frame(recolour(&s, &kinds)))
+        });
+        let lines = visible_lines(&stacks, false);
+        let callees = svg(&lines, title, unit).map(|s| frame(recolour(&s, &kinds)));
         let callers = callers
             .join()
             .unwrap_or_else(|_| Err(io::Error::other("the callers view failed")));
@@ -152,4 +294,78 @@ document.getElementById("toggle").addEventListener("click", function () {{
         callees = escape(&callees),
         callers = escape(&callers),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Frame, Kind, Profile};
+
+    /// A profile with a long tail of stacks too narrow to draw, under a few wide ones.
+    fn skewed() -> Profile {
+        let mut profile = Profile::new(Kind::Cpu);
+        for i in 0..3000u32 {
+            let frames: Vec<Frame> = (0..(4 + i % 9))
+                .map(|d| {
+                    // Shared near the root, distinct from the third frame up.
+                    let method = if d < 2 {
+                        format!("m{d}")
+                    } else {
+                        format!("m{d}_{i}")
+                    };
+                    Frame::method(&format!("C{}", (i + d * 7) % 5), &method, None, None)
+                })
+                .collect();
+            let value = if i < 20 {
+                100_000
+            } else {
+                i64::from(1 + i % 17)
+            };
+            profile.add(&frames, None, vec![value]);
+        }
+        profile
+    }
+
+    /// The titles (name and samples) of the frames inferno draws from `lines`.
+    fn drawn(lines: &[String]) -> Vec<String> {
+        let svg = svg(lines, "t", "samples").unwrap();
+        let mut titles: Vec<String> = svg
+            .split("<title>")
+            .skip(1)
+            .map(|t| t.split("</title>").next().unwrap().to_string())
+            .collect();
+        titles.sort();
+        titles
+    }
+
+    #[test]
+    fn pruned_stacks_draw_exactly_the_frames_of_all_stacks() {
+        let profile = skewed();
+        let stacks = Stacks::of(&profile);
+        for inverted in [false, true] {
+            let all: Vec<String> = stacks
+                .paths
+                .iter()
+                .map(|(path, value)| {
+                    let mut names: Vec<&str> = path
+                        .iter()
+                        .map(|&n| stacks.texts[n as usize].as_ref())
+                        .collect();
+                    if inverted {
+                        names.reverse();
+                    }
+                    format!("{} {value}", names.join(";"))
+                })
+                .collect();
+            let pruned = visible_lines(&stacks, inverted);
+            // (Inverted, every distinct leaf is a root, and roots always stay.)
+            assert!(
+                inverted || pruned.len() * 10 < all.len(),
+                "{} of {}",
+                pruned.len(),
+                all.len()
+            );
+            assert_eq!(drawn(&pruned), drawn(&all), "inverted: {inverted}");
+        }
+    }
 }

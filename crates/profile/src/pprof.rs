@@ -119,24 +119,33 @@ pub fn encode(profile: &Profile) -> Vec<u8> {
         })
         .collect();
     let mut functions: Vec<Function> = Vec::new();
-    let mut function_ids: HashMap<(String, String), u64> = HashMap::default();
+    // Frames of one method share their name's and file's `Arc`s: the function is found by
+    // those addresses first, and by the texts only when a name is met through another `Arc`.
+    let mut by_address: HashMap<(usize, usize), u64> = HashMap::default();
+    let mut by_text: HashMap<(&str, &str), u64> = HashMap::default();
     let mut location = Vec::with_capacity(profile.frames.len());
     for (i, frame) in profile.frames.iter().enumerate() {
-        let name = frame.name().to_string();
-        let file = frame.file.as_deref().unwrap_or_default().to_string();
-        let function_id = *function_ids
-            .entry((name.clone(), file.clone()))
-            .or_insert_with(|| {
-                let id = functions.len() as u64 + 1;
-                let name = strings.id(&name);
-                functions.push(Function {
-                    id,
-                    name,
-                    system_name: name,
-                    filename: strings.id(&file),
+        let name = frame.name();
+        let file = frame.file.as_deref().unwrap_or_default();
+        let address = (name.as_ptr() as usize, file.as_ptr() as usize);
+        let function_id = match by_address.get(&address) {
+            Some(&id) => id,
+            None => {
+                let id = *by_text.entry((name, file)).or_insert_with(|| {
+                    let id = functions.len() as u64 + 1;
+                    let name = strings.id(name);
+                    functions.push(Function {
+                        id,
+                        name,
+                        system_name: name,
+                        filename: strings.id(file),
+                    });
+                    id
                 });
+                by_address.insert(address, id);
                 id
-            });
+            }
+        };
         location.push(Location {
             id: i as u64 + 1,
             line: vec![Line {
@@ -178,10 +187,66 @@ pub fn encode(profile: &Profile) -> Vec<u8> {
     .encode_to_vec()
 }
 
-/// Writes `profile` as a gzipped profile.proto.
+/// Writes `profile` as a gzipped profile.proto. A large one is compressed in two halves, one
+/// on each core, written as two gzip members one after the other: a gzip file may hold
+/// several, and readers (Go's `compress/gzip`, which `go tool pprof` uses, zcat) join them.
 pub fn write(profile: &Profile, out: &mut dyn Write) -> io::Result<()> {
-    let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
-    gz.write_all(&encode(profile))?;
-    gz.finish()?;
-    Ok(())
+    const SPLIT_ABOVE: usize = 4 << 20;
+    let bytes = encode(profile);
+    let gzip = |part: &[u8]| -> io::Result<Vec<u8>> {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(part)?;
+        gz.finish()
+    };
+    if bytes.len() <= SPLIT_ABOVE {
+        return out.write_all(&gzip(&bytes)?);
+    }
+    let (first, second) = bytes.split_at(bytes.len() / 2);
+    let (first, second) = std::thread::scope(|scope| {
+        let second = scope.spawn(|| gzip(second));
+        (gzip(first), second.join())
+    });
+    out.write_all(&first?)?;
+    out.write_all(&second.map_err(|_| io::Error::other("the compressing thread failed"))??)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Frame, Kind, Profile};
+
+    #[test]
+    fn a_large_profile_is_two_gzip_members_that_read_back_as_one() {
+        let mut profile = Profile::new(Kind::Cpu);
+        for i in 0..60_000u32 {
+            let frames: Vec<Frame> = (0..8)
+                .map(|d| {
+                    Frame::method(
+                        &format!("C{i}"),
+                        &format!("m{d}"),
+                        Some("C.java"),
+                        Some(i % 90 + 1),
+                    )
+                })
+                .collect();
+            profile.add(&frames, None, vec![i64::from(i)]);
+        }
+        let encoded = encode(&profile);
+        assert!(
+            encoded.len() > 4 << 20,
+            "{} bytes: not split",
+            encoded.len()
+        );
+        let mut file = Vec::new();
+        write(&profile, &mut file).unwrap();
+        let members = file.windows(3).filter(|w| *w == [0x1f, 0x8b, 8]).count();
+        assert!(members >= 2, "{members} gzip members");
+        let mut decoded = Vec::new();
+        std::io::Read::read_to_end(
+            &mut flate2::read::MultiGzDecoder::new(&file[..]),
+            &mut decoded,
+        )
+        .unwrap();
+        assert_eq!(decoded, encoded);
+    }
 }

@@ -251,21 +251,35 @@ const PSEUDO_PREFIX: &str = "<hprof>.";
 /// A frame line of a text TRACE, `class.method(Source.java:12)`, as (name, kind, file,
 /// line), borrowed from the line.
 fn parse_frame(line: &str) -> (&str, FrameKind, Option<&str>, Option<u32>) {
-    let Some(open) = line.rfind('(') else {
+    // Byte searches from the end: `(`, `:`, `)` and `.` are ASCII, never inside a UTF-8
+    // sequence, so every split is at a character boundary.
+    let bytes = line.as_bytes();
+    let Some(open) = bytes.iter().rposition(|&b| b == b'(') else {
         return (line, FrameKind::Pseudo, None, None);
     };
-    let (qualified, rest) = line.split_at(open);
+    let qualified = &line[..open];
     // The agent's pseudo-frames (`<hprof>.<GC active>`, `<hprof>.<SLEEPING>`): the reason or
     // state alone.
     if let Some(name) = qualified.strip_prefix(PSEUDO_PREFIX) {
         return (name, FrameKind::Pseudo, None, None);
     }
-    let inside = rest.trim_start_matches('(').trim_end_matches(')');
-    let (source, position) = inside.rsplit_once(':').unwrap_or((inside, ""));
+    let mut inside = &line[open + 1..];
+    if let Some(stripped) = inside.strip_suffix(')') {
+        inside = stripped;
+    }
+    let (source, position) = match inside.as_bytes().iter().rposition(|&b| b == b':') {
+        Some(colon) => (&inside[..colon], &inside[colon + 1..]),
+        None => (inside, ""),
+    };
     let file = (source != "<Unknown Source>").then_some(source);
     let line = position.parse().ok();
-    match qualified.rsplit_once('.') {
-        Some((class, _)) => (qualified, FrameKind::of_class(class), file, line),
+    match qualified.as_bytes().iter().rposition(|&b| b == b'.') {
+        Some(dot) => (
+            qualified,
+            FrameKind::of_class(&qualified[..dot]),
+            file,
+            line,
+        ),
         None => (qualified, FrameKind::Pseudo, None, None),
     }
 }
@@ -291,9 +305,75 @@ fn next_line<'a>(lines: &mut Lines<'a>, offset: &mut u64) -> Option<&'a str> {
     })
 }
 
+/// Reads a text profile; a large one in two halves, one on each core, split at a TRACE
+/// record (no section spans one), then merged.
 fn read_text(text: &str) -> Result<Recording, Error> {
+    const SPLIT_ABOVE: usize = 8 << 20;
+    if text.len() > SPLIT_ABOVE {
+        let middle = text.len() / 2;
+        if let Some(at) = text[middle..].find("\nTRACE ").map(|i| middle + i + 1) {
+            let (first, second) = text.split_at(at);
+            let (first, second) = std::thread::scope(|scope| {
+                let second = scope.spawn(|| read_text_from(second, at as u64));
+                let first = read_text_from(first, 0);
+                (first, second.join())
+            });
+            let mut first = first?;
+            let second = second.map_err(|_| Error::new("the reading thread failed"))??;
+            first.merge(second);
+            return Ok(first);
+        }
+    }
+    read_text_from(text, 0)
+}
+
+impl Recording {
+    /// Adds what `later` (read from the part of the same file after this one's) holds.
+    fn merge(&mut self, later: Recording) {
+        // `later`'s frames hold its strings' `Arc`s: their addresses give their numbers.
+        let strings: HashMap<usize, u32> = later
+            .strings
+            .iter()
+            .map(|s| (s.as_ptr() as usize, self.string(s)))
+            .collect();
+        let id = |s: &str| strings.get(&(s.as_ptr() as usize)).copied().unwrap_or(0);
+        let frames: Vec<usize> = later
+            .frames
+            .iter()
+            .map(|f| {
+                let name = id(f.name());
+                let file = f.file.as_deref().map_or(0, id);
+                let key = (name, file, f.line.unwrap_or(0));
+                if let Some(&i) = self.frame_index.get(&key) {
+                    return i;
+                }
+                let i = self.frames.len();
+                self.frames.push(Frame {
+                    name: self.strings[name as usize].clone(),
+                    file: (file != 0).then(|| self.strings[file as usize].clone()),
+                    line: f.line,
+                    kind: f.kind,
+                });
+                self.frame_index.insert(key, i);
+                i
+            })
+            .collect();
+        for (serial, mut trace) in later.traces {
+            for frame in &mut trace.frames {
+                *frame = frames[*frame];
+            }
+            self.traces.insert(serial, trace);
+        }
+        self.threads.extend(later.threads);
+        self.sections.extend(later.sections);
+    }
+}
+
+/// Reads the text profile `text`, which starts `base` bytes into its file (error offsets are
+/// the file's).
+fn read_text_from(text: &str, base: u64) -> Result<Recording, Error> {
     let mut recording = Recording::default();
-    let mut offset = 0u64;
+    let mut offset = base;
     let mut lines = text.split_inclusive('\n').peekable();
     while let Some(line) = next_line(&mut lines, &mut offset) {
         if let Some(rest) = line.strip_prefix("THREAD START (") {
@@ -572,5 +652,73 @@ CPU SAMPLES BEGIN (total = 4) Tue Nov 24 14:00:02 2026\nrank   self  accum   cou
             f,
             ("<WAITING in Object.wait>", FrameKind::Pseudo, None, None)
         );
+    }
+}
+
+#[cfg(test)]
+mod split_tests {
+    use super::*;
+
+    /// A text profile of `traces` traces (beyond 8 MB for 60,000), each sampled `n + 1` times.
+    fn synthetic(traces: usize) -> String {
+        let mut text = String::from("JAVA PROFILE 1.0.1, created Tue Nov 24 12:00:00 2026\n\n");
+        text.push_str("THREAD START (obj=50000001, id = 200001, name=\"main\", group=\"main\")\n");
+        for t in 0..traces {
+            text.push_str(&format!("TRACE {}: (thread=200001)\n", 300001 + t));
+            for f in 0..12 {
+                let m = (t * 7 + f * 13) % 997;
+                text.push_str(&format!(
+                    "\tcom.example.C{}.m{}(C{}.java:{})\n",
+                    m % 101,
+                    m,
+                    m % 101,
+                    (t + f) % 50 + 1
+                ));
+            }
+        }
+        let total: usize = (1..=traces).sum();
+        text.push_str(&format!(
+            "CPU SAMPLES BEGIN (total = {total}) Tue Nov 24 12:00:10 2026\n"
+        ));
+        text.push_str("rank   self  accum   count trace method\n");
+        for t in 0..traces {
+            text.push_str(&format!(
+                "{} 0.00% 0.00% {} {} x.y\n",
+                t + 1,
+                t + 1,
+                300001 + t
+            ));
+        }
+        text.push_str("CPU SAMPLES END\n");
+        text
+    }
+
+    /// The folded stacks of the file's CPU profile, sorted.
+    fn folded_of(recording: &Recording) -> Vec<(String, i64)> {
+        let profile = recording.profile(Kind::Cpu, Selection::Last, true).unwrap();
+        let mut lines = crate::folded::lines(&profile);
+        lines.sort();
+        lines
+    }
+
+    #[test]
+    fn a_large_profile_read_in_two_halves_is_the_one_read_whole() {
+        let text = synthetic(60_000);
+        assert!(text.len() > 8 << 20, "{} bytes: not split", text.len());
+        let halves = read_text(&text).unwrap();
+        let whole = read_text_from(&text, 0).unwrap();
+        assert_eq!(halves.traces.len(), 60_000);
+        assert_eq!(halves.frames.len(), whole.frames.len());
+        assert_eq!(folded_of(&halves), folded_of(&whole));
+    }
+
+    #[test]
+    fn an_error_in_the_second_half_gives_its_offset_in_the_file() {
+        let mut text = synthetic(60_000);
+        let cut = text.rfind("CPU SAMPLES END").unwrap();
+        text.truncate(cut);
+        let err = read_text(&text).unwrap_err();
+        let section = text.rfind("CPU SAMPLES BEGIN").unwrap() as u64;
+        assert_eq!(err.offset, Some(section), "{err}");
     }
 }
