@@ -1,10 +1,11 @@
 // Agent test program for hprof attach: prints "READY <pid>", then computes in hot() for the
 // number of milliseconds given (default 20000), calling counted() a known number of times per
-// round, then prints "finished <rounds>" and exits with status 3 (so a test sees that the
+// round and allocating one byte[1024], then prints "finished <rounds>" and exits with status 3 (so a test sees that the
 // program ran to its own end). It exits early when its standard input closes.
 
 public class LongRunning {
     static volatile long sink;
+    static volatile Object keep;
 
     static long hot(long n) {
         long x = n;
@@ -39,6 +40,7 @@ public class LongRunning {
         long rounds = 0;
         while (System.nanoTime() < end) {
             sink += hot(rounds++);
+            keep = new byte[1024];
             for (int i = 0; i < 10; i++) {
                 counted();
             }

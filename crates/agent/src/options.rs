@@ -699,8 +699,22 @@ mod tests {
                 "cutoff=abc",
                 "cutoff option value must be floating point and >= 0",
             ),
-            ("cpu", "syntax error parsing cpu=y|samples|times|old"),
-            ("cpu=fast", "cpu option value must be y|samples|times|old"),
+            ("cpu", "syntax error parsing cpu=y|samples|wall|times|old"),
+            (
+                "cpu=fast",
+                "cpu option value must be y|samples|wall|times|old",
+            ),
+            ("sampler", "syntax error parsing sampler=async|jvmti"),
+            ("sampler=perf", "sampler option value must be async|jvmti"),
+            (
+                "cpu=wall,cpu=samples",
+                "cpu=wall cannot be used with cpu=samples",
+            ),
+            (
+                "session=go",
+                "session option value must be start|dump|stop|status",
+            ),
+            ("reply=", "syntax error parsing reply=FILENAME"),
             ("heap=", "syntax error parsing heap=dump|sites|all"),
             ("heap=none", "heap option value must be dump|sites|all"),
             ("lineno=yes", "lineno option value must be y|n"),
@@ -751,6 +765,24 @@ mod tests {
         for (opts, expected) in cases {
             assert_eq!(error(opts), expected, "{opts}");
         }
+    }
+
+    #[test]
+    fn new_options_sampler_wall_and_session() {
+        let o = parse("cpu=samples");
+        assert_eq!(
+            (o.sampler, o.session, o.reply.as_deref()),
+            (Sampler::Async, Session::Start, None)
+        );
+        let o = parse("cpu=samples,sampler=jvmti");
+        assert_eq!(o.sampler, Sampler::Jvmti);
+        let o = parse("cpu=wall");
+        assert!(o.cpu_wall && !o.cpu_samples && !o.heap_dump && !o.heap_sites);
+        let o = parse("session=stop,reply=/tmp/r");
+        assert_eq!(
+            (o.session, o.reply.as_deref()),
+            (Session::Stop, Some("/tmp/r"))
+        );
     }
 
     #[test]

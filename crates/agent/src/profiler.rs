@@ -163,6 +163,13 @@ impl Profiler {
                     .into(),
             );
         }
+        if options.monitor {
+            return Err(
+                "monitor=y cannot start in a running JVM: HotSpot grants the monitor \
+                 event capabilities only to agents loaded at start-up (-agentpath)"
+                    .into(),
+            );
+        }
         let profiler = Profiler::load(vm, jvmti, options, callbacks)?;
         let thread = jvmti
             .current_thread()

@@ -339,3 +339,55 @@ fn a_jvm_in_another_pid_namespace_is_attached_to() {
     let profile = std::fs::read_to_string(dir.path().join("ns.txt")).unwrap();
     assert_eq!(top_method(&profile), "LongRunning.hot");
 }
+
+#[test]
+fn heap_sites_and_heap_dump_start_late_and_monitor_is_refused() {
+    let jdk = jdk17();
+    let dir = temp_dir();
+    let target = Target::start(&jdk, &[], 60_000);
+    let pid = target.pid.to_string();
+    // Sampled allocation sites, started in the running JVM: LongRunning allocates a byte[1024]
+    // per round in main.
+    let out = attach(
+        dir.path(),
+        &[
+            &pid,
+            "heap=sites,alloc_interval=64k",
+            "-d",
+            "2",
+            "-o",
+            "late.collapsed",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let folded = std::fs::read_to_string(dir.path().join("late.collapsed")).unwrap();
+    assert!(
+        folded
+            .lines()
+            .any(|l| l.starts_with("LongRunning.main;byte[] ")),
+        "{folded}"
+    );
+    // Monitor events are granted at start-up only: refused, with the reason, in our output.
+    let out = attach(dir.path(), &[&pid, "monitor=y", "-d", "1"]);
+    assert_eq!(out.status.code(), Some(8), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("monitor=y cannot start in a running JVM")
+    );
+    // A heap dump, in a second session.
+    let out = attach(
+        dir.path(),
+        &[&pid, "heap=dump,format=b", "-d", "0", "-o", "late.hprof"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let summary = hprof()
+        .args(["summary", "--json"])
+        .arg(dir.path().join("late.hprof"))
+        .output()
+        .unwrap();
+    assert!(summary.status.success(), "{}", text(&summary));
+    let json = String::from_utf8_lossy(&summary.stdout);
+    // A whole heap: its segments and the JDK's classes with their instances.
+    assert!(json.contains("\"HEAP DUMP SEGMENT\""), "{json}");
+    assert!(json.contains("\"java.lang.String\""), "{json}");
+    drop(target);
+}

@@ -44,7 +44,7 @@ impl JvmtiError {
             31 => "INVALID_MONITOR",
             32 => "NOT_MONITOR_OWNER",
             52 => "INTERRUPT",
-            98 => "ABSENT_INFORMATION",
+            98 => "NOT_AVAILABLE",
             99 => "MUST_POSSESS_CAPABILITY",
             100 => "NULL_POINTER",
             101 => "ABSENT_INFORMATION",

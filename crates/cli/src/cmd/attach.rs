@@ -351,5 +351,10 @@ fn write_output(source: &Path, output: &Path, whole: bool) -> Result<()> {
     std::io::Write::write_all(&mut file, &bytes)
         .with_context(|| format!("cannot write {}", output.display()))?;
     drop(file);
-    crate::cmd::run::report(output, None, 10, &mut std::io::stderr())
+    // The report is a courtesy: a profile it cannot summarise (a heap dump alone) is still
+    // written.
+    if let Err(e) = crate::cmd::run::report(output, None, 10, &mut std::io::stderr()) {
+        eprintln!("Profile written to {} ({e:#})", output.display());
+    }
+    Ok(())
 }
