@@ -8,7 +8,7 @@ public class ManyThreads {
     public static void main(String[] args) throws Exception {
         for (int n = 0; n < THREADS; n++) {
             Thread t = new Thread(() -> {
-                for (int i = 0; i < 10_000; i++) {
+                for (int i = 0; i < 200_000; i++) {
                     sink += i;
                 }
             }, "worker-" + n);

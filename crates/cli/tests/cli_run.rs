@@ -243,11 +243,21 @@ fn run_whose_agent_wrote_nothing_reports_no_stale_profile() {
 
 #[test]
 fn print_of_binary_output_has_the_sections_of_text_output() {
+    // Sampled every millisecond of CPU time: the workers' work gives TRACE blocks in both.
     let cp = classes().display().to_string();
     let text_dir = crate::support::temp_dir();
     let (code, _, stderr) = run_in(
         text_dir.path(),
-        &["run", "--", &java(), "-cp", &cp, "ManyThreads"],
+        &[
+            "run",
+            "--agent-opts",
+            "interval=1",
+            "--",
+            &java(),
+            "-cp",
+            &cp,
+            "ManyThreads",
+        ],
     );
     assert_eq!(code, Some(0), "{stderr}");
     let binary_dir = crate::support::temp_dir();
@@ -257,6 +267,8 @@ fn print_of_binary_output_has_the_sections_of_text_output() {
             "run",
             "--format",
             "b",
+            "--agent-opts",
+            "interval=1",
             "--",
             &java(),
             "-cp",

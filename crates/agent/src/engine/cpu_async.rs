@@ -64,6 +64,8 @@ struct Registry {
     /// Java threads that were running when the sampler started, by JNI environment, until
     /// their kernel thread answers [`signal::IDENTIFY`]: (thread, serial).
     unidentified: HashMap<usize, (GlobalRef, u32)>,
+    /// Threads that answered [`signal::IDENTIFY`] (Java or not).
+    answers: usize,
 }
 
 /// The asynchronous sampler.
@@ -227,15 +229,22 @@ impl AsyncSampler {
             }
             registry.unidentified = unidentified;
         }
-        for tid in task_ids() {
-            if tid != current {
-                signal::signal_thread(tid, signal::IDENTIFY);
-            }
-        }
+        let asked = task_ids()
+            .into_iter()
+            .filter(|&tid| tid != current && signal::signal_thread(tid, signal::IDENTIFY))
+            .count();
         // The answers are in the ring once each thread ran its handler: a thread blocked in
-        // the kernel runs it at once, a runnable one at its next time slice.
-        std::thread::sleep(Duration::from_millis(50));
-        self.drain(ctx, jni);
+        // the kernel runs it at once, a runnable one at its next time slice. Wait for them all,
+        // at most 50 ms.
+        let deadline = std::time::Instant::now() + Duration::from_millis(50);
+        loop {
+            self.drain(ctx, jni);
+            let answered = self.registry.lock().map(|r| r.answers).unwrap_or(asked);
+            if answered >= asked || std::time::Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 
     /// A thread ended (called on that thread): its timer is deleted.
@@ -367,6 +376,7 @@ impl AsyncSampler {
             for env in std::mem::take(&mut registry.ended) {
                 registry.serial_by_env.remove(&env);
             }
+            registry.answers += identified.len() + not_java.len();
             // Timers of threads the JVM runs no Java on (JIT, GC) are deleted at their first
             // signal.
             for tid in not_java {
