@@ -536,13 +536,8 @@ impl Engine for AsyncSampler {
 
     fn on_load(&self, jvmti: Jvmti) -> Result<(), String> {
         // AsyncGetCallTrace walks only while ClassLoad is enabled; ClassPrepare creates the
-        // jmethodIDs it reports; CompiledMethodLoad keeps the JIT's debug information
-        // complete.
-        for event in [
-            Event::ClassLoad,
-            Event::ClassPrepare,
-            Event::CompiledMethodLoad,
-        ] {
+        // jmethodIDs it reports.
+        for event in [Event::ClassLoad, Event::ClassPrepare] {
             jvmti
                 .set_event(event, true)
                 .map_err(|e| format!("can't enable {event:?} ({e})"))?;
@@ -553,6 +548,22 @@ impl Engine for AsyncSampler {
     fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
         if !SAMPLER.set((ctx, self)) {
             return Err("the CPU sampler was started twice".to_string());
+        }
+        // The JIT must keep debug information at every instruction, not only at safepoints, for
+        // a walk to resolve inlined methods and lines anywhere in compiled code: the
+        // DebugNonSafepoints flag, set in HotSpot's flag table. Where that table cannot be
+        // read, CompiledMethodLoad events do the same (HotSpot turns the recording on while
+        // they are enabled), at the cost of an event per compiled method.
+        if let Err(why) = crate::jvmti::vmstructs::set_bool_flag(ctx.vm, "DebugNonSafepoints", true)
+        {
+            if ctx.options.verbose {
+                eprintln!(
+                    "HPROF: DebugNonSafepoints set through CompiledMethodLoad events ({why})"
+                );
+            }
+            ctx.jvmti
+                .set_event(Event::CompiledMethodLoad, true)
+                .map_err(|e| format!("can't enable CompiledMethodLoad ({e})"))?;
         }
         let depth = (ctx.options.depth as usize).clamp(MIN_RING_DEPTH, MAX_RING_DEPTH);
         signal::install(ctx.vm, RING_SLOTS, depth)?;

@@ -10,6 +10,7 @@
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
 pub mod sys;
+pub mod vmstructs;
 
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::fmt;

@@ -136,7 +136,7 @@ int hprof_walk_guarded(walk_fn walk, void *trace, int depth, void *context) {
         return 2;
     }
     sigjmp_buf jump;
-    int result = 0;
+    volatile int result = 0;
     /* The signal mask is saved so that the jump back also unblocks SIGSEGV. */
     if (sigsetjmp(jump, 1) == 0) {
         __atomic_store_n(&slot->jump, &jump, __ATOMIC_RELEASE);
