@@ -1,7 +1,8 @@
 // Agent test program for the samplers' accuracy: programs whose true CPU profile is known, or
 // measured by the program itself. Modes (argument 1), each running for SECONDS (argument 2):
-//   inline   a loop calling a small method the JIT inlines, which holds > 95 % of the CPU
-//            (twenty dependent multiply-xorshift steps against the loop's one increment);
+//   inline   a loop calling a small method the JIT inlines, which holds > 99 % of the CPU
+//            (four calls of twenty dependent multiply-xorshift steps each against the loop's
+//            one increment and test);
 //   kernels  four threads running four kernels, each busy for 1, 2, 4 and 8 ms between sleeps
 //            of 5 ms; each prints its own CPU time ("kernel NAME CPU_NS") at the end;
 //   native   a loop that reads its own CPU time (a short native call) between slices of
@@ -68,7 +69,7 @@ public class Sampling {
 
     static long loop(long x, long n) {
         for (long i = 0; i < n; i++) {
-            x = step(x);
+            x = step(step(step(step(x))));
         }
         return x;
     }

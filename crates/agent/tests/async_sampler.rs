@@ -329,3 +329,61 @@ fn wall_clock_signals_never_interrupt_a_blocking_call() {
         );
     }
 }
+
+#[test]
+fn without_thread_timers_one_process_wide_timer_samples_the_cpu() {
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = crate::support::java_command(
+        &jdk,
+        dir.path(),
+        &[&crate::support::agentpath("cpu=samples,interval=1,depth=8")],
+        "Sampling",
+        &["kernels", "3"],
+    );
+    let child = command
+        .env("_HPROF_NO_THREAD_TIMERS", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run = crate::support::finish(child);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("HPROF: cpu=samples uses one process-wide CPU timer (ITIMER_PROF)"),
+        "{}",
+        run.stderr
+    );
+    let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+    let measured: HashMap<String, f64> = run
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.strip_prefix("kernel ")?.split(' ');
+            Some((words.next()?.to_string(), words.next()?.parse().ok()?))
+        })
+        .collect();
+    let cpu_total: f64 = measured.values().sum();
+    let sampled: HashMap<&str, u64> = ["A", "B", "C", "D"]
+        .into_iter()
+        .map(|k| {
+            let method = format!("Sampling.kernel{k}(");
+            (
+                k,
+                count(&p, |f, _| f.iter().any(|x| x.starts_with(&method))),
+            )
+        })
+        .collect();
+    let sampled_total: u64 = sampled.values().sum();
+    assert!(sampled_total >= 500, "{sampled:?}");
+    for (kernel, &n) in &sampled {
+        let truth = measured[*kernel] / cpu_total * 100.0;
+        let share = n as f64 / sampled_total as f64 * 100.0;
+        assert!(
+            (share - truth).abs() <= 8.0,
+            "kernel {kernel} sampled {share:.1} %, measured {truth:.1} % ({sampled:?})"
+        );
+    }
+}

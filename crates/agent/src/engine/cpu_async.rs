@@ -74,6 +74,9 @@ pub struct AsyncSampler {
     wall: bool,
     ticker: Ticker,
     registry: Mutex<Registry>,
+    /// Whether CPU time is sampled with the process-wide timer (ITIMER_PROF) instead of one
+    /// timer per thread.
+    process_wide: std::sync::atomic::AtomicBool,
     /// Samples of threads the front-end turned sampling off for, or over the trace limit.
     dropped: Mutex<u64>,
 }
@@ -89,13 +92,21 @@ pub fn running() -> Option<(&'static Context, &'static AsyncSampler)> {
 /// Whether this JVM can be sampled asynchronously: it exports `AsyncGetCallTrace`, and (for
 /// CPU time, `timers`) the kernel lets the agent put a timer on a thread's CPU clock. When
 /// not, the reason, for the verbose line that says the JVMTI sampler is used instead.
-pub fn available(vm: crate::jvmti::JavaVm, timers: bool) -> Result<(), String> {
+pub fn available(vm: crate::jvmti::JavaVm, _timers: bool) -> Result<(), String> {
     signal::find_walker(vm).ok_or("this JVM does not export AsyncGetCallTrace")?;
-    if timers {
-        CpuTimer::start(signal::current_tid(), Duration::from_secs(3600))
-            .map_err(|e| format!("the kernel refuses a timer on a thread's CPU clock ({e})"))?;
-    }
     Ok(())
+}
+
+/// Why per-thread CPU timers cannot be used here, if they cannot: the kernel refuses them
+/// (a seccomp filter, an old kernel), or `_HPROF_NO_THREAD_TIMERS` is set (a diagnostic
+/// switch, used by the tests of the fallback).
+fn thread_timers_refused() -> Option<String> {
+    if std::env::var_os("_HPROF_NO_THREAD_TIMERS").is_some() {
+        return Some("_HPROF_NO_THREAD_TIMERS is set".into());
+    }
+    CpuTimer::start(signal::current_tid(), Duration::from_secs(3600))
+        .err()
+        .map(|e| format!("the kernel refuses timers on threads' CPU clocks ({e})"))
 }
 
 impl AsyncSampler {
@@ -105,6 +116,7 @@ impl AsyncSampler {
             wall,
             ticker: Ticker::new(),
             registry: Mutex::new(Registry::default()),
+            process_wide: std::sync::atomic::AtomicBool::new(false),
             dropped: Mutex::new(0),
         }
     }
@@ -160,7 +172,7 @@ impl AsyncSampler {
         let Ok(mut registry) = self.registry.lock() else {
             return;
         };
-        let timer = if self.wall {
+        let timer = if self.wall || self.process_wide.load(std::sync::atomic::Ordering::Relaxed) {
             None
         } else {
             registry
@@ -577,7 +589,20 @@ impl Engine for AsyncSampler {
                 }
             }
         });
-        if !self.wall {
+        if !self.wall
+            && let Some(why) = thread_timers_refused()
+        {
+            signal::process_timer(Some(Self::interval(ctx)))
+                .map_err(|e| format!("can't start the process-wide CPU timer ({e})"))?;
+            self.process_wide
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            if ctx.options.verbose {
+                eprintln!(
+                    "HPROF: cpu=samples uses one process-wide CPU timer (ITIMER_PROF): {why}"
+                );
+            }
+        }
+        if !self.wall && !self.process_wide.load(std::sync::atomic::Ordering::Relaxed) {
             // Threads running before VM init (the JVM's own and the main thread): a timer each;
             // those that turn out to run no Java lose theirs at their first signal.
             let interval = Self::interval(ctx);
@@ -618,6 +643,9 @@ impl Engine for AsyncSampler {
     }
 
     fn stop(&self, _ctx: &Context) {
+        if self.process_wide.load(std::sync::atomic::Ordering::Relaxed) {
+            let _ = signal::process_timer(None);
+        }
         signal::set_active(false);
         self.ticker.stop();
         if let Ok(mut registry) = self.registry.lock() {

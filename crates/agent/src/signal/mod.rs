@@ -142,6 +142,8 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 static DEPTH: AtomicU32 = AtomicU32::new(0);
 static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
 static PID: AtomicI32 = AtomicI32::new(0);
+/// Whether the process-wide CPU timer (ITIMER_PROF) is the sampler's.
+static PROCESS_TIMER: AtomicBool = AtomicBool::new(false);
 /// What the handler could not record.
 pub static COUNTERS: Counters = Counters {
     dropped: AtomicU64::new(0),
@@ -342,6 +344,33 @@ impl Drop for CpuTimer {
     }
 }
 
+/// Arms (or, with `None`, disarms) the process-wide CPU timer, ITIMER_PROF: SIGPROF after every
+/// `interval` of CPU time the whole process used, delivered to a thread that is running. The
+/// fallback when the kernel refuses timers on threads' CPU clocks.
+pub fn process_timer(interval: Option<Duration>) -> std::io::Result<()> {
+    let period = interval.map_or(
+        libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        },
+        |i| libc::timeval {
+            tv_sec: i.as_secs() as libc::time_t,
+            tv_usec: i.subsec_micros() as libc::suseconds_t,
+        },
+    );
+    let spec = libc::itimerval {
+        it_interval: period,
+        it_value: period,
+    };
+    PROCESS_TIMER.store(interval.is_some(), Ordering::Release);
+    // SAFETY: setitimer reads `spec`; the old value is not wanted.
+    if unsafe { libc::setitimer(libc::ITIMER_PROF, &spec, ptr::null_mut()) } != 0 {
+        PROCESS_TIMER.store(false, Ordering::Release);
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// The layout of the kernel's `siginfo_t` for a queued signal (64-bit Linux).
 #[repr(C)]
 struct QueuedInfo {
@@ -436,6 +465,8 @@ extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut 
             libc::SI_TIMER => Some(SampleKind::Cpu(
                 1 + unsafe { info.si_overrun() }.clamp(0, 1 << 20) as u32,
             )),
+            // The process-wide timer's signal, while it is the sampler's.
+            libc::SI_KERNEL if PROCESS_TIMER.load(Ordering::Relaxed) => Some(SampleKind::Cpu(1)),
             // SAFETY: si_pid and si_value are valid for a queued signal.
             libc::SI_QUEUE if unsafe { info.si_pid() } == PID.load(Ordering::Relaxed) => {
                 // SAFETY: as above.
