@@ -63,10 +63,8 @@ def main():
             for phase, values in rates(options, classes, hprof, agent).items():
                 results[name][phase] += values
     base = statistics.median(results["never attached"]["during"] + results["never attached"]["after"])
-    cpu = re.sub(r"\s+", " ", next((l.split(":", 1)[1] for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())).strip()
-    java_version = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
     lines = [SECTION, "",
-             f"Command: `bench/attach.py --write --runs {args.runs}` ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, {cpu}, {java_version}).",
+             f"Command: `bench/attach.py --write --runs {args.runs}` ({time.strftime('%Y-%m-%d')}, {common.machine()}).",
              "Rounds per second of `bench.Throughput` (median of the per-second rates over the runs, the first second of each phase left out), and the ratio to the never-attached program's rate in the same seconds:", "",
              "| session | before | during | after stop |", "|---|---|---|---|"]
     for name, phases in results.items():

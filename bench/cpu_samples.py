@@ -82,6 +82,13 @@ def raw_runs(results, digits=3):
     return lines
 
 
+def machine():
+    """The "N cores, CPU, java -version" part of a Command line."""
+    cpu = re.sub(r"\s+", " ", next((l.split(":", 1)[1] for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())).strip()
+    java_version = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
+    return f"{os.cpu_count()} cores, {cpu}, {java_version}"
+
+
 def write_section(title, section):
     """Replaces the section of bench/RESULTS.md that starts with `title` (or appends it)."""
     path = ROOT / "bench/RESULTS.md"
@@ -115,10 +122,8 @@ def main():
         for name in startup:
             startup[name].append(timed(["java", *profilers[name], "-version"], work))
 
-    cpu = re.sub(r"\s+", " ", next((l.split(":", 1)[1] for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())).strip()
-    java_version = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
     lines = [SECTION, "",
-             f"Command: `bench/cpu_samples.py --write --runs {args.runs}` ({time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores, {cpu}, {java_version}).",
+             f"Command: `bench/cpu_samples.py --write --runs {args.runs}` ({time.strftime('%Y-%m-%d')}, {machine()}).",
              "Wall time of the whole JVM run; runs interleaved (none, hprof, JFR, none, ...), one warm-up round, median.", "",
              "| workload | no agent (s) | hprof cpu=samples (s) | ratio | JFR profile (s) | ratio |", "|---|---|---|---|---|---|"]
     for workload, times in results.items():

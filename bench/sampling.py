@@ -154,11 +154,9 @@ def main():
     }
     results = common.interleaved(workloads, profilers, args.runs, work)
 
-    cpu = re.sub(r"\s+", " ", next((l.split(":", 1)[1] for l in open("/proc/cpuinfo") if l.startswith("model name")), platform.processor())).strip()
-    java_version = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
     lines = [SECTION, "",
              f"Command: `bench/sampling.py --write --runs {args.runs} --seconds {args.seconds:g}` ({time.strftime('%Y-%m-%d')}, "
-             f"{os.cpu_count()} cores, {cpu}, {java_version}). async-profiler: not measured (GitHub, where its source "
+             f"{common.machine()}). async-profiler: not measured (GitHub, where its source "
              "and releases are, is unreachable from this machine, and no reachable registry carries it).", "",
              f"Accuracy ({args.seconds:g} s per program; kernels at interval=1 ms, the others at 10 ms; JFR with its "
              "`profile` settings and the execution sampler's period set to the same interval):", "",

@@ -55,6 +55,42 @@ fn listing(p: &TextProfile, thread: u32) -> String {
         .collect()
 }
 
+/// Each kernel's share of the CPU as `Sampling kernels` measured it (its stdout), and as the
+/// profile sampled it (stacks through `Sampling.kernelX`): {kernel: (measured %, sampled %)},
+/// and the number of samples in the kernels.
+fn kernel_shares(stdout: &str, p: &TextProfile) -> (HashMap<&'static str, (f64, f64)>, u64) {
+    let measured: HashMap<String, f64> = stdout
+        .lines()
+        .filter_map(|l| {
+            let mut words = l.strip_prefix("kernel ")?.split(' ');
+            Some((words.next()?.to_string(), words.next()?.parse().ok()?))
+        })
+        .collect();
+    assert_eq!(measured.len(), 4, "{stdout}");
+    let cpu_total: f64 = measured.values().sum();
+    let sampled: Vec<(&'static str, u64)> = ["A", "B", "C", "D"]
+        .into_iter()
+        .map(|k| {
+            let method = format!("Sampling.kernel{k}(");
+            (k, count(p, |f, _| f.iter().any(|x| x.starts_with(&method))))
+        })
+        .collect();
+    let sampled_total: u64 = sampled.iter().map(|(_, n)| n).sum();
+    let shares = sampled
+        .into_iter()
+        .map(|(k, n)| {
+            (
+                k,
+                (
+                    measured[k] / cpu_total * 100.0,
+                    n as f64 / sampled_total.max(1) as f64 * 100.0,
+                ),
+            )
+        })
+        .collect();
+    (shares, sampled_total)
+}
+
 fn total(p: &TextProfile) -> u64 {
     p.cpu.last().expect("a CPU SAMPLES section").total
 }
@@ -116,35 +152,13 @@ fn sampler_jvmti_takes_stacks_at_safepoints() {
 fn four_kernels_get_the_shares_of_cpu_they_measured() {
     for jdk in jdks() {
         let (run, p) = sample(&jdk, "cpu=samples,interval=1,depth=8", "kernels", "3");
-        let measured: HashMap<String, f64> = run
-            .stdout
-            .lines()
-            .filter_map(|l| {
-                let mut words = l.strip_prefix("kernel ")?.split(' ');
-                Some((words.next()?.to_string(), words.next()?.parse().ok()?))
-            })
-            .collect();
-        assert_eq!(measured.len(), 4, "{}", run.stdout);
-        let cpu_total: f64 = measured.values().sum();
-        let sampled: HashMap<&str, u64> = ["A", "B", "C", "D"]
-            .into_iter()
-            .map(|k| {
-                let method = format!("Sampling.kernel{k}(");
-                (
-                    k,
-                    count(&p, |f, _| f.iter().any(|x| x.starts_with(&method))),
-                )
-            })
-            .collect();
-        let sampled_total: u64 = sampled.values().sum();
-        assert!(sampled_total >= 1000, "JDK {}: {sampled:?}", jdk.version);
-        for (kernel, &n) in &sampled {
-            let truth = measured[*kernel] / cpu_total * 100.0;
-            let share = n as f64 / sampled_total as f64 * 100.0;
+        let (shares, samples) = kernel_shares(&run.stdout, &p);
+        assert!(samples >= 1000, "JDK {}: {shares:?}", jdk.version);
+        for (kernel, (truth, share)) in &shares {
             // At 1,000+ samples, sampling noise is about 1.5 points at most.
             assert!(
                 (share - truth).abs() <= 5.0,
-                "JDK {}: kernel {kernel} sampled {share:.1} %, measured {truth:.1} % ({sampled:?}, {measured:?})",
+                "JDK {}: kernel {kernel} sampled {share:.1} %, measured {truth:.1} % ({shares:?})",
                 jdk.version
             );
         }
@@ -357,33 +371,12 @@ fn without_thread_timers_one_process_wide_timer_samples_the_cpu() {
         run.stderr
     );
     let p = TextProfile::parse(&read_text(&text_output(dir.path())));
-    let measured: HashMap<String, f64> = run
-        .stdout
-        .lines()
-        .filter_map(|l| {
-            let mut words = l.strip_prefix("kernel ")?.split(' ');
-            Some((words.next()?.to_string(), words.next()?.parse().ok()?))
-        })
-        .collect();
-    let cpu_total: f64 = measured.values().sum();
-    let sampled: HashMap<&str, u64> = ["A", "B", "C", "D"]
-        .into_iter()
-        .map(|k| {
-            let method = format!("Sampling.kernel{k}(");
-            (
-                k,
-                count(&p, |f, _| f.iter().any(|x| x.starts_with(&method))),
-            )
-        })
-        .collect();
-    let sampled_total: u64 = sampled.values().sum();
-    assert!(sampled_total >= 500, "{sampled:?}");
-    for (kernel, &n) in &sampled {
-        let truth = measured[*kernel] / cpu_total * 100.0;
-        let share = n as f64 / sampled_total as f64 * 100.0;
+    let (shares, samples) = kernel_shares(&run.stdout, &p);
+    assert!(samples >= 500, "{shares:?}");
+    for (kernel, (truth, share)) in &shares {
         assert!(
             (share - truth).abs() <= 8.0,
-            "kernel {kernel} sampled {share:.1} %, measured {truth:.1} % ({sampled:?})"
+            "kernel {kernel} sampled {share:.1} %, measured {truth:.1} % ({shares:?})"
         );
     }
 }
