@@ -391,3 +391,58 @@ fn heap_sites_and_heap_dump_start_late_and_monitor_is_refused() {
     assert!(json.contains("\"java.lang.String\""), "{json}");
     drop(target);
 }
+
+#[test]
+fn ctrl_c_ends_a_recording_early_with_its_profile_and_the_jvmti_sampler_starts_late() {
+    let jdk = jdk17();
+    let dir = temp_dir();
+    let target = Target::start(&jdk, &[], 60_000);
+    let pid = target.pid.to_string();
+    let started = Instant::now();
+    let mut recording = hprof()
+        .current_dir(dir.path())
+        .env("HPROF_AGENT", libhprof())
+        .args([
+            "attach",
+            &pid,
+            "cpu=samples,sampler=jvmti",
+            "-d",
+            "60",
+            "-o",
+            "cut.txt",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(recording.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = recording.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = recording.kill();
+            panic!("hprof attach did not stop within 30 s of Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0));
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let profile = std::fs::read_to_string(dir.path().join("cut.txt")).unwrap();
+    assert_eq!(top_method(&profile), "LongRunning.hot");
+    // The session ended: another may start.
+    let out = attach(dir.path(), &[&pid, "status"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("running: no"),
+        "{}",
+        text(&out)
+    );
+    drop(target);
+}
