@@ -151,9 +151,12 @@ fn attach(vm: JavaVm, options: Options) -> (sys::jint, String) {
             };
             let text = options.text.clone();
             match Profiler::attach(vm, jvmti, options, &callbacks(), jni) {
-                Ok(_) => {
+                Ok(profiler) => {
                     register_at_exit();
-                    (JNI_OK, format!("started: {text}\n"))
+                    (
+                        JNI_OK,
+                        format!("started: {text}\n{}", profiler.late_notes()),
+                    )
                 }
                 Err(message) => (JNI_ERR, format!("error: {message}\n")),
             }

@@ -79,6 +79,17 @@ impl Profiler {
         options: Options,
         callbacks: &Callbacks,
     ) -> Result<&'static Profiler, String> {
+        Profiler::load_in(vm, jvmti, options, callbacks, false)
+    }
+
+    /// [`Profiler::load`]; `late`: into a JVM already running.
+    fn load_in(
+        vm: JavaVm,
+        jvmti: Jvmti,
+        options: Options,
+        callbacks: &Callbacks,
+        late: bool,
+    ) -> Result<&'static Profiler, String> {
         let wants_signals = (options.cpu_samples
             && options.sampler == crate::options::Sampler::Async)
             || options.cpu_wall;
@@ -92,7 +103,7 @@ impl Profiler {
         {
             return Err(format!("cpu=wall can't run: {why}"));
         }
-        let engines = select_engines(&options, &asynchronous);
+        let engines = select_engines(&options, &asynchronous, late);
         let mut caps = Capabilities {
             line_numbers: true,
             source_file_name: true,
@@ -156,21 +167,7 @@ impl Profiler {
         callbacks: &Callbacks,
         jni: Jni,
     ) -> Result<&'static Profiler, String> {
-        if options.cpu_times {
-            return Err(
-                "cpu=times and cpu=old cannot start in a running JVM in this version \
-                 (they rewrite each class as it loads); use cpu=samples"
-                    .into(),
-            );
-        }
-        if options.monitor {
-            return Err(
-                "monitor=y cannot start in a running JVM: HotSpot grants the monitor \
-                 event capabilities only to agents loaded at start-up (-agentpath)"
-                    .into(),
-            );
-        }
-        let profiler = Profiler::load(vm, jvmti, options, callbacks)?;
+        let profiler = Profiler::load_in(vm, jvmti, options, callbacks, true)?;
         let thread = jvmti
             .current_thread()
             .map_err(|e| format!("can't get the attaching thread ({e})"))?;
@@ -186,6 +183,9 @@ impl Profiler {
     /// outlived its two-second stop would then call into freed memory.
     pub fn stop_session(&self) {
         self.vm_death();
+        for engine in &self.engines {
+            engine.release(&self.ctx);
+        }
         let jvmti = self.ctx.jvmti;
         for event in [
             Event::VmInit,
@@ -210,6 +210,16 @@ impl Profiler {
         PROFILER.clear();
     }
 
+    /// What starting late costs or leaves out, engine by engine (`note: ` lines for `hprof
+    /// attach`).
+    pub fn late_notes(&self) -> String {
+        self.engines
+            .iter()
+            .filter_map(|e| e.late_note())
+            .map(|note| format!("note: {note}\n"))
+            .collect()
+    }
+
     /// A dump now, written before this returns (`hprof attach PID dump`).
     pub fn dump_now(&self) {
         if self.is_running() {
@@ -232,8 +242,14 @@ impl Profiler {
             .duration_since(self.started)
             .map(|d| d.as_secs())
             .unwrap_or(0);
+        let engines: String = self
+            .engines
+            .iter()
+            .filter_map(|e| e.status())
+            .map(|line| format!("{line}\n"))
+            .collect();
         format!(
-            "running: yes\nsince: {since}\nseconds: {running}\noptions: {}\nsamples since the last dump: {samples}\n",
+            "running: yes\nsince: {since}\nseconds: {running}\noptions: {}\nsamples since the last dump: {samples}\n{engines}",
             self.ctx.options.text
         )
     }

@@ -32,7 +32,7 @@ pub use error::{Error, Result};
 pub use instrument::{MethodRef, Outcome, Probes, instrument};
 pub use tracker::{
     CACHE_BITS, CAUGHT, CAUGHT_DESCRIPTOR, ENGAGED, ENTER, ENTER_DESCRIPTOR, EXIT, EXIT_DESCRIPTOR,
-    IC_INTS, NATIVES, OFF, STATE, STATE_CLASS, STATE_DESCRIPTOR, STATE_FIELDS, THREAD_CLASS,
-    THREAD_STATE_FIELD, TRACKER_CLASS, TRACKER_PROBES, cache_index, ic_entry, state_class,
-    tracker_class, tracker_class_for, with_state_field,
+    IC_INTS, Keying, NATIVES, OFF, STATE, STATE_CLASS, STATE_DESCRIPTOR, STATE_FIELDS, TABLE,
+    TABLE_DESCRIPTOR, THREAD_CLASS, THREAD_STATE_FIELD, TRACKER_CLASS, TRACKER_PROBES, cache_index,
+    ic_entry, state_class, tracker_class, tracker_class_for, tracker_class_keyed, with_state_field,
 };

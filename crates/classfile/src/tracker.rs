@@ -80,6 +80,27 @@ pub const OFF: &str = "off";
 pub const THREAD_STATE_FIELD: &str = "hprofState";
 /// The class the agent adds [`THREAD_STATE_FIELD`] to.
 pub const THREAD_CLASS: &str = "java/lang/Thread";
+/// The static field of a [`Keying::Table`] tracker holding the threads' states: an
+/// `Object[]` of (thread, state) pairs, open-addressed by the thread's identity hash
+/// (`(System.identityHashCode(thread) << 1) & (length - 2)`, then every second slot), a
+/// power-of-two length of at least 2. The agent inserts and removes pairs and replaces the
+/// array when it fills; a removed pair's thread is [`OFF`]'s state, which no thread matches.
+pub const TABLE: &str = "table";
+/// Descriptor of [`TABLE`].
+pub const TABLE_DESCRIPTOR: &str = "[Ljava/lang/Object;";
+
+/// Where a tracker finds the calling thread's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keying {
+    /// In the field [`THREAD_STATE_FIELD`] that `java.lang.Thread` got at its first load:
+    /// two loads and a null check.
+    Field,
+    /// In the table [`TABLE`], keyed by the thread's identity hash: for an agent loaded into
+    /// a running JVM, where `java.lang.Thread` is loaded already and can get no field. One
+    /// intrinsic hash, a mask and a compare more than [`Keying::Field`]; a slot taken by
+    /// another thread sends the call out of line to `find`, which probes on.
+    Table,
+}
 /// A thread's hashed trace cache starts with `1 << CACHE_BITS` entries; the agent enlarges
 /// the cache of a thread that misses often.
 pub const CACHE_BITS: u32 = 6;
@@ -150,7 +171,12 @@ pub fn tracker_class(name: &str) -> Vec<u8> {
 /// runs it (`Thread.currentCarrierThread()`, JDK 19 and later), so virtual threads, which
 /// may number millions, share their carriers' states instead of having one each.
 pub fn tracker_class_for(name: &str, carrier: bool) -> Vec<u8> {
-    build(name, carrier).expect("the tracker class assembles")
+    tracker_class_keyed(name, carrier, Keying::Field)
+}
+
+/// The tracker class, finding the threads' states as `keying` says.
+pub fn tracker_class_keyed(name: &str, carrier: bool, keying: Keying) -> Vec<u8> {
+    build(name, carrier, keying).expect("the tracker class assembles")
 }
 
 /// `java.lang.Thread`'s class file `thread` with [`THREAD_STATE_FIELD`] added (unchanged if
@@ -228,6 +254,15 @@ fn build_state() -> crate::Result<Vec<u8>> {
 // Opcodes used below.
 const ICONST_M1: u8 = 0x02;
 const ICONST_1: u8 = 0x04;
+const ICONST_2: u8 = 0x05;
+const AALOAD: u8 = 0x32;
+const POP: u8 = 0x57;
+const ISUB: u8 = 0x64;
+const IAND: u8 = 0x7e;
+const IINC: u8 = 0x84;
+const IFLE: u8 = 0x9e;
+const ANEWARRAY: u8 = 0xbd;
+const ARRAYLENGTH: u8 = 0xbe;
 const ICONST_4: u8 = 0x07;
 const LCONST_1: u8 = 0x0a;
 const LDC_W: u8 = 0x13;
@@ -358,7 +393,7 @@ struct Method {
     annotation: Option<&'static [u8]>,
 }
 
-fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
+fn build(name: &str, carrier: bool, keying: Keying) -> crate::Result<Vec<u8>> {
     use VType::{Int, Top};
     let mut pool = Pool::empty();
     let p = &mut pool;
@@ -409,6 +444,14 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
         },
         b"()Ljava/lang/Thread;",
     )?;
+    let table = p.add_member(true, n, TABLE.as_bytes(), TABLE_DESCRIPTOR.as_bytes())?;
+    let object_class = p.add_class(b"java/lang/Object")?;
+    let identity_hash = p.add_member(
+        false,
+        b"java/lang/System",
+        b"identityHashCode",
+        b"(Ljava/lang/Object;)I",
+    )?;
     let golden = p.add_integer(0x9E37_79B1_u32 as i32)?;
     let murmur = p.add_integer(0x85EB_CA77_u32 as i32)?;
 
@@ -431,43 +474,50 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
     a.raw(&[ALOAD_0, ICONST_1, NEWARRAY, T_LONG])
         .op16(PUTFIELD, calls);
     a.raw(&[ALOAD_0]).op16(PUTSTATIC, off);
+    if keying == Keying::Table {
+        a.raw(&[ICONST_2])
+            .op16(ANEWARRAY, object_class)
+            .op16(PUTSTATIC, table);
+    }
     a.raw(&[RETURN]);
     let clinit = a.finish()?;
 
-    // state(); locals: 0 thread, 1 s. The thread's state if it has one, else find().
-    let mut a = Asm::new();
-    let first = a.label();
-    a.op16(INVOKESTATIC, current_thread).raw(&[ASTORE_0]);
-    a.raw(&[ALOAD_0])
-        .op16(GETFIELD, thread_state)
-        .raw(&[ASTORE_0 + 1]);
-    a.raw(&[ALOAD_0 + 1]).branch(IFNULL, first);
-    a.raw(&[ALOAD_0 + 1, ARETURN]);
-    a.bind(first, &[thread.clone(), state.clone()], &[]);
-    a.raw(&[ALOAD_0]).op16(INVOKESTATIC, find).raw(&[ARETURN]);
-    let state_code = a.finish()?;
-
-    // find(Thread t), a thread's first call: `off` while the tracker is off, else the state
-    // the agent makes for the thread, kept in its field; locals: 0 thread, 1 s
-    let mut a = Asm::new();
-    let go = a.label();
-    let got = a.label();
-    a.op16(GETSTATIC, engaged).branch(IFNE, go);
-    a.op16(GETSTATIC, off).raw(&[ARETURN]);
-    a.bind(go, std::slice::from_ref(&thread), &[]);
-    a.raw(&[ALOAD_0])
-        .op16(INVOKESTATIC, register)
-        .raw(&[ASTORE_0 + 1]);
-    a.raw(&[ALOAD_0 + 1]).branch(IFNONNULL, got);
-    a.op16(GETSTATIC, off).raw(&[ARETURN]); // not registered: not recorded
-    a.bind(got, &[thread.clone(), object.clone()], &[]);
-    a.raw(&[ALOAD_0, ALOAD_0 + 1])
-        .op16(CHECKCAST, state_class)
-        .op16(PUTFIELD, thread_state);
-    a.raw(&[ALOAD_0 + 1])
-        .op16(CHECKCAST, state_class)
-        .raw(&[ARETURN]);
-    let find_code = a.finish()?;
+    let objects = obj(b"[Ljava/lang/Object;");
+    let (state_code, find_code) = match keying {
+        Keying::Field => (
+            field_state(current_thread, thread_state, find, &thread, &state)?,
+            field_find(
+                engaged,
+                off,
+                register,
+                thread_state,
+                state_class,
+                &thread,
+                &object,
+            )?,
+        ),
+        Keying::Table => (
+            table_state(
+                current_thread,
+                table,
+                identity_hash,
+                find,
+                state_class,
+                &thread,
+                &objects,
+            )?,
+            table_find(
+                engaged,
+                off,
+                register,
+                table,
+                identity_hash,
+                state_class,
+                &thread,
+                &objects,
+            )?,
+        ),
+    };
 
     // enter(State s, int m, int e); locals: 0 s, 1 m, 2 e, 3 ct (caller's trace), 4 i, 5 ic,
     // 6 t. `e` is ic_entry(m), a constant the caller passes (the JIT does not always fold the
@@ -607,7 +657,7 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
             access: public,
             name: STATE.as_bytes(),
             descriptor: STATE_DESCRIPTOR,
-            body: Some((state_code.0, state_code.1, 1, 2)),
+            body: Some((state_code.0, state_code.1, 3, 3)),
             annotation: Some(FORCE_INLINE),
         },
         Method {
@@ -628,7 +678,7 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
             access: private,
             name: b"find",
             descriptor: find_desc,
-            body: Some((find_code.0, find_code.1, 2, 2)),
+            body: Some((find_code.0, find_code.1, 3, 6)),
             annotation: Some(DONT_INLINE),
         },
         Method {
@@ -707,10 +757,18 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
             attributes: Vec::new(),
         })
     };
-    let fields = vec![
+    let mut fields = vec![
         static_field(p, ACC_VOLATILE, ENGAGED, b"Z")?,
         static_field(p, ACC_FINAL, OFF, state_desc)?,
     ];
+    if keying == Keying::Table {
+        fields.push(static_field(
+            p,
+            ACC_VOLATILE,
+            TABLE,
+            TABLE_DESCRIPTOR.as_bytes(),
+        )?);
+    }
     ClassFile {
         minor: 0,
         major: 52,
@@ -724,4 +782,165 @@ fn build(name: &str, carrier: bool) -> crate::Result<Vec<u8>> {
         attributes: Vec::new(),
     }
     .write()
+}
+
+/// Assembled code and its frames.
+type Code = (Vec<u8>, Vec<frames::Frame>);
+
+/// `state()` of a [`Keying::Field`] tracker; locals: 0 thread, 1 s. The thread's state if it
+/// has one, else `find()`.
+fn field_state(
+    current_thread: u16,
+    thread_state: u16,
+    find: u16,
+    thread: &VType,
+    state: &VType,
+) -> crate::Result<Code> {
+    let mut a = Asm::new();
+    let first = a.label();
+    a.op16(INVOKESTATIC, current_thread).raw(&[ASTORE_0]);
+    a.raw(&[ALOAD_0])
+        .op16(GETFIELD, thread_state)
+        .raw(&[ASTORE_0 + 1]);
+    a.raw(&[ALOAD_0 + 1]).branch(IFNULL, first);
+    a.raw(&[ALOAD_0 + 1, ARETURN]);
+    a.bind(first, &[thread.clone(), state.clone()], &[]);
+    a.raw(&[ALOAD_0]).op16(INVOKESTATIC, find).raw(&[ARETURN]);
+    a.finish()
+}
+
+/// `find(Thread t)` of a [`Keying::Field`] tracker, a thread's first call: `off` while the
+/// tracker is off, else the state the agent makes for the thread, kept in its field;
+/// locals: 0 thread, 1 s.
+fn field_find(
+    engaged: u16,
+    off: u16,
+    register: u16,
+    thread_state: u16,
+    state_class: u16,
+    thread: &VType,
+    object: &VType,
+) -> crate::Result<Code> {
+    let mut a = Asm::new();
+    let go = a.label();
+    let got = a.label();
+    a.op16(GETSTATIC, engaged).branch(IFNE, go);
+    a.op16(GETSTATIC, off).raw(&[ARETURN]);
+    a.bind(go, std::slice::from_ref(thread), &[]);
+    a.raw(&[ALOAD_0])
+        .op16(INVOKESTATIC, register)
+        .raw(&[ASTORE_0 + 1]);
+    a.raw(&[ALOAD_0 + 1]).branch(IFNONNULL, got);
+    a.op16(GETSTATIC, off).raw(&[ARETURN]); // not registered: not recorded
+    a.bind(got, &[thread.clone(), object.clone()], &[]);
+    a.raw(&[ALOAD_0, ALOAD_0 + 1])
+        .op16(CHECKCAST, state_class)
+        .op16(PUTFIELD, thread_state);
+    a.raw(&[ALOAD_0 + 1])
+        .op16(CHECKCAST, state_class)
+        .raw(&[ARETURN]);
+    a.finish()
+}
+
+/// `state()` of a [`Keying::Table`] tracker; locals: 0 thread, 1 table, 2 slot. The state
+/// in the thread's first slot if the slot is the thread's, else `find()`.
+fn table_state(
+    current_thread: u16,
+    table: u16,
+    identity_hash: u16,
+    find: u16,
+    state_class: u16,
+    thread: &VType,
+    objects: &VType,
+) -> crate::Result<Code> {
+    let mut a = Asm::new();
+    let other = a.label();
+    a.op16(INVOKESTATIC, current_thread).raw(&[ASTORE_0]);
+    a.op16(GETSTATIC, table).raw(&[ASTORE_0 + 1]);
+    a.raw(&[ALOAD_0])
+        .op16(INVOKESTATIC, identity_hash)
+        .raw(&[
+            ICONST_1,
+            ISHL,
+            ALOAD_0 + 1,
+            ARRAYLENGTH,
+            ICONST_2,
+            ISUB,
+            IAND,
+        ])
+        .raw(&[ISTORE_0 + 2]); // slot = (hash << 1) & (length - 2)
+    a.raw(&[ALOAD_0 + 1, ILOAD_0 + 2, AALOAD, ALOAD_0])
+        .branch(IF_ACMPNE, other); // table[slot] != thread
+    a.raw(&[ALOAD_0 + 1, ILOAD_0 + 2, ICONST_1, IADD, AALOAD])
+        .op16(CHECKCAST, state_class)
+        .raw(&[ARETURN]);
+    a.bind(other, &[thread.clone(), objects.clone(), VType::Int], &[]);
+    a.raw(&[ALOAD_0]).op16(INVOKESTATIC, find).raw(&[ARETURN]);
+    a.finish()
+}
+
+/// `find(Thread t)` of a [`Keying::Table`] tracker: `off` while the tracker is off, else
+/// the thread's state from a probe of the whole table, else the state the agent makes for
+/// the thread and puts in the table (`off` if it makes none); locals: 0 thread, 1 table,
+/// 2 mask, 3 slot, 4 slots left, 5 key.
+#[allow(clippy::too_many_arguments)]
+fn table_find(
+    engaged: u16,
+    off: u16,
+    register: u16,
+    table: u16,
+    identity_hash: u16,
+    state_class: u16,
+    thread: &VType,
+    objects: &VType,
+) -> crate::Result<Code> {
+    use VType::Int;
+    let mut a = Asm::new();
+    let go = a.label();
+    let probe = a.label();
+    let next = a.label();
+    let add = a.label();
+    let got = a.label();
+    a.op16(GETSTATIC, engaged).branch(IFNE, go);
+    a.op16(GETSTATIC, off).raw(&[ARETURN]);
+    a.bind(go, std::slice::from_ref(thread), &[]);
+    a.op16(GETSTATIC, table).raw(&[ASTORE_0 + 1]);
+    a.raw(&[ALOAD_0 + 1, ARRAYLENGTH, ICONST_2, ISUB, ISTORE_0 + 2]);
+    a.raw(&[ALOAD_0]).op16(INVOKESTATIC, identity_hash).raw(&[
+        ICONST_1,
+        ISHL,
+        ILOAD_0 + 2,
+        IAND,
+        ISTORE_0 + 3,
+    ]);
+    a.raw(&[ALOAD_0 + 1, ARRAYLENGTH, ICONST_1, IUSHR]);
+    istore(&mut a, 4);
+    let probing = [thread.clone(), objects.clone(), Int, Int, Int];
+    a.bind(probe, &probing, &[]);
+    iload(&mut a, 4);
+    a.branch(IFLE, add); // every slot seen
+    a.raw(&[ALOAD_0 + 1, ILOAD_0 + 3, AALOAD]);
+    astore(&mut a, 5);
+    aload(&mut a, 5);
+    a.raw(&[ALOAD_0]).branch(IF_ACMPNE, next);
+    a.raw(&[ALOAD_0 + 1, ILOAD_0 + 3, ICONST_1, IADD, AALOAD])
+        .op16(CHECKCAST, state_class)
+        .raw(&[ARETURN]);
+    let mut keyed = probing.to_vec();
+    keyed.push(obj(b"java/lang/Object"));
+    a.bind(next, &keyed, &[]);
+    aload(&mut a, 5);
+    a.branch(IFNULL, add); // an empty slot: the thread is not in the table
+    a.raw(&[ILOAD_0 + 3, ICONST_2, IADD, ILOAD_0 + 2, IAND, ISTORE_0 + 3]);
+    a.raw(&[IINC, 4, 0xff]);
+    a.branch(GOTO, probe);
+    a.bind(add, &probing, &[]);
+    a.raw(&[ALOAD_0])
+        .op16(INVOKESTATIC, register)
+        .raw(&[DUP])
+        .branch(IFNONNULL, got);
+    a.raw(&[POP]).op16(GETSTATIC, off).raw(&[ARETURN]); // not registered: not recorded
+    a.bind(got, &probing, &[obj(b"java/lang/Object")]);
+    a.op16(CHECKCAST, state_class).raw(&[ARETURN]);
+    a.finish()
 }

@@ -12,8 +12,8 @@ use hprof_classfile::code::{Code, Kind, decode, op};
 use hprof_classfile::frames::{self, Frame, VType};
 use hprof_classfile::pool::Pool;
 use hprof_classfile::{
-    STATE_CLASS, THREAD_CLASS, THREAD_STATE_FIELD, TRACKER_CLASS, TRACKER_PROBES, instrument,
-    state_class, tracker_class, with_state_field,
+    Keying, STATE_CLASS, THREAD_CLASS, THREAD_STATE_FIELD, TRACKER_CLASS, TRACKER_PROBES,
+    instrument, state_class, tracker_class, tracker_class_keyed, with_state_field,
 };
 
 /// A method body under construction.
@@ -276,19 +276,27 @@ fn thread_gets_the_state_field_once_and_nothing_else_changes() {
 /// it reads from `java.lang.Thread`) patched into java.base (its probes stay off); returns
 /// stdout.
 fn run(dir: &Path, class: &str) -> String {
+    run_keyed(dir, class, Keying::Field)
+}
+
+/// [`run`] with a tracker that finds the threads' states as `keying` says (a
+/// [`Keying::Table`] tracker needs no field in `java.lang.Thread`, which stays as it is).
+fn run_keyed(dir: &Path, class: &str, keying: Keying) -> String {
     let patch = dir.join("patch");
     std::fs::create_dir_all(patch.join("java/lang")).unwrap();
     std::fs::write(
         patch.join(format!("{TRACKER_CLASS}.class")),
-        tracker_class(TRACKER_CLASS),
+        tracker_class_keyed(TRACKER_CLASS, false, keying),
     )
     .unwrap();
     std::fs::write(patch.join(format!("{STATE_CLASS}.class")), state_class()).unwrap();
-    std::fs::write(
-        patch.join(format!("{THREAD_CLASS}.class")),
-        thread_with_state_field(),
-    )
-    .unwrap();
+    if keying == Keying::Field {
+        std::fs::write(
+            patch.join(format!("{THREAD_CLASS}.class")),
+            thread_with_state_field(),
+        )
+        .unwrap();
+    }
     let jdk = hprof_testkit::java::jdk17();
     let out = Command::new(jdk.bin("java"))
         .arg("-Xverify:all")
@@ -326,6 +334,11 @@ fn the_tracker_class_round_trips() {
     assert_eq!(cf.write().unwrap(), bytes);
     // state, find, enter, child, caught, exit, <clinit> and two natives
     assert_eq!(cf.methods.len(), 9);
+    let table = tracker_class_keyed(TRACKER_CLASS, true, Keying::Table);
+    let cf = ClassFile::parse(&table).unwrap();
+    assert_eq!(cf.write().unwrap(), table);
+    assert_eq!(cf.methods.len(), 9);
+    assert_eq!(cf.fields.len(), 3, "engaged, off and the table");
     let state_bytes = state_class();
     let state = ClassFile::parse(&state_bytes).unwrap();
     assert_eq!(state.name(), STATE_CLASS.as_bytes());
@@ -465,6 +478,11 @@ fn handlers_start_with_the_caught_probe_and_their_ranges_leave_it_out() {
     let (plain, traced) = run_both("Caught", &original);
     assert_eq!(plain, "-1\n2\n-1\n");
     assert_eq!(traced, plain);
+    // The same with the tracker of an agent loaded into a running JVM, which finds the
+    // threads' states in its own table.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("Caught.class"), instrumented(&original)).unwrap();
+    assert_eq!(run_keyed(dir.path(), "Caught", Keying::Table), plain);
 }
 
 #[test]

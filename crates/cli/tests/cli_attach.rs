@@ -207,18 +207,10 @@ fn start_dump_status_stop_and_a_second_session() {
 }
 
 #[test]
-fn a_mode_that_cannot_start_late_says_so_in_the_command_output() {
+fn a_refused_option_says_so_in_the_command_output() {
     let jdk = jdk17();
     let dir = temp_dir();
     let target = Target::start(&jdk, &[], 3000);
-    let out = attach(dir.path(), &[&target.pid.to_string(), "start", "cpu=times"]);
-    assert_eq!(out.status.code(), Some(8), "{}", text(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stderr)
-            .contains("cpu=times and cpu=old cannot start in a running JVM"),
-        "{}",
-        text(&out)
-    );
     let out = attach(dir.path(), &[&target.pid.to_string(), "start", "depth=x"]);
     assert_eq!(out.status.code(), Some(8), "{}", text(&out));
     assert!(
@@ -341,7 +333,7 @@ fn a_jvm_in_another_pid_namespace_is_attached_to() {
 }
 
 #[test]
-fn heap_sites_and_heap_dump_start_late_and_monitor_is_refused() {
+fn heap_sites_and_heap_dump_start_late() {
     let jdk = jdk17();
     let dir = temp_dir();
     let target = Target::start(&jdk, &[], 60_000);
@@ -366,12 +358,6 @@ fn heap_sites_and_heap_dump_start_late_and_monitor_is_refused() {
             .lines()
             .any(|l| l.starts_with("LongRunning.main;byte[] ")),
         "{folded}"
-    );
-    // Monitor events are granted at start-up only: refused, with the reason, in our output.
-    let out = attach(dir.path(), &[&pid, "monitor=y", "-d", "1"]);
-    assert_eq!(out.status.code(), Some(8), "{}", text(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("monitor=y cannot start in a running JVM")
     );
     // A heap dump, in a second session.
     let out = attach(
@@ -445,4 +431,208 @@ fn ctrl_c_ends_a_recording_early_with_its_profile_and_the_jvmti_sampler_starts_l
         text(&out)
     );
     drop(target);
+}
+
+/// A JVM running `LateCalls`, which does what it is told on its standard input; killed when
+/// dropped.
+struct Commanded {
+    child: Child,
+    pid: String,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Commanded {
+    fn start(jdk: &Jdk) -> Commanded {
+        let mut child = Command::new(jdk.bin("java"))
+            // For the `probe` command, which reads the tracker's `off` state by reflection.
+            .arg("--add-opens=java.base/java.lang=ALL-UNNAMED")
+            .arg("-cp")
+            .arg(classes())
+            .arg("LateCalls")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("java starts");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut target = Commanded {
+            child,
+            pid: String::new(),
+            lines,
+        };
+        target.pid = target.expect("READY ");
+        target
+    }
+
+    /// The rest of the next line of the program's output that starts with `prefix`
+    /// (within a minute).
+    fn expect(&mut self, prefix: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(rest) = line.strip_prefix(prefix) {
+                        return rest.trim().to_string();
+                    }
+                }
+                Err(e) => panic!("no line starting with {prefix:?} from LateCalls: {e}"),
+            }
+        }
+    }
+
+    /// Sends a command and waits for its answer.
+    fn command(&mut self, command: &str, answer: &str) -> String {
+        use std::io::Write;
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{command}").unwrap();
+        stdin.flush().unwrap();
+        self.expect(answer)
+    }
+
+    /// Asks the program to exit; its status and standard error (within a minute).
+    fn finish(mut self) -> (Option<i32>, String) {
+        use std::io::Read;
+        self.command("exit", "finished ");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "LateCalls did not end");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        let _ = self.child.stderr.take().unwrap().read_to_string(&mut err);
+        (status.code(), err)
+    }
+}
+
+impl Drop for Commanded {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The calls of `method` in the last CPU TIME section of a text profile (rows of every
+/// trace whose top frame it is).
+fn calls_in_last_cpu_time(profile: &str, method: &str) -> u64 {
+    let start = profile
+        .rfind("CPU TIME (ms) BEGIN")
+        .expect("a CPU TIME section");
+    let section = &profile[start..];
+    let section = &section[..section.find("CPU TIME (ms) END").expect("its end")];
+    section
+        .lines()
+        .skip(2)
+        .filter_map(|row| {
+            let cols: Vec<&str> = row.split_whitespace().collect();
+            (cols.len() == 6 && cols[5] == method).then(|| cols[3].parse::<u64>().unwrap())
+        })
+        .sum()
+}
+
+#[test]
+fn cpu_times_started_late_counts_calls_exactly_from_the_attach_on_and_stop_restores_the_code() {
+    for jdk in jdks() {
+        let v = jdk.version;
+        let dir = temp_dir();
+        let mut target = Commanded::start(&jdk);
+        let pid = target.pid.clone();
+        assert_eq!(
+            target.command("probe", "probe "),
+            "-1",
+            "JDK {v}: no tracker yet"
+        );
+        // Calls before the attach are not counted.
+        target.command("run 1000", "ran ");
+        let out = attach(dir.path(), &[&pid, "start", "cpu=times,cutoff=0"]);
+        assert_eq!(out.status.code(), Some(0), "JDK {v}: {}", text(&out));
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("classes rewritten in"), "JDK {v}: {said}");
+        assert!(
+            said.contains("note: cpu=times started late"),
+            "JDK {v}: {said}"
+        );
+        target.command("run 100000", "ran ");
+        let out = attach(dir.path(), &[&pid, "dump", "-o", "dump.txt"]);
+        assert_eq!(out.status.code(), Some(0), "JDK {v}: {}", text(&out));
+        let dump = std::fs::read_to_string(dir.path().join("dump.txt")).unwrap();
+        assert_eq!(
+            calls_in_last_cpu_time(&dump, "LateCalls.counted"),
+            100_000,
+            "JDK {v}: {dump}"
+        );
+        // The next interval counts the next calls.
+        target.command("run 5", "ran ");
+        let out = attach(dir.path(), &[&pid, "stop", "-o", "stop.txt"]);
+        assert_eq!(out.status.code(), Some(0), "JDK {v}: {}", text(&out));
+        let stopped = std::fs::read_to_string(dir.path().join("stop.txt")).unwrap();
+        assert_eq!(
+            calls_in_last_cpu_time(&stopped, "LateCalls.counted"),
+            5,
+            "JDK {v}: {stopped}"
+        );
+        // Stopped, the classes have their own code back: calls made now run no probe (a
+        // probe left in place would count on the tracker's shared `off` state).
+        let before: i64 = target.command("probe", "probe ").parse().unwrap();
+        assert!(before >= 0, "JDK {v}: the tracker is defined ({before})");
+        target.command("run 100000", "ran ");
+        let after: i64 = target.command("probe", "probe ").parse().unwrap();
+        assert_eq!(after, before, "JDK {v}: probes ran after stop");
+        // A second session counts its own calls.
+        let out = attach(dir.path(), &[&pid, "start", "cpu=times,cutoff=0"]);
+        assert_eq!(out.status.code(), Some(0), "JDK {v}: {}", text(&out));
+        target.command("run 11", "ran ");
+        let out = attach(dir.path(), &[&pid, "stop", "-o", "again.txt"]);
+        assert_eq!(out.status.code(), Some(0), "JDK {v}: {}", text(&out));
+        let again = std::fs::read_to_string(dir.path().join("again.txt")).unwrap();
+        assert_eq!(
+            calls_in_last_cpu_time(&again, "LateCalls.counted"),
+            11,
+            "JDK {v}"
+        );
+        // The program runs to its own end, with nothing of ours on its standard error.
+        let (code, err) = target.finish();
+        assert_eq!(code, Some(3), "JDK {v}: {err}");
+        assert!(!err.contains("HPROF"), "JDK {v}: {err}");
+        assert!(!err.contains("jni,resolve"), "JDK {v}: {err}");
+    }
+}
+
+#[test]
+fn monitor_started_late_records_contention_and_says_what_it_leaves_out() {
+    let jdk = jdk17();
+    let dir = temp_dir();
+    let mut target = Commanded::start(&jdk);
+    let pid = target.pid.clone();
+    let out = attach(dir.path(), &[&pid, "start", "monitor=y"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("monitor=y started late") && said.contains("not the monitors they own"),
+        "{said}"
+    );
+    target.command("contend 20", "contended ");
+    let out = attach(dir.path(), &[&pid, "stop", "-o", "monitors.txt"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let profile = std::fs::read_to_string(dir.path().join("monitors.txt")).unwrap();
+    let section = &profile[profile.find("MONITOR TIME BEGIN").expect("MONITOR TIME")..];
+    let section = &section[..section.find("MONITOR TIME END").unwrap()];
+    // Each contender waits for the other to leave LateCalls$Lock.
+    assert!(section.contains("LateCalls$Lock"), "{section}");
+    assert!(profile.contains("MONITOR DUMP BEGIN"), "{profile}");
+    assert!(profile.contains("name=\"contender-0\""), "{profile}");
+    let (code, err) = target.finish();
+    assert_eq!(code, Some(3), "{err}");
+    assert!(!err.contains("HPROF"), "{err}");
 }

@@ -15,6 +15,13 @@
 //! by retransformation at VM init; every later class as it loads. Only `java.lang.Thread` is
 //! changed earlier, at its first load (the JVM's early class hook): it gets the field that
 //! holds each thread's state, which no later rewriting could add.
+//!
+//! Started late (`hprof attach`), `java.lang.Thread` is loaded already and can get no field:
+//! the tracker then finds the threads' states in its own table, keyed by identity hash
+//! ([`Keying::Table`]), which the agent fills as threads make their first call. Every loaded
+//! class is rewritten by retransformation at the start and given back its own code by
+//! retransformation when the session stops ([`Engine::release`]); methods running at either
+//! moment keep the code they started with until they return.
 
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -24,9 +31,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use rustc_hash::FxHashMap;
 
 use hprof_classfile::{
-    CACHE_BITS, ENGAGED, IC_INTS, NATIVES, OFF, STATE_CLASS, STATE_FIELDS, THREAD_CLASS,
-    THREAD_STATE_FIELD, TRACKER_CLASS, TRACKER_PROBES, cache_index, instrument, state_class,
-    tracker_class_for, with_state_field,
+    CACHE_BITS, ENGAGED, IC_INTS, Keying, NATIVES, OFF, STATE_CLASS, STATE_FIELDS, TABLE,
+    TABLE_DESCRIPTOR, THREAD_CLASS, THREAD_STATE_FIELD, TRACKER_CLASS, TRACKER_PROBES, cache_index,
+    instrument, state_class, tracker_class_keyed, with_state_field,
 };
 
 use crate::engine::ticker::Ticker;
@@ -46,6 +53,8 @@ const TICK_MS: i64 = 1;
 const MAX_OLD_FRAMES: usize = 4096;
 /// Classes per RetransformClasses call at VM init.
 const RETRANSFORM_BATCH: usize = 256;
+/// Tries, 20 ms apart, to link the tracker's natives when started late.
+const LINK_TRIES: usize = 500;
 
 /// Per-trace costs: calls of threads that ended (live threads keep theirs in Java), and the
 /// CPU time the timing thread credits.
@@ -115,6 +124,8 @@ struct Registered {
     thread: GlobalRef,
     state: GlobalRef,
     serial: u32,
+    /// The thread's identity hash, its key in a [`Keying::Table`] tracker's table.
+    hash: i32,
     /// Calls per local trace already reported (the thread's `long[]` only grows).
     reported: Vec<u64>,
     /// The thread's local trace numbers: the global trace of each, and back.
@@ -139,7 +150,12 @@ struct Registry {
     next_id: u64,
     /// Registry size at which dead threads (virtual threads get no ThreadEnd) are purged.
     purge_at: usize,
+    /// Pairs of a [`Keying::Table`] tracker's table taken, by threads or by removed threads.
+    table_used: usize,
 }
+
+/// A [`Keying::Table`] tracker's table has at least this many pairs when it is rebuilt.
+const MIN_TABLE_PAIRS: usize = 64;
 
 /// Most entries a thread's hashed trace cache grows to: `1 << MAX_CACHE_BITS`.
 const MAX_CACHE_BITS: u32 = 16;
@@ -169,10 +185,13 @@ struct StateClass {
 }
 
 impl StateClass {
-    /// Defines the state class and finds its fields.
+    /// Defines the state class (or finds it, defined by an earlier session in this JVM) and
+    /// finds its fields.
     fn define(jni: Jni) -> Result<StateClass, String> {
+        let name = jni_name(STATE_CLASS);
         let class = jni
-            .define_boot_class(&jni_name(STATE_CLASS), &state_class())
+            .find_class(&name)
+            .or_else(|| jni.define_boot_class(&name, &state_class()))
             .ok_or("can't define the tracker's state class")?;
         let mut ids = Vec::with_capacity(STATE_FIELDS.len());
         for (name, desc) in STATE_FIELDS {
@@ -283,6 +302,9 @@ pub struct CpuTimes {
     thread_state: OnceLock<FieldId>,
     /// The early class hook was asked for (not under `-Xshare:on`), so Thread has the field.
     early_hooks: AtomicBool,
+    /// Where the tracker finds the threads' states: [`Keying::Table`] when started in a
+    /// running JVM.
+    keying: Keying,
     /// For `cpu=old`: inclusive CPU ns by (callee, caller, thread) method numbers (caller 0:
     /// none), since the last dump.
     old_times: Mutex<HashMap<(u32, u32, u32), u64>>,
@@ -295,6 +317,10 @@ pub struct CpuTimes {
     methods_failed: AtomicU64,
     /// Traces not kept because the table was full.
     dropped: AtomicU32,
+    /// Milliseconds the retransformation of the loaded classes took at the start.
+    install_ms: AtomicU64,
+    /// Started late: how the start went, for `hprof attach PID status`.
+    late_status: Mutex<String>,
     /// Calls of `miss`: traces the threads' caches did not have.
     lookups: AtomicU64,
 }
@@ -356,9 +382,19 @@ impl Default for CpuTimes {
 }
 
 impl CpuTimes {
-    /// An engine not yet started.
+    /// An engine not yet started, loaded with the JVM.
     pub fn new() -> CpuTimes {
+        CpuTimes::keyed(Keying::Field)
+    }
+
+    /// An engine for a JVM already running (`hprof attach`).
+    pub fn late() -> CpuTimes {
+        CpuTimes::keyed(Keying::Table)
+    }
+
+    fn keyed(keying: Keying) -> CpuTimes {
         CpuTimes {
+            keying,
             methods: Mutex::new(Methods::default()),
             traces: Mutex::new(Traces::default()),
             costs: Costs::new(),
@@ -374,6 +410,8 @@ impl CpuTimes {
             methods_instrumented: AtomicU64::new(0),
             methods_failed: AtomicU64::new(0),
             dropped: AtomicU32::new(0),
+            install_ms: AtomicU64::new(0),
+            late_status: Mutex::new("rewriting the loaded classes".into()),
             lookups: AtomicU64::new(0),
         }
     }
@@ -381,12 +419,17 @@ impl CpuTimes {
     /// The class file load hook: the rewritten class, or `None` to keep it as it is.
     pub fn transform(&self, name: Option<&[u8]>, class: &[u8]) -> Option<Vec<u8>> {
         if !self.ready.load(Ordering::Acquire) {
-            return transform_early(name, class);
+            // Started late, before install and after release: every class keeps (or gets
+            // back) its own code.
+            return match self.keying {
+                Keying::Field => transform_early(name, class),
+                Keying::Table => None,
+            };
         }
         if name.is_some_and(|n| n == TRACKER_CLASS.as_bytes() || n == STATE_CLASS.as_bytes()) {
             return None;
         }
-        if name == Some(THREAD_CLASS.as_bytes()) {
+        if self.keying == Keying::Field && name == Some(THREAD_CLASS.as_bytes()) {
             // Retransformed from its original bytes: the field goes in again, or the class
             // would lose it (which the JVM refuses).
             let rewritten = self.rewrite(name, class);
@@ -487,6 +530,13 @@ impl CpuTimes {
         else {
             return std::ptr::null_mut();
         };
+        let hash = match self.keying {
+            Keying::Field => 0,
+            Keying::Table => match jni.identity_hash(thread) {
+                Some(hash) => hash,
+                None => return std::ptr::null_mut(),
+            },
+        };
         let (Some(thread_ref), Some(state_ref)) = (jni.global(thread), jni.global(state)) else {
             return state;
         };
@@ -497,12 +547,139 @@ impl CpuTimes {
                 thread: thread_ref,
                 state: state_ref,
                 serial,
+                hash,
                 reported: Vec::new(),
                 globals: Vec::new(),
                 locals: FxHashMap::default(),
             },
         );
+        if self.keying == Keying::Table && !self.table_add(jni, &mut registry, id) {
+            // Not in the table: the thread would register again at its next call.
+            if let Some(gone) = registry.live.remove(&id) {
+                self.forget(jni, gone);
+            }
+            return std::ptr::null_mut();
+        }
         state
+    }
+
+    /// The tracker's static field `name` of type `signature` (a local reference, or null).
+    fn tracker_static(&self, jni: Jni, name: &str, signature: &str) -> jobject {
+        match self.tracker.get() {
+            Some(class) => jni.static_object(class.get(), &jni_name(name), &jni_name(signature)),
+            None => std::ptr::null_mut(),
+        }
+    }
+
+    /// A [`Keying::Table`] tracker's table (a local reference, or null).
+    fn table(&self, jni: Jni) -> jobject {
+        self.tracker_static(jni, TABLE, TABLE_DESCRIPTOR)
+    }
+
+    /// Makes `table` the tracker's table.
+    fn set_table(&self, jni: Jni, table: jobject) -> bool {
+        self.tracker.get().is_some_and(|class| {
+            jni.set_static_object(
+                class.get(),
+                &jni_name(TABLE),
+                &jni_name(TABLE_DESCRIPTOR),
+                table,
+            )
+        })
+    }
+
+    /// Gives the tracker an empty table (no thread has a state: each finds the tracker
+    /// disengaged, or registers again).
+    fn clear_table(&self, jni: Jni, registry: &mut Registry) -> bool {
+        registry.table_used = 0;
+        jni.with_local_frame(4, || {
+            jni.new_object_array(2)
+                .is_some_and(|empty| self.set_table(jni, empty))
+        })
+    }
+
+    /// Puts (thread, state) in the first free pair of `table` from the thread's hash: the
+    /// state first, so a probe that finds the thread finds its state.
+    fn place(jni: Jni, table: jobject, r: &Registered) -> bool {
+        let len = jni.array_length(table);
+        if len < 2 {
+            return false;
+        }
+        let mask = len - 2;
+        let mut slot = r.hash.wrapping_shl(1) & mask;
+        for _ in 0..len / 2 {
+            let key = jni.object_array_element(table, slot);
+            let free = key.is_null();
+            jni.delete_local_ref(key);
+            if free {
+                return jni.set_object_array_element(table, slot + 1, r.state.get())
+                    && jni.set_object_array_element(table, slot, r.thread.get());
+            }
+            slot = (slot + 2) & mask;
+        }
+        false
+    }
+
+    /// Adds registered thread `id` to the table; when the table would be more than half
+    /// full, a new table four times the live threads' pairs (or more) replaces it.
+    fn table_add(&self, jni: Jni, registry: &mut Registry, id: u64) -> bool {
+        jni.with_local_frame(8, || {
+            let table = self.table(jni);
+            let pairs = (jni.array_length(table).max(0) / 2) as usize;
+            if !table.is_null() && 2 * (registry.table_used + 1) <= pairs {
+                let placed = registry
+                    .live
+                    .get(&id)
+                    .is_some_and(|r| Self::place(jni, table, r));
+                if placed {
+                    registry.table_used += 1;
+                }
+                return placed;
+            }
+            let pairs = (4 * registry.live.len())
+                .max(MIN_TABLE_PAIRS)
+                .next_power_of_two();
+            let Ok(len) = i32::try_from(2 * pairs) else {
+                return false;
+            };
+            let Some(bigger) = jni.new_object_array(len) else {
+                return false;
+            };
+            if !registry.live.values().all(|r| Self::place(jni, bigger, r)) {
+                return false;
+            }
+            registry.table_used = registry.live.len();
+            self.set_table(jni, bigger)
+        })
+    }
+
+    /// Takes `r`'s thread out of the table: its pair gets the `off` state as its key, which
+    /// no thread matches, and no state.
+    fn table_remove(&self, jni: Jni, r: &Registered) {
+        jni.with_local_frame(8, || {
+            let table = self.table(jni);
+            let off = self.tracker_static(jni, OFF, &format!("L{STATE_CLASS};"));
+            let len = jni.array_length(table);
+            if table.is_null() || off.is_null() || len < 2 {
+                return;
+            }
+            let mask = len - 2;
+            let mut slot = r.hash.wrapping_shl(1) & mask;
+            for _ in 0..len / 2 {
+                let key = jni.object_array_element(table, slot);
+                let (empty, found) = (key.is_null(), jni.is_same_object(key, r.thread.get()));
+                jni.delete_local_ref(key);
+                if empty {
+                    return;
+                }
+                if found {
+                    jni.set_object_array_element(table, slot, off);
+                    jni.set_object_array_element(table, slot + 1, std::ptr::null_mut());
+                    return;
+                }
+                slot = (slot + 2) & mask;
+            }
+        });
     }
 
     /// Drops the threads that have terminated (virtual threads end without ThreadEnd),
@@ -517,6 +694,9 @@ impl CpuTimes {
             .collect();
         for id in dead {
             if let Some(gone) = registry.live.remove(&id) {
+                if self.keying == Keying::Table {
+                    self.table_remove(jni, &gone);
+                }
                 self.forget(jni, gone);
             }
         }
@@ -537,6 +717,12 @@ impl CpuTimes {
     /// Turns every registered thread's probes off (their fields get the tracker's `off`
     /// state); threads that have not called yet find the tracker disengaged.
     fn turn_off_threads(&self, jni: Jni) {
+        if self.keying == Keying::Table {
+            if let Ok(mut registry) = self.registry.lock() {
+                self.clear_table(jni, &mut registry);
+            }
+            return;
+        }
         let (Some(class), Some(sc), Some(&field), Ok(registry)) = (
             self.tracker.get(),
             self.state_class.get(),
@@ -741,6 +927,21 @@ impl CpuTimes {
 
     /// ThreadEnd: keeps the ending thread's calls and forgets it.
     pub fn thread_end(&self, jni: Jni, thread: jobject) {
+        if self.keying == Keying::Table {
+            let Ok(mut registry) = self.registry.lock() else {
+                return;
+            };
+            let id = registry
+                .live
+                .iter()
+                .find(|(_, r)| jni.is_same_object(r.thread.get(), thread))
+                .map(|(&id, _)| id);
+            if let Some(gone) = id.and_then(|id| registry.live.remove(&id)) {
+                self.table_remove(jni, &gone);
+                self.forget(jni, gone);
+            }
+            return;
+        }
         let (Some(&field), Some(sc), Ok(mut registry)) = (
             self.thread_state.get(),
             self.state_class.get(),
@@ -771,6 +972,9 @@ impl CpuTimes {
     /// Defines the tracker class (its natives are found by name in this library), engages
     /// it and rewrites the classes already loaded.
     fn install(&self, ctx: &Context, jni: Jni) -> Result<(), String> {
+        if self.keying == Keying::Table {
+            return self.install_late(ctx, jni);
+        }
         if !self.early_hooks.load(Ordering::Acquire) {
             return Err("cpu=times can't run with -Xshare:on: it adds a field to java.lang.Thread as the class first loads, which class data sharing forbids".into());
         }
@@ -791,11 +995,100 @@ impl CpuTimes {
         let _ = self.thread_state.set(field);
         let state_class = StateClass::define(jni)?;
         let _ = self.state_class.set(state_class);
-        let bytes = tracker_class_for(TRACKER_CLASS, carrier);
+        let bytes = tracker_class_keyed(TRACKER_CLASS, carrier, Keying::Field);
         let class = jni
             .define_boot_class(&jni_name(TRACKER_CLASS), &bytes)
             .ok_or("can't define the tracker class java.lang.HprofTracker")?;
         let _ = self.tracker.set(jni.new_global_ref(class));
+        self.link_and_engage(ctx, jni, class)
+    }
+
+    /// Installs the tracker in a running JVM: a [`Keying::Table`] tracker (defined by this
+    /// session, or by an earlier one and found), an empty table, then every loaded class
+    /// rewritten.
+    fn install_late(&self, _ctx: &Context, jni: Jni) -> Result<(), String> {
+        let thread = jni
+            .find_class(&jni_name(THREAD_CLASS))
+            .ok_or("can't find java.lang.Thread")?;
+        let carrier =
+            jni.has_static_method(thread, c"currentCarrierThread", c"()Ljava/lang/Thread;");
+        jni.delete_local_ref(thread);
+        let state_class = StateClass::define(jni)?;
+        let _ = self.state_class.set(state_class);
+        let name = jni_name(TRACKER_CLASS);
+        let class = match jni.find_class(&name) {
+            Some(class) => class,
+            None => jni
+                .define_boot_class(
+                    &name,
+                    &tracker_class_keyed(TRACKER_CLASS, carrier, Keying::Table),
+                )
+                .ok_or("can't define the tracker class java.lang.HprofTracker")?,
+        };
+        let _ = self.tracker.set(jni.new_global_ref(class));
+        let cleared = self
+            .registry
+            .lock()
+            .is_ok_and(|mut registry| self.clear_table(jni, &mut registry));
+        jni.delete_local_ref(class);
+        if !cleared {
+            return Err("java.lang.HprofTracker has no table of threads: it was defined by another version of the agent".into());
+        }
+        // The natives are linked, and the classes rewritten, by the timing thread (see
+        // `finish_late`): the JVM finds the natives of a library loaded while it runs only
+        // once its Agent_OnAttach has returned.
+        Ok(())
+    }
+
+    /// Started late, on the timing thread: links the tracker's natives (retrying until the
+    /// JVM lists this library, at most [`LINK_TRIES`] times), engages the tracker and
+    /// rewrites every loaded class.
+    fn finish_late(&self, ctx: &Context, jni: Jni) {
+        let outcome = (|| {
+            let class = jni
+                .find_class(&jni_name(TRACKER_CLASS))
+                .ok_or("can't find the tracker class")?;
+            let mut linked = false;
+            for _ in 0..LINK_TRIES {
+                linked = NATIVES.iter().all(|(name, signature)| {
+                    let args = if *name == "miss" { 3 } else { 1 };
+                    jni.call_static_with_defaults(
+                        class,
+                        &jni_name(name),
+                        &jni_name(signature),
+                        args,
+                    )
+                });
+                if linked || self.ticker.stopping() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            if !linked {
+                jni.delete_local_ref(class);
+                return Err("can't link the tracker's natives".to_string());
+            }
+            self.link_and_engage(ctx, jni, class)?;
+            Ok(format!(
+                "ready: {} classes rewritten in {} ms",
+                self.classes_instrumented.load(Ordering::Relaxed),
+                self.install_ms.load(Ordering::Relaxed)
+            ))
+        })();
+        let line = match outcome {
+            Ok(ready) => ready,
+            Err(why) => {
+                eprintln!("HPROF ERROR: cpu=times can't start: {why}");
+                format!("failed: {why}")
+            }
+        };
+        if let Ok(mut status) = self.late_status.lock() {
+            *status = line;
+        }
+    }
+
+    /// Links the tracker's natives, engages it and rewrites the classes already loaded.
+    fn link_and_engage(&self, ctx: &Context, jni: Jni, class: jclass) -> Result<(), String> {
         // Link the natives now: the JVM resolves a native on its first call by running
         // ClassLoader.findNative, Java code that would itself call the tracker.
         for (name, signature) in NATIVES {
@@ -807,10 +1100,16 @@ impl CpuTimes {
             }
         }
         jni.delete_local_ref(class);
+        if self.ticker.stopping() {
+            return Err("the session stopped before cpu=times started".into());
+        }
         self.set_engaged(jni, true)?;
         // The class file load hook, on since Agent_OnLoad, now rewrites classes as they load.
         self.ready.store(true, Ordering::Release);
+        let started = std::time::Instant::now();
         self.retransform_loaded(ctx.jvmti, jni);
+        self.install_ms
+            .store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -823,6 +1122,8 @@ impl CpuTimes {
         Ok(())
     }
 
+    /// Retransforms every modifiable loaded class: the class file load hook rewrites each (or,
+    /// once the tracker is no longer ready, gives each back its own code).
     fn retransform_loaded(&self, jvmti: Jvmti, jni: Jni) {
         let Ok(classes) = jvmti.loaded_classes() else {
             return;
@@ -850,6 +1151,9 @@ impl CpuTimes {
         let Some((ctx, engine)) = STATE.get() else {
             return;
         };
+        if engine.keying == Keying::Table {
+            engine.finish_late(ctx, jni);
+        }
         let mut last: HashMap<u32, i64> = HashMap::new();
         let mut numbers: HashMap<usize, u32> = HashMap::new();
         engine
@@ -1135,6 +1439,10 @@ impl Engine for CpuTimes {
     fn capabilities(&self, caps: &mut Capabilities) {
         caps.thread_cpu_time = true;
         caps.class_hooks = true;
+        if self.keying == Keying::Table {
+            // A running JVM gives no early class hook, and needs none.
+            return;
+        }
         // The early class hook turns class data sharing off, which -Xshare:on forbids: the
         // JVM would refuse to start. cpu=times then reports it cannot run (see install).
         let early = !sharing_required();
@@ -1168,6 +1476,44 @@ impl Engine for CpuTimes {
 
     fn dump(&self, ctx: &Context, jni: Option<Jni>, out: &mut ProfileOutput) {
         self.write_times(ctx, jni, out);
+    }
+
+    fn late_note(&self) -> Option<String> {
+        Some(
+            "cpu=times started late: every loaded class is rewritten now (and gets its own \
+             code back at stop); calls are counted from then on, and methods already running \
+             (a main loop) keep their old code until they return, so their callees' traces \
+             start below them; without the field java.lang.Thread gets at start-up, each call \
+             finds its thread's counters through an identity-hashed table (see docs/options.md)"
+                .into(),
+        )
+    }
+
+    fn status(&self) -> Option<String> {
+        (self.keying == Keying::Table)
+            .then(|| {
+                self.late_status
+                    .lock()
+                    .ok()
+                    .map(|s| format!("cpu=times: {s}"))
+            })
+            .flatten()
+    }
+
+    fn release(&self, ctx: &Context) {
+        if self.keying != Keying::Table || !self.ready.swap(false, Ordering::AcqRel) {
+            return;
+        }
+        let Some(jni) = ctx.vm.jni() else { return };
+        let started = std::time::Instant::now();
+        self.retransform_loaded(ctx.jvmti, jni);
+        if ctx.options.verbose {
+            eprintln!(
+                "HPROF: cpu=times gave {} classes back their own code in {} ms",
+                self.classes_instrumented.load(Ordering::Relaxed),
+                started.elapsed().as_millis()
+            );
+        }
     }
 }
 

@@ -122,18 +122,31 @@ pub trait Engine: Send + Sync {
     /// Writes the engine's section of a dump and starts a new interval. `jni` is the dumping
     /// thread's JNI environment, when it has one.
     fn dump(&self, ctx: &Context, jni: Option<Jni>, out: &mut ProfileOutput);
+    /// When an attached session stops, after its last dump: gives back what the engine
+    /// changed in the running JVM beyond its events and timers (rewritten classes).
+    fn release(&self, _ctx: &Context) {}
+    /// A line on the engine's state for `hprof attach PID status`, if it has one.
+    fn status(&self) -> Option<String> {
+        None
+    }
+    /// Started in a running JVM: what that costs or leaves out, for `hprof attach`'s output.
+    fn late_note(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The engines the options ask for, in the order their sections are dumped. `asynchronous`
 /// says whether the JVM can be sampled with signals (else why not): `cpu=samples` then uses
-/// the asynchronous sampler unless `sampler=jvmti`.
+/// the asynchronous sampler unless `sampler=jvmti`. `late`: the JVM is running already
+/// (`hprof attach`), and some engines start differently.
 pub fn select_engines(
     options: &Options,
     asynchronous: &Result<(), String>,
+    late: bool,
 ) -> Vec<Box<dyn Engine>> {
     let mut engines: Vec<Box<dyn Engine>> = Vec::new();
     if options.monitor {
-        engines.push(Box::new(monitors::Monitors::new()));
+        engines.push(Box::new(monitors::Monitors::new(late)));
     }
     if options.heap_dump {
         engines.push(Box::new(heap_dump::HeapDump::new()));
@@ -163,7 +176,11 @@ pub fn select_engines(
         engines.push(Box::new(cpu_async::AsyncSampler::new(true)));
     }
     if options.cpu_times {
-        engines.push(Box::new(cpu_times::CpuTimes::new()));
+        engines.push(Box::new(if late {
+            cpu_times::CpuTimes::late()
+        } else {
+            cpu_times::CpuTimes::new()
+        }));
     }
     engines
 }

@@ -37,6 +37,9 @@ pub struct Monitors {
     contention: Mutex<HashMap<(u32, String), (u64, u64)>>,
     /// The threads' states a dump's preparation took, for its MONITOR DUMP.
     prepared: Mutex<Option<ThreadStates>>,
+    /// Started in a running JVM: no owned monitors (HotSpot grants that capability at
+    /// start-up only).
+    late: bool,
 }
 
 /// What MONITOR DUMP lists: threads, their traces, owned monitors.
@@ -83,9 +86,12 @@ pub fn status(state: u32) -> String {
 }
 
 impl Monitors {
-    /// A monitor engine with no data.
-    pub fn new() -> Monitors {
-        Monitors::default()
+    /// A monitor engine with no data; `late`: for a JVM already running.
+    pub fn new(late: bool) -> Monitors {
+        Monitors {
+            late,
+            ..Monitors::default()
+        }
     }
 
     fn thread_serial(jvmti: Jvmti, thread: jthread) -> Option<u32> {
@@ -181,7 +187,7 @@ impl Monitors {
         let jvmti = ctx.jvmti;
         // Local references taken under the table's lock; the JVM is asked about the threads
         // (stacks, monitors: safepoints and handshakes) with the lock released.
-        let monitors_unsafe = owned_monitors_would_crash(jvmti, jni);
+        let monitors_unsafe = self.late || owned_monitors_would_crash(jvmti, jni);
         let live: Vec<(u32, jthread)> = match ctx.threads.lock() {
             Ok(table) => table.local_refs(jni, |_| true),
             Err(_) => return (Vec::new(), Vec::new(), Vec::new()),
@@ -276,6 +282,16 @@ impl Engine for Monitors {
 
     fn capabilities(&self, caps: &mut Capabilities) {
         caps.monitors = true;
+        caps.owned_monitors = !self.late;
+    }
+
+    fn late_note(&self) -> Option<String> {
+        Some(
+            "monitor=y started late: MONITOR DUMP lists the threads, their states and traces \
+             but not the monitors they own (HotSpot grants that capability only to agents \
+             loaded at start-up); contention (MONITOR TIME) and waits are recorded in full"
+                .into(),
+        )
     }
 
     fn start(&'static self, ctx: &'static Context, _jni: Jni) -> Result<(), String> {

@@ -53,6 +53,11 @@ impl Ticker {
         started
     }
 
+    /// Whether [`Ticker::stop`] was called.
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+
     /// The thread's body: `tick` every `millis` ms until [`Ticker::stop`].
     pub fn run(&self, millis: i64, mut tick: impl FnMut()) {
         let Some(monitor) = self.monitor.get() else {

@@ -199,8 +199,10 @@ pub struct Capabilities {
     pub tag_objects: bool,
     /// `can_generate_sampled_object_alloc_events`.
     pub sampled_object_alloc: bool,
-    /// `can_generate_monitor_events`, `can_get_owned_monitor_info`, `can_get_monitor_info`.
+    /// `can_generate_monitor_events`, `can_get_monitor_info`.
     pub monitors: bool,
+    /// `can_get_owned_monitor_info`: granted only to agents loaded at start-up.
+    pub owned_monitors: bool,
     /// `can_generate_all_class_hook_events`, `can_retransform_classes`: rewriting classes
     /// as they load and those loaded before.
     pub class_hooks: bool,
@@ -339,7 +341,7 @@ impl Jvmti {
         caps.set_can_tag_objects(u32::from(wanted.tag_objects));
         caps.set_can_generate_sampled_object_alloc_events(u32::from(wanted.sampled_object_alloc));
         caps.set_can_generate_monitor_events(u32::from(wanted.monitors));
-        caps.set_can_get_owned_monitor_info(u32::from(wanted.monitors));
+        caps.set_can_get_owned_monitor_info(u32::from(wanted.owned_monitors));
         caps.set_can_get_monitor_info(u32::from(wanted.monitors));
         caps.set_can_generate_all_class_hook_events(u32::from(wanted.class_hooks));
         caps.set_can_retransform_classes(u32::from(wanted.class_hooks));
@@ -1107,6 +1109,59 @@ impl Jni {
         };
         jni!(self, SetStaticBooleanField, class, field, u8::from(value));
         true
+    }
+
+    /// Sets the static reference field `name` (of type `signature`) of `class`.
+    pub fn set_static_object(
+        self,
+        class: jclass,
+        name: &std::ffi::CStr,
+        signature: &std::ffi::CStr,
+        value: jobject,
+    ) -> bool {
+        let Some(field) = self.static_field_id(class, name, signature) else {
+            return false;
+        };
+        jni!(self, SetStaticObjectField, class, field, value);
+        !self.take_exception()
+    }
+
+    /// Element `index` of an object array (a local reference, or null), null if out of
+    /// bounds.
+    pub fn object_array_element(self, array: jobject, index: i32) -> jobject {
+        let value = jni!(self, GetObjectArrayElement, array, index).unwrap_or(ptr::null_mut());
+        if self.take_exception() {
+            return ptr::null_mut();
+        }
+        value
+    }
+
+    /// Sets element `index` of an object array; false if out of bounds or of the wrong type.
+    pub fn set_object_array_element(self, array: jobject, index: i32, value: jobject) -> bool {
+        jni!(self, SetObjectArrayElement, array, index, value);
+        !self.take_exception()
+    }
+
+    /// `System.identityHashCode(object)` (a native method: no Java code runs).
+    pub fn identity_hash(self, object: jobject) -> Option<i32> {
+        let system = self.find_class(c"java/lang/System")?;
+        let method = jni!(
+            self,
+            GetStaticMethodID,
+            system,
+            c"identityHashCode".as_ptr(),
+            c"(Ljava/lang/Object;)I".as_ptr()
+        )
+        .filter(|m| !m.is_null());
+        let hash = method.and_then(|method| {
+            let args = [sys::jvalue { l: object }];
+            jni!(self, CallStaticIntMethodA, system, method, args.as_ptr())
+        });
+        self.delete_local_ref(system);
+        if self.take_exception() {
+            return None;
+        }
+        hash
     }
 
     /// Whether an exception is pending; clears it.

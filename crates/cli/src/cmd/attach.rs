@@ -21,8 +21,9 @@ use crate::hotspot_attach::{AttachError, Target, is_plain_file};
 flame graph .html, folded stacks .collapsed or pprof .pb.gz) and reports the hottest methods. \
 `start` begins a session that goes on after this command returns; `dump` writes what it \
 collected so far; `stop` ends it and writes the profile; `status` says what runs. Agent \
-options are those of -agentpath (default cpu=samples, 64 frames deep); cpu=times cannot start \
-late. As root, it acts as the JVM's user; a JVM in a container is reached through \
+options are those of -agentpath (default cpu=samples, 64 frames deep); cpu=times rewrites the \
+loaded classes and gives them back their own code at stop; monitor=y lists no owned monitors. \
+As root, it acts as the JVM's user; a JVM in a container is reached through \
 /proc/PID/root.\n\nExit status: 0 done, 1 other error, 2 bad usage, 3 no such process, 4 not a \
 HotSpot JVM, 5 permission denied, 6 attach disabled or the JVM not answering, 7 agent library \
 not loaded, 8 the agent refused (a session already running, none running, bad options).",
@@ -247,12 +248,22 @@ impl Session {
             opts.push("verbose=n".into());
         }
         let binary = opts.iter().any(|o| o == "format=b");
+        let times = opts.iter().any(|o| o == "cpu=times" || o == "cpu=old");
         // (A file left by an earlier session is replaced when the agent opens it; one of a
         // session still running must stay.)
         let (inside, _) = self.profile_file(binary);
         opts.push(format!("file={inside}"));
         match self.call(&opts.join(",")) {
-            Ok((0, _)) => Ok(Ok(binary)),
+            Ok((0, reply)) => {
+                // What starting late costs or leaves out, engine by engine.
+                for note in reply.lines().filter(|l| l.starts_with("note: ")) {
+                    eprintln!("hprof: {note}");
+                }
+                if times {
+                    return self.await_rewriting(binary);
+                }
+                Ok(Ok(binary))
+            }
             Ok((code, reply)) => {
                 eprintln!(
                     "hprof: error: the agent refused to start (return code {code}): {}",
@@ -261,6 +272,41 @@ impl Session {
                 Ok(Err(REFUSED))
             }
             Err(e) => Ok(Err(fail(&e)?)),
+        }
+    }
+
+    /// cpu=times started late rewrites every loaded class on an agent thread once the agent
+    /// is loaded: waits (at most --timeout) until it says it is ready, so that the calls made
+    /// after this command returns are counted. `Ok(binary)`, or the exit status.
+    fn await_rewriting(&self, binary: bool) -> Result<std::result::Result<bool, i32>> {
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            let reply = match self.call("session=status") {
+                Ok((_, reply)) => reply,
+                Err(e) => return Ok(Err(fail(&e)?)),
+            };
+            let line = reply
+                .lines()
+                .find_map(|l| l.strip_prefix("cpu=times: "))
+                .unwrap_or("")
+                .to_string();
+            if let Some(ready) = line.strip_prefix("ready: ") {
+                eprintln!("hprof: cpu=times: {ready}");
+                return Ok(Ok(binary));
+            }
+            if let Some(why) = line.strip_prefix("failed: ") {
+                eprintln!("hprof: error: cpu=times could not start: {why}");
+                let _ = self.call("session=stop");
+                return Ok(Err(REFUSED));
+            }
+            if Instant::now() > deadline {
+                eprintln!(
+                    "hprof: error: cpu=times did not finish rewriting the loaded classes within {} s (--timeout); the session goes on",
+                    self.timeout.as_secs()
+                );
+                return Ok(Err(REFUSED));
+            }
+            std::thread::sleep(Duration::from_millis(50));
         }
     }
 
