@@ -6,6 +6,12 @@ then cpu=wall), 5 s after `stop`; against the same program never attached, inter
 JDK 17. The figure for each phase is the median of its per-second rates over the runs; the
 first second of each phase is left out (the attach itself, the stop itself).
 
+A second table measures what cpu=times costs per call when it starts late, against the same
+agent loaded at start-up: `bench.Throughput SECONDS calls` makes 10,000 calls of a small
+method per round; with no agent, with `-agentpath:libhprof.so=cpu=times` from the start, and
+with `hprof attach PID start cpu=times` (whose tracker finds each thread's counters in an
+identity-hashed table instead of a field of java.lang.Thread).
+
     bench/attach.py [--runs N] [--write]
 
 --write replaces the "hprof attach: before, during, after" section of bench/RESULTS.md.
@@ -21,9 +27,9 @@ SECTION = "## hprof attach: before, during, after"
 PHASE = 5
 
 
-def rates(options, classes, hprof, agent):
+def rates(options, classes, hprof, agent, mode="kernel", jvm=()):
     """Per-second rates of one run: {phase: [rates]}; options None = never attached."""
-    proc = subprocess.Popen(["java", "-cp", str(classes), "bench.Throughput", str(3 * PHASE)],
+    proc = subprocess.Popen(["java", *jvm, "-cp", str(classes), "bench.Throughput", str(3 * PHASE), mode],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     pid = proc.stdout.readline().split()[1]
     env = {**os.environ, "HPROF_AGENT": str(agent)}
@@ -56,7 +62,8 @@ def main():
     hprof = str(ROOT / "target/release/hprof")
     agent = ROOT / "target/release/libhprof.so"
     configs = {"never attached": None, "cpu=samples 10 ms": "cpu=samples,interval=10",
-               "cpu=samples 1 ms": "cpu=samples,interval=1", "cpu=wall 10 ms": "cpu=wall,interval=10"}
+               "cpu=samples 1 ms": "cpu=samples,interval=1", "cpu=wall 10 ms": "cpu=wall,interval=10",
+               "cpu=times": "cpu=times"}
     results = {name: {"before": [], "during": [], "after": []} for name in configs}
     for _ in range(args.runs):
         for name, options in configs.items():
@@ -70,6 +77,20 @@ def main():
     for name, phases in results.items():
         cells = [f"{statistics.median(v):.0f} ({statistics.median(v) / base:.3f})" for v in phases.values()]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    # What a call costs under cpu=times started late, against at start-up.
+    calls = {"no agent": [], "cpu=times at start-up": [], "cpu=times attached": []}
+    for _ in range(args.runs):
+        calls["no agent"] += sum(rates(None, classes, hprof, agent, "calls").values(), [])
+        loaded = rates(None, classes, hprof, agent, "calls", [f"-agentpath:{agent}=cpu=times,file=/dev/null"])
+        calls["cpu=times at start-up"] += sum(loaded.values(), [])
+        calls["cpu=times attached"] += rates("cpu=times", classes, hprof, agent, "calls")["during"]
+    plain = statistics.median(calls["no agent"])
+    lines += ["", "What a call costs under cpu=times (`bench.Throughput 15 calls`: rounds of 10,000 calls of a small method per second, median over the runs; for the attached session, its seconds while attached):", "",
+              "| agent | rounds/s | ratio | ns per call added |", "|---|---|---|---|"]
+    for name, values in calls.items():
+        rate = statistics.median(values)
+        added = (1e9 / rate - 1e9 / plain) / 10_000
+        lines.append(f"| {name} | {rate:.0f} | {plain / rate:.2f}x | {added:.1f} |")
     section = "\n".join(lines) + "\n"
     print(section)
     if args.write:
