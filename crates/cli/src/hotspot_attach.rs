@@ -96,7 +96,8 @@ pub struct Target {
     pub gid: u32,
     /// Its root directory, as this process reaches it (`/proc/PID/root`).
     pub root: PathBuf,
-    /// Whether it sees the same root directory as this process (no container between).
+    /// Whether it sees the same root directory, in the same mount namespace, as this process
+    /// (no container between).
     pub same_root: bool,
 }
 
@@ -159,10 +160,14 @@ impl Target {
             return Err(AttachError::NotReady(pid));
         }
         let root = proc_dir.join("root");
-        let same_root = match (std::fs::metadata(&root), std::fs::metadata("/")) {
+        // The same root directory in the same mount namespace: the target's paths are ours.
+        // A container may share the root but mount its own /tmp (where the attach socket is).
+        let same_file = |a: &Path, b: &Path| match (std::fs::metadata(a), std::fs::metadata(b)) {
             (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
             _ => false,
         };
+        let same_root = same_file(&root, Path::new("/"))
+            && same_file(&proc_dir.join("ns/mnt"), Path::new("/proc/self/ns/mnt"));
         Ok(Target {
             pid,
             ns_pid: ns_pid as i32,

@@ -333,6 +333,47 @@ fn a_jvm_in_another_pid_namespace_is_attached_to() {
 }
 
 #[test]
+fn a_jvm_with_its_own_tmp_in_another_mount_and_pid_namespace_is_attached_to() {
+    // As in a container: the JVM's /tmp (its attach socket, the session's files) is a tmpfs
+    // of its own mount namespace, reached from here only through /proc/PID/root/tmp.
+    let probe = Command::new("unshare")
+        .args(["--pid", "--mount", "--fork", "sh", "-c"])
+        .arg("mount -t tmpfs hprof-test /tmp")
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        eprintln!("unshare --pid --mount is not allowed here: the container test needs it");
+        return;
+    }
+    let jdk = jdk17();
+    let dir = temp_dir();
+    let mut command = Command::new("unshare");
+    command
+        .args(["--pid", "--mount", "--fork", "--kill-child", "sh", "-c"])
+        .arg(r#"mount -t tmpfs hprof-test /tmp && exec "$0" "$@""#)
+        .arg(jdk.bin("java"));
+    let target = Target::spawn(command, &[], 5000, |child, ns_pid| {
+        assert_eq!(ns_pid, 1, "the JVM's pid in its namespace");
+        let children =
+            std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", child.id())).unwrap();
+        children.split_whitespace().next().unwrap().parse().unwrap()
+    });
+    let pid = target.pid.to_string();
+    let out = attach(dir.path(), &[&pid, "-d", "1", "-o", "container.txt"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let profile = std::fs::read_to_string(dir.path().join("container.txt")).unwrap();
+    assert_eq!(top_method(&profile), "LongRunning.hot");
+    // The socket was the JVM's own: nothing of the session is in this namespace's /tmp.
+    assert!(
+        !Path::new("/tmp/.java_pid1").exists()
+            || std::fs::metadata(format!("/proc/{pid}/root/tmp/.java_pid1")).is_ok()
+    );
+    assert!(
+        std::fs::metadata(format!("/proc/{pid}/root/tmp/.java_pid1")).is_ok(),
+        "the attach socket in the JVM's own /tmp"
+    );
+}
+
+#[test]
 fn heap_sites_and_heap_dump_start_late() {
     let jdk = jdk17();
     let dir = temp_dir();
