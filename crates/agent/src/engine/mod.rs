@@ -6,6 +6,7 @@ pub mod cpu_async;
 pub mod cpu_samples;
 pub mod cpu_times;
 pub mod heap_dump;
+pub mod heap_merge;
 pub mod heap_sites;
 pub mod monitors;
 pub mod ticker;

@@ -83,6 +83,32 @@ pub struct MonitorTime {
     pub count: u64,
 }
 
+/// A name in a heap dump: the id of its STRING record and its text.
+#[derive(Debug, Clone, Copy)]
+pub struct HeapName<'a> {
+    /// STRING id.
+    pub id: u64,
+    /// The text.
+    pub text: &'a str,
+}
+
+/// One frame of a thread's stack at a heap dump.
+#[derive(Debug, Clone)]
+pub struct HeapFrame {
+    /// STACK FRAME id.
+    pub id: u64,
+    /// The method's class.
+    pub class: Arc<ClassInfo>,
+    /// Method name and its STRING id.
+    pub method: (u64, String),
+    /// Method signature and its STRING id.
+    pub signature: (u64, String),
+    /// Source file name and its STRING id (0 and empty when unknown).
+    pub source: (u64, String),
+    /// Line: > 0 a line, -1 unknown, -2 compiled, -3 native.
+    pub line: i32,
+}
+
 /// What every output format can record.
 pub trait ProfileWriter: Send {
     /// A thread started.
@@ -185,7 +211,8 @@ pub trait ProfileWriter: Send {
     ) -> io::Result<()> {
         Ok(())
     }
-    /// A CLASS DUMP; names were given to [`ProfileWriter::heap_string`] before the dump.
+    /// A CLASS DUMP. Each name comes with the id of its STRING record, written before the
+    /// dump opened ([`ProfileWriter::heap_string`] or [`ProfileWriter::heap_utf8`]).
     #[allow(clippy::too_many_arguments)]
     fn heap_class_dump(
         &mut self,
@@ -196,8 +223,31 @@ pub trait ProfileWriter: Send {
         _domain: u64,
         _instance_size: u32,
         _constant_pool: &[(u16, hprof_format::Value)],
-        _statics: &[(&str, hprof_format::Value)],
-        _fields: &[(&str, hprof_format::BasicType)],
+        _statics: &[(HeapName<'_>, hprof_format::Value)],
+        _fields: &[(HeapName<'_>, hprof_format::BasicType)],
+    ) -> io::Result<()> {
+        Ok(())
+    }
+    /// A STRING record with an id the caller chose (a name of the JVM's heap dump, renumbered
+    /// out of the writer's own range); binary only.
+    fn heap_utf8(&mut self, _id: u64, _text: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+    /// LOAD CLASS for a class of the JVM's heap dump: `class` carries the agent's serial for
+    /// it and its object id in this dump; `name_id` is its STRING (from
+    /// [`ProfileWriter::heap_utf8`]). Written for every dump, even for a serial written
+    /// before, since a class's object id is its address at the dump.
+    fn heap_load_class(&mut self, class: &ClassInfo, _name_id: u64) -> io::Result<()> {
+        self.heap_class(class)
+    }
+    /// A thread's stack at the heap dump (STACK FRAME and STACK TRACE records in binary, a
+    /// TRACE in text), referenced by its ROOT THREAD OBJECT; written before the heap dump
+    /// ends (binary writes it right after HEAP DUMP END).
+    fn heap_thread_trace(
+        &mut self,
+        _serial: u32,
+        _thread: u32,
+        _frames: &[HeapFrame],
     ) -> io::Result<()> {
         Ok(())
     }

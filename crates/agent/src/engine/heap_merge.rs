@@ -1,0 +1,561 @@
+//! Merges a heap dump the JVM wrote (HotSpot's own dumper, as `jcmd GC.heap_dump` uses) into
+//! the agent's output, record by record, in bounded memory.
+//!
+//! Object ids stay the JVM's (addresses at the dump). What the agent numbers itself is
+//! renumbered into its own spaces, through tables keyed by class, thread or name, never by
+//! object:
+//! - class serials: a class keeps the serial the agent gave it (matched by name), so LOAD
+//!   CLASS, STACK FRAME and SITES agree; LOAD CLASS is written again for each dump, with the
+//!   class's address in that dump;
+//! - thread serials: each thread object's `java.lang.Thread.tid` (read from its INSTANCE DUMP)
+//!   gives the agent's serial of that thread (its START THREAD); a thread the agent never saw
+//!   start (a virtual thread) gets a new serial and a START THREAD record;
+//! - stack traces: the JVM's per-thread traces get new serials; the JVM's empty trace (the
+//!   allocation site of every object) becomes the agent's empty trace 300000;
+//! - STRING and STACK FRAME ids get new ids out of the agent's own ranges.
+//!
+//! Roots that name a thread are held back (a few per thread) until the thread objects have
+//! been read, then written at the end of the heap dump, with the threads' stacks.
+
+use std::io::{self, Read};
+use std::sync::Arc;
+
+use hprof_format::{BasicType, Event, HeapRecord, IdSize, Record, StreamReader, java_class_name};
+use rustc_hash::FxHashMap as HashMap;
+
+use crate::output::{HeapFrame, HeapName, ProfileWriter};
+use crate::threads::ThreadStart;
+use crate::trace_store::{ClassInfo, EMPTY_TRACE_SERIAL};
+
+/// How the merge numbers what the agent numbers.
+pub trait Numbering {
+    /// The serial of the `nth` (from 0) class named `name` (dotted) in this dump.
+    fn class_serial(&mut self, name: &str, nth: usize) -> u32;
+    /// The serial of the thread whose `tid` this is (`None`: its object was not found), and
+    /// for a thread the output has not named yet, its name (its START THREAD is written;
+    /// empty if unknown).
+    fn thread_serial(&mut self, tid: Option<i64>) -> (u32, Option<String>);
+    /// A new trace serial.
+    fn trace_serial(&mut self) -> u32;
+    /// A new STRING or STACK FRAME id.
+    fn foreign_id(&mut self) -> u64;
+}
+
+/// What a merge wrote.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct MergeStats {
+    /// Instances and arrays.
+    pub objects: u64,
+    /// Threads with a ROOT THREAD OBJECT.
+    pub threads: usize,
+    /// Of those, threads the agent had not seen start.
+    pub new_threads: usize,
+}
+
+/// Why a merge stopped.
+#[derive(Debug)]
+pub enum MergeError {
+    /// The JVM's file could not be read or is not what HotSpot writes.
+    Input(String),
+    /// The output could not be written.
+    Output(io::Error),
+}
+
+impl std::fmt::Display for MergeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MergeError::Input(e) => write!(f, "the JVM's heap dump can't be read: {e}"),
+            MergeError::Output(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl From<io::Error> for MergeError {
+    fn from(e: io::Error) -> MergeError {
+        MergeError::Output(e)
+    }
+}
+
+impl From<hprof_format::Error> for MergeError {
+    fn from(e: hprof_format::Error) -> MergeError {
+        MergeError::Input(e.to_string())
+    }
+}
+
+/// A root that names a thread, held back until thread serials are known.
+#[derive(Debug, Clone, Copy)]
+enum Held {
+    Thread { id: u64, thread: u32, trace: u32 },
+    JavaFrame { id: u64, thread: u32, frame: u32 },
+    JniLocal { id: u64, thread: u32, frame: u32 },
+    NativeStack { id: u64, thread: u32 },
+    ThreadBlock { id: u64, thread: u32 },
+}
+
+/// A class's own instance fields: (the JVM's name id, type).
+type Fields = Vec<(u64, BasicType)>;
+
+struct Merge<'a> {
+    w: &'a mut dyn ProfileWriter,
+    ids: &'a mut dyn Numbering,
+    /// The JVM's STRING id → (the output's id, text).
+    strings: HashMap<u64, (u64, Box<str>)>,
+    /// Class address → class.
+    classes: HashMap<u64, Arc<ClassInfo>>,
+    /// The JVM's class serial → class.
+    by_serial: HashMap<u32, Arc<ClassInfo>>,
+    name_counts: HashMap<String, usize>,
+    /// The JVM's frame id → frame.
+    frames: HashMap<u64, HeapFrame>,
+    /// The JVM's traces: (serial, thread serial, frame ids).
+    traces: Vec<(u32, u32, Vec<u64>)>,
+    /// Class address → (superclass address, own instance fields).
+    layouts: HashMap<u64, (u64, Fields)>,
+    /// `java.lang.Thread`'s address.
+    thread_class: Option<u64>,
+    /// Class address → offset of `tid` in its instances' values (`None`: not a thread class).
+    tid_offsets: HashMap<u64, Option<usize>>,
+    /// Thread object address → (tid, class address).
+    thread_objects: HashMap<u64, (i64, u64)>,
+    held: Vec<Held>,
+    begun: bool,
+    stats: MergeStats,
+}
+
+fn name_of(strings: &HashMap<u64, (u64, Box<str>)>, id: u64) -> HeapName<'_> {
+    match strings.get(&id) {
+        Some((our, text)) => HeapName { id: *our, text },
+        None => HeapName { id: 0, text: "" },
+    }
+}
+
+impl Merge<'_> {
+    fn class(&mut self, address: u64) -> Arc<ClassInfo> {
+        if let Some(info) = self.classes.get(&address) {
+            return info.clone();
+        }
+        // A class the JVM dumped without its LOAD CLASS: named by its address.
+        let name = format!("<unknown class 0x{address:x}>");
+        let info = Arc::new(ClassInfo {
+            serial: self.ids.class_serial(&name, 0),
+            object_id: address,
+            name,
+            source: None,
+        });
+        self.classes.insert(address, info.clone());
+        info
+    }
+
+    fn record(&mut self, record: Record<'_>) -> Result<(), MergeError> {
+        match record {
+            Record::Utf8 { id, text } => {
+                let our = self.ids.foreign_id();
+                self.w.heap_utf8(our, text)?;
+                let text: Box<str> = String::from_utf8_lossy(text).into();
+                self.strings.insert(id, (our, text));
+            }
+            Record::LoadClass {
+                class_serial,
+                class_id,
+                name_id,
+                ..
+            } => {
+                let name = name_of(&self.strings, name_id);
+                let (name_id, dotted) = (name.id, java_class_name(name.text));
+                let nth = self.name_counts.entry(dotted.clone()).or_insert(0);
+                let serial = self.ids.class_serial(&dotted, *nth);
+                *nth += 1;
+                if dotted == "java.lang.Thread" {
+                    self.thread_class = Some(class_id);
+                }
+                let info = Arc::new(ClassInfo {
+                    serial,
+                    object_id: class_id,
+                    name: dotted,
+                    source: None,
+                });
+                self.w.heap_load_class(&info, name_id)?;
+                self.classes.insert(class_id, info.clone());
+                self.by_serial.insert(class_serial, info);
+            }
+            Record::StackFrame {
+                frame_id,
+                method_name_id,
+                signature_id,
+                source_file_id,
+                class_serial,
+                line,
+            } => {
+                let Some(class) = self.by_serial.get(&class_serial).cloned() else {
+                    return Ok(());
+                };
+                let text = |id: u64| {
+                    let n = name_of(&self.strings, id);
+                    (n.id, n.text.to_string())
+                };
+                let frame = HeapFrame {
+                    id: self.ids.foreign_id(),
+                    class,
+                    method: text(method_name_id),
+                    signature: text(signature_id),
+                    source: text(source_file_id),
+                    line,
+                };
+                self.frames.insert(frame_id, frame);
+            }
+            Record::StackTrace {
+                serial,
+                thread_serial,
+                frames,
+            } if thread_serial != 0 => {
+                self.traces
+                    .push((serial, thread_serial, frames.iter().collect()));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The offset of `java.lang.Thread.tid` in the values of an instance of `class`, if the
+    /// class is `java.lang.Thread` or a subclass.
+    fn tid_offset(&mut self, class: u64) -> Option<usize> {
+        if let Some(known) = self.tid_offsets.get(&class) {
+            return *known;
+        }
+        let thread = self.thread_class?;
+        let mut offset = 0;
+        let mut next = class;
+        let mut found = None;
+        for _ in 0..4096 {
+            let Some((super_id, fields)) = self.layouts.get(&next) else {
+                break;
+            };
+            if next == thread {
+                let mut at = offset;
+                for (name, ty) in fields {
+                    if name_of(&self.strings, *name).text == "tid" && *ty == BasicType::Long {
+                        found = Some(at);
+                        break;
+                    }
+                    at += ty.size(IdSize::Eight);
+                }
+                break;
+            }
+            offset += fields
+                .iter()
+                .map(|(_, ty)| ty.size(IdSize::Eight))
+                .sum::<usize>();
+            if *super_id == 0 {
+                break;
+            }
+            next = *super_id;
+        }
+        self.tid_offsets.insert(class, found);
+        found
+    }
+
+    fn heap_record(&mut self, record: HeapRecord<'_>) -> Result<(), MergeError> {
+        let rewritten = match record {
+            HeapRecord::ClassDump(c) => {
+                let fields: Fields = c.instance_fields().collect();
+                let info = self.class(c.class_id);
+                let named: Vec<(String, BasicType)> = fields
+                    .iter()
+                    .map(|(n, t)| (name_of(&self.strings, *n).text.to_string(), *t))
+                    .collect();
+                self.w.heap_class_layout(&info, c.super_class_id, &named)?;
+                let statics: Vec<(HeapName<'_>, hprof_format::Value)> = c
+                    .static_fields()
+                    .map(|(n, v)| (name_of(&self.strings, n), v))
+                    .collect();
+                let instance: Vec<(HeapName<'_>, BasicType)> = fields
+                    .iter()
+                    .map(|(n, t)| (name_of(&self.strings, *n), *t))
+                    .collect();
+                let constant_pool: Vec<(u16, hprof_format::Value)> = c.constant_pool().collect();
+                self.w.heap_class_dump(
+                    c.class_id,
+                    c.super_class_id,
+                    c.class_loader_id,
+                    c.signers_id,
+                    c.protection_domain_id,
+                    c.instance_size,
+                    &constant_pool,
+                    &statics,
+                    &instance,
+                )?;
+                self.layouts.insert(c.class_id, (c.super_class_id, fields));
+                return Ok(());
+            }
+            HeapRecord::RootThreadObject {
+                thread_object_id,
+                thread_serial,
+                stack_trace_serial,
+            } => {
+                self.held.push(Held::Thread {
+                    id: thread_object_id,
+                    thread: thread_serial,
+                    trace: stack_trace_serial,
+                });
+                return Ok(());
+            }
+            HeapRecord::RootJavaFrame {
+                object_id,
+                thread_serial,
+                frame_number,
+            } => {
+                self.held.push(Held::JavaFrame {
+                    id: object_id,
+                    thread: thread_serial,
+                    frame: frame_number,
+                });
+                return Ok(());
+            }
+            HeapRecord::RootJniLocal {
+                object_id,
+                thread_serial,
+                frame_number,
+            } => {
+                self.held.push(Held::JniLocal {
+                    id: object_id,
+                    thread: thread_serial,
+                    frame: frame_number,
+                });
+                return Ok(());
+            }
+            HeapRecord::RootNativeStack {
+                object_id,
+                thread_serial,
+            } => {
+                self.held.push(Held::NativeStack {
+                    id: object_id,
+                    thread: thread_serial,
+                });
+                return Ok(());
+            }
+            HeapRecord::RootThreadBlock {
+                object_id,
+                thread_serial,
+            } => {
+                self.held.push(Held::ThreadBlock {
+                    id: object_id,
+                    thread: thread_serial,
+                });
+                return Ok(());
+            }
+            HeapRecord::InstanceDump {
+                object_id,
+                class_id,
+                values,
+                ..
+            } => {
+                self.stats.objects += 1;
+                if let Some(at) = self.tid_offset(class_id)
+                    && let Some(bytes) = values.get(at..at + 8)
+                {
+                    let mut be = [0u8; 8];
+                    be.copy_from_slice(bytes);
+                    self.thread_objects
+                        .insert(object_id, (i64::from_be_bytes(be), class_id));
+                }
+                HeapRecord::InstanceDump {
+                    object_id,
+                    stack_trace_serial: EMPTY_TRACE_SERIAL,
+                    class_id,
+                    values,
+                }
+            }
+            HeapRecord::ObjectArrayDump {
+                array_id,
+                array_class_id,
+                elements,
+                ..
+            } => {
+                self.stats.objects += 1;
+                HeapRecord::ObjectArrayDump {
+                    array_id,
+                    stack_trace_serial: EMPTY_TRACE_SERIAL,
+                    array_class_id,
+                    elements,
+                }
+            }
+            HeapRecord::PrimitiveArrayDump {
+                array_id,
+                element_type,
+                length,
+                data,
+                ..
+            } => {
+                self.stats.objects += 1;
+                HeapRecord::PrimitiveArrayDump {
+                    array_id,
+                    stack_trace_serial: EMPTY_TRACE_SERIAL,
+                    element_type,
+                    length,
+                    data,
+                }
+            }
+            other => other,
+        };
+        self.w.heap_record(&rewritten)?;
+        Ok(())
+    }
+
+    /// Writes what was held back: new threads, the roots that name threads, the threads'
+    /// stacks; then ends the heap dump.
+    fn finish(&mut self) -> Result<(), MergeError> {
+        // The JVM's thread serial → (the output's thread serial, the output's trace serial).
+        let mut threads: HashMap<u32, (u32, u32)> = HashMap::default();
+        let held = std::mem::take(&mut self.held);
+        for h in &held {
+            let Held::Thread { id, thread, trace } = *h else {
+                continue;
+            };
+            let object = self.thread_objects.get(&id).copied();
+            let (serial, new) = self.ids.thread_serial(object.map(|(tid, _)| tid));
+            self.stats.threads += 1;
+            if let Some(name) = new {
+                self.stats.new_threads += 1;
+                let class = object
+                    .and_then(|(_, class)| self.classes.get(&class))
+                    .map_or("java.lang.Thread", |c| c.name.as_str());
+                self.w.thread_start(&ThreadStart {
+                    serial,
+                    object_id: id,
+                    name: if name.is_empty() {
+                        format!("<{class}>")
+                    } else {
+                        name
+                    },
+                    group: String::new(),
+                    parent_group: String::new(),
+                })?;
+            }
+            let trace_serial = self.ids.trace_serial();
+            threads.insert(thread, (serial, trace_serial));
+            // Traces are found by their JVM serial below.
+            self.traces
+                .iter_mut()
+                .filter(|t| t.0 == trace && t.1 == thread)
+                .for_each(|t| t.0 = trace_serial | TRACE_MAPPED);
+        }
+        let serial_of = |t: u32| threads.get(&t).map_or(0, |s| s.0);
+        for h in held {
+            let record = match h {
+                Held::Thread { id, thread, .. } => {
+                    let (serial, trace) = threads.get(&thread).copied().unwrap_or((0, 0));
+                    HeapRecord::RootThreadObject {
+                        thread_object_id: id,
+                        thread_serial: serial,
+                        stack_trace_serial: if trace == 0 {
+                            EMPTY_TRACE_SERIAL
+                        } else {
+                            trace
+                        },
+                    }
+                }
+                Held::JavaFrame { id, thread, frame } => HeapRecord::RootJavaFrame {
+                    object_id: id,
+                    thread_serial: serial_of(thread),
+                    frame_number: frame,
+                },
+                Held::JniLocal { id, thread, frame } => HeapRecord::RootJniLocal {
+                    object_id: id,
+                    thread_serial: serial_of(thread),
+                    frame_number: frame,
+                },
+                Held::NativeStack { id, thread } => HeapRecord::RootNativeStack {
+                    object_id: id,
+                    thread_serial: serial_of(thread),
+                },
+                Held::ThreadBlock { id, thread } => HeapRecord::RootThreadBlock {
+                    object_id: id,
+                    thread_serial: serial_of(thread),
+                },
+            };
+            self.w.heap_record(&record)?;
+        }
+        for (serial, thread, frame_ids) in std::mem::take(&mut self.traces) {
+            if serial & TRACE_MAPPED == 0 {
+                continue;
+            }
+            let frames: Vec<HeapFrame> = frame_ids
+                .iter()
+                .filter_map(|f| self.frames.get(f).cloned())
+                .collect();
+            self.w
+                .heap_thread_trace(serial & !TRACE_MAPPED, serial_of(thread), &frames)?;
+        }
+        self.w.heap_dump_end()?;
+        Ok(())
+    }
+}
+
+/// Marks a trace whose serial was replaced by the output's (serials stay far below it).
+const TRACE_MAPPED: u32 = 1 << 31;
+
+/// Merges the heap dump `src` (a whole HPROF file as HotSpot writes it) into `w` as one heap
+/// dump. On an input error after the heap dump has begun, the dump is ended so the output
+/// stays well-formed, and the error is returned.
+pub fn merge(
+    src: impl Read,
+    w: &mut dyn ProfileWriter,
+    ids: &mut dyn Numbering,
+) -> Result<MergeStats, MergeError> {
+    let mut reader = StreamReader::new(src)?;
+    if reader.header().id_size != IdSize::Eight {
+        return Err(MergeError::Input(
+            "identifiers are not 8 bytes (a 32-bit JVM)".into(),
+        ));
+    }
+    let mut m = Merge {
+        w,
+        ids,
+        strings: HashMap::default(),
+        classes: HashMap::default(),
+        by_serial: HashMap::default(),
+        name_counts: HashMap::default(),
+        frames: HashMap::default(),
+        traces: Vec::new(),
+        layouts: HashMap::default(),
+        thread_class: None,
+        tid_offsets: HashMap::default(),
+        thread_objects: HashMap::default(),
+        held: Vec::new(),
+        begun: false,
+        stats: MergeStats::default(),
+    };
+    let result = (|| -> Result<(), MergeError> {
+        while let Some(event) = reader.next_event()? {
+            match event {
+                Event::Record(_, record) => m.record(record)?,
+                Event::HeapDumpStart(_) => {
+                    if !m.begun {
+                        m.w.heap_dump_begin()?;
+                        m.begun = true;
+                    }
+                }
+                Event::HeapRecord(_, record) => m.heap_record(record)?,
+                Event::HeapDumpFinish => {}
+            }
+        }
+        Ok(())
+    })();
+    match result {
+        Ok(()) => {
+            if !m.begun {
+                m.w.heap_dump_begin()?;
+                m.begun = true;
+            }
+            m.finish()?;
+            Ok(m.stats)
+        }
+        Err(MergeError::Input(e)) => {
+            if m.begun {
+                m.w.heap_dump_end()?;
+            }
+            Err(MergeError::Input(e))
+        }
+        Err(e) => Err(e),
+    }
+}
