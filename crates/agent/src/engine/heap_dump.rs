@@ -105,6 +105,9 @@ static NEXT_FOREIGN_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::Atomic
 /// Set (to anything) to always use the JVMTI heap walk (for comparisons and tests).
 pub const FORCE_WALK_ENV: &str = "_HPROF_HEAP_WALK";
 
+/// Set (to anything) to print how long each part of a heap dump took (for benchmarks).
+pub const TIMES_ENV: &str = "_HPROF_HEAP_TIMES";
+
 /// What a dump's preparation left for its writing.
 #[derive(Debug)]
 enum Prepared {
@@ -287,8 +290,16 @@ impl HeapDump {
         let Some(text) = path.to_str() else {
             return Prepared::Walk(Some("the temporary path is not UTF-8".into()));
         };
+        let started = std::time::Instant::now();
         if let Err(e) = bean.dump_heap(jni, text) {
             return Prepared::Walk(Some(format!("the JVM's heap dumper failed ({e})")));
+        }
+        if std::env::var_os(TIMES_ENV).is_some() {
+            eprintln!(
+                "HPROF heap dump: the JVM wrote {} bytes in {:.3} s",
+                std::fs::metadata(&path).map_or(0, |m| m.len()),
+                started.elapsed().as_secs_f64()
+            );
         }
         let mut tids = thread_tids(ctx, jni, &mut names);
         for (tid, serial) in before {
@@ -336,6 +347,7 @@ impl HeapDump {
             names,
             kept: &mut kept,
         };
+        let started = std::time::Instant::now();
         out.write(|w| {
             match heap_merge::merge(
                 std::io::BufReader::with_capacity(1 << 20, file),
@@ -351,6 +363,12 @@ impl HeapDump {
                 }
             }
         });
+        if std::env::var_os(TIMES_ENV).is_some() {
+            eprintln!(
+                "HPROF heap dump: merged in {:.3} s",
+                started.elapsed().as_secs_f64()
+            );
+        }
     }
 
     fn collect_classes(ctx: &Context, jni: Jni) -> HashMap<u64, RawClass> {

@@ -12,7 +12,8 @@
 //!   start (a virtual thread) gets a new serial and a START THREAD record;
 //! - stack traces: the JVM's per-thread traces get new serials; the JVM's empty trace (the
 //!   allocation site of every object) becomes the agent's empty trace 300000;
-//! - STRING and STACK FRAME ids get new ids out of the agent's own ranges.
+//! - STACK FRAME ids get new ids out of the agent's own range; STRING ids stay the JVM's
+//!   (addresses of its symbols, far above the agent's small ones).
 //!
 //! Roots that name a thread are held back (a few per thread) until the thread objects have
 //! been read, then written at the end of the heap dump, with the threads' stacks.
@@ -98,8 +99,8 @@ type Fields = Vec<(u64, BasicType)>;
 struct Merge<'a> {
     w: &'a mut dyn ProfileWriter,
     ids: &'a mut dyn Numbering,
-    /// The JVM's STRING id → (the output's id, text).
-    strings: HashMap<u64, (u64, Box<str>)>,
+    /// STRING id → text.
+    strings: HashMap<u64, Box<str>>,
     /// Class address → class.
     classes: HashMap<u64, Arc<ClassInfo>>,
     /// The JVM's class serial → class.
@@ -113,8 +114,9 @@ struct Merge<'a> {
     layouts: HashMap<u64, (u64, Fields)>,
     /// `java.lang.Thread`'s address.
     thread_class: Option<u64>,
-    /// Class address → offset of `tid` in its instances' values (`None`: not a thread class).
-    tid_offsets: HashMap<u64, Option<usize>>,
+    /// Thread class address → offset of `tid` in its instances' values (`None`: to be found
+    /// again, a class was dumped since).
+    tid_offsets: Option<HashMap<u64, usize>>,
     /// Thread object address → (tid, class address).
     thread_objects: HashMap<u64, (i64, u64)>,
     held: Vec<Held>,
@@ -122,10 +124,10 @@ struct Merge<'a> {
     stats: MergeStats,
 }
 
-fn name_of(strings: &HashMap<u64, (u64, Box<str>)>, id: u64) -> HeapName<'_> {
-    match strings.get(&id) {
-        Some((our, text)) => HeapName { id: *our, text },
-        None => HeapName { id: 0, text: "" },
+fn name_of(strings: &HashMap<u64, Box<str>>, id: u64) -> HeapName<'_> {
+    HeapName {
+        id,
+        text: strings.get(&id).map_or("", |t| t),
     }
 }
 
@@ -149,10 +151,9 @@ impl Merge<'_> {
     fn record(&mut self, record: Record<'_>) -> Result<(), MergeError> {
         match record {
             Record::Utf8 { id, text } => {
-                let our = self.ids.foreign_id();
-                self.w.heap_utf8(our, text)?;
+                self.w.heap_utf8(id, text)?;
                 let text: Box<str> = String::from_utf8_lossy(text).into();
-                self.strings.insert(id, (our, text));
+                self.strings.insert(id, text);
             }
             Record::LoadClass {
                 class_serial,
@@ -219,130 +220,303 @@ impl Merge<'_> {
     /// The offset of `java.lang.Thread.tid` in the values of an instance of `class`, if the
     /// class is `java.lang.Thread` or a subclass.
     fn tid_offset(&mut self, class: u64) -> Option<usize> {
-        if let Some(known) = self.tid_offsets.get(&class) {
-            return *known;
+        if self.tid_offsets.is_none() {
+            let offsets = self.thread_classes();
+            self.tid_offsets = Some(offsets);
         }
-        let thread = self.thread_class?;
-        let mut offset = 0;
-        let mut next = class;
-        let mut found = None;
-        for _ in 0..4096 {
-            let Some((super_id, fields)) = self.layouts.get(&next) else {
-                break;
-            };
-            if next == thread {
-                let mut at = offset;
-                for (name, ty) in fields {
-                    if name_of(&self.strings, *name).text == "tid" && *ty == BasicType::Long {
-                        found = Some(at);
-                        break;
-                    }
-                    at += ty.size(IdSize::Eight);
-                }
-                break;
-            }
-            offset += fields
-                .iter()
-                .map(|(_, ty)| ty.size(IdSize::Eight))
-                .sum::<usize>();
-            if *super_id == 0 {
-                break;
-            }
-            next = *super_id;
-        }
-        self.tid_offsets.insert(class, found);
-        found
+        self.tid_offsets.as_ref()?.get(&class).copied()
     }
 
-    fn heap_record(&mut self, record: HeapRecord<'_>) -> Result<(), MergeError> {
-        let rewritten = match record {
-            HeapRecord::ClassDump(c) => {
-                let fields: Fields = c.instance_fields().collect();
-                let info = self.class(c.class_id);
-                let named: Vec<(String, BasicType)> = fields
+    /// Every class dumped so far that is `java.lang.Thread` or a subclass, with the offset of
+    /// `tid` in its instances' values.
+    fn thread_classes(&self) -> HashMap<u64, usize> {
+        let mut out = HashMap::default();
+        let Some(thread) = self.thread_class else {
+            return out;
+        };
+        for &class in self.layouts.keys() {
+            let mut offset = 0;
+            let mut next = class;
+            for _ in 0..4096 {
+                let Some((super_id, fields)) = self.layouts.get(&next) else {
+                    break;
+                };
+                if next == thread {
+                    let mut at = offset;
+                    for (name, ty) in fields {
+                        if name_of(&self.strings, *name).text == "tid" && *ty == BasicType::Long {
+                            out.insert(class, at);
+                            break;
+                        }
+                        at += ty.size(IdSize::Eight);
+                    }
+                    break;
+                }
+                offset += fields
                     .iter()
-                    .map(|(n, t)| (name_of(&self.strings, *n).text.to_string(), *t))
-                    .collect();
-                self.w.heap_class_layout(&info, c.super_class_id, &named)?;
-                let statics: Vec<(HeapName<'_>, hprof_format::Value)> = c
-                    .static_fields()
-                    .map(|(n, v)| (name_of(&self.strings, n), v))
-                    .collect();
-                let instance: Vec<(HeapName<'_>, BasicType)> = fields
-                    .iter()
-                    .map(|(n, t)| (name_of(&self.strings, *n), *t))
-                    .collect();
-                let constant_pool: Vec<(u16, hprof_format::Value)> = c.constant_pool().collect();
-                self.w.heap_class_dump(
-                    c.class_id,
-                    c.super_class_id,
-                    c.class_loader_id,
-                    c.signers_id,
-                    c.protection_domain_id,
-                    c.instance_size,
-                    &constant_pool,
-                    &statics,
-                    &instance,
-                )?;
-                self.layouts.insert(c.class_id, (c.super_class_id, fields));
-                return Ok(());
+                    .map(|(_, ty)| ty.size(IdSize::Eight))
+                    .sum::<usize>();
+                if *super_id == 0 {
+                    break;
+                }
+                next = *super_id;
             }
+        }
+        out
+    }
+
+    /// Learns a class's layout from its CLASS DUMP.
+    fn learn_class(&mut self, class_id: u64, super_id: u64, fields: Fields) {
+        self.layouts.insert(class_id, (super_id, fields));
+        // Thread classes are found again at the next instance.
+        self.tid_offsets = None;
+    }
+
+    /// Notes a thread object's tid, if `class` is a thread class.
+    fn note_instance(&mut self, object_id: u64, class_id: u64, values: &[u8]) {
+        if let Some(at) = self.tid_offset(class_id)
+            && let Some(bytes) = values.get(at..at + 8)
+        {
+            let mut be = [0u8; 8];
+            be.copy_from_slice(bytes);
+            self.thread_objects
+                .insert(object_id, (i64::from_be_bytes(be), class_id));
+        }
+    }
+
+    /// A root that names a thread, as held back; `None` for every other record.
+    fn held(record: &HeapRecord<'_>) -> Option<Held> {
+        Some(match *record {
             HeapRecord::RootThreadObject {
                 thread_object_id,
                 thread_serial,
                 stack_trace_serial,
-            } => {
-                self.held.push(Held::Thread {
-                    id: thread_object_id,
-                    thread: thread_serial,
-                    trace: stack_trace_serial,
-                });
-                return Ok(());
-            }
+            } => Held::Thread {
+                id: thread_object_id,
+                thread: thread_serial,
+                trace: stack_trace_serial,
+            },
             HeapRecord::RootJavaFrame {
                 object_id,
                 thread_serial,
                 frame_number,
-            } => {
-                self.held.push(Held::JavaFrame {
-                    id: object_id,
-                    thread: thread_serial,
-                    frame: frame_number,
-                });
-                return Ok(());
-            }
+            } => Held::JavaFrame {
+                id: object_id,
+                thread: thread_serial,
+                frame: frame_number,
+            },
             HeapRecord::RootJniLocal {
                 object_id,
                 thread_serial,
                 frame_number,
-            } => {
-                self.held.push(Held::JniLocal {
-                    id: object_id,
-                    thread: thread_serial,
-                    frame: frame_number,
-                });
-                return Ok(());
-            }
+            } => Held::JniLocal {
+                id: object_id,
+                thread: thread_serial,
+                frame: frame_number,
+            },
             HeapRecord::RootNativeStack {
                 object_id,
                 thread_serial,
-            } => {
-                self.held.push(Held::NativeStack {
-                    id: object_id,
-                    thread: thread_serial,
-                });
-                return Ok(());
-            }
+            } => Held::NativeStack {
+                id: object_id,
+                thread: thread_serial,
+            },
             HeapRecord::RootThreadBlock {
                 object_id,
                 thread_serial,
-            } => {
-                self.held.push(Held::ThreadBlock {
-                    id: object_id,
-                    thread: thread_serial,
-                });
-                return Ok(());
+            } => Held::ThreadBlock {
+                id: object_id,
+                thread: thread_serial,
+            },
+            _ => return None,
+        })
+    }
+
+    /// Writes a CLASS DUMP (names are the JVM's STRING ids, written before the dump).
+    fn class_dump(&mut self, c: &hprof_format::ClassDump<'_>) -> Result<(), MergeError> {
+        let fields: Fields = c.instance_fields().collect();
+        let info = self.class(c.class_id);
+        let named: Vec<(String, BasicType)> = fields
+            .iter()
+            .map(|(n, t)| (name_of(&self.strings, *n).text.to_string(), *t))
+            .collect();
+        self.w.heap_class_layout(&info, c.super_class_id, &named)?;
+        let statics: Vec<(HeapName<'_>, hprof_format::Value)> = c
+            .static_fields()
+            .map(|(n, v)| (name_of(&self.strings, n), v))
+            .collect();
+        let instance: Vec<(HeapName<'_>, BasicType)> = fields
+            .iter()
+            .map(|(n, t)| (name_of(&self.strings, *n), *t))
+            .collect();
+        let constant_pool: Vec<(u16, hprof_format::Value)> = c.constant_pool().collect();
+        self.w.heap_class_dump(
+            c.class_id,
+            c.super_class_id,
+            c.class_loader_id,
+            c.signers_id,
+            c.protection_domain_id,
+            c.instance_size,
+            &constant_pool,
+            &statics,
+            &instance,
+        )?;
+        self.learn_class(c.class_id, c.super_class_id, fields);
+        Ok(())
+    }
+
+    /// One segment body of the JVM's, rewritten in place and written whole: objects get the
+    /// agent's empty trace, roots that name threads are taken out (held back). Sub-records
+    /// are stepped over by their headers alone; CLASS DUMPs, few, are parsed.
+    fn raw_segment(&mut self, body: &mut Vec<u8>, offset: u64) -> Result<(), MergeError> {
+        let bad = |at: usize, what: &str| {
+            MergeError::Input(format!("{what} at offset {}", offset + at as u64))
+        };
+        let u4 = |b: &[u8], at: usize| u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+        let u8_ = |b: &[u8], at: usize| {
+            let mut x = [0u8; 8];
+            x.copy_from_slice(&b[at..at + 8]);
+            u64::from_be_bytes(x)
+        };
+        let empty = EMPTY_TRACE_SERIAL.to_be_bytes();
+        // (start, end) of the sub-records taken out.
+        let mut cut: Vec<(usize, usize)> = Vec::new();
+        let len = body.len();
+        let mut pos = 0;
+        while pos < len {
+            let tag = body[pos];
+            let fixed = match tag {
+                0xFF | 0x05 | 0x07 => 9,
+                0x01..=0x03 | 0x08 => 17,
+                0x04 | 0x06 => 13,
+                0x21 | 0x22 => 25,
+                0x23 => 18,
+                0x20 => 1,
+                _ => {
+                    return Err(bad(
+                        pos,
+                        &format!("unknown heap dump sub-record tag 0x{tag:02x}"),
+                    ));
+                }
+            };
+            if pos + fixed > len {
+                return Err(bad(pos, "a heap dump sub-record cut short"));
             }
+            let end = match tag {
+                0x21 => {
+                    let n = u4(body, pos + 21) as usize;
+                    let end = pos + 25 + n;
+                    if end > len {
+                        return Err(bad(pos, "an INSTANCE DUMP cut short"));
+                    }
+                    body[pos + 9..pos + 13].copy_from_slice(&empty);
+                    self.stats.objects += 1;
+                    let (object_id, class_id) = (u8_(body, pos + 1), u8_(body, pos + 13));
+                    self.note_instance(object_id, class_id, &body[pos + 25..end]);
+                    end
+                }
+                0x22 => {
+                    let n = u4(body, pos + 13) as usize;
+                    let end = pos + 25 + n * 8;
+                    if end > len {
+                        return Err(bad(pos, "an OBJECT ARRAY DUMP cut short"));
+                    }
+                    body[pos + 9..pos + 13].copy_from_slice(&empty);
+                    self.stats.objects += 1;
+                    end
+                }
+                0x23 => {
+                    let n = u4(body, pos + 13) as usize;
+                    let size = BasicType::from_u8(body[pos + 17])
+                        .filter(|t| *t != BasicType::Object)
+                        .ok_or_else(|| bad(pos, "a PRIMITIVE ARRAY DUMP of no primitive type"))?
+                        .size(IdSize::Eight);
+                    let end = pos + 18 + n * size;
+                    if end > len {
+                        return Err(bad(pos, "a PRIMITIVE ARRAY DUMP cut short"));
+                    }
+                    body[pos + 9..pos + 13].copy_from_slice(&empty);
+                    self.stats.objects += 1;
+                    end
+                }
+                0x20 => {
+                    let mut one = hprof_format::HeapRecords::over(
+                        &body[pos..],
+                        offset + pos as u64,
+                        IdSize::Eight,
+                    );
+                    let end = match one.next()? {
+                        Some((_, HeapRecord::ClassDump(c))) => {
+                            self.learn_class(
+                                c.class_id,
+                                c.super_class_id,
+                                c.instance_fields().collect(),
+                            );
+                            (one.offset() - offset) as usize
+                        }
+                        _ => return Err(bad(pos, "a CLASS DUMP that can't be read")),
+                    };
+                    body[pos + 9..pos + 13].copy_from_slice(&empty);
+                    end
+                }
+                _ => {
+                    let end = pos + fixed;
+                    let id = u8_(body, pos + 1);
+                    let thread = if fixed > 9 { u4(body, pos + 9) } else { 0 };
+                    let held = match tag {
+                        0x08 => Some(Held::Thread {
+                            id,
+                            thread,
+                            trace: u4(body, pos + 13),
+                        }),
+                        0x03 => Some(Held::JavaFrame {
+                            id,
+                            thread,
+                            frame: u4(body, pos + 13),
+                        }),
+                        0x02 => Some(Held::JniLocal {
+                            id,
+                            thread,
+                            frame: u4(body, pos + 13),
+                        }),
+                        0x04 => Some(Held::NativeStack { id, thread }),
+                        0x06 => Some(Held::ThreadBlock { id, thread }),
+                        _ => None,
+                    };
+                    if let Some(held) = held {
+                        self.held.push(held);
+                        cut.push((pos, end));
+                    }
+                    end
+                }
+            };
+            pos = end;
+        }
+        if !cut.is_empty() {
+            let mut write = 0;
+            let mut read = 0;
+            for (start, end) in cut {
+                body.copy_within(read..start, write);
+                write += start - read;
+                read = end;
+            }
+            body.copy_within(read..len, write);
+            write += len - read;
+            body.truncate(write);
+        }
+        if !body.is_empty() {
+            self.w.heap_raw_segment(body)?;
+        }
+        Ok(())
+    }
+
+    fn heap_record(&mut self, record: HeapRecord<'_>) -> Result<(), MergeError> {
+        if let Some(held) = Merge::held(&record) {
+            self.held.push(held);
+            return Ok(());
+        }
+        let rewritten = match record {
+            HeapRecord::ClassDump(c) => return self.class_dump(&c),
             HeapRecord::InstanceDump {
                 object_id,
                 class_id,
@@ -350,14 +524,7 @@ impl Merge<'_> {
                 ..
             } => {
                 self.stats.objects += 1;
-                if let Some(at) = self.tid_offset(class_id)
-                    && let Some(bytes) = values.get(at..at + 8)
-                {
-                    let mut be = [0u8; 8];
-                    be.copy_from_slice(bytes);
-                    self.thread_objects
-                        .insert(object_id, (i64::from_be_bytes(be), class_id));
-                }
+                self.note_instance(object_id, class_id, values);
                 HeapRecord::InstanceDump {
                     object_id,
                     stack_trace_serial: EMPTY_TRACE_SERIAL,
@@ -398,6 +565,15 @@ impl Merge<'_> {
             other => other,
         };
         self.w.heap_record(&rewritten)?;
+        Ok(())
+    }
+
+    /// Opens the output's heap dump at the JVM's first segment.
+    fn begin(&mut self) -> Result<(), MergeError> {
+        if !self.begun {
+            self.w.heap_dump_begin()?;
+            self.begun = true;
+        }
         Ok(())
     }
 
@@ -494,6 +670,11 @@ impl Merge<'_> {
 /// Marks a trace whose serial was replaced by the output's (serials stay far below it).
 const TRACE_MAPPED: u32 = 1 << 31;
 
+/// Segments of the JVM's file up to this size are rewritten whole in memory (HotSpot 17+
+/// writes segments of at most 1 MB, but for a single larger array); larger ones (JDK 11
+/// writes the whole heap in segments of up to 2 GB) are read record by record.
+const RAW_SEGMENT_LIMIT: u32 = 16 << 20;
+
 /// Merges the heap dump `src` (a whole HPROF file as HotSpot writes it) into `w` as one heap
 /// dump. On an input error after the heap dump has begun, the dump is ended so the output
 /// stays well-formed, and the error is returned.
@@ -502,12 +683,7 @@ pub fn merge(
     w: &mut dyn ProfileWriter,
     ids: &mut dyn Numbering,
 ) -> Result<MergeStats, MergeError> {
-    let mut reader = StreamReader::new(src)?;
-    if reader.header().id_size != IdSize::Eight {
-        return Err(MergeError::Input(
-            "identifiers are not 8 bytes (a 32-bit JVM)".into(),
-        ));
-    }
+    let raw = w.takes_raw_segments();
     let mut m = Merge {
         w,
         ids,
@@ -519,28 +695,17 @@ pub fn merge(
         traces: Vec::new(),
         layouts: HashMap::default(),
         thread_class: None,
-        tid_offsets: HashMap::default(),
+        tid_offsets: None,
         thread_objects: HashMap::default(),
         held: Vec::new(),
         begun: false,
         stats: MergeStats::default(),
     };
-    let result = (|| -> Result<(), MergeError> {
-        while let Some(event) = reader.next_event()? {
-            match event {
-                Event::Record(_, record) => m.record(record)?,
-                Event::HeapDumpStart(_) => {
-                    if !m.begun {
-                        m.w.heap_dump_begin()?;
-                        m.begun = true;
-                    }
-                }
-                Event::HeapRecord(_, record) => m.heap_record(record)?,
-                Event::HeapDumpFinish => {}
-            }
-        }
-        Ok(())
-    })();
+    let result = if raw {
+        merge_raw(src, &mut m)
+    } else {
+        merge_parsed(src, &mut m)
+    };
     match result {
         Ok(()) => {
             if !m.begun {
@@ -558,4 +723,125 @@ pub fn merge(
         }
         Err(e) => Err(e),
     }
+}
+
+/// Every sub-record parsed and written again (the text format's way).
+fn merge_parsed(src: impl Read, m: &mut Merge<'_>) -> Result<(), MergeError> {
+    let mut reader = StreamReader::new(src)?;
+    if reader.header().id_size != IdSize::Eight {
+        return Err(MergeError::Input(
+            "identifiers are not 8 bytes (a 32-bit JVM)".into(),
+        ));
+    }
+    while let Some(event) = reader.next_event()? {
+        match event {
+            Event::Record(_, record) => m.record(record)?,
+            Event::HeapDumpStart(_) => m.begin()?,
+            Event::HeapRecord(_, record) => m.heap_record(record)?,
+            Event::HeapDumpFinish => {}
+        }
+    }
+    Ok(())
+}
+
+/// Reads exactly `buf.len()` bytes; `Ok(false)` at a clean end of input before the first.
+fn read_full(src: &mut impl Read, buf: &mut [u8], offset: u64) -> Result<bool, MergeError> {
+    let mut got = 0;
+    while got < buf.len() {
+        match src.read(&mut buf[got..]) {
+            Ok(0) if got == 0 => return Ok(false),
+            Ok(0) => {
+                return Err(MergeError::Input(format!(
+                    "the file ends inside a record at offset {offset}"
+                )));
+            }
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                return Err(MergeError::Input(format!(
+                    "read error at offset {offset}: {e}"
+                )));
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// Heap dump segments copied whole, rewritten in place (the binary format's way).
+fn merge_raw(mut src: impl Read, m: &mut Merge<'_>) -> Result<(), MergeError> {
+    // The header: the name, a NUL, the id size and the time.
+    let mut name = Vec::new();
+    let mut byte = [0u8; 1];
+    loop {
+        if !read_full(&mut src, &mut byte, name.len() as u64)? || name.len() > 64 {
+            return Err(MergeError::Input("no HPROF file header".into()));
+        }
+        name.push(byte[0]);
+        if byte[0] == 0 {
+            break;
+        }
+    }
+    let mut rest = [0u8; 12];
+    if !read_full(&mut src, &mut rest, name.len() as u64)? {
+        return Err(MergeError::Input("the file header is cut short".into()));
+    }
+    name.extend_from_slice(&rest);
+    let (header, header_len) = hprof_format::Header::parse(&name)?;
+    if header.id_size != IdSize::Eight {
+        return Err(MergeError::Input(
+            "identifiers are not 8 bytes (a 32-bit JVM)".into(),
+        ));
+    }
+    let mut offset = header_len as u64;
+    let mut head = [0u8; hprof_format::RECORD_HEADER_LEN];
+    let mut body: Vec<u8> = Vec::new();
+    while read_full(&mut src, &mut head, offset)? {
+        let record = hprof_format::RecordHeader::parse(&head, offset)?;
+        let body_at = offset + hprof_format::RECORD_HEADER_LEN as u64;
+        let len = record.length;
+        match record.tag {
+            hprof_format::Tag::HeapDump | hprof_format::Tag::HeapDumpSegment
+                if len > RAW_SEGMENT_LIMIT =>
+            {
+                m.begin()?;
+                // Read record by record: a stream of just this segment behind a header.
+                let mut prefix = name[..header_len].to_vec();
+                prefix.extend_from_slice(&head);
+                let segment = io::Read::chain(&prefix[..], (&mut src).take(u64::from(len)));
+                let mut reader = StreamReader::new(segment)?;
+                while let Some(event) = reader.next_event()? {
+                    if let Event::HeapRecord(_, r) = event {
+                        m.heap_record(r)?;
+                    }
+                }
+                if reader.offset() != (header_len + head.len()) as u64 + u64::from(len) {
+                    return Err(MergeError::Input(format!(
+                        "the heap dump segment at offset {offset} is cut short"
+                    )));
+                }
+            }
+            hprof_format::Tag::HeapDump | hprof_format::Tag::HeapDumpSegment => {
+                m.begin()?;
+                body.resize(len as usize, 0);
+                if !read_full(&mut src, &mut body, body_at)? && len > 0 {
+                    return Err(MergeError::Input(format!(
+                        "the file ends inside the record at offset {offset}"
+                    )));
+                }
+                m.raw_segment(&mut body, body_at)?;
+            }
+            _ => {
+                body.resize(len as usize, 0);
+                if !read_full(&mut src, &mut body, body_at)? && len > 0 {
+                    return Err(MergeError::Input(format!(
+                        "the file ends inside the record at offset {offset}"
+                    )));
+                }
+                let parsed = Record::parse(&record, &body, IdSize::Eight)?;
+                m.record(parsed)?;
+            }
+        }
+        offset = body_at + u64::from(len);
+    }
+    Ok(())
 }

@@ -302,6 +302,14 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
         )
     }
 
+    fn takes_raw_segments(&self) -> bool {
+        true
+    }
+
+    fn heap_raw_segment(&mut self, body: &[u8]) -> io::Result<()> {
+        self.out.heap_segment(body)
+    }
+
     fn heap_utf8(&mut self, id: u64, text: &[u8]) -> io::Result<()> {
         let time = self.time();
         self.out.utf8(time, id, text)

@@ -228,6 +228,17 @@ pub trait ProfileWriter: Send {
     ) -> io::Result<()> {
         Ok(())
     }
+    /// Whether [`ProfileWriter::heap_raw_segment`] is supported (binary).
+    fn takes_raw_segments(&self) -> bool {
+        false
+    }
+    /// Whole heap dump sub-records, already encoded with 8-byte ids, as one segment of the
+    /// open heap dump (binary).
+    fn heap_raw_segment(&mut self, _body: &[u8]) -> io::Result<()> {
+        Err(io::Error::other(
+            "this format takes no raw heap dump segments",
+        ))
+    }
     /// A STRING record with an id the caller chose (a name of the JVM's heap dump, renumbered
     /// out of the writer's own range); binary only.
     fn heap_utf8(&mut self, _id: u64, _text: &[u8]) -> io::Result<()> {
