@@ -12,8 +12,8 @@
 //!   start (a virtual thread) gets a new serial and a START THREAD record;
 //! - stack traces: the JVM's per-thread traces get new serials; the JVM's empty trace (the
 //!   allocation site of every object) becomes the agent's empty trace 300000;
-//! - STACK FRAME ids get new ids out of the agent's own range; STRING ids stay the JVM's
-//!   (addresses of its symbols, far above the agent's small ones).
+//! - STRING and STACK FRAME ids get new ids out of the agent's own range (the JVM's STRING ids
+//!   are its symbols' addresses, which a later dump may give to another name).
 //!
 //! Roots that name a thread are held back (a few per thread) until the thread objects have
 //! been read, then written at the end of the heap dump, with the threads' stacks.
@@ -99,8 +99,8 @@ type Fields = Vec<(u64, BasicType)>;
 struct Merge<'a> {
     w: &'a mut dyn ProfileWriter,
     ids: &'a mut dyn Numbering,
-    /// STRING id → text.
-    strings: HashMap<u64, Box<str>>,
+    /// The JVM's STRING id → (the output's id, text).
+    strings: HashMap<u64, (u64, Box<str>)>,
     /// Class address → class.
     classes: HashMap<u64, Arc<ClassInfo>>,
     /// The JVM's class serial → class.
@@ -124,11 +124,48 @@ struct Merge<'a> {
     stats: MergeStats,
 }
 
-fn name_of(strings: &HashMap<u64, Box<str>>, id: u64) -> HeapName<'_> {
-    HeapName {
-        id,
-        text: strings.get(&id).map_or("", |t| t),
+fn name_of(strings: &HashMap<u64, (u64, Box<str>)>, id: u64) -> HeapName<'_> {
+    match strings.get(&id) {
+        Some((our, text)) => HeapName { id: *our, text },
+        None => HeapName { id: 0, text: "" },
     }
+}
+
+/// Rewrites, in place, the name ids of a CLASS DUMP (`record`, from its tag byte) to the
+/// output's; `None` if the record is malformed.
+fn rename_class_dump(record: &mut [u8], strings: &HashMap<u64, (u64, Box<str>)>) -> Option<()> {
+    let u2 = |b: &[u8], at: usize| -> Option<usize> {
+        Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]) as usize)
+    };
+    let rename = |b: &mut [u8], at: usize| -> Option<()> {
+        let slot = b.get_mut(at..at + 8)?;
+        let mut id = [0u8; 8];
+        id.copy_from_slice(slot);
+        let our = strings.get(&u64::from_be_bytes(id)).map_or(0, |s| s.0);
+        slot.copy_from_slice(&our.to_be_bytes());
+        Some(())
+    };
+    let size = |code: u8| Some(BasicType::from_u8(code)?.size(IdSize::Eight));
+    // tag, id, serial, six ids, instance size
+    let mut at = 1 + 8 + 4 + 6 * 8 + 4;
+    let constants = u2(record, at)?;
+    at += 2;
+    for _ in 0..constants {
+        at += 3 + size(*record.get(at + 2)?)?;
+    }
+    let statics = u2(record, at)?;
+    at += 2;
+    for _ in 0..statics {
+        rename(record, at)?;
+        at += 9 + size(*record.get(at + 8)?)?;
+    }
+    let fields = u2(record, at)?;
+    at += 2;
+    for _ in 0..fields {
+        rename(record, at)?;
+        at += 9;
+    }
+    Some(())
 }
 
 impl Merge<'_> {
@@ -151,9 +188,10 @@ impl Merge<'_> {
     fn record(&mut self, record: Record<'_>) -> Result<(), MergeError> {
         match record {
             Record::Utf8 { id, text } => {
-                self.w.heap_utf8(id, text)?;
+                let our = self.ids.foreign_id();
+                self.w.heap_utf8(our, text)?;
                 let text: Box<str> = String::from_utf8_lossy(text).into();
-                self.strings.insert(id, text);
+                self.strings.insert(id, (our, text));
             }
             Record::LoadClass {
                 class_serial,
@@ -332,7 +370,7 @@ impl Merge<'_> {
         })
     }
 
-    /// Writes a CLASS DUMP (names are the JVM's STRING ids, written before the dump).
+    /// Writes a CLASS DUMP, its names renumbered (their STRING records precede the dump).
     fn class_dump(&mut self, c: &hprof_format::ClassDump<'_>) -> Result<(), MergeError> {
         let fields: Fields = c.instance_fields().collect();
         let info = self.class(c.class_id);
@@ -457,6 +495,8 @@ impl Merge<'_> {
                         _ => return Err(bad(pos, "a CLASS DUMP that can't be read")),
                     };
                     body[pos + 9..pos + 13].copy_from_slice(&empty);
+                    rename_class_dump(&mut body[pos..end], &self.strings)
+                        .ok_or_else(|| bad(pos, "a CLASS DUMP that can't be read"))?;
                     end
                 }
                 _ => {
