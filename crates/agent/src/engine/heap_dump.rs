@@ -14,7 +14,9 @@ use std::collections::HashSet;
 
 use rustc_hash::FxHashMap as HashMap;
 use std::io;
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use hprof_format::{BasicType, HeapRecord, IdList, IdSize, Value};
@@ -108,6 +110,9 @@ pub const FORCE_WALK_ENV: &str = "_HPROF_HEAP_WALK";
 /// Set (to anything) to print how long each part of a heap dump took (for benchmarks).
 pub const TIMES_ENV: &str = "_HPROF_HEAP_TIMES";
 
+/// Set (to anything) to merge the JVM's file only once it is complete.
+pub const NO_FOLLOW_ENV: &str = "_HPROF_HEAP_NO_FOLLOW";
+
 /// What a dump's preparation left for its writing.
 #[derive(Debug)]
 enum Prepared {
@@ -124,6 +129,8 @@ enum Prepared {
     },
     /// The JVMTI walk writes the dump, for this reason (`None`: asked for).
     Walk(Option<String>),
+    /// The dump is already in the output (merged as the JVM wrote it).
+    Merged,
 }
 
 /// Numbers kept from one dump to the next.
@@ -147,11 +154,17 @@ pub struct HeapDump {
 struct AgentNumbering<'a> {
     ctx: &'a Context,
     class_serials: &'a std::collections::HashMap<String, u32>,
-    tids: &'a HashMap<i64, u32>,
+    /// The agent's serial of each thread it knows, by `Thread.tid`.
+    tids: HashMap<i64, u32>,
     /// Names of the JVM's platform threads, by `Thread.tid`.
-    names: &'a HashMap<i64, String>,
+    names: HashMap<i64, String>,
+    /// Where the threads seen after the JVM's dump come from, while it is being merged.
+    later: Option<std::sync::mpsc::Receiver<ThreadsSeen>>,
     kept: &'a mut Kept,
 }
+
+/// Threads seen around a dump: serials by tid, names by tid.
+type ThreadsSeen = (HashMap<i64, u32>, HashMap<i64, String>);
 
 impl Numbering for AgentNumbering<'_> {
     fn class_serial(&mut self, name: &str, nth: usize) -> u32 {
@@ -174,6 +187,12 @@ impl Numbering for AgentNumbering<'_> {
     }
 
     fn thread_serial(&mut self, tid: Option<i64>) -> (u32, Option<String>) {
+        if let Some(later) = self.later.take()
+            && let Ok((tids, names)) = later.recv()
+        {
+            self.tids.extend(tids);
+            self.names.extend(names);
+        }
         if let Some(tid) = tid {
             if let Some(&serial) = self.tids.get(&tid) {
                 return (serial, None);
@@ -261,6 +280,64 @@ fn private_dir(output: &Output) -> io::Result<tempfile::TempDir> {
     make(&std::env::temp_dir())
 }
 
+/// Merges the JVM's dump from `src` into the output; an unreadable dump is ended and noted.
+fn merge_into(src: impl Read, mut numbering: AgentNumbering<'_>, out: &mut ProfileOutput) {
+    let started = std::time::Instant::now();
+    out.write(|w| match heap_merge::merge(src, w, &mut numbering) {
+        Ok(_) => Ok(()),
+        Err(MergeError::Output(e)) => Err(e),
+        Err(e @ MergeError::Input(_)) => {
+            let note = format!("heap dump incomplete: {e}");
+            eprintln!("HPROF ERROR: {note}");
+            w.error_note(&note)
+        }
+    });
+    if std::env::var_os(TIMES_ENV).is_some() {
+        eprintln!(
+            "HPROF heap dump: merged in {:.3} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+}
+
+/// Frees the part of the JVM's file already read, in pieces of this size.
+const FREE_STEP: u64 = 8 << 20;
+
+/// Reads a file the JVM is still writing: at its end, waits for more until `done` says the
+/// JVM has returned; frees (punches out of the file) what has been read, so neither the disk
+/// nor the page cache holds more than a few pieces of it.
+struct Follow<'a> {
+    file: std::fs::File,
+    done: &'a AtomicBool,
+    read: u64,
+    freed: u64,
+}
+
+impl Read for Follow<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let finished = self.done.load(Ordering::Acquire);
+            let n = self.file.read(buf)?;
+            if n > 0 {
+                self.read += n as u64;
+                if self.read - self.freed >= 2 * FREE_STEP {
+                    let upto = self.read / FREE_STEP * FREE_STEP - FREE_STEP;
+                    if crate::jvmti::free_file_range(&self.file, self.freed, upto - self.freed)
+                        .is_ok()
+                    {
+                        self.freed = upto;
+                    }
+                }
+                return Ok(n);
+            }
+            if finished {
+                return Ok(0);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+}
+
 impl HeapDump {
     /// A heap dump engine.
     pub fn new() -> HeapDump {
@@ -323,8 +400,8 @@ impl HeapDump {
         &self,
         ctx: &Context,
         path: &Path,
-        tids: &HashMap<i64, u32>,
-        names: &HashMap<i64, String>,
+        tids: HashMap<i64, u32>,
+        names: HashMap<i64, String>,
         class_serials: &std::collections::HashMap<String, u32>,
         out: &mut ProfileOutput,
     ) {
@@ -340,34 +417,117 @@ impl HeapDump {
         // Nothing is left behind whatever happens next.
         let _ = std::fs::remove_file(path);
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-        let mut numbering = AgentNumbering {
+        let numbering = AgentNumbering {
             ctx,
             class_serials,
             tids,
             names,
+            later: None,
             kept: &mut kept,
         };
-        let started = std::time::Instant::now();
-        out.write(|w| {
-            match heap_merge::merge(
-                std::io::BufReader::with_capacity(1 << 20, file),
-                w,
-                &mut numbering,
-            ) {
-                Ok(_) => Ok(()),
-                Err(MergeError::Output(e)) => Err(e),
-                Err(e @ MergeError::Input(_)) => {
-                    let note = format!("heap dump incomplete: {e}");
-                    eprintln!("HPROF ERROR: {note}");
-                    w.error_note(&note)
-                }
+        merge_into(
+            std::io::BufReader::with_capacity(1 << 20, file),
+            numbering,
+            out,
+        );
+    }
+
+    /// Whether the JVM's file can be merged while the JVM writes it: HotSpot 15 and later
+    /// write their dump front to back (earlier ones go back to fix each segment's length),
+    /// and the binary format copies segments whole.
+    fn can_follow(ctx: &Context) -> bool {
+        ctx.options.format == crate::options::Format::Binary
+            && ctx.jvmti.feature_version().is_some_and(|v| v >= 15)
+            && std::env::var_os(NO_FOLLOW_ENV).is_none()
+    }
+
+    /// Has the JVM write the dump while a thread of the agent's merges the file into the
+    /// output as it grows, freeing what it has read: the file never holds much, and the two
+    /// run side by side. `None` if the JVM's dumper can't be used (the walk must do it).
+    fn dump_followed(
+        &self,
+        ctx: &Context,
+        jni: Jni,
+        bean: &DiagnosticBean,
+        output: &Mutex<ProfileOutput>,
+    ) -> Prepared {
+        let dir = match private_dir(&ctx.options.output) {
+            Ok(dir) => dir,
+            Err(e) => {
+                return Prepared::Walk(Some(format!(
+                    "no private directory for the JVM's heap dump ({e})"
+                )));
             }
+        };
+        let path = dir.path().join("heap.hprof");
+        let Some(text) = path.to_str() else {
+            return Prepared::Walk(Some("the temporary path is not UTF-8".into()));
+        };
+        let mut names = HashMap::default();
+        let tids = thread_tids(ctx, jni, &mut names);
+        let class_serials = match ctx.traces.lock() {
+            Ok(t) => t.class_serials_by_name(),
+            Err(_) => Default::default(),
+        };
+        let done = AtomicBool::new(false);
+        let (tell, later) = std::sync::mpsc::channel::<ThreadsSeen>();
+        let started = std::time::Instant::now();
+        let (dumped, merged) = std::thread::scope(|scope| {
+            let follower = scope.spawn(|| {
+                let file = loop {
+                    let finished = done.load(Ordering::Acquire);
+                    match std::fs::File::open(&path) {
+                        Ok(file) => break file,
+                        Err(_) if finished => return false,
+                        Err(_) => std::thread::sleep(std::time::Duration::from_millis(2)),
+                    }
+                };
+                let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+                let numbering = AgentNumbering {
+                    ctx,
+                    class_serials: &class_serials,
+                    tids,
+                    names: HashMap::default(),
+                    later: Some(later),
+                    kept: &mut kept,
+                };
+                let follow = Follow {
+                    file,
+                    done: &done,
+                    read: 0,
+                    freed: 0,
+                };
+                let Ok(mut out) = output.lock() else {
+                    return false;
+                };
+                merge_into(
+                    std::io::BufReader::with_capacity(1 << 20, follow),
+                    numbering,
+                    &mut out,
+                );
+                true
+            });
+            let dumped = bean.dump_heap(jni, text);
+            if std::env::var_os(TIMES_ENV).is_some() {
+                eprintln!(
+                    "HPROF heap dump: the JVM wrote its dump in {:.3} s",
+                    started.elapsed().as_secs_f64()
+                );
+            }
+            let mut names = names;
+            let after = thread_tids(ctx, jni, &mut names);
+            done.store(true, Ordering::Release);
+            let _ = tell.send((after, names));
+            (dumped, follower.join().unwrap_or(true))
         });
-        if std::env::var_os(TIMES_ENV).is_some() {
-            eprintln!(
-                "HPROF heap dump: merged in {:.3} s",
-                started.elapsed().as_secs_f64()
-            );
+        drop(dir);
+        match (dumped, merged) {
+            (Err(e), false) => Prepared::Walk(Some(format!("the JVM's heap dumper failed ({e})"))),
+            (Err(e), true) => {
+                eprintln!("HPROF ERROR: the JVM's heap dumper failed ({e})");
+                Prepared::Merged
+            }
+            (Ok(()), _) => Prepared::Merged,
         }
     }
 
@@ -910,6 +1070,20 @@ impl Engine for HeapDump {
         *self.prepared.lock().unwrap_or_else(|e| e.into_inner()) = Some(prepared);
     }
 
+    fn prepare_with_output(&self, ctx: &Context, jni: Option<Jni>, output: &Mutex<ProfileOutput>) {
+        let Some(jni) = jni else { return };
+        let bean = match BEAN.get() {
+            Some(Ok(bean))
+                if HeapDump::can_follow(ctx) && std::env::var_os(FORCE_WALK_ENV).is_none() =>
+            {
+                bean
+            }
+            _ => return self.prepare(ctx, Some(jni)),
+        };
+        let prepared = self.dump_followed(ctx, jni, bean, output);
+        *self.prepared.lock().unwrap_or_else(|e| e.into_inner()) = Some(prepared);
+    }
+
     fn dump(&self, ctx: &Context, jni: Option<Jni>, out: &mut ProfileOutput) {
         let prepared = self
             .prepared
@@ -924,9 +1098,10 @@ impl Engine for HeapDump {
                 names,
                 class_serials,
             }) => {
-                self.merge_file(ctx, &path, &tids, &names, &class_serials, out);
+                self.merge_file(ctx, &path, tids, names, &class_serials, out);
                 drop(dir);
             }
+            Some(Prepared::Merged) => {}
             Some(Prepared::Walk(reason)) => {
                 if let Some(reason) = reason {
                     eprintln!("HPROF WARNING: {reason}; the heap dump uses the JVMTI heap walk");

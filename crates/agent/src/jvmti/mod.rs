@@ -1528,5 +1528,29 @@ impl Jni {
     }
 }
 
+/// Frees `len` bytes of `file` from `offset` (a hole punched in it, its size kept): the disk
+/// blocks and cached pages of a part already read go at once, dirty or not.
+pub fn free_file_range(file: &std::fs::File, offset: u64, len: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return Err(std::io::Error::other("range too large"));
+    };
+    // SAFETY: fallocate only reads its integer arguments; the descriptor is open for as long
+    // as `file` is borrowed.
+    let rc = unsafe {
+        libc::fallocate(
+            file.as_raw_fd(),
+            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+            offset,
+            len,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 // After the macros above, which it uses.
 pub mod walk;
