@@ -219,7 +219,16 @@ enum Sub {
 
 impl Binary {
     fn read(path: &std::path::Path) -> Binary {
-        let bytes = std::fs::read(path).unwrap();
+        let mut bytes = std::fs::read(path).unwrap();
+        if bytes.starts_with(&[0x1f, 0x8b]) {
+            let mut plain = Vec::new();
+            std::io::Read::read_to_end(
+                &mut flate2::read::MultiGzDecoder::new(&bytes[..]),
+                &mut plain,
+            )
+            .unwrap();
+            bytes = plain;
+        }
         let (_, mut records) = Records::new(&bytes).unwrap();
         let mut b = Binary::default();
         let mut open = false;
@@ -854,4 +863,27 @@ fn text_dump_names_threads_stacks() {
             .any(|f| f.starts_with("ThreadStacks.sleepHolding(ThreadStacks.java:")),
         "{block:?}"
     );
+}
+
+#[test]
+fn a_gz_file_name_gives_a_gzip_profile() {
+    let jdk = jdk17();
+    {
+        let what = format!("JDK {}", jdk.version);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("dump.hprof.gz");
+        let agent = agentpath(&format!("heap=dump,format=b,file={}", file.display()));
+        let mut command = java_command(&jdk, dir.path(), &[&agent], "ThreadStacks", &[]);
+        command.stdin(Stdio::piped()).stderr(Stdio::piped());
+        let (mut child, _) = start_until_ready(command);
+        drop(child.stdin.take());
+        let run = finish(child);
+        assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
+        let bytes = std::fs::read(&file).unwrap();
+        assert_eq!(&bytes[..2], &[0x1f, 0x8b], "{what}: not gzip");
+        let b = Binary::read(&file);
+        assert_eq!(b.dumps.len(), 1, "{what}");
+        assert_consistent(&b, &what);
+        b.thread("stack-sleeper");
+    }
 }

@@ -300,6 +300,10 @@ fn merge_into(src: impl Read, mut numbering: AgentNumbering<'_>, out: &mut Profi
     }
 }
 
+/// The read buffer in front of the JVM's file: small records are read through it, segment
+/// bodies (up to 1 MB) mostly straight into the merge's own buffer.
+const READ_BUFFER: usize = 64 << 10;
+
 /// Frees the part of the JVM's file already read, in pieces of this size.
 const FREE_STEP: u64 = 8 << 20;
 
@@ -426,7 +430,7 @@ impl HeapDump {
             kept: &mut kept,
         };
         merge_into(
-            std::io::BufReader::with_capacity(1 << 20, file),
+            std::io::BufReader::with_capacity(READ_BUFFER, file),
             numbering,
             out,
         );
@@ -501,7 +505,7 @@ impl HeapDump {
                     return false;
                 };
                 merge_into(
-                    std::io::BufReader::with_capacity(1 << 20, follow),
+                    std::io::BufReader::with_capacity(READ_BUFFER, follow),
                     numbering,
                     &mut out,
                 );

@@ -329,6 +329,7 @@ pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
     let mut socket = None;
     let sink: Box<dyn Write + Send> = match &options.output {
         Output::File(path) => {
+            let gzip = is_gzip_name(path);
             // force=y replaces an existing file (a new private file renamed over it; a device
             // or FIFO named by file= is written to as it is); a symbolic link is refused.
             let path = if options.force {
@@ -353,7 +354,15 @@ pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
                 other => other.map_err(|e| (path.clone(), e)),
             }
             .map_err(|(path, e)| format!("can't create profile file: {} ({e})", path.display()))?;
-            Box::new(file)
+            if gzip {
+                // Finished (its trailer written) when the output is closed and dropped.
+                Box::new(flate2::write::GzEncoder::new(
+                    file,
+                    flate2::Compression::fast(),
+                ))
+            } else {
+                Box::new(file)
+            }
         }
         Output::Net { host, port } => {
             let stream = TcpStream::connect((host.as_str(), *port))
@@ -388,6 +397,12 @@ pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
         ),
     };
     Ok(Opened { writer, socket })
+}
+
+/// Whether `file=` names a gzip file (`.gz`): the whole profile is then written compressed.
+pub fn is_gzip_name(path: &std::path::Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
 }
 
 /// An opened output: the writer, and for `net=` the socket (to read commands from and to
