@@ -887,3 +887,36 @@ fn a_gz_file_name_gives_a_gzip_profile() {
         b.thread("stack-sleeper");
     }
 }
+
+/// With the Java heap exhausted at exit (no VM death), the JVM's dumper can't even be called
+/// (its path string can't be allocated): the dump falls back to the JVMTI walk and completes.
+#[test]
+fn with_the_heap_exhausted_the_dump_falls_back_to_the_walk() {
+    let jdk = jdk17();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("dump.hprof");
+    let agent = agentpath(&format!("heap=dump,format=b,file={}", file.display()));
+    let run = crate::support::run_java(
+        &jdk,
+        dir.path(),
+        &["-Xmx32m", &agent],
+        "Stress",
+        &["0", "oom-static"],
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("the heap dump uses the JVMTI heap walk"),
+        "{}",
+        run.stderr
+    );
+    let b = Binary::read(&file);
+    assert_eq!(b.dumps.len(), 1);
+    assert!(
+        b.dumps[0]
+            .iter()
+            .filter(|s| matches!(s, Sub::Instance { .. }))
+            .count()
+            > 1000
+    );
+}

@@ -131,6 +131,8 @@ enum Prepared {
     Walk(Option<String>),
     /// The dump is already in the output (merged as the JVM wrote it).
     Merged,
+    /// What the output must say of a dump that failed after part of it was merged.
+    Failed(String),
 }
 
 /// Numbers kept from one dump to the next.
@@ -528,8 +530,9 @@ impl HeapDump {
         match (dumped, merged) {
             (Err(e), false) => Prepared::Walk(Some(format!("the JVM's heap dumper failed ({e})"))),
             (Err(e), true) => {
-                eprintln!("HPROF ERROR: the JVM's heap dumper failed ({e})");
-                Prepared::Merged
+                let note = format!("heap dump incomplete: the JVM's heap dumper failed ({e})");
+                eprintln!("HPROF ERROR: {note}");
+                Prepared::Failed(note)
             }
             (Ok(()), _) => Prepared::Merged,
         }
@@ -1106,6 +1109,7 @@ impl Engine for HeapDump {
                 drop(dir);
             }
             Some(Prepared::Merged) => {}
+            Some(Prepared::Failed(note)) => out.write(|w| w.error_note(&note)),
             Some(Prepared::Walk(reason)) => {
                 if let Some(reason) = reason {
                     eprintln!("HPROF WARNING: {reason}; the heap dump uses the JVMTI heap walk");

@@ -1466,7 +1466,7 @@ impl DiagnosticBean {
             let jpath = jni!(jni, NewStringUTF, path.as_ptr()).unwrap_or(ptr::null_mut());
             if jpath.is_null() {
                 let text = jni.exception_text().unwrap_or_default();
-                return Err(format!("no memory for the path string {text}"));
+                return Err(format!("no memory for the path string: {text}"));
             }
             let args = [sys::jvalue { l: jpath }, sys::jvalue { z: 1 }];
             jni!(
