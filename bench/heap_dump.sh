@@ -91,12 +91,14 @@ done
 section="## heap=dump against jcmd
 
 Command: \`bench/heap_dump.sh --write --rounds $rounds\` ($(date -u +%Y-%m-%d), $(nproc) cores, BigHeap ${scale} % with -Xmx4g -XX:+UseParallelGC, one JVM per JDK, jcmd's dump and ours (SIGQUIT) alternated, medians of $rounds rounds).
-heap=dump has HotSpot's own dumper (the one jcmd uses) write a private file next to the output, then merges it into the output: extra time is the merge, extra memory the merge's buffers.
+heap=dump has HotSpot's own dumper (the one jcmd uses) write a private file next to the output and merges it into the output while the JVM writes it (JDK 15+, binary): the extra time is what the merge's reading, rewriting and writing cost the dump on the shared cores, the extra memory the merge's buffers. The jcmd times include the jcmd tool's own start-up; ours run from the SIGQUIT to the \`Dumping Java heap ... done.\` line. Other sessions shared the machine: see the load average below.
 
 | JDK | live objects | \`jcmd GC.heap_dump\` (s) | agent heap=dump (s) | time ratio | jcmd peak extra RSS (MiB) | agent peak extra RSS (MiB) | agent's extra bytes per live object beyond jcmd's | jcmd file (bytes) | agent's dump (bytes) |
 |---|---|---|---|---|---|---|---|---|---|
 ${rows}
 Targets (issue 17): time ratio ≤ 1.3x, extra bytes per live object ≤ 8.
+
+Load average at the end of the run: $(cut -d' ' -f1-3 /proc/loadavg).
 
 Raw rounds:
 
