@@ -723,9 +723,10 @@ fn every_id_the_merged_file_refers_to_is_defined_in_it() {
             );
             let b = Binary::read(&dir.path().join("dump.hprof"));
             assert_eq!(b.dumps.len(), 2, "{what}");
-            assert!(!b.sample_traces.is_empty(), "{what}");
+            // The program is idle, so CPU samples may be few; SITES always name traces.
             if options.starts_with("heap=all") {
                 assert!(!b.site_classes.is_empty(), "{what}");
+                assert!(!b.sample_traces.is_empty(), "{what}");
             }
             assert_consistent(&b, &what);
             // The program's threads keep their serials from one dump to the next.

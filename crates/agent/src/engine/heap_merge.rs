@@ -199,8 +199,16 @@ impl Merge<'_> {
                 name_id,
                 ..
             } => {
-                let name = name_of(&self.strings, name_id);
-                let (name_id, dotted) = (name.id, java_class_name(name.text));
+                let internal = name_of(&self.strings, name_id).text;
+                let dotted = java_class_name(internal);
+                // LOAD CLASS names classes in Java form, as the agent's own records do.
+                let name_id = if dotted == internal {
+                    name_of(&self.strings, name_id).id
+                } else {
+                    let id = self.ids.foreign_id();
+                    self.w.heap_utf8(id, dotted.as_bytes())?;
+                    id
+                };
                 let nth = self.name_counts.entry(dotted.clone()).or_insert(0);
                 let serial = self.ids.class_serial(&dotted, *nth);
                 *nth += 1;
@@ -884,4 +892,225 @@ fn merge_raw(mut src: impl Read, m: &mut Merge<'_>) -> Result<(), MergeError> {
         offset = body_at + u64::from(len);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hprof_format::{Header, Records, Value, Version, Writer};
+
+    /// A dump as HotSpot writes one: names, classes (Thread with its `tid`, a subclass), a
+    /// thread's stack, and in the heap a class dump per class, the thread object, its roots.
+    fn hotspot_dump(split: bool) -> Vec<u8> {
+        let header = Header {
+            version: Version::V1_0_2,
+            id_size: IdSize::Eight,
+            timestamp_ms: 0,
+        };
+        let mut w = Writer::new(Vec::new(), header).unwrap();
+        for (id, text) in [
+            (0x7000, "java/lang/Thread"),
+            (0x7001, "Worker"),
+            (0x7002, "tid"),
+            (0x7003, "name"),
+            (0x7004, "run"),
+            (0x7005, "()V"),
+            (0x7006, "Worker.java"),
+            (0x7007, "count"),
+        ] {
+            w.utf8(0, id, text.as_bytes()).unwrap();
+        }
+        w.load_class(0, 1, 0x1000, 1, 0x7000).unwrap();
+        w.load_class(0, 2, 0x2000, 1, 0x7001).unwrap();
+        w.stack_trace(0, 1, 0, &[]).unwrap();
+        w.stack_frame(0, 1, 0x7004, 0x7005, 0x7006, 2, 12).unwrap();
+        w.stack_trace(0, 2, 1, &[1]).unwrap();
+        w.begin_heap_dump(0).unwrap();
+        w.class_dump(
+            0x1000,
+            1,
+            0,
+            0,
+            0,
+            0,
+            16,
+            &[],
+            &[],
+            &[(0x7003, BasicType::Object), (0x7002, BasicType::Long)],
+        )
+        .unwrap();
+        w.class_dump(
+            0x2000,
+            1,
+            0x1000,
+            0,
+            0,
+            0,
+            4,
+            &[],
+            &[(0x7007, Value::Int(3))],
+            &[(0x7007, BasicType::Int)],
+        )
+        .unwrap();
+        if split {
+            w.end_heap_dump().unwrap();
+            w.begin_heap_dump(0).unwrap();
+        }
+        w.root(&HeapRecord::RootThreadObject {
+            thread_object_id: 0x3000,
+            thread_serial: 1,
+            stack_trace_serial: 2,
+        })
+        .unwrap();
+        w.root(&HeapRecord::RootJavaFrame {
+            object_id: 0x4000,
+            thread_serial: 1,
+            frame_number: 0,
+        })
+        .unwrap();
+        // Worker's own int, then Thread's name and tid.
+        let mut values = 7i32.to_be_bytes().to_vec();
+        values.extend(0x4000u64.to_be_bytes());
+        values.extend(42i64.to_be_bytes());
+        w.instance_dump(0x3000, 1, 0x2000, &values).unwrap();
+        w.primitive_array(0x4000, 1, BasicType::Byte, 1, &[9])
+            .unwrap();
+        w.end_heap_dump().unwrap();
+        w.finish().unwrap()
+    }
+
+    struct Fixed;
+
+    impl Numbering for Fixed {
+        fn class_serial(&mut self, name: &str, _nth: usize) -> u32 {
+            if name == "java.lang.Thread" { 5 } else { 6 }
+        }
+        fn thread_serial(&mut self, tid: Option<i64>) -> (u32, Option<String>) {
+            assert_eq!(tid, Some(42));
+            (200_005, None)
+        }
+        fn trace_serial(&mut self) -> u32 {
+            1_400_000
+        }
+        fn foreign_id(&mut self) -> u64 {
+            static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1 << 40);
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        }
+    }
+
+    fn merged(split: bool) -> Vec<u8> {
+        let crate::options::Parsed::Run(options) =
+            crate::options::Options::parse("heap=dump,format=b", None).unwrap()
+        else {
+            panic!("options");
+        };
+        let mut out = Vec::new();
+        {
+            let mut w = crate::output::binary::BinaryWriter::new(&mut out, &options).unwrap();
+            let stats = merge(&hotspot_dump(split)[..], &mut w, &mut Fixed).unwrap();
+            assert_eq!(
+                stats,
+                MergeStats {
+                    objects: 2,
+                    threads: 1,
+                    new_threads: 0
+                }
+            );
+            ProfileWriter::flush(&mut w).unwrap();
+        }
+        out
+    }
+
+    #[test]
+    fn threads_classes_traces_and_names_get_the_agents_numbers() {
+        for split in [false, true] {
+            let out = merged(split);
+            let (_, mut records) = Records::new(&out).unwrap();
+            let mut strings = std::collections::HashMap::new();
+            let (mut roots, mut classes, mut serials) = (Vec::new(), Vec::new(), Vec::new());
+            let mut traces = Vec::new();
+            while let Some((_, record)) = records.next().unwrap() {
+                match record {
+                    Record::Utf8 { id, text } => {
+                        assert!(id >= 1 << 40);
+                        strings.insert(id, String::from_utf8_lossy(text).into_owned());
+                    }
+                    Record::LoadClass {
+                        class_serial,
+                        class_id,
+                        name_id,
+                        ..
+                    } => classes.push((class_serial, class_id, strings[&name_id].clone())),
+                    Record::StackTrace {
+                        serial,
+                        thread_serial,
+                        frames,
+                    } => traces.push((serial, thread_serial, frames.len())),
+                    Record::HeapDumpSegment(body) => {
+                        let mut heap = body.records(IdSize::Eight);
+                        while let Some((_, sub)) = heap.next().unwrap() {
+                            match sub {
+                                HeapRecord::ClassDump(c) => {
+                                    for (name, _) in c.instance_fields() {
+                                        assert!(strings.contains_key(&name), "{name:x}");
+                                    }
+                                    serials.push(c.stack_trace_serial);
+                                }
+                                HeapRecord::InstanceDump {
+                                    stack_trace_serial, ..
+                                }
+                                | HeapRecord::PrimitiveArrayDump {
+                                    stack_trace_serial, ..
+                                } => serials.push(stack_trace_serial),
+                                root => roots.push(root.to_owned_root()),
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            assert_eq!(
+                classes,
+                vec![
+                    (5, 0x1000, "java.lang.Thread".to_string()),
+                    (6, 0x2000, "Worker".to_string())
+                ]
+            );
+            assert!(
+                serials.iter().all(|s| *s == EMPTY_TRACE_SERIAL),
+                "{serials:?}"
+            );
+            assert_eq!(
+                roots,
+                vec![
+                    (0x08, 0x3000, 200_005, 1_400_000),
+                    (0x03, 0x4000, 200_005, 0)
+                ]
+            );
+            // The empty trace the writer starts with, and the thread's stack of one frame.
+            assert!(traces.contains(&(1_400_000, 200_005, 1)), "{traces:?}");
+        }
+    }
+
+    trait OwnedRoot {
+        fn to_owned_root(&self) -> (u8, u64, u32, u32);
+    }
+
+    impl OwnedRoot for HeapRecord<'_> {
+        fn to_owned_root(&self) -> (u8, u64, u32, u32) {
+            match *self {
+                HeapRecord::RootThreadObject {
+                    thread_object_id,
+                    thread_serial,
+                    stack_trace_serial,
+                } => (0x08, thread_object_id, thread_serial, stack_trace_serial),
+                HeapRecord::RootJavaFrame {
+                    object_id,
+                    thread_serial,
+                    frame_number,
+                } => (0x03, object_id, thread_serial, frame_number),
+                ref other => panic!("unexpected {other:?}"),
+            }
+        }
+    }
 }
