@@ -368,7 +368,7 @@ impl Profiler {
         use crate::engine::Engine;
         let engine = crate::engine::heap_dump::HeapDump::new();
         let _dumping = self.dumping.lock();
-        engine.prepare(&self.ctx, Some(jni));
+        engine.prepare_with_output(&self.ctx, Some(jni), &self.output);
         self.with_output(|out| engine.dump(&self.ctx, Some(jni), out));
     }
 
@@ -569,7 +569,7 @@ impl Profiler {
         };
         let jni = self.ctx.vm.jni();
         for engine in &self.engines {
-            engine.prepare(&self.ctx, jni);
+            engine.prepare_with_output(&self.ctx, jni, &self.output);
         }
         let unloaded = self.unloaded_classes(jni);
         let Ok(mut out) = self.output.lock() else {

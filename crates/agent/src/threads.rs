@@ -120,6 +120,14 @@ impl ThreadTable {
         })
     }
 
+    /// A new thread serial for a thread the table does not hold (one a heap dump names that
+    /// the agent never saw start, such as a virtual thread).
+    pub fn reserve_serial(&mut self) -> u32 {
+        let serial = self.next_serial;
+        self.next_serial += 1;
+        serial
+    }
+
     /// Forgets an ending thread; returns its serial if it was known.
     pub fn unregister(&mut self, jvmti: Jvmti, jni: Jni, thread: jthread) -> Option<u32> {
         let serial = jvmti.thread_local(thread).ok()? as u32;

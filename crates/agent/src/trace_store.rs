@@ -301,6 +301,29 @@ impl TraceStore {
         info
     }
 
+    /// The serial of each class name that names exactly one class of the table (what a heap
+    /// dump written by the JVM, which names classes by address, is matched against).
+    pub fn class_serials_by_name(&self) -> HashMap<String, u32> {
+        let mut by_name: HashMap<String, Option<u32>> = HashMap::new();
+        for info in self.classes.values() {
+            by_name
+                .entry(info.name.clone())
+                .and_modify(|s| *s = None)
+                .or_insert(Some(info.serial));
+        }
+        by_name
+            .into_iter()
+            .filter_map(|(name, serial)| Some((name, serial?)))
+            .collect()
+    }
+
+    /// A new class serial, for a class the table does not hold.
+    pub fn reserve_class_serial(&mut self) -> u32 {
+        let serial = self.next_class_serial;
+        self.next_class_serial += 1;
+        serial
+    }
+
     /// The class `class` (a reference the caller owns), named and numbered on first sight.
     pub fn class_info(&mut self, jvmti: Jvmti, ids: &ObjectIds, class: jobject) -> Arc<ClassInfo> {
         let id = ids.of(jvmti, class);

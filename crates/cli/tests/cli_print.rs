@@ -246,3 +246,26 @@ fn output_files_are_private_and_never_written_through_a_symbolic_link() {
     assert!(stderr.contains("is a symbolic link"), "{stderr}");
     assert_eq!(std::fs::read(&precious).unwrap(), b"keep me");
 }
+
+#[test]
+fn every_dump_of_a_file_is_printed_when_dumps_span_several_segments() {
+    let options = Options {
+        version: Version::V1_0_2,
+        id_size: IdSize::Eight,
+        segment_limit: 300,
+    };
+    let one = population(options);
+    // The same records again after the first file's: a second heap dump in several segments.
+    let header = one.iter().position(|&b| b == 0).unwrap() + 1 + 12;
+    let mut two = one.clone();
+    two.extend_from_slice(&one[header..]);
+    let dir = temp_dir();
+    let path = write_file(dir.path(), "two.hprof", &two);
+    let text = hprof_ok(&["print", path.to_str().unwrap()]);
+    let dumps: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("HEAP DUMP BEGIN"))
+        .collect();
+    assert_eq!(dumps.len(), 2, "{text}");
+    assert_eq!(dumps[0], dumps[1]);
+}

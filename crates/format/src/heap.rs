@@ -424,6 +424,12 @@ impl<'a> HeapRecords<'a> {
         }
     }
 
+    /// The sub-records of a heap dump body held in `data`, whose first byte is at file
+    /// offset `offset`.
+    pub fn over(data: &'a [u8], offset: u64, id_size: IdSize) -> HeapRecords<'a> {
+        HeapRecords::new(data, offset, id_size)
+    }
+
     /// The file offset of the next sub-record.
     pub fn offset(&self) -> u64 {
         self.cursor.offset()

@@ -325,6 +325,22 @@ impl Record<'_> {
     }
 }
 
+impl RecordHeader {
+    /// Parses the header of the record at the front of `data`, found at file offset `offset`.
+    pub fn parse(data: &[u8], offset: u64) -> Result<RecordHeader> {
+        parse_record_header(data, offset)
+    }
+}
+
+impl<'a> Record<'a> {
+    /// Parses the body of the record whose header is `header`; `body` is exactly its bytes.
+    /// A heap dump's body is only located, its sub-records are read by
+    /// [`HeapRecords::over`](crate::HeapRecords::over).
+    pub fn parse(header: &RecordHeader, body: &'a [u8], id_size: IdSize) -> Result<Record<'a>> {
+        parse_record_body(header, body, id_size)
+    }
+}
+
 /// Parses a record header at the front of `data` (found at file offset `offset`).
 #[inline]
 pub(crate) fn parse_record_header(data: &[u8], offset: u64) -> Result<RecordHeader> {

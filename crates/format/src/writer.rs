@@ -403,6 +403,35 @@ impl<W: Write> Writer<W> {
         self.out.write_all(body)
     }
 
+    /// Adds `body`, whole sub-records already encoded with this writer's identifier size, to
+    /// the open heap dump as one HEAP DUMP SEGMENT of its own (after the sub-records buffered
+    /// so far). In a 1.0.1 file it joins the single HEAP DUMP.
+    pub fn heap_segment(&mut self, body: &[u8]) -> io::Result<()> {
+        let Some(dump) = self.dump.as_mut() else {
+            return Err(io::Error::other(
+                "heap dump segment written outside a heap dump",
+            ));
+        };
+        if self.version == Version::V1_0_1 {
+            if dump.buf.len() + body.len() > u32::MAX as usize {
+                return Err(too_long("a 1.0.1 HEAP DUMP", dump.buf.len() + body.len()));
+            }
+            dump.buf.extend_from_slice(body);
+            return Ok(());
+        }
+        let time = dump.time_us;
+        if !dump.buf.is_empty() {
+            let buf = std::mem::take(&mut dump.buf);
+            let result = self.write_segment(time, &buf);
+            if let Some(dump) = self.dump.as_mut() {
+                dump.buf = buf;
+                dump.buf.clear();
+            }
+            result?;
+        }
+        self.write_segment(time, body)
+    }
+
     /// Adds any sub-record to the open heap dump.
     pub fn heap_record(&mut self, record: &HeapRecord<'_>) -> io::Result<()> {
         self.heap_body(record.sub_tag(), |b, id| encode_heap_body(record, id, b))

@@ -98,3 +98,49 @@ fn four_byte_identifiers_that_do_not_fit_are_an_error() {
     assert!(w.utf8(0, 1 << 32, b"x").is_err());
     assert!(w.utf8(0, u64::from(u32::MAX), b"x").is_ok());
 }
+
+#[test]
+fn a_raw_segment_follows_the_buffered_records_as_a_segment_of_its_own() {
+    let header = Header {
+        version: Version::V1_0_2,
+        id_size: IdSize::Eight,
+        timestamp_ms: 0,
+    };
+    // The sub-records of a second writer's dump, copied as one raw body.
+    let mut other = Writer::new(Vec::new(), header).unwrap();
+    other.begin_heap_dump(0).unwrap();
+    other
+        .primitive_array(
+            0x20,
+            7,
+            hprof_format::BasicType::Int,
+            2,
+            &[0, 0, 0, 1, 0, 0, 0, 2],
+        )
+        .unwrap();
+    other
+        .root(&hprof_format::HeapRecord::RootStickyClass { object_id: 0x30 })
+        .unwrap();
+    other.end_heap_dump().unwrap();
+    let other = other.finish().unwrap();
+    let (_, mut records) = Records::new(&other).unwrap();
+    let body = loop {
+        if let (_, Record::HeapDumpSegment(body)) = records.next().unwrap().unwrap() {
+            break body.data.to_vec();
+        }
+    };
+
+    let mut w = Writer::new(Vec::new(), header).unwrap();
+    w.begin_heap_dump(0).unwrap();
+    w.root(&hprof_format::HeapRecord::RootUnknown { object_id: 0x10 })
+        .unwrap();
+    w.heap_segment(&body).unwrap();
+    w.end_heap_dump().unwrap();
+    let bytes = w.finish().unwrap();
+    let (lengths, ends) = segment_lengths(&bytes);
+    assert_eq!(lengths, vec![9, body.len() as u32]);
+    assert_eq!(ends, 1);
+    // Outside a heap dump it is refused.
+    let mut w = Writer::new(Vec::new(), header).unwrap();
+    assert!(w.heap_segment(&body).is_err());
+}

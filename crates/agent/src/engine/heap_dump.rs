@@ -1,25 +1,33 @@
-//! The `heap=dump` engine: at each dump, a full GC, then a walk of every reachable object
-//! (JVMTI FollowReferences in a separate JVMTI environment whose tags number the objects),
-//! streamed to the output as HPROF heap dump records: GC roots, instances with every field
-//! value in the standard order, object arrays with their true length, primitive arrays with
-//! their contents, and a CLASS DUMP for every loaded class.
+//! The `heap=dump` engine. Each dump is written by HotSpot's own heap dumper (the one
+//! `jcmd GC.heap_dump` and `HotSpotDiagnosticMXBean.dumpHeap` use, after a full GC) into a
+//! private temporary file next to the output, then merged into the output record by record
+//! (`heap_merge`): thread stacks and every root kind HotSpot writes, at the JVM's own speed,
+//! with no per-object table in the agent.
 //!
-//! State kept during the walk is per class, plus the length of each object array, plus the
-//! one object being assembled: objects are written as soon as the walk moves past them.
+//! Where the JVM's dumper can't be reached (no `jdk.management` module) or fails (the Java
+//! heap is exhausted), the dump falls back to the JVMTI heap walk: a full GC, then a walk of
+//! every reachable object (FollowReferences in a separate JVMTI environment whose tags number
+//! the objects), streamed as heap dump records. Its state is per class, plus the length of
+//! each object array, plus the one object being assembled.
 
 use std::collections::HashSet;
 
 use rustc_hash::FxHashMap as HashMap;
 use std::io;
-use std::sync::Arc;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use hprof_format::{BasicType, HeapRecord, IdList, IdSize, Value};
 
+use crate::engine::heap_merge::{self, MergeError, Numbering};
 use crate::engine::{Context, Engine};
 use crate::jvmti::walk::{HeapVisitor, ReferenceKind, TagUpdate};
-use crate::jvmti::{Capabilities, Jni, Jvmti};
-use crate::output::{ProfileOutput, ProfileWriter};
-use crate::trace_store::{ClassInfo, EMPTY_TRACE_SERIAL};
+use crate::jvmti::{Capabilities, DiagnosticBean, Jni, Jvmti};
+use crate::options::Output;
+use crate::output::{HeapName, ProfileOutput, ProfileWriter};
+use crate::trace_store::{ClassInfo, EMPTY_TRACE_SERIAL, FIRST_TRACE_SERIAL, MAX_TRACES};
 
 /// Tag bit set on objects already written.
 const DUMPED: i64 = 1 << 62;
@@ -85,14 +93,449 @@ struct RawClass {
     fields: Vec<(String, BasicType, bool)>,
 }
 
+/// HotSpot's dumper, looked up once per process (at the first start, so that a dump under
+/// memory pressure loads no class).
+static BEAN: OnceLock<Result<DiagnosticBean, String>> = OnceLock::new();
+
+/// Serials of the threads' stacks at heap dumps: above every serial the trace table can give.
+static NEXT_HEAP_TRACE: std::sync::atomic::AtomicU32 =
+    std::sync::atomic::AtomicU32::new(FIRST_TRACE_SERIAL + MAX_TRACES as u32);
+
+/// STRING and STACK FRAME ids of the JVM's dumps: above every id the agent's own writers give.
+static NEXT_FOREIGN_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1 << 40);
+
+/// Set (to anything) to always use the JVMTI heap walk (for comparisons and tests).
+pub const FORCE_WALK_ENV: &str = "_HPROF_HEAP_WALK";
+
+/// Set (to anything) to print how long each part of a heap dump took (for benchmarks).
+pub const TIMES_ENV: &str = "_HPROF_HEAP_TIMES";
+
+/// Set (to anything) to merge the JVM's file only once it is complete.
+pub const NO_FOLLOW_ENV: &str = "_HPROF_HEAP_NO_FOLLOW";
+
+/// What a dump's preparation left for its writing.
+#[derive(Debug)]
+enum Prepared {
+    /// The JVM wrote the dump to `path`, inside the private directory `dir`.
+    Written {
+        dir: tempfile::TempDir,
+        path: PathBuf,
+        /// The agent's serial of each thread it knows, by `Thread.tid`.
+        tids: HashMap<i64, u32>,
+        /// Names of the JVM's platform threads, by `Thread.tid`.
+        names: HashMap<i64, String>,
+        /// The agent's class serials, by name.
+        class_serials: std::collections::HashMap<String, u32>,
+    },
+    /// The JVMTI walk writes the dump, for this reason (`None`: asked for).
+    Walk(Option<String>),
+    /// The dump is already in the output (merged as the JVM wrote it).
+    Merged,
+    /// What the output must say of a dump that failed after part of it was merged.
+    Failed(String),
+}
+
+/// Numbers kept from one dump to the next.
+#[derive(Debug, Default)]
+struct Kept {
+    /// Serials given to classes the trace table does not hold, by name, in order of their
+    /// appearance in a dump.
+    classes: std::collections::HashMap<String, Vec<u32>>,
+    /// Serials given to threads the agent never saw start, by `Thread.tid`.
+    threads: HashMap<i64, u32>,
+}
+
 /// The engine.
 #[derive(Debug, Default)]
-pub struct HeapDump;
+pub struct HeapDump {
+    prepared: Mutex<Option<Prepared>>,
+    kept: Mutex<Kept>,
+}
+
+/// The agent's numbering for a merge.
+struct AgentNumbering<'a> {
+    ctx: &'a Context,
+    class_serials: &'a std::collections::HashMap<String, u32>,
+    /// The agent's serial of each thread it knows, by `Thread.tid`.
+    tids: HashMap<i64, u32>,
+    /// Names of the JVM's platform threads, by `Thread.tid`.
+    names: HashMap<i64, String>,
+    /// Where the threads seen after the JVM's dump come from, while it is being merged.
+    later: Option<std::sync::mpsc::Receiver<ThreadsSeen>>,
+    kept: &'a mut Kept,
+}
+
+/// Threads seen around a dump: serials by tid, names by tid.
+type ThreadsSeen = (HashMap<i64, u32>, HashMap<i64, String>);
+
+impl Numbering for AgentNumbering<'_> {
+    fn class_serial(&mut self, name: &str, nth: usize) -> u32 {
+        let known = self.class_serials.get(name).copied();
+        if nth == 0
+            && let Some(serial) = known
+        {
+            return serial;
+        }
+        let index = nth - usize::from(known.is_some());
+        let list = self.kept.classes.entry(name.to_string()).or_default();
+        while list.len() <= index {
+            let serial = match self.ctx.traces.lock() {
+                Ok(mut t) => t.reserve_class_serial(),
+                Err(_) => u32::MAX,
+            };
+            list.push(serial);
+        }
+        list[index]
+    }
+
+    fn thread_serial(&mut self, tid: Option<i64>) -> (u32, Option<String>) {
+        if let Some(later) = self.later.take()
+            && let Ok((tids, names)) = later.recv()
+        {
+            self.tids.extend(tids);
+            self.names.extend(names);
+        }
+        if let Some(tid) = tid {
+            if let Some(&serial) = self.tids.get(&tid) {
+                return (serial, None);
+            }
+            if let Some(&serial) = self.kept.threads.get(&tid) {
+                return (serial, None);
+            }
+        }
+        let serial = match self.ctx.threads.lock() {
+            Ok(mut t) => t.reserve_serial(),
+            Err(_) => 0,
+        };
+        if let Some(tid) = tid {
+            self.kept.threads.insert(tid, serial);
+        }
+        let name = tid.and_then(|t| self.names.get(&t).cloned());
+        (serial, Some(name.unwrap_or_default()))
+    }
+
+    fn trace_serial(&mut self) -> u32 {
+        NEXT_HEAP_TRACE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn foreign_id(&mut self) -> u64 {
+        NEXT_FOREIGN_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// The agent's serial of each thread it knows, by `java.lang.Thread.tid`; and the name of
+/// every platform thread of the JVM (for threads the agent does not know), by tid.
+fn thread_tids(ctx: &Context, jni: Jni, names: &mut HashMap<i64, String>) -> HashMap<i64, u32> {
+    let mut tids = HashMap::default();
+    jni.with_local_frame(16, || {
+        let Some(class) = jni.find_class(c"java/lang/Thread") else {
+            return;
+        };
+        let Some(field) = jni.field_id(class, c"tid", c"J") else {
+            return;
+        };
+        for thread in ctx.jvmti.all_threads().unwrap_or_default() {
+            if let Ok(info) = ctx.jvmti.thread_info(thread) {
+                names.insert(jni.long_field(thread, field), info.name);
+                jni.delete_local_ref(info.group);
+            }
+            jni.delete_local_ref(thread);
+        }
+        let refs = match ctx.threads.lock() {
+            Ok(table) => table.local_refs(jni, |_| true),
+            Err(_) => return,
+        };
+        for (serial, thread) in refs {
+            if !thread.is_null() {
+                tids.insert(jni.long_field(thread, field), serial);
+                jni.delete_local_ref(thread);
+            }
+        }
+    });
+    tids
+}
+
+/// A private (0700) directory for the JVM's file: next to the output file, else in the
+/// system's temporary directory. Its path must be UTF-8 (it goes to Java as a String).
+fn private_dir(output: &Output) -> io::Result<tempfile::TempDir> {
+    let make = |dir: &Path| {
+        tempfile::Builder::new()
+            .prefix(".hprof-heap-")
+            .tempdir_in(dir)
+            .and_then(|d| {
+                if d.path().to_str().is_some() {
+                    Ok(d)
+                } else {
+                    Err(io::Error::other("the path is not UTF-8"))
+                }
+            })
+    };
+    if let Output::File(path) = output {
+        let parent = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if let Ok(dir) = make(&parent) {
+            return Ok(dir);
+        }
+    }
+    make(&std::env::temp_dir())
+}
+
+/// Merges the JVM's dump from `src` into the output; an unreadable dump is ended and noted.
+fn merge_into(src: impl Read, mut numbering: AgentNumbering<'_>, out: &mut ProfileOutput) {
+    let started = std::time::Instant::now();
+    out.write(|w| match heap_merge::merge(src, w, &mut numbering) {
+        Ok(_) => Ok(()),
+        Err(MergeError::Output(e)) => Err(e),
+        Err(e @ MergeError::Input(_)) => {
+            let note = format!("heap dump incomplete: {e}");
+            eprintln!("HPROF ERROR: {note}");
+            w.error_note(&note)
+        }
+    });
+    if std::env::var_os(TIMES_ENV).is_some() {
+        eprintln!(
+            "HPROF heap dump: merged in {:.3} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
+}
+
+/// The read buffer in front of the JVM's file: small records are read through it, segment
+/// bodies (up to 1 MB) mostly straight into the merge's own buffer.
+const READ_BUFFER: usize = 64 << 10;
+
+/// Frees the part of the JVM's file already read, in pieces of this size.
+const FREE_STEP: u64 = 8 << 20;
+
+/// Reads a file the JVM is still writing: at its end, waits for more until `done` says the
+/// JVM has returned; frees (punches out of the file) what has been read, so neither the disk
+/// nor the page cache holds more than a few pieces of it.
+struct Follow<'a> {
+    file: std::fs::File,
+    done: &'a AtomicBool,
+    read: u64,
+    freed: u64,
+}
+
+impl Read for Follow<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            let finished = self.done.load(Ordering::Acquire);
+            let n = self.file.read(buf)?;
+            if n > 0 {
+                self.read += n as u64;
+                if self.read - self.freed >= 2 * FREE_STEP {
+                    let upto = self.read / FREE_STEP * FREE_STEP - FREE_STEP;
+                    if crate::jvmti::free_file_range(&self.file, self.freed, upto - self.freed)
+                        .is_ok()
+                    {
+                        self.freed = upto;
+                    }
+                }
+                return Ok(n);
+            }
+            if finished {
+                return Ok(0);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+}
 
 impl HeapDump {
     /// A heap dump engine.
     pub fn new() -> HeapDump {
-        HeapDump
+        HeapDump::default()
+    }
+
+    /// Has the JVM write the dump into a private file, or says why the walk must do it.
+    fn prepare_file(ctx: &Context, jni: Jni) -> Prepared {
+        if std::env::var_os(FORCE_WALK_ENV).is_some() {
+            return Prepared::Walk(None);
+        }
+        let bean = match BEAN.get_or_init(|| DiagnosticBean::lookup(jni)) {
+            Ok(bean) => bean,
+            Err(why) => return Prepared::Walk(Some(why.clone())),
+        };
+        let dir = match private_dir(&ctx.options.output) {
+            Ok(dir) => dir,
+            Err(e) => {
+                return Prepared::Walk(Some(format!(
+                    "no private directory for the JVM's heap dump ({e})"
+                )));
+            }
+        };
+        let path = dir.path().join("heap.hprof");
+        let mut names = HashMap::default();
+        let before = thread_tids(ctx, jni, &mut names);
+        let Some(text) = path.to_str() else {
+            return Prepared::Walk(Some("the temporary path is not UTF-8".into()));
+        };
+        let started = std::time::Instant::now();
+        if let Err(e) = bean.dump_heap(jni, text) {
+            return Prepared::Walk(Some(format!("the JVM's heap dumper failed ({e})")));
+        }
+        if std::env::var_os(TIMES_ENV).is_some() {
+            eprintln!(
+                "HPROF heap dump: the JVM wrote {} bytes in {:.3} s",
+                std::fs::metadata(&path).map_or(0, |m| m.len()),
+                started.elapsed().as_secs_f64()
+            );
+        }
+        let mut tids = thread_tids(ctx, jni, &mut names);
+        for (tid, serial) in before {
+            tids.entry(tid).or_insert(serial);
+        }
+        let class_serials = match ctx.traces.lock() {
+            Ok(t) => t.class_serials_by_name(),
+            Err(_) => Default::default(),
+        };
+        Prepared::Written {
+            dir,
+            path,
+            tids,
+            names,
+            class_serials,
+        }
+    }
+
+    /// Merges the JVM's file into the output.
+    fn merge_file(
+        &self,
+        ctx: &Context,
+        path: &Path,
+        tids: HashMap<i64, u32>,
+        names: HashMap<i64, String>,
+        class_serials: &std::collections::HashMap<String, u32>,
+        out: &mut ProfileOutput,
+    ) {
+        let file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) => {
+                let note = format!("heap dump lost: the JVM's file can't be opened ({e})");
+                eprintln!("HPROF ERROR: {note}");
+                out.write(|w| w.error_note(&note));
+                return;
+            }
+        };
+        // Nothing is left behind whatever happens next.
+        let _ = std::fs::remove_file(path);
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let numbering = AgentNumbering {
+            ctx,
+            class_serials,
+            tids,
+            names,
+            later: None,
+            kept: &mut kept,
+        };
+        merge_into(
+            std::io::BufReader::with_capacity(READ_BUFFER, file),
+            numbering,
+            out,
+        );
+    }
+
+    /// Whether the JVM's file can be merged while the JVM writes it: HotSpot 15 and later
+    /// write their dump front to back (earlier ones go back to fix each segment's length),
+    /// and the binary format copies segments whole.
+    fn can_follow(ctx: &Context) -> bool {
+        ctx.options.format == crate::options::Format::Binary
+            && ctx.jvmti.feature_version().is_some_and(|v| v >= 15)
+            && std::env::var_os(NO_FOLLOW_ENV).is_none()
+    }
+
+    /// Has the JVM write the dump while a thread of the agent's merges the file into the
+    /// output as it grows, freeing what it has read: the file never holds much, and the two
+    /// run side by side. `None` if the JVM's dumper can't be used (the walk must do it).
+    fn dump_followed(
+        &self,
+        ctx: &Context,
+        jni: Jni,
+        bean: &DiagnosticBean,
+        output: &Mutex<ProfileOutput>,
+    ) -> Prepared {
+        let dir = match private_dir(&ctx.options.output) {
+            Ok(dir) => dir,
+            Err(e) => {
+                return Prepared::Walk(Some(format!(
+                    "no private directory for the JVM's heap dump ({e})"
+                )));
+            }
+        };
+        let path = dir.path().join("heap.hprof");
+        let Some(text) = path.to_str() else {
+            return Prepared::Walk(Some("the temporary path is not UTF-8".into()));
+        };
+        let mut names = HashMap::default();
+        let tids = thread_tids(ctx, jni, &mut names);
+        let class_serials = match ctx.traces.lock() {
+            Ok(t) => t.class_serials_by_name(),
+            Err(_) => Default::default(),
+        };
+        let done = AtomicBool::new(false);
+        let (tell, later) = std::sync::mpsc::channel::<ThreadsSeen>();
+        let started = std::time::Instant::now();
+        let (dumped, merged) = std::thread::scope(|scope| {
+            let follower = scope.spawn(|| {
+                let file = loop {
+                    let finished = done.load(Ordering::Acquire);
+                    match std::fs::File::open(&path) {
+                        Ok(file) => break file,
+                        Err(_) if finished => return false,
+                        Err(_) => std::thread::sleep(std::time::Duration::from_millis(2)),
+                    }
+                };
+                let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+                let numbering = AgentNumbering {
+                    ctx,
+                    class_serials: &class_serials,
+                    tids,
+                    names: HashMap::default(),
+                    later: Some(later),
+                    kept: &mut kept,
+                };
+                let follow = Follow {
+                    file,
+                    done: &done,
+                    read: 0,
+                    freed: 0,
+                };
+                let Ok(mut out) = output.lock() else {
+                    return false;
+                };
+                merge_into(
+                    std::io::BufReader::with_capacity(READ_BUFFER, follow),
+                    numbering,
+                    &mut out,
+                );
+                true
+            });
+            let dumped = bean.dump_heap(jni, text);
+            if std::env::var_os(TIMES_ENV).is_some() {
+                eprintln!(
+                    "HPROF heap dump: the JVM wrote its dump in {:.3} s",
+                    started.elapsed().as_secs_f64()
+                );
+            }
+            let mut names = names;
+            let after = thread_tids(ctx, jni, &mut names);
+            done.store(true, Ordering::Release);
+            let _ = tell.send((after, names));
+            (dumped, follower.join().unwrap_or(true))
+        });
+        drop(dir);
+        match (dumped, merged) {
+            (Err(e), false) => Prepared::Walk(Some(format!("the JVM's heap dumper failed ({e})"))),
+            (Err(e), true) => {
+                let note = format!("heap dump incomplete: the JVM's heap dumper failed ({e})");
+                eprintln!("HPROF ERROR: {note}");
+                Prepared::Failed(note)
+            }
+            (Ok(()), _) => Prepared::Merged,
+        }
     }
 
     fn collect_classes(ctx: &Context, jni: Jni) -> HashMap<u64, RawClass> {
@@ -619,14 +1062,74 @@ impl Engine for HeapDump {
         caps.tag_objects = true;
     }
 
-    fn start(&'static self, _ctx: &'static Context, _jni: Jni) -> Result<(), String> {
+    fn start(&'static self, _ctx: &'static Context, jni: Jni) -> Result<(), String> {
+        if std::env::var_os(FORCE_WALK_ENV).is_none() {
+            BEAN.get_or_init(|| DiagnosticBean::lookup(jni));
+        }
         Ok(())
     }
 
     fn stop(&self, _ctx: &Context) {}
 
-    fn dump(&self, ctx: &Context, jni: Option<Jni>, out: &mut ProfileOutput) {
+    fn prepare(&self, ctx: &Context, jni: Option<Jni>) {
         let Some(jni) = jni else { return };
+        let prepared = HeapDump::prepare_file(ctx, jni);
+        *self.prepared.lock().unwrap_or_else(|e| e.into_inner()) = Some(prepared);
+    }
+
+    fn prepare_with_output(&self, ctx: &Context, jni: Option<Jni>, output: &Mutex<ProfileOutput>) {
+        let Some(jni) = jni else { return };
+        let bean = match BEAN.get() {
+            Some(Ok(bean))
+                if HeapDump::can_follow(ctx) && std::env::var_os(FORCE_WALK_ENV).is_none() =>
+            {
+                bean
+            }
+            _ => return self.prepare(ctx, Some(jni)),
+        };
+        let prepared = self.dump_followed(ctx, jni, bean, output);
+        *self.prepared.lock().unwrap_or_else(|e| e.into_inner()) = Some(prepared);
+    }
+
+    fn dump(&self, ctx: &Context, jni: Option<Jni>, out: &mut ProfileOutput) {
+        let prepared = self
+            .prepared
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        match prepared {
+            Some(Prepared::Written {
+                dir,
+                path,
+                tids,
+                names,
+                class_serials,
+            }) => {
+                self.merge_file(ctx, &path, tids, names, &class_serials, out);
+                drop(dir);
+            }
+            Some(Prepared::Merged) => {}
+            Some(Prepared::Failed(note)) => out.write(|w| w.error_note(&note)),
+            Some(Prepared::Walk(reason)) => {
+                if let Some(reason) = reason {
+                    eprintln!("HPROF WARNING: {reason}; the heap dump uses the JVMTI heap walk");
+                }
+                if let Some(jni) = jni {
+                    HeapDump::walk(ctx, jni, out);
+                }
+            }
+            None => {
+                if let Some(jni) = jni {
+                    HeapDump::walk(ctx, jni, out);
+                }
+            }
+        }
+    }
+}
+
+impl HeapDump {
+    /// The JVMTI heap walk: a full GC, then every reachable object, streamed to the output.
+    fn walk(ctx: &Context, jni: Jni, out: &mut ProfileOutput) {
         let _ = ctx.jvmti.force_garbage_collection();
         if let Some(reason) = walk_would_crash(ctx, jni) {
             let note = format!("heap dump skipped: {reason}");
@@ -659,14 +1162,21 @@ impl Engine for HeapDump {
         }
         out.write(|w| {
             // Every name the CLASS DUMPs use is written before the dump opens.
-            let mut names: HashSet<&str> = HashSet::new();
+            let mut names: HashMap<&str, u64> = HashMap::default();
             for layout in layouts.values() {
                 w.heap_class(&layout.info)?;
                 w.heap_class_layout(&layout.info, layout.super_id, &layout.instance_fields)?;
                 for (name, _) in layout.static_fields.iter().chain(&layout.instance_fields) {
-                    if names.insert(name) {
-                        w.heap_string(name)?;
+                    if !names.contains_key(name.as_str()) {
+                        let id = w.heap_string(name)?;
+                        names.insert(name, id);
                     }
+                }
+            }
+            fn named<'n>(names: &HashMap<&str, u64>, text: &'n str) -> HeapName<'n> {
+                HeapName {
+                    id: names.get(text).copied().unwrap_or(0),
+                    text,
                 }
             }
             w.heap_dump_begin()?;
@@ -692,7 +1202,7 @@ impl Engine for HeapDump {
             let extras = std::mem::take(&mut visitor.extras);
             for (&id, layout) in &layouts {
                 let extra = extras.get(&id);
-                let statics: Vec<(&str, Value)> = layout
+                let statics: Vec<(HeapName<'_>, Value)> = layout
                     .static_fields
                     .iter()
                     .enumerate()
@@ -701,13 +1211,13 @@ impl Engine for HeapDump {
                             .and_then(|e| e.statics.get(&position))
                             .copied()
                             .unwrap_or(zero(*ty));
-                        (name.as_str(), value)
+                        (named(&names, name), value)
                     })
                     .collect();
-                let fields: Vec<(&str, BasicType)> = layout
+                let fields: Vec<(HeapName<'_>, BasicType)> = layout
                     .instance_fields
                     .iter()
-                    .map(|(name, ty)| (name.as_str(), *ty))
+                    .map(|(name, ty)| (named(&names, name), *ty))
                     .collect();
                 let constant_pool: &[(u16, Value)] = extra.map_or(&[], |e| &e.constant_pool);
                 w.heap_class_dump(

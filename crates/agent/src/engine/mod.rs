@@ -6,6 +6,7 @@ pub mod cpu_async;
 pub mod cpu_samples;
 pub mod cpu_times;
 pub mod heap_dump;
+pub mod heap_merge;
 pub mod heap_sites;
 pub mod monitors;
 pub mod ticker;
@@ -119,6 +120,17 @@ pub trait Engine: Send + Sync {
     /// held that an event callback may want. What it gathers waits in the engine for the
     /// [`Engine::dump`] that follows.
     fn prepare(&self, _ctx: &Context, _jni: Option<Jni>) {}
+    /// [`Engine::prepare`], for an engine that may write its section while the JVM produces
+    /// it (the heap dump merges the JVM's file as it grows): it takes the output's lock itself,
+    /// from a thread of its own that makes no JVM call.
+    fn prepare_with_output(
+        &self,
+        ctx: &Context,
+        jni: Option<Jni>,
+        _output: &std::sync::Mutex<ProfileOutput>,
+    ) {
+        self.prepare(ctx, jni);
+    }
     /// Writes the engine's section of a dump and starts a new interval. `jni` is the dumping
     /// thread's JNI environment, when it has one.
     fn dump(&self, ctx: &Context, jni: Option<Jni>, out: &mut ProfileOutput);

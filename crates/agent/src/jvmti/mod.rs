@@ -1447,5 +1447,165 @@ impl Jni {
     }
 }
 
+/// HotSpot's own heap dumper, reached through `com.sun.management.HotSpotDiagnosticMXBean`
+/// (the one `jcmd GC.heap_dump` and `dumpHeap` use): the bean and its `dumpHeap` method,
+/// looked up once so a dump under memory pressure needs no class loading.
+#[derive(Debug)]
+pub struct DiagnosticBean {
+    bean: GlobalRef,
+    dump_heap: jmethodID,
+}
+
+// SAFETY: the bean is a global reference and the method ID is not thread-bound (its class, in
+// the platform's jdk.management module, is never unloaded).
+unsafe impl Send for DiagnosticBean {}
+// SAFETY: as above; neither is written through.
+unsafe impl Sync for DiagnosticBean {}
+
+impl DiagnosticBean {
+    /// Looks the bean up (`ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class)`)
+    /// or says why it cannot (no jdk.management module, an exception).
+    pub fn lookup(jni: Jni) -> std::result::Result<DiagnosticBean, String> {
+        jni.with_local_frame(16, || {
+            let interface = jni
+                .find_class(c"com/sun/management/HotSpotDiagnosticMXBean")
+                .ok_or("the JVM has no com.sun.management.HotSpotDiagnosticMXBean (module jdk.management)")?;
+            let factory = jni
+                .find_class(c"java/lang/management/ManagementFactory")
+                .ok_or("the JVM has no java.lang.management.ManagementFactory")?;
+            let get = jni!(
+                jni,
+                GetStaticMethodID,
+                factory,
+                c"getPlatformMXBean".as_ptr(),
+                c"(Ljava/lang/Class;)Ljava/lang/management/PlatformManagedObject;".as_ptr()
+            )
+            .filter(|m| !m.is_null());
+            let Some(get) = get else {
+                jni.clear_exception();
+                return Err("ManagementFactory.getPlatformMXBean is missing".to_string());
+            };
+            let args = [sys::jvalue { l: interface }];
+            let bean = jni!(jni, CallStaticObjectMethodA, factory, get, args.as_ptr())
+                .unwrap_or(ptr::null_mut());
+            if let Some(text) = jni.exception_text() {
+                return Err(format!("getPlatformMXBean failed: {text}"));
+            }
+            if bean.is_null() {
+                return Err("the JVM has no HotSpotDiagnosticMXBean".to_string());
+            }
+            let dump_heap = jni!(
+                jni,
+                GetMethodID,
+                interface,
+                c"dumpHeap".as_ptr(),
+                c"(Ljava/lang/String;Z)V".as_ptr()
+            )
+            .filter(|m| !m.is_null());
+            let Some(dump_heap) = dump_heap else {
+                jni.clear_exception();
+                return Err("HotSpotDiagnosticMXBean.dumpHeap is missing".to_string());
+            };
+            Ok(DiagnosticBean {
+                bean: jni.new_global_ref(bean),
+                dump_heap,
+            })
+        })
+    }
+
+    /// Has the JVM write a heap dump of the live objects (after a full GC) to `path`, which
+    /// must not exist and must end in `.hprof`. Blocks until the dump is written.
+    pub fn dump_heap(&self, jni: Jni, path: &str) -> std::result::Result<(), String> {
+        let path = CString::new(path).map_err(|_| "the path holds a NUL byte".to_string())?;
+        jni.with_local_frame(16, || {
+            let jpath = jni!(jni, NewStringUTF, path.as_ptr()).unwrap_or(ptr::null_mut());
+            if jpath.is_null() {
+                let text = jni.exception_text().unwrap_or_default();
+                return Err(format!("no memory for the path string: {text}"));
+            }
+            let args = [sys::jvalue { l: jpath }, sys::jvalue { z: 1 }];
+            jni!(
+                jni,
+                CallVoidMethodA,
+                self.bean.get(),
+                self.dump_heap,
+                args.as_ptr()
+            );
+            match jni.exception_text() {
+                Some(text) => Err(text),
+                None => Ok(()),
+            }
+        })
+    }
+}
+
+impl Jni {
+    /// The pending exception's `toString()`, cleared; `None` if none is pending.
+    pub fn exception_text(self) -> Option<String> {
+        if jni!(self, ExceptionCheck) != Some(1) {
+            return None;
+        }
+        let throwable = jni!(self, ExceptionOccurred).unwrap_or(ptr::null_mut());
+        let _ = jni!(self, ExceptionClear);
+        if throwable.is_null() {
+            return Some("an exception".into());
+        }
+        let text = self.with_local_frame(8, || {
+            let class = self.object_class(throwable)?;
+            let to_string = jni!(
+                self,
+                GetMethodID,
+                class,
+                c"toString".as_ptr(),
+                c"()Ljava/lang/String;".as_ptr()
+            )
+            .filter(|m| !m.is_null())?;
+            let text = jni!(self, CallObjectMethodA, throwable, to_string, ptr::null())
+                .filter(|t| !t.is_null());
+            self.clear_exception();
+            self.string_text(text?)
+        });
+        self.delete_local_ref(throwable);
+        Some(text.unwrap_or_else(|| "an exception".into()))
+    }
+
+    /// The text of a `java.lang.String` (modified UTF-8, decoded lossily).
+    pub fn string_text(self, string: jobject) -> Option<String> {
+        let chars =
+            jni!(self, GetStringUTFChars, string, ptr::null_mut()).filter(|c| !c.is_null())?;
+        // SAFETY: GetStringUTFChars returned a NUL-terminated buffer the JVM keeps until the
+        // ReleaseStringUTFChars below.
+        let text = unsafe { CStr::from_ptr(chars) }
+            .to_string_lossy()
+            .into_owned();
+        let _ = jni!(self, ReleaseStringUTFChars, string, chars);
+        Some(text)
+    }
+}
+
+/// Frees `len` bytes of `file` from `offset` (a hole punched in it, its size kept): the disk
+/// blocks and cached pages of a part already read go at once, dirty or not.
+pub fn free_file_range(file: &std::fs::File, offset: u64, len: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let (Ok(offset), Ok(len)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return Err(std::io::Error::other("range too large"));
+    };
+    // SAFETY: fallocate only reads its integer arguments; the descriptor is open for as long
+    // as `file` is borrowed.
+    let rc = unsafe {
+        libc::fallocate(
+            file.as_raw_fd(),
+            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+            offset,
+            len,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 // After the macros above, which it uses.
 pub mod walk;

@@ -10,7 +10,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use hprof_format::{AllocSite, Header, IdSize, Version, Writer};
 
 use crate::options::Options;
-use crate::output::{ProfileWriter, Site, SiteTotals};
+use crate::output::{HeapFrame, HeapName, ProfileWriter, Site, SiteTotals};
 use crate::threads::ThreadStart;
 use crate::trace_store::{ClassInfo, EMPTY_TRACE_SERIAL, Trace};
 
@@ -29,6 +29,11 @@ pub struct BinaryWriter<W: Write + Send> {
     unloaded: HashSet<u32>,
     frames: HashSet<u64>,
     traces: HashSet<u32>,
+    /// Threads' stacks at the open heap dump, written when it ends.
+    heap_traces: Vec<(u32, u32, Vec<HeapFrame>)>,
+    /// Threads started while the heap dump is open, written when it ends.
+    heap_threads: Vec<ThreadStart>,
+    dump_open: bool,
 }
 
 impl<W: Write + Send> BinaryWriter<W> {
@@ -50,6 +55,9 @@ impl<W: Write + Send> BinaryWriter<W> {
             unloaded: HashSet::new(),
             frames: HashSet::new(),
             traces: HashSet::new(),
+            heap_traces: Vec::new(),
+            heap_threads: Vec::new(),
+            dump_open: false,
         };
         let mut flags = 0;
         if options.heap_sites || options.heap_dump {
@@ -139,6 +147,10 @@ impl<W: Write + Send> BinaryWriter<W> {
 
 impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
     fn thread_start(&mut self, start: &ThreadStart) -> io::Result<()> {
+        if self.dump_open {
+            self.heap_threads.push(start.clone());
+            return Ok(());
+        }
         let name = self.string(&start.name)?;
         let group = self.string(&start.group)?;
         let parent = self.string(&start.parent_group)?;
@@ -247,7 +259,9 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
 
     fn heap_dump_begin(&mut self) -> io::Result<()> {
         let time = self.time();
-        self.out.begin_heap_dump(time)
+        self.out.begin_heap_dump(time)?;
+        self.dump_open = true;
+        Ok(())
     }
 
     fn heap_record(&mut self, record: &hprof_format::HeapRecord<'_>) -> io::Result<()> {
@@ -267,14 +281,13 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
         domain: u64,
         instance_size: u32,
         constant_pool: &[(u16, hprof_format::Value)],
-        statics: &[(&str, hprof_format::Value)],
-        fields: &[(&str, hprof_format::BasicType)],
+        statics: &[(HeapName<'_>, hprof_format::Value)],
+        fields: &[(HeapName<'_>, hprof_format::BasicType)],
     ) -> io::Result<()> {
-        let id = |name: &str| self.strings.get(name).copied().unwrap_or(0);
         let statics: Vec<(u64, hprof_format::Value)> =
-            statics.iter().map(|(n, v)| (id(n), *v)).collect();
+            statics.iter().map(|(n, v)| (n.id, *v)).collect();
         let fields: Vec<(u64, hprof_format::BasicType)> =
-            fields.iter().map(|(n, t)| (id(n), *t)).collect();
+            fields.iter().map(|(n, t)| (n.id, *t)).collect();
         self.out.class_dump(
             class_id,
             EMPTY_TRACE_SERIAL,
@@ -289,8 +302,62 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
         )
     }
 
+    fn takes_raw_segments(&self) -> bool {
+        true
+    }
+
+    fn heap_raw_segment(&mut self, body: &[u8]) -> io::Result<()> {
+        self.out.heap_segment(body)
+    }
+
+    fn heap_utf8(&mut self, id: u64, text: &[u8]) -> io::Result<()> {
+        let time = self.time();
+        self.out.utf8(time, id, text)
+    }
+
+    fn heap_load_class(&mut self, class: &ClassInfo, name_id: u64) -> io::Result<()> {
+        let time = self.time();
+        self.out.load_class(
+            time,
+            class.serial,
+            class.object_id,
+            EMPTY_TRACE_SERIAL,
+            name_id,
+        )
+    }
+
+    fn heap_thread_trace(
+        &mut self,
+        serial: u32,
+        thread: u32,
+        frames: &[HeapFrame],
+    ) -> io::Result<()> {
+        self.heap_traces.push((serial, thread, frames.to_vec()));
+        Ok(())
+    }
+
     fn heap_dump_end(&mut self) -> io::Result<()> {
         self.out.end_heap_dump()?;
+        self.dump_open = false;
+        for start in std::mem::take(&mut self.heap_threads) {
+            self.thread_start(&start)?;
+        }
+        for (serial, thread, frames) in std::mem::take(&mut self.heap_traces) {
+            let time = self.time();
+            for frame in &frames {
+                self.out.stack_frame(
+                    time,
+                    frame.id,
+                    frame.method.0,
+                    frame.signature.0,
+                    frame.source.0,
+                    frame.class.serial,
+                    frame.line,
+                )?;
+            }
+            let ids: Vec<u64> = frames.iter().map(|f| f.id).collect();
+            self.out.stack_trace(time, serial, thread, &ids)?;
+        }
         self.out.flush()
     }
 

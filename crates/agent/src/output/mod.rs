@@ -83,6 +83,32 @@ pub struct MonitorTime {
     pub count: u64,
 }
 
+/// A name in a heap dump: the id of its STRING record and its text.
+#[derive(Debug, Clone, Copy)]
+pub struct HeapName<'a> {
+    /// STRING id.
+    pub id: u64,
+    /// The text.
+    pub text: &'a str,
+}
+
+/// One frame of a thread's stack at a heap dump.
+#[derive(Debug, Clone)]
+pub struct HeapFrame {
+    /// STACK FRAME id.
+    pub id: u64,
+    /// The method's class.
+    pub class: Arc<ClassInfo>,
+    /// Method name and its STRING id.
+    pub method: (u64, String),
+    /// Method signature and its STRING id.
+    pub signature: (u64, String),
+    /// Source file name and its STRING id (0 and empty when unknown).
+    pub source: (u64, String),
+    /// Line: > 0 a line, -1 unknown, -2 compiled, -3 native.
+    pub line: i32,
+}
+
 /// What every output format can record.
 pub trait ProfileWriter: Send {
     /// A thread started.
@@ -185,7 +211,8 @@ pub trait ProfileWriter: Send {
     ) -> io::Result<()> {
         Ok(())
     }
-    /// A CLASS DUMP; names were given to [`ProfileWriter::heap_string`] before the dump.
+    /// A CLASS DUMP. Each name comes with the id of its STRING record, written before the
+    /// dump opened ([`ProfileWriter::heap_string`] or [`ProfileWriter::heap_utf8`]).
     #[allow(clippy::too_many_arguments)]
     fn heap_class_dump(
         &mut self,
@@ -196,8 +223,42 @@ pub trait ProfileWriter: Send {
         _domain: u64,
         _instance_size: u32,
         _constant_pool: &[(u16, hprof_format::Value)],
-        _statics: &[(&str, hprof_format::Value)],
-        _fields: &[(&str, hprof_format::BasicType)],
+        _statics: &[(HeapName<'_>, hprof_format::Value)],
+        _fields: &[(HeapName<'_>, hprof_format::BasicType)],
+    ) -> io::Result<()> {
+        Ok(())
+    }
+    /// Whether [`ProfileWriter::heap_raw_segment`] is supported (binary).
+    fn takes_raw_segments(&self) -> bool {
+        false
+    }
+    /// Whole heap dump sub-records, already encoded with 8-byte ids, as one segment of the
+    /// open heap dump (binary).
+    fn heap_raw_segment(&mut self, _body: &[u8]) -> io::Result<()> {
+        Err(io::Error::other(
+            "this format takes no raw heap dump segments",
+        ))
+    }
+    /// A STRING record with an id the caller chose (a name of the JVM's heap dump, renumbered
+    /// out of the writer's own range); binary only.
+    fn heap_utf8(&mut self, _id: u64, _text: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+    /// LOAD CLASS for a class of the JVM's heap dump: `class` carries the agent's serial for
+    /// it and its object id in this dump; `name_id` is its STRING (from
+    /// [`ProfileWriter::heap_utf8`]). Written for every dump, even for a serial written
+    /// before, since a class's object id is its address at the dump.
+    fn heap_load_class(&mut self, class: &ClassInfo, _name_id: u64) -> io::Result<()> {
+        self.heap_class(class)
+    }
+    /// A thread's stack at the heap dump (STACK FRAME and STACK TRACE records in binary, a
+    /// TRACE in text), referenced by its ROOT THREAD OBJECT; written before the heap dump
+    /// ends (binary writes it right after HEAP DUMP END).
+    fn heap_thread_trace(
+        &mut self,
+        _serial: u32,
+        _thread: u32,
+        _frames: &[HeapFrame],
     ) -> io::Result<()> {
         Ok(())
     }
@@ -268,6 +329,7 @@ pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
     let mut socket = None;
     let sink: Box<dyn Write + Send> = match &options.output {
         Output::File(path) => {
+            let gzip = is_gzip_name(path);
             // force=y replaces an existing file (a new private file renamed over it; a device
             // or FIFO named by file= is written to as it is); a symbolic link is refused.
             let path = if options.force {
@@ -292,7 +354,15 @@ pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
                 other => other.map_err(|e| (path.clone(), e)),
             }
             .map_err(|(path, e)| format!("can't create profile file: {} ({e})", path.display()))?;
-            Box::new(file)
+            if gzip {
+                // Finished (its trailer written) when the output is closed and dropped.
+                Box::new(flate2::write::GzEncoder::new(
+                    file,
+                    flate2::Compression::fast(),
+                ))
+            } else {
+                Box::new(file)
+            }
         }
         Output::Net { host, port } => {
             let stream = TcpStream::connect((host.as_str(), *port))
@@ -327,6 +397,12 @@ pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
         ),
     };
     Ok(Opened { writer, socket })
+}
+
+/// Whether `file=` names a gzip file (`.gz`): the whole profile is then written compressed.
+pub fn is_gzip_name(path: &std::path::Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
 }
 
 /// An opened output: the writer, and for `net=` the socket (to read commands from and to

@@ -17,7 +17,9 @@ use hprof_text::{
     write_thread_end, write_thread_start, write_trace, write_wait, write_waited,
 };
 
-use crate::output::{MonitorOwner, MonitorTime, ProfileWriter, Site, SiteTotals, ThreadState};
+use crate::output::{
+    HeapFrame, HeapName, MonitorOwner, MonitorTime, ProfileWriter, Site, SiteTotals, ThreadState,
+};
 use crate::threads::ThreadStart;
 use crate::trace_store::{ClassInfo, EMPTY_TRACE_SERIAL, Trace};
 
@@ -43,7 +45,13 @@ struct TextClass {
 }
 
 struct HeapText {
+    /// Object and array lines.
     file: BufWriter<File>,
+    /// ROOT lines, written first (few: a heap's roots are threads' locals, globals and
+    /// system classes).
+    roots: Vec<u8>,
+    /// CLS lines, written last (one group per class).
+    classes: Vec<u8>,
     path: PathBuf,
     objects: u64,
     bytes: u64,
@@ -384,6 +392,8 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
         let file = BufWriter::with_capacity(1 << 20, hprof_outfile::create(&path)?);
         self.heap = Some(HeapText {
             file,
+            roots: Vec::new(),
+            classes: Vec::new(),
             path,
             objects: 0,
             bytes: 0,
@@ -401,7 +411,7 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
                     .get(&id)
                     .map_or_else(|| format!("<unknown class 0x{id:x}>"), |c| c.name.clone())
             };
-            return write_root_line(&mut heap.file, record, EMPTY_TRACE_SERIAL, &name);
+            return write_root_line(&mut heap.roots, record, EMPTY_TRACE_SERIAL, &name);
         }
         match *record {
             HeapRecord::InstanceDump {
@@ -497,22 +507,40 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
         domain: u64,
         _instance_size: u32,
         constant_pool: &[(u16, Value)],
-        statics: &[(&str, Value)],
-        _fields: &[(&str, BasicType)],
+        statics: &[(HeapName<'_>, Value)],
+        _fields: &[(HeapName<'_>, BasicType)],
     ) -> io::Result<()> {
         let name = self.class_name(class_id);
         match self.heap.as_mut() {
             Some(heap) => write_class_lines(
-                &mut heap.file,
+                &mut heap.classes,
                 class_id,
                 &name,
                 EMPTY_TRACE_SERIAL,
                 [super_id, loader, signers, domain],
-                statics.iter().copied(),
+                statics.iter().map(|(n, v)| (n.text, *v)),
                 constant_pool.iter().copied(),
             ),
             None => Ok(()),
         }
+    }
+
+    fn heap_thread_trace(
+        &mut self,
+        serial: u32,
+        thread: u32,
+        frames: &[HeapFrame],
+    ) -> io::Result<()> {
+        let frames: Vec<TextFrame<'_>> = frames
+            .iter()
+            .map(|f| TextFrame {
+                class: &f.class.name,
+                method: Some(&f.method.1),
+                source: (!f.source.1.is_empty()).then_some(f.source.1.as_str()),
+                line: LineInfo::from_binary(f.line),
+            })
+            .collect();
+        write_trace(&mut self.out, serial, Some(thread), &frames)
     }
 
     fn heap_dump_end(&mut self) -> io::Result<()> {
@@ -528,6 +556,7 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
                 heap.bytes,
                 &ctime(SystemTime::now()),
             )?;
+            self.out.write_all(&heap.roots)?;
             let mut lines = File::open(&heap.path)?;
             let mut buf = vec![0u8; 1 << 20];
             loop {
@@ -537,6 +566,7 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
                 }
                 self.out.write_all(&buf[..n])?;
             }
+            self.out.write_all(&heap.classes)?;
             write_heap_end(&mut self.out)?;
             self.out.flush()
         })();

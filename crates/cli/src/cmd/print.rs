@@ -324,7 +324,8 @@ fn render(input: &Input, index: &Index<'_>, out: &mut dyn Write) -> Result<()> {
             }
             Record::HeapDump(_) | Record::HeapDumpSegment(_) => {
                 let continues = open_dump && matches!(record, Record::HeapDumpSegment(_));
-                if let (false, Some(dump)) = (continues, dumps.next()) {
+                // The next dump is taken only where one starts, not at each further segment.
+                if !continues && let Some(dump) = dumps.next() {
                     render_dump(index, dump, out)?;
                 }
                 open_dump = matches!(record, Record::HeapDumpSegment(_));
