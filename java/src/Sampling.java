@@ -13,9 +13,9 @@
 //   virtual  (JDK 21+) a virtual thread computing in virtualWork() for the whole run; prints
 //            "no virtual threads" on older JDKs;
 //   churn    2,000 short platform threads (4 at a time) and, on JDK 21+, 100,000 virtual
-//            threads, each computing a little; then prints "timers N" (the POSIX timers the
-//            process holds, from /proc/self/timers) and "threads N" (live Java threads).
-// Every mode prints "done" at the end.
+//            threads, each computing a little; then prints "threads N" (live Java threads).
+// Every mode then prints "timers N" (the POSIX timers the process holds, from /proc/self/timers)
+// and "perf_events N" (its perf event descriptors, from /proc/self/fd), and "done".
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -287,10 +287,29 @@ public class Sampling {
                 t.join();
             }
         }
+        System.out.println("threads " + Thread.activeCount());
+    }
+
+    /** Prints "timers N" (the POSIX timers the process holds) and "perf_events N" (its perf
+     * event descriptors). */
+    static void printTimers() throws Exception {
         long timers = java.nio.file.Files.readAllLines(java.nio.file.Paths.get("/proc/self/timers"))
                 .stream().filter(l -> l.startsWith("ID:")).count();
+        long perf = 0;
+        try (java.nio.file.DirectoryStream<java.nio.file.Path> fds =
+                java.nio.file.Files.newDirectoryStream(java.nio.file.Paths.get("/proc/self/fd"))) {
+            for (java.nio.file.Path fd : fds) {
+                try {
+                    if (java.nio.file.Files.readSymbolicLink(fd).toString().contains("perf_event")) {
+                        perf++;
+                    }
+                } catch (java.io.IOException e) {
+                    // closed meanwhile (the directory stream's own descriptor)
+                }
+            }
+        }
         System.out.println("timers " + timers);
-        System.out.println("threads " + Thread.activeCount());
+        System.out.println("perf_events " + perf);
     }
 
     public static void main(String[] args) throws Exception {
@@ -327,6 +346,7 @@ public class Sampling {
             default:
                 throw new IllegalArgumentException("unknown mode " + mode);
         }
+        printTimers();
         System.out.println("done");
     }
 }

@@ -20,8 +20,9 @@ use std::time::Duration;
 use crate::engine::ticker::Ticker;
 use crate::engine::{Context, Engine};
 use crate::jvmti::{Capabilities, Event, GlobalRef, Jni, Jvmti, jlocation, jmethodID, jthread};
+use crate::options::Timer;
 use crate::output::ProfileOutput;
-use crate::signal::{self, CpuTimer, Sample, SampleKind};
+use crate::signal::{self, CpuTimer, Sample, SampleKind, ThreadTimer, TimerSource};
 
 /// Name of the sampler's agent thread.
 pub const THREAD_NAME: &str = "HPROF cpu sampling thread";
@@ -45,8 +46,8 @@ const DRAIN_PERIOD_MS: i64 = 20;
 struct SampledThread {
     /// The thread object, for its state (`cpu=wall`).
     thread: GlobalRef,
-    /// The timer on its CPU clock (`cpu=samples`).
-    timer: Option<CpuTimer>,
+    /// What interrupts it after each interval of its CPU time (`cpu=samples`).
+    timer: Option<ThreadTimer>,
 }
 
 /// Threads by kernel id, and thread serials by JNI environment (what a sample carries).
@@ -58,7 +59,7 @@ struct Registry {
     ended: Vec<usize>,
     /// Timers of threads seen at start that the JVM does not know yet (or never will: JIT
     /// and GC threads, whose first signal tells), by kernel id.
-    unknown: HashMap<i32, CpuTimer>,
+    unknown: HashMap<i32, ThreadTimer>,
     /// The last thread the wall-clock ticker signalled (the next tick starts after it).
     wall_cursor: i32,
     /// Java threads that were running when the sampler started, by JNI environment, until
@@ -74,9 +75,9 @@ pub struct AsyncSampler {
     wall: bool,
     ticker: Ticker,
     registry: Mutex<Registry>,
-    /// Whether CPU time is sampled with the process-wide timer (ITIMER_PROF) instead of one
-    /// timer per thread.
-    process_wide: std::sync::atomic::AtomicBool,
+    /// What interrupts threads for CPU samples (a [`TimerSource`] as a number), chosen at
+    /// start.
+    source: std::sync::atomic::AtomicU8,
     /// Samples of threads the front-end turned sampling off for, or over the trace limit.
     dropped: Mutex<u64>,
 }
@@ -109,6 +110,58 @@ fn thread_timers_refused() -> Option<String> {
         .map(|e| format!("the kernel refuses timers on threads' CPU clocks ({e})"))
 }
 
+/// Why perf events cannot be the sampler's clock here, if they cannot (the kernel refuses
+/// them: `perf_event_paranoid`, a seccomp filter, a container without perf support), or
+/// `_HPROF_NO_PERF_EVENTS` is set (a diagnostic switch, used by the tests of the fallback).
+fn perf_events_refused() -> Option<String> {
+    if std::env::var_os("_HPROF_NO_PERF_EVENTS").is_some() {
+        return Some("_HPROF_NO_PERF_EVENTS is set".into());
+    }
+    signal::perf::refused(signal::current_tid())
+}
+
+/// What interrupts threads for `cpu=samples`: `timer=`, or the first the kernel allows of
+/// perf events, POSIX timers on threads' CPU clocks and `ITIMER_PROF`; each fallback says
+/// why on one verbose line.
+fn choose_source(ctx: &Context) -> TimerSource {
+    let say = |line: String| {
+        if ctx.options.verbose {
+            eprintln!("HPROF: {line}");
+        }
+    };
+    let requested = ctx.options.timer;
+    if matches!(requested, Timer::Auto | Timer::Perf) {
+        match perf_events_refused() {
+            None => {
+                if signal::perf::excludes_kernel() {
+                    say(format!(
+                        "cpu=samples counts user CPU time only: perf_event_paranoid {} lets perf events count no kernel time",
+                        signal::perf::paranoid().unwrap_or(-1)
+                    ));
+                }
+                return TimerSource::Perf;
+            }
+            Some(why) => say(format!(
+                "cpu=samples uses POSIX timers on threads' CPU clocks instead of perf events: {why}"
+            )),
+        }
+    }
+    let why = if requested == Timer::Itimer {
+        "timer=itimer".to_string()
+    } else {
+        match thread_timers_refused() {
+            None => return TimerSource::Posix,
+            Some(why) => why,
+        }
+    };
+    if requested != Timer::Itimer {
+        say(format!(
+            "cpu=samples uses one process-wide CPU timer (ITIMER_PROF): {why}"
+        ));
+    }
+    TimerSource::Process
+}
+
 impl AsyncSampler {
     /// A sampler of CPU time (`wall` false) or wall time.
     pub fn new(wall: bool) -> AsyncSampler {
@@ -116,8 +169,17 @@ impl AsyncSampler {
             wall,
             ticker: Ticker::new(),
             registry: Mutex::new(Registry::default()),
-            process_wide: std::sync::atomic::AtomicBool::new(false),
+            source: std::sync::atomic::AtomicU8::new(0),
             dropped: Mutex::new(0),
+        }
+    }
+
+    /// What interrupts threads for CPU samples.
+    pub fn source(&self) -> TimerSource {
+        match self.source.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => TimerSource::Perf,
+            1 => TimerSource::Posix,
+            _ => TimerSource::Process,
         }
     }
 
@@ -172,13 +234,14 @@ impl AsyncSampler {
         let Ok(mut registry) = self.registry.lock() else {
             return;
         };
-        let timer = if self.wall || self.process_wide.load(std::sync::atomic::Ordering::Relaxed) {
+        let source = self.source();
+        let timer = if self.wall || source == TimerSource::Process {
             None
         } else {
             registry
                 .unknown
                 .remove(&tid)
-                .or_else(|| CpuTimer::start(tid, Self::interval(ctx)).ok())
+                .or_else(|| ThreadTimer::start(source, tid, Self::interval(ctx)).ok())
         };
         registry
             .serial_by_env
@@ -596,30 +659,27 @@ impl Engine for AsyncSampler {
                 }
             }
         });
-        if !self.wall
-            && let Some(why) = thread_timers_refused()
-        {
-            signal::process_timer(Some(Self::interval(ctx)))
-                .map_err(|e| format!("can't start the process-wide CPU timer ({e})"))?;
-            self.process_wide
-                .store(true, std::sync::atomic::Ordering::Relaxed);
-            if ctx.options.verbose {
-                eprintln!(
-                    "HPROF: cpu=samples uses one process-wide CPU timer (ITIMER_PROF): {why}"
-                );
+        if !self.wall {
+            let source = choose_source(ctx);
+            self.source
+                .store(source as u8, std::sync::atomic::Ordering::Relaxed);
+            if source == TimerSource::Process {
+                signal::process_timer(Some(Self::interval(ctx)))
+                    .map_err(|e| format!("can't start the process-wide CPU timer ({e})"))?;
             }
         }
-        if !self.wall && !self.process_wide.load(std::sync::atomic::Ordering::Relaxed) {
+        if !self.wall && self.source() != TimerSource::Process {
             // Threads running before VM init (the JVM's own and the main thread): a timer each;
             // those that turn out to run no Java lose theirs at their first signal.
             let interval = Self::interval(ctx);
+            let source = self.source();
             let current = signal::current_tid();
             let mut unknown = HashMap::new();
             for tid in task_ids() {
                 if tid == current {
                     continue;
                 }
-                if let Ok(timer) = CpuTimer::start(tid, interval) {
+                if let Ok(timer) = ThreadTimer::start(source, tid, interval) {
                     unknown.insert(tid, timer);
                 }
             }
@@ -650,7 +710,7 @@ impl Engine for AsyncSampler {
     }
 
     fn stop(&self, _ctx: &Context) {
-        if self.process_wide.load(std::sync::atomic::Ordering::Relaxed) {
+        if !self.wall && self.source() == TimerSource::Process {
             let _ = signal::process_timer(None);
         }
         signal::set_active(false);
