@@ -12,6 +12,9 @@
 //   gc       "collector" calls System.gc() in a loop while "allocator" allocates;
 //   virtual  (JDK 21+) a virtual thread computing in virtualWork() for the whole run; prints
 //            "no virtual threads" on older JDKs;
+//   vshared  (JDK 21+) two virtual threads named "vt-alpha" and "vt-beta", computing in
+//            alphaWork() and betaWork(), on one carrier, parking 0.1 ms after each slice of work;
+//   vpinned  the same two, each on a carrier of its own, never yielding;
 //   churn    2,000 short platform threads (4 at a time) and, on JDK 21+, 100,000 virtual
 //            threads, each computing a little; then prints "threads N" (live Java threads).
 // Every mode then prints "timers N" (the POSIX timers the process holds, from /proc/self/timers)
@@ -255,6 +258,70 @@ public class Sampling {
         t.join();
     }
 
+    static long alphaWork(long x) {
+        for (int i = 0; i < 50_000; i++) {
+            x = x * 6364136223846793005L + 1442695040888963407L;
+            x ^= x >>> 29;
+        }
+        return x;
+    }
+
+    static long betaWork(long x) {
+        for (int i = 0; i < 50_000; i++) {
+            x = x * 0x9E3779B97F4A7C15L + 7;
+            x ^= x >>> 31;
+        }
+        return x;
+    }
+
+    /** Starts a virtual thread named NAME running TASK (JDK 21+, through reflection). */
+    static Thread startNamedVirtual(String name, Runnable task) throws Exception {
+        Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+        Class<?> builderClass = Class.forName("java.lang.Thread$Builder");
+        builder = builderClass.getMethod("name", String.class).invoke(builder, name);
+        return (Thread) builderClass.getMethod("start", Runnable.class).invoke(builder, task);
+    }
+
+    /**
+     * Two named virtual threads, "vt-alpha" computing in alphaWork and "vt-beta" in betaWork.
+     * With yield, both run on one carrier and park for 0.1 ms between slices of work, so the
+     * carrier alternates between them; without, each keeps a carrier of its own.
+     */
+    static void namedVirtual(boolean yield) throws Exception {
+        try {
+            Thread.class.getMethod("ofVirtual");
+        } catch (NoSuchMethodException e) {
+            System.out.println("no virtual threads");
+            return;
+        }
+        if (yield) {
+            System.setProperty("jdk.virtualThreadScheduler.parallelism", "1");
+            System.setProperty("jdk.virtualThreadScheduler.maxPoolSize", "1");
+        }
+        Thread alpha = startNamedVirtual("vt-alpha", () -> {
+            long x = 1;
+            while (System.nanoTime() < deadline) {
+                x = alphaWork(x);
+                if (yield) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+                }
+            }
+            sink += x;
+        });
+        Thread beta = startNamedVirtual("vt-beta", () -> {
+            long x = 2;
+            while (System.nanoTime() < deadline) {
+                x = betaWork(x);
+                if (yield) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+                }
+            }
+            sink += x;
+        });
+        alpha.join();
+        beta.join();
+    }
+
     static void churn() throws Exception {
         for (int round = 0; round < 500; round++) {
             Thread[] batch = new Thread[4];
@@ -342,6 +409,12 @@ public class Sampling {
                 break;
             case "churn":
                 churn();
+                break;
+            case "vshared":
+                namedVirtual(true);
+                break;
+            case "vpinned":
+                namedVirtual(false);
                 break;
             default:
                 throw new IllegalArgumentException("unknown mode " + mode);

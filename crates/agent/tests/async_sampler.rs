@@ -324,6 +324,64 @@ fn a_virtual_threads_samples_are_its_own_frames() {
 }
 
 #[test]
+fn thread_y_charges_samples_to_the_virtual_thread_not_its_carrier() {
+    for jdk in jdks().into_iter().filter(|j| j.version >= 21) {
+        // vshared: both virtual threads on one carrier, taking turns; vpinned: each on a
+        // carrier of its own, never unmounting until it ends.
+        for mode in ["vshared", "vpinned"] {
+            let (_, p) = sample(&jdk, "cpu=samples,interval=2,thread=y,depth=8", mode, "3");
+            let thread = |name: &str| {
+                p.thread(name).unwrap_or_else(|| {
+                    panic!("JDK {} {mode}: no THREAD START for {name}", jdk.version)
+                })
+            };
+            let (alpha, beta) = (thread("vt-alpha"), thread("vt-beta"));
+            let has = |f: &[String], method: &str| f.iter().any(|x| x.starts_with(method));
+            for (serial, own, other) in [
+                (alpha, "Sampling.alphaWork(", "Sampling.betaWork("),
+                (beta, "Sampling.betaWork(", "Sampling.alphaWork("),
+            ] {
+                let mine = count(&p, |_, t| t == Some(serial));
+                let in_own = count(&p, |f, t| t == Some(serial) && has(f, own));
+                let in_other = count(&p, |f, t| t == Some(serial) && has(f, other));
+                let own_anywhere = count(&p, |f, _| has(f, own));
+                assert!(
+                    in_own >= 50,
+                    "JDK {} {mode}: {own} has {in_own} samples on its thread: {}",
+                    jdk.version,
+                    listing(&p, serial)
+                );
+                // Its samples are its own work (and the runtime's code around its parking),
+                // never the other thread's.
+                assert_eq!(
+                    in_other,
+                    0,
+                    "JDK {} {mode}: {}",
+                    jdk.version,
+                    listing(&p, serial)
+                );
+                assert!(
+                    in_own * 10 >= mine * 7,
+                    "JDK {} {mode}: {}",
+                    jdk.version,
+                    listing(&p, serial)
+                );
+                // Nearly every sample of its work is charged to it, not to a carrier (a
+                // sample can land between the mount and the event that reports it).
+                assert!(
+                    in_own * 100 >= own_anywhere * 95,
+                    "JDK {} {mode}: {own}: {in_own} of {own_anywhere} samples on its thread",
+                    jdk.version
+                );
+            }
+        }
+        // Without thread=y nothing follows virtual threads: their samples go to the carriers.
+        let (_, p) = sample(&jdk, "cpu=samples,interval=2,depth=8", "vshared", "1");
+        assert!(p.thread("vt-alpha").is_none() && p.thread("vt-beta").is_none());
+    }
+}
+
+#[test]
 fn wall_clock_signals_never_interrupt_a_blocking_call() {
     for jdk in jdks() {
         // CpuHot's acceptor sits in accept() for the whole run while it is signalled every

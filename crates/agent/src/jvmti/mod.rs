@@ -1393,4 +1393,5 @@ impl Jni {
 }
 
 // After the macros above, which it uses.
+pub mod vthreads;
 pub mod walk;

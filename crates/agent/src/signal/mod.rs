@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use crate::jvmti::{JavaVm, sys};
 
+pub mod carriers;
 pub mod perf;
 
 pub use perf::PerfTimer;
@@ -97,6 +98,9 @@ pub struct Sample<'a> {
     pub frames: &'a [CallFrame],
     /// What it measures.
     pub kind: SampleKind,
+    /// The Java thread id (`Thread.threadId()`) of the virtual thread the thread ran, 0 for
+    /// none (or when virtual threads are not followed).
+    pub vthread: u64,
 }
 
 const FREE: u8 = 0;
@@ -114,6 +118,7 @@ struct Slot {
     tid: AtomicI32,
     num_frames: AtomicI32,
     value: AtomicU32,
+    vthread: AtomicU64,
 }
 
 /// The preallocated samples: `slots.len()` slots of `depth` frames each.
@@ -230,6 +235,7 @@ pub fn install(vm: JavaVm, slots: usize, depth: usize) -> Result<(), String> {
                 tid: AtomicI32::new(0),
                 num_frames: AtomicI32::new(0),
                 value: AtomicU32::new(0),
+                vthread: AtomicU64::new(0),
             })
             .collect(),
         frames: (0..slots.max(1) * depth)
@@ -502,6 +508,7 @@ pub fn drain(mut f: impl FnMut(&Sample<'_>)) -> usize {
             num_frames,
             frames,
             kind,
+            vthread: slot.vthread.load(Ordering::Relaxed),
         });
         slot.state.store(FREE, Ordering::Release);
         count += 1;
@@ -669,5 +676,13 @@ fn take_sample(kind: SampleKind, context: *mut c_void) {
     slot.env.store(env as usize, Ordering::Relaxed);
     slot.tid.store(current_tid(), Ordering::Relaxed);
     slot.num_frames.store(num_frames, Ordering::Relaxed);
+    slot.vthread.store(
+        if env.is_null() || num_frames == IDENTIFIED {
+            0
+        } else {
+            carriers::sampled(env as usize)
+        },
+        Ordering::Relaxed,
+    );
     slot.state.store(READY, Ordering::Release);
 }
