@@ -15,6 +15,8 @@
 //   vshared  (JDK 21+) two virtual threads named "vt-alpha" and "vt-beta", computing in
 //            alphaWork() and betaWork(), on one carrier, parking 0.1 ms after each slice of work;
 //   vpinned  the same two, each on a carrier of its own, never yielding;
+//   vmany    (JDK 21+) 100,000 virtual threads (1,000 at a time), each computing a little and
+//            parking once; prints "elapsed_ms N" (the benchmark of following virtual threads);
 //   churn    2,000 short platform threads (4 at a time) and, on JDK 21+, 100,000 virtual
 //            threads, each computing a little; then prints "threads N" (live Java threads).
 // Every mode then prints "timers N" (the POSIX timers the process holds, from /proc/self/timers)
@@ -322,6 +324,39 @@ public class Sampling {
         beta.join();
     }
 
+    /**
+     * 100,000 virtual threads (1,000 at a time), each computing a little, parking once (so it
+     * mounts twice) and computing again; prints "elapsed_ms N" for the whole.
+     */
+    static void manyVirtual() throws Exception {
+        java.lang.reflect.Method start;
+        try {
+            start = Thread.class.getMethod("startVirtualThread", Runnable.class);
+        } catch (NoSuchMethodException e) {
+            System.out.println("no virtual threads");
+            return;
+        }
+        long began = System.nanoTime();
+        java.util.List<Thread> batch = new java.util.ArrayList<>();
+        for (int i = 0; i < 100_000; i++) {
+            batch.add((Thread) start.invoke(null, (Runnable) () -> {
+                sink += loop(sink, 100);
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000);
+                sink += loop(sink, 100);
+            }));
+            if (batch.size() == 1000) {
+                for (Thread t : batch) {
+                    t.join();
+                }
+                batch.clear();
+            }
+        }
+        for (Thread t : batch) {
+            t.join();
+        }
+        System.out.println("elapsed_ms " + (System.nanoTime() - began) / 1_000_000);
+    }
+
     static void churn() throws Exception {
         for (int round = 0; round < 500; round++) {
             Thread[] batch = new Thread[4];
@@ -415,6 +450,9 @@ public class Sampling {
                 break;
             case "vpinned":
                 namedVirtual(false);
+                break;
+            case "vmany":
+                manyVirtual();
                 break;
             default:
                 throw new IllegalArgumentException("unknown mode " + mode);

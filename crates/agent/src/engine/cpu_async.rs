@@ -522,8 +522,12 @@ impl AsyncSampler {
                 }
             }
         }
-        if self.follows_vthreads() {
-            pending.extend(self.name_virtual_threads(ctx, jni, final_drain));
+        let waiting = self.registry.lock().map(|r| r.pending_count).unwrap_or(0) > 0;
+        if self.follows_vthreads() || waiting {
+            // Once virtual threads are no longer followed (the session stopped), the samples
+            // still waiting for a name go to their carriers.
+            let all = final_drain || !self.follows_vthreads();
+            pending.extend(self.name_virtual_threads(ctx, jni, all));
         }
         if pending.is_empty() || ctx.depth() == 0 {
             return;
@@ -694,12 +698,15 @@ impl AsyncSampler {
             };
             let waiting: Vec<u64> = registry.pending.keys().copied().collect();
             let mut carriers = Vec::new();
-            for &id in &waiting {
-                let Some(env) = signal::carriers::carrier_of(id) else {
-                    continue;
-                };
-                if let Some(thread) = registry.by_tid.values().find(|t| t.env == env) {
-                    carriers.push((id, jni.new_local_ref(thread.thread.get())));
+            if !waiting.is_empty() && self.follows_vthreads() {
+                let mounted: HashMap<u64, usize> =
+                    signal::carriers::mounted_now().into_iter().collect();
+                let by_env: HashMap<usize, &SampledThread> =
+                    registry.by_tid.values().map(|t| (t.env, t)).collect();
+                for &id in &waiting {
+                    if let Some(thread) = mounted.get(&id).and_then(|env| by_env.get(env)) {
+                        carriers.push((id, jni.new_local_ref(thread.thread.get())));
+                    }
                 }
             }
             let check = registry
@@ -765,7 +772,7 @@ impl AsyncSampler {
                 .is_ok_and(|state| state & JVMTI_THREAD_STATE_ALIVE != 0);
             if !alive {
                 if let Ok(mut table) = ctx.threads.lock() {
-                    table.unregister(ctx.jvmti, jni, thread);
+                    table.remove(jni, serial);
                 }
                 ended.push(serial);
             }

@@ -5,7 +5,7 @@
 //! A carrier's entry is written only on that carrier: by the mount and unmount callbacks
 //! ([`mounted`], [`unmounted`]) and by the signal handler, which marks it sampled
 //! ([`sampled`]); so the handler always sees the virtual thread that ran when the signal
-//! arrived. The draining thread only reads ([`carrier_of`]).
+//! arrived. The draining thread only reads ([`mounted_now`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -129,11 +129,14 @@ pub fn forget(env: usize) {
     }
 }
 
-/// The JNI environment of the carrier that runs virtual thread `vthread` now, if one does.
-pub fn carrier_of(vthread: u64) -> Option<usize> {
-    TABLE.iter().find_map(|slot| {
-        let env = slot.env.load(Ordering::Acquire);
-        (env != FREE && env != GONE && slot.vthread.load(Ordering::Acquire) == vthread)
-            .then_some(env)
-    })
+/// The virtual threads mounted now: (Java thread id, the carrier's JNI environment).
+pub fn mounted_now() -> Vec<(u64, usize)> {
+    TABLE
+        .iter()
+        .filter_map(|slot| {
+            let env = slot.env.load(Ordering::Acquire);
+            let vthread = slot.vthread.load(Ordering::Acquire);
+            (env != FREE && env != GONE && vthread != 0).then_some((vthread, env))
+        })
+        .collect()
 }
