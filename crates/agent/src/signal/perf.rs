@@ -13,18 +13,41 @@
 //! [`OWN`], a table of every possible descriptor allocated before the first event is opened.
 
 use std::ffi::c_int;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use perf_event_open_sys as sys;
 
-/// Descriptors up to this number can be the sampler's (a thread whose event gets a higher one
-/// falls back to a POSIX timer).
+/// Descriptors up to this number can be the sampler's (a thread whose event gets a higher one,
+/// or that would exceed a quarter of the descriptor limit, falls back to a POSIX timer).
 pub const MAX_FD: usize = 1 << 16;
 
 /// Which descriptors are the sampler's perf events (written before an event is armed and
 /// cleared before it is closed; read by the signal handler).
 static OWN: [AtomicBool; MAX_FD] = [const { AtomicBool::new(false) }; MAX_FD];
+
+/// The sampler's events open now.
+static OPEN: AtomicUsize = AtomicUsize::new(0);
+
+/// How many events the sampler keeps open at most: a quarter of the process's descriptor
+/// limit (the application's own files and sockets keep the rest), at most [`MAX_FD`].
+fn budget() -> usize {
+    static BUDGET: OnceLock<usize> = OnceLock::new();
+    *BUDGET.get_or_init(|| {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes `limit`.
+        let soft = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+            limit.rlim_cur as usize
+        } else {
+            1024
+        };
+        (soft / 4).min(MAX_FD)
+    })
+}
 
 /// Whether events must leave the kernel out (`exclude_kernel`): `perf_event_paranoid` ≥ 2
 /// without `CAP_PERFMON` refuses events that count kernel time. 0: not decided, 1: include
@@ -92,6 +115,12 @@ fn open(tid: i32, interval: Duration, exclude_kernel: bool) -> std::io::Result<c
 impl PerfTimer {
     /// Opens and arms the event of thread `tid` (an id of this process's pid namespace).
     pub fn start(tid: i32, interval: Duration) -> std::io::Result<PerfTimer> {
+        if OPEN.load(Ordering::Relaxed) >= budget() {
+            return Err(std::io::Error::other(format!(
+                "{} perf events open, a quarter of the descriptor limit",
+                budget()
+            )));
+        }
         let fd = match EXCLUDE_KERNEL.load(Ordering::Relaxed) {
             1 => open(tid, interval, false)?,
             2 => open(tid, interval, true)?,
@@ -108,6 +137,7 @@ impl PerfTimer {
                 Err(e) => return Err(e),
             },
         };
+        OPEN.fetch_add(1, Ordering::Relaxed);
         let timer = PerfTimer(fd);
         let Some(own) = OWN.get(fd as usize) else {
             return Err(std::io::Error::other(format!(
@@ -154,6 +184,7 @@ impl Drop for PerfTimer {
             sys::ioctls::DISABLE(self.0, 0);
             libc::close(self.0);
         }
+        OPEN.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
