@@ -148,6 +148,48 @@ VTHREAD_PROFILERS = {
 }
 
 
+def timed(cmd, cwd):
+    """(wall seconds, CPU seconds: user + system of all the JVM's threads) of one run."""
+    start = time.perf_counter()
+    child = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(map(str, cmd))} failed with status {child.returncode}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def interleaved(workloads, profilers, runs, cwd, warmup=1):
+    """Wall and CPU times of each workload under each profiler, rounds interleaved:
+    ({workload: {profiler: [wall s]}}, {workload: {profiler: [CPU s]}})."""
+    walls, cpus = {}, {}
+    for workload, make in workloads.items():
+        for _ in range(warmup):
+            for flags in profilers.values():
+                timed(make(flags), cwd)
+        wall = {name: [] for name in profilers}
+        cpu = {name: [] for name in profilers}
+        for _ in range(runs):
+            for name, flags in profilers.items():
+                w, c = timed(make(flags), cwd)
+                wall[name].append(w)
+                cpu[name].append(c)
+        walls[workload], cpus[workload] = wall, cpu
+    return walls, cpus
+
+
+def ratio_table(title_cell, results, profilers, unit="s"):
+    """Rows of medians, each with its ratio to the no-agent median."""
+    lines = [f"| {title_cell} | " + " | ".join(profilers) + " |", "|---|" + "---|" * len(profilers)]
+    for workload, times in results.items():
+        base = statistics.median(times["no agent"])
+        cells = [f"{statistics.median(times[p]):.3f} {unit}" + ("" if p == "no agent" else f" (**{statistics.median(times[p]) / base:.3f}**)")
+                 for p in profilers]
+        lines.append(f"| {workload} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def virtual_thread_cost(agent, classes, work, runs):
     """{"JDK N": {profiler: [seconds]}} of `Sampling vmany` on each installed JDK 21+."""
     env = ROOT / ".tools/env"
@@ -159,7 +201,7 @@ def virtual_thread_cost(agent, classes, work, runs):
             java = f"{home.strip()}/bin/java"
             workloads[f"JDK {version}"] = lambda flags, java=java: [java, *flags, "-cp", str(classes), "Sampling", "vmany", "0"]
     profilers = {name: make(agent, work) for name, make in VTHREAD_PROFILERS.items()}
-    return common.interleaved(workloads, profilers, runs, work)
+    return interleaved(workloads, profilers, runs, work)
 
 
 def main():
@@ -188,8 +230,8 @@ def main():
         "CpuBench (CPU-bound)": lambda flags: ["java", *flags, "-cp", str(classes), "bench.CpuBench"],
         javac_name: javac,
     }
-    results = common.interleaved(workloads, profilers, args.runs, work)
-    vthreads = virtual_thread_cost(agent, classes, work, args.runs)
+    walls, cpus = interleaved(workloads, profilers, args.runs, work)
+    v_walls, v_cpus = virtual_thread_cost(agent, classes, work, args.runs)
 
     lines = [SECTION, "",
              f"Command: `bench/sampling.py --write --runs {args.runs} --seconds {args.seconds:g}` ({time.strftime('%Y-%m-%d')}, "
@@ -209,24 +251,20 @@ def main():
         lines.append(f"| {sampler.replace(' perf', '').replace(' cpu', '').replace(' itimer', '')} | {source} | **{worst:.2f}** | "
                      f"{n} ({noise:.2f}) | **{caller:.1f} %** of {n_inline} | "
                      f"**{sampled:.1f} % / {truth:.1f} %** | **{r['accept']}** |")
-    lines += ["", "Overhead: wall time of the whole JVM run; runs interleaved, one warm-up round, median.", "",
-              "| workload | " + " | ".join(profilers) + " |", "|---|" + "---|" * len(profilers)]
-    for workload, times in results.items():
-        base = statistics.median(times["no agent"])
-        cells = [f"{statistics.median(times[p]):.3f} s" + ("" if p == "no agent" else f" (**{statistics.median(times[p]) / base:.3f}**)")
-                 for p in profilers]
-        lines.append(f"| {workload} | " + " | ".join(cells) + " |")
-    if vthreads:
+    lines += ["", "Overhead: CPU time (user + system, all threads) of the whole JVM run, which other load on the "
+              "machine disturbs less than wall time; runs interleaved, one warm-up round, median (wall times below):", ""]
+    lines += ratio_table("workload", cpus, profilers, "s CPU")
+    lines += ["", "Wall time, same runs:", ""]
+    lines += ratio_table("workload", walls, profilers)
+    if v_cpus:
         lines += ["", "Following virtual threads (`thread=y`, JDK 21+): `Sampling vmany`, 100,000 virtual threads "
-                  "(1,000 at a time) each computing a little and parking once (200,000 mounts); wall time of the whole JVM "
-                  "run, interleaved, median; `cpu=samples` at 10 ms with perf events:", "",
-                  "| JDK | " + " | ".join(VTHREAD_PROFILERS) + " |", "|---|" + "---|" * len(VTHREAD_PROFILERS)]
-        for workload, times in vthreads.items():
-            base = statistics.median(times["no agent"])
-            cells = [f"{statistics.median(times[p]):.3f} s" + ("" if p == "no agent" else f" (**{statistics.median(times[p]) / base:.3f}**)")
-                     for p in VTHREAD_PROFILERS]
-            lines.append(f"| {workload} | " + " | ".join(cells) + " |")
-    lines += [""] + common.raw_runs({**results, **vthreads})
+                  "(1,000 at a time) each computing a little and parking once (200,000 mounts); CPU time of the whole "
+                  "JVM run, interleaved, median; `cpu=samples` at 10 ms with perf events:", ""]
+        lines += ratio_table("JDK", v_cpus, VTHREAD_PROFILERS, "s CPU")
+        lines += ["", "Wall time, same runs:", ""]
+        lines += ratio_table("JDK", v_walls, VTHREAD_PROFILERS)
+    lines += ["", "CPU seconds:"] + common.raw_runs({**cpus, **v_cpus})[1:]
+    lines += ["", "Wall seconds:"] + common.raw_runs({**walls, **v_walls})[1:]
     section = "\n".join(lines) + "\n"
     print(section)
     if args.write:
