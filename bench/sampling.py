@@ -14,8 +14,10 @@ Accuracy, on java/src/Sampling.java and java/src/CpuHot.java:
   - native: a loop reading its own CPU time (a short native call) between slices of
     computation; the native call's share of the samples against its share of the time;
   - accept: a thread blocked in accept() beside a CPU-bound one: samples of the blocked thread.
+The asynchronous sampler is measured with each timer source (timer=perf, cpu, itimer).
 Overhead: whole-JVM wall time at interval=10 ms and 1 ms on java/src/bench/CpuBench.java and
-on javac compiling java.util, against no agent (interleaved runs, median).
+on javac compiling java.util, against no agent (interleaved runs, median), for each timer source;
+and the cost of following virtual threads (thread=y) on 100,000 of them (JDK 21 and 25).
 
     bench/sampling.py [--runs N] [--seconds S] [--write]
 
@@ -77,7 +79,9 @@ def jfr_samples(path, work):
 
 
 SAMPLERS = {
-    "hprof async": lambda work, opts: ([f"-agentpath:{work}/libhprof.so=cpu=samples,thread=y,depth=64,{opts},file={work}/out.txt"], "hprof"),
+    "hprof async perf": lambda work, opts: ([f"-agentpath:{work}/libhprof.so=cpu=samples,timer=perf,thread=y,depth=64,{opts},file={work}/out.txt"], "hprof"),
+    "hprof async cpu": lambda work, opts: ([f"-agentpath:{work}/libhprof.so=cpu=samples,timer=cpu,thread=y,depth=64,{opts},file={work}/out.txt"], "hprof"),
+    "hprof async itimer": lambda work, opts: ([f"-agentpath:{work}/libhprof.so=cpu=samples,timer=itimer,thread=y,depth=64,{opts},file={work}/out.txt"], "hprof"),
     "hprof jvmti": lambda work, opts: ([f"-agentpath:{work}/libhprof.so=cpu=samples,sampler=jvmti,thread=y,depth=64,{opts},file={work}/out.txt"], "hprof"),
     "JFR": lambda work, opts: ([f"-XX:StartFlightRecording=settings={jfr_settings(work, opts.split('=')[1])},filename={work}/out.jfr"], "jfr"),
 }
@@ -87,7 +91,14 @@ def profile(sampler, interval_ms, work, classes, program):
     flags, kind = SAMPLERS[sampler](work, f"interval={interval_ms}")
     for f in (work / "out.txt", work / "out.jfr"):
         f.unlink(missing_ok=True)
-    stdout = run(["java", *flags, "-cp", str(classes), *program], work)
+    out = subprocess.run(["java", *flags, "-cp", str(classes), *program], cwd=work, capture_output=True,
+                         text=True, timeout=600)
+    if out.returncode != 0:
+        raise SystemExit(f"{sampler} {program} failed: {out.stderr[-2000:]}")
+    if "instead of perf events" in out.stderr or "HPROF: cpu=samples uses one process-wide" in out.stderr:
+        # A source the kernel refused: the row would measure the fallback under its name.
+        raise SystemExit(f"{sampler}: {out.stderr.strip()}")
+    stdout = out.stdout
     samples = hprof_samples(work / "out.txt") if kind == "hprof" else jfr_samples(work / "out.jfr", work)
     return stdout, samples
 
@@ -130,6 +141,69 @@ def accuracy(work, classes, seconds):
     return rows
 
 
+VTHREAD_PROFILERS = {
+    "no agent": lambda agent, work: [],
+    "cpu=samples": lambda agent, work: [f"-agentpath:{agent}=cpu=samples,interval=10,verbose=n,file={work}/v.txt"],
+    "cpu=samples,thread=y": lambda agent, work: [f"-agentpath:{agent}=cpu=samples,thread=y,interval=10,verbose=n,file={work}/v.txt"],
+}
+
+
+def timed(cmd, cwd):
+    """(wall seconds, CPU seconds: user + system of all the JVM's threads) of one run."""
+    start = time.perf_counter()
+    child = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(map(str, cmd))} failed with status {child.returncode}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def interleaved(workloads, profilers, runs, cwd, warmup=1):
+    """Wall and CPU times of each workload under each profiler, rounds interleaved:
+    ({workload: {profiler: [wall s]}}, {workload: {profiler: [CPU s]}})."""
+    walls, cpus = {}, {}
+    for workload, make in workloads.items():
+        for _ in range(warmup):
+            for flags in profilers.values():
+                timed(make(flags), cwd)
+        wall = {name: [] for name in profilers}
+        cpu = {name: [] for name in profilers}
+        for _ in range(runs):
+            for name, flags in profilers.items():
+                w, c = timed(make(flags), cwd)
+                wall[name].append(w)
+                cpu[name].append(c)
+        walls[workload], cpus[workload] = wall, cpu
+    return walls, cpus
+
+
+def ratio_table(title_cell, results, profilers, unit="s"):
+    """Rows of medians, each with its ratio to the no-agent median."""
+    lines = [f"| {title_cell} | " + " | ".join(profilers) + " |", "|---|" + "---|" * len(profilers)]
+    for workload, times in results.items():
+        base = statistics.median(times["no agent"])
+        cells = [f"{statistics.median(times[p]):.3f} {unit}" + ("" if p == "no agent" else f" (**{statistics.median(times[p]) / base:.3f}**)")
+                 for p in profilers]
+        lines.append(f"| {workload} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def virtual_thread_cost(agent, classes, work, runs):
+    """{"JDK N": {profiler: [seconds]}} of `Sampling vmany` on each installed JDK 21+."""
+    env = ROOT / ".tools/env"
+    homes = dict(l.split("=", 1) for l in env.read_text().splitlines() if "=" in l) if env.exists() else {}
+    workloads = {}
+    for version in (21, 25):
+        home = homes.get(f"HPROF_JDK{version}")
+        if home:
+            java = f"{home.strip()}/bin/java"
+            workloads[f"JDK {version}"] = lambda flags, java=java: [java, *flags, "-cp", str(classes), "Sampling", "vmany", "0"]
+    profilers = {name: make(agent, work) for name, make in VTHREAD_PROFILERS.items()}
+    return interleaved(workloads, profilers, runs, work)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
@@ -142,8 +216,12 @@ def main():
 
     profilers = {
         "no agent": [],
-        "async 10 ms": [f"-agentpath:{agent}=cpu=samples,interval=10,file={work}/o.txt"],
-        "async 1 ms": [f"-agentpath:{agent}=cpu=samples,interval=1,file={work}/o.txt"],
+        "perf 10 ms": [f"-agentpath:{agent}=cpu=samples,timer=perf,interval=10,file={work}/o.txt"],
+        "perf 1 ms": [f"-agentpath:{agent}=cpu=samples,timer=perf,interval=1,file={work}/o.txt"],
+        "cpu 10 ms": [f"-agentpath:{agent}=cpu=samples,timer=cpu,interval=10,file={work}/o.txt"],
+        "cpu 1 ms": [f"-agentpath:{agent}=cpu=samples,timer=cpu,interval=1,file={work}/o.txt"],
+        "itimer 10 ms": [f"-agentpath:{agent}=cpu=samples,timer=itimer,interval=10,file={work}/o.txt"],
+        "itimer 1 ms": [f"-agentpath:{agent}=cpu=samples,timer=itimer,interval=1,file={work}/o.txt"],
         "jvmti 10 ms": [f"-agentpath:{agent}=cpu=samples,sampler=jvmti,interval=10,file={work}/o.txt"],
         "JFR 10 ms": [f"-XX:StartFlightRecording=settings={jfr_settings(work, 10)},filename={work}/o.jfr"],
         "JFR 1 ms": [f"-XX:StartFlightRecording=settings={jfr_settings(work, 1)},filename={work}/o.jfr"],
@@ -152,7 +230,8 @@ def main():
         "CpuBench (CPU-bound)": lambda flags: ["java", *flags, "-cp", str(classes), "bench.CpuBench"],
         javac_name: javac,
     }
-    results = common.interleaved(workloads, profilers, args.runs, work)
+    walls, cpus = interleaved(workloads, profilers, args.runs, work)
+    v_walls, v_cpus = virtual_thread_cost(agent, classes, work, args.runs)
 
     lines = [SECTION, "",
              f"Command: `bench/sampling.py --write --runs {args.runs} --seconds {args.seconds:g}` ({time.strftime('%Y-%m-%d')}, "
@@ -160,23 +239,32 @@ def main():
              "and releases are, is unreachable from this machine, and no reachable registry carries it).", "",
              f"Accuracy ({args.seconds:g} s per program; kernels at interval=1 ms, the others at 10 ms; JFR with its "
              "`profile` settings and the execution sampler's period set to the same interval):", "",
-             "| sampler | kernels: worst error (points) | kernels: samples (noise, points) | inline: caller blamed | "
+             "| sampler | timer source | kernels: worst error (points) | kernels: samples (noise, points) | inline: caller blamed | "
              "native call: sampled / true share | accept(): samples of the blocked thread |",
-             "|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|"]
     for sampler, r in acc.items():
         worst, n, noise = r["kernels"]
         caller, n_inline = r["inline"]
         sampled, truth, _ = r["native"]
-        lines.append(f"| {sampler} | **{worst:.2f}** | {n} ({noise:.2f}) | **{caller:.1f} %** of {n_inline} | "
+        source = {"hprof async perf": "perf events (`timer=perf`)", "hprof async cpu": "POSIX CPU-clock timers (`timer=cpu`)",
+                  "hprof async itimer": "`ITIMER_PROF` (`timer=itimer`)"}.get(sampler, "—")
+        lines.append(f"| {sampler.replace(' perf', '').replace(' cpu', '').replace(' itimer', '')} | {source} | **{worst:.2f}** | "
+                     f"{n} ({noise:.2f}) | **{caller:.1f} %** of {n_inline} | "
                      f"**{sampled:.1f} % / {truth:.1f} %** | **{r['accept']}** |")
-    lines += ["", "Overhead: wall time of the whole JVM run; runs interleaved, one warm-up round, median.", "",
-              "| workload | " + " | ".join(profilers) + " |", "|---|" + "---|" * len(profilers)]
-    for workload, times in results.items():
-        base = statistics.median(times["no agent"])
-        cells = [f"{statistics.median(times[p]):.3f} s" + ("" if p == "no agent" else f" (**{statistics.median(times[p]) / base:.3f}**)")
-                 for p in profilers]
-        lines.append(f"| {workload} | " + " | ".join(cells) + " |")
-    lines += [""] + common.raw_runs(results)
+    lines += ["", "Overhead: CPU time (user + system, all threads) of the whole JVM run, which other load on the "
+              "machine disturbs less than wall time; runs interleaved, one warm-up round, median (wall times below):", ""]
+    lines += ratio_table("workload", cpus, profilers, "s CPU")
+    lines += ["", "Wall time, same runs:", ""]
+    lines += ratio_table("workload", walls, profilers)
+    if v_cpus:
+        lines += ["", "Following virtual threads (`thread=y`, JDK 21+): `Sampling vmany`, 100,000 virtual threads "
+                  "(1,000 at a time) each computing a little and parking once (200,000 mounts); CPU time of the whole "
+                  "JVM run, interleaved, median; `cpu=samples` at 10 ms with perf events:", ""]
+        lines += ratio_table("JDK", v_cpus, VTHREAD_PROFILERS, "s CPU")
+        lines += ["", "Wall time, same runs:", ""]
+        lines += ratio_table("JDK", v_walls, VTHREAD_PROFILERS)
+    lines += ["", "CPU seconds:"] + common.raw_runs({**cpus, **v_cpus})[1:]
+    lines += ["", "Wall seconds:"] + common.raw_runs({**walls, **v_walls})[1:]
     section = "\n".join(lines) + "\n"
     print(section)
     if args.write:

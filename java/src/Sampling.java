@@ -12,10 +12,15 @@
 //   gc       "collector" calls System.gc() in a loop while "allocator" allocates;
 //   virtual  (JDK 21+) a virtual thread computing in virtualWork() for the whole run; prints
 //            "no virtual threads" on older JDKs;
+//   vshared  (JDK 21+) two virtual threads named "vt-alpha" and "vt-beta", computing in
+//            alphaWork() and betaWork(), on one carrier, parking 0.1 ms after each slice of work;
+//   vpinned  the same two, each on a carrier of its own, never yielding;
+//   vmany    (JDK 21+) 100,000 virtual threads (1,000 at a time), each computing a little and
+//            parking once; prints "elapsed_ms N" (the benchmark of following virtual threads);
 //   churn    2,000 short platform threads (4 at a time) and, on JDK 21+, 100,000 virtual
-//            threads, each computing a little; then prints "timers N" (the POSIX timers the
-//            process holds, from /proc/self/timers) and "threads N" (live Java threads).
-// Every mode prints "done" at the end.
+//            threads, each computing a little; then prints "threads N" (live Java threads).
+// Every mode then prints "timers N" (the POSIX timers the process holds, from /proc/self/timers)
+// and "perf_events N" (its perf event descriptors, from /proc/self/fd), and "done".
 
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -255,6 +260,103 @@ public class Sampling {
         t.join();
     }
 
+    static long alphaWork(long x) {
+        for (int i = 0; i < 50_000; i++) {
+            x = x * 6364136223846793005L + 1442695040888963407L;
+            x ^= x >>> 29;
+        }
+        return x;
+    }
+
+    static long betaWork(long x) {
+        for (int i = 0; i < 50_000; i++) {
+            x = x * 0x9E3779B97F4A7C15L + 7;
+            x ^= x >>> 31;
+        }
+        return x;
+    }
+
+    /** Starts a virtual thread named NAME running TASK (JDK 21+, through reflection). */
+    static Thread startNamedVirtual(String name, Runnable task) throws Exception {
+        Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+        Class<?> builderClass = Class.forName("java.lang.Thread$Builder");
+        builder = builderClass.getMethod("name", String.class).invoke(builder, name);
+        return (Thread) builderClass.getMethod("start", Runnable.class).invoke(builder, task);
+    }
+
+    /**
+     * Two named virtual threads, "vt-alpha" computing in alphaWork and "vt-beta" in betaWork.
+     * With yield, both run on one carrier and park for 0.1 ms between slices of work, so the
+     * carrier alternates between them; without, each keeps a carrier of its own.
+     */
+    static void namedVirtual(boolean yield) throws Exception {
+        try {
+            Thread.class.getMethod("ofVirtual");
+        } catch (NoSuchMethodException e) {
+            System.out.println("no virtual threads");
+            return;
+        }
+        if (yield) {
+            System.setProperty("jdk.virtualThreadScheduler.parallelism", "1");
+            System.setProperty("jdk.virtualThreadScheduler.maxPoolSize", "1");
+        }
+        Thread alpha = startNamedVirtual("vt-alpha", () -> {
+            long x = 1;
+            while (System.nanoTime() < deadline) {
+                x = alphaWork(x);
+                if (yield) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+                }
+            }
+            sink += x;
+        });
+        Thread beta = startNamedVirtual("vt-beta", () -> {
+            long x = 2;
+            while (System.nanoTime() < deadline) {
+                x = betaWork(x);
+                if (yield) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(100_000);
+                }
+            }
+            sink += x;
+        });
+        alpha.join();
+        beta.join();
+    }
+
+    /**
+     * 100,000 virtual threads (1,000 at a time), each computing a little, parking once (so it
+     * mounts twice) and computing again; prints "elapsed_ms N" for the whole.
+     */
+    static void manyVirtual() throws Exception {
+        java.lang.reflect.Method start;
+        try {
+            start = Thread.class.getMethod("startVirtualThread", Runnable.class);
+        } catch (NoSuchMethodException e) {
+            System.out.println("no virtual threads");
+            return;
+        }
+        long began = System.nanoTime();
+        java.util.List<Thread> batch = new java.util.ArrayList<>();
+        for (int i = 0; i < 100_000; i++) {
+            batch.add((Thread) start.invoke(null, (Runnable) () -> {
+                sink += loop(sink, 100);
+                java.util.concurrent.locks.LockSupport.parkNanos(1_000);
+                sink += loop(sink, 100);
+            }));
+            if (batch.size() == 1000) {
+                for (Thread t : batch) {
+                    t.join();
+                }
+                batch.clear();
+            }
+        }
+        for (Thread t : batch) {
+            t.join();
+        }
+        System.out.println("elapsed_ms " + (System.nanoTime() - began) / 1_000_000);
+    }
+
     static void churn() throws Exception {
         for (int round = 0; round < 500; round++) {
             Thread[] batch = new Thread[4];
@@ -287,10 +389,29 @@ public class Sampling {
                 t.join();
             }
         }
+        System.out.println("threads " + Thread.activeCount());
+    }
+
+    /** Prints "timers N" (the POSIX timers the process holds) and "perf_events N" (its perf
+     * event descriptors). */
+    static void printTimers() throws Exception {
         long timers = java.nio.file.Files.readAllLines(java.nio.file.Paths.get("/proc/self/timers"))
                 .stream().filter(l -> l.startsWith("ID:")).count();
+        long perf = 0;
+        try (java.nio.file.DirectoryStream<java.nio.file.Path> fds =
+                java.nio.file.Files.newDirectoryStream(java.nio.file.Paths.get("/proc/self/fd"))) {
+            for (java.nio.file.Path fd : fds) {
+                try {
+                    if (java.nio.file.Files.readSymbolicLink(fd).toString().contains("perf_event")) {
+                        perf++;
+                    }
+                } catch (java.io.IOException e) {
+                    // closed meanwhile (the directory stream's own descriptor)
+                }
+            }
+        }
         System.out.println("timers " + timers);
-        System.out.println("threads " + Thread.activeCount());
+        System.out.println("perf_events " + perf);
     }
 
     public static void main(String[] args) throws Exception {
@@ -324,9 +445,19 @@ public class Sampling {
             case "churn":
                 churn();
                 break;
+            case "vshared":
+                namedVirtual(true);
+                break;
+            case "vpinned":
+                namedVirtual(false);
+                break;
+            case "vmany":
+                manyVirtual();
+                break;
             default:
                 throw new IllegalArgumentException("unknown mode " + mode);
         }
+        printTimers();
         System.out.println("done");
     }
 }

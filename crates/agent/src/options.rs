@@ -53,6 +53,20 @@ pub enum Sampler {
     Jvmti,
 }
 
+/// What interrupts threads for `cpu=samples` under the asynchronous sampler (`timer=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timer {
+    /// `timer=auto` (the default): perf events where the kernel allows them, else POSIX
+    /// timers on the threads' CPU clocks, else the process-wide `ITIMER_PROF`.
+    Auto,
+    /// `timer=perf`: a perf event on each thread's task clock (falls back as `auto` does).
+    Perf,
+    /// `timer=cpu`: a POSIX timer on each thread's CPU clock (else `ITIMER_PROF`).
+    Cpu,
+    /// `timer=itimer`: the process-wide `ITIMER_PROF`.
+    Itimer,
+}
+
 /// What `hprof attach` asks of the agent it loads into a running JVM (`session=`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Session {
@@ -81,6 +95,8 @@ pub struct Options {
     pub cpu_wall: bool,
     /// `sampler=`: how `cpu=samples` takes stacks.
     pub sampler: Sampler,
+    /// `timer=`: what interrupts threads for `cpu=samples` (asynchronous sampler).
+    pub timer: Timer,
     /// `session=`: what `hprof attach` asks of an agent loaded into a running JVM.
     pub session: Session,
     /// `reply=`: where an attached agent writes its answer for `hprof attach`.
@@ -178,6 +194,7 @@ impl Options {
             cpu_samples: false,
             cpu_wall: false,
             sampler: Sampler::Async,
+            timer: Timer::Auto,
             session: Session::Start,
             reply: None,
             cpu_times: false,
@@ -332,6 +349,20 @@ impl Options {
                         Some("jvmti") => Sampler::Jvmti,
                         None => return Err(error("syntax error parsing sampler=async|jvmti")),
                         Some(_) => return Err(error("sampler option value must be async|jvmti")),
+                    }
+                }
+                "timer" => {
+                    o.timer = match value {
+                        Some("auto") => Timer::Auto,
+                        Some("perf") => Timer::Perf,
+                        Some("cpu") => Timer::Cpu,
+                        Some("itimer") => Timer::Itimer,
+                        None => {
+                            return Err(error("syntax error parsing timer=auto|perf|cpu|itimer"));
+                        }
+                        Some(_) => {
+                            return Err(error("timer option value must be auto|perf|cpu|itimer"));
+                        }
                     }
                 }
                 "session" => {
@@ -523,6 +554,7 @@ heap=dump|sites|all    heap profiling                 all
 cpu=samples|times|old  CPU usage                      off
 cpu=wall               all threads by wall time       off
 sampler=async|jvmti    how cpu=samples takes stacks   async
+timer=<source>         perf|cpu|itimer: what samples  auto
 monitor=y|n            monitor contention             n
 format=a|b             text(txt) or binary output     a
 file=<file>            write data to file             java.hprof[{.txt}]
@@ -568,6 +600,9 @@ Warnings
     a byte count samples allocations at about that interval.
   - cpu=wall and sampler= are new in hprof-rs: cpu=samples takes stacks
     where threads run (AsyncGetCallTrace), sampler=jvmti at safepoints.
+  - timer= is new in hprof-rs: perf events, POSIX CPU-clock timers or
+    ITIMER_PROF interrupt threads for the asynchronous sampler (auto: the
+    first the kernel allows, in that order).
   - _JAVA_HPROF_OPTIONS, if set, is appended to the options.";
 
 #[cfg(test)]
@@ -706,6 +741,11 @@ mod tests {
             ),
             ("sampler", "syntax error parsing sampler=async|jvmti"),
             ("sampler=perf", "sampler option value must be async|jvmti"),
+            ("timer", "syntax error parsing timer=auto|perf|cpu|itimer"),
+            (
+                "timer=hpet",
+                "timer option value must be auto|perf|cpu|itimer",
+            ),
             (
                 "cpu=wall,cpu=samples",
                 "cpu=wall cannot be used with cpu=samples",
@@ -776,6 +816,15 @@ mod tests {
         );
         let o = parse("cpu=samples,sampler=jvmti");
         assert_eq!(o.sampler, Sampler::Jvmti);
+        assert_eq!(parse("cpu=samples").timer, Timer::Auto);
+        for (text, timer) in [
+            ("perf", Timer::Perf),
+            ("cpu", Timer::Cpu),
+            ("itimer", Timer::Itimer),
+            ("auto", Timer::Auto),
+        ] {
+            assert_eq!(parse(&format!("cpu=samples,timer={text}")).timer, timer);
+        }
         let o = parse("cpu=wall");
         assert!(o.cpu_wall && !o.cpu_samples && !o.heap_dump && !o.heap_sites);
         let o = parse("session=stop,reply=/tmp/r");

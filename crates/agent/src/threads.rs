@@ -136,6 +136,18 @@ impl ThreadTable {
         Some(serial)
     }
 
+    /// Forgets the thread with this serial (a virtual thread found ended: JVMTI reports no
+    /// ThreadEnd for those); whether it was known.
+    pub fn remove(&mut self, jni: Jni, serial: u32) -> bool {
+        match self.live.remove(&serial) {
+            Some(entry) => {
+                jni.delete_global_ref(entry.thread);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The live thread with this serial.
     pub fn get_mut(&mut self, serial: u32) -> Option<&mut LiveThread> {
         self.live.get_mut(&serial)

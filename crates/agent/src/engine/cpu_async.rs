@@ -19,9 +19,12 @@ use std::time::Duration;
 
 use crate::engine::ticker::Ticker;
 use crate::engine::{Context, Engine};
-use crate::jvmti::{Capabilities, Event, GlobalRef, Jni, Jvmti, jlocation, jmethodID, jthread};
+use crate::jvmti::{
+    Capabilities, Event, GlobalRef, Jni, Jvmti, jlocation, jmethodID, jthread, vthreads,
+};
+use crate::options::Timer;
 use crate::output::ProfileOutput;
-use crate::signal::{self, CpuTimer, Sample, SampleKind};
+use crate::signal::{self, CpuTimer, Sample, SampleKind, ThreadTimer, TimerSource};
 
 /// Name of the sampler's agent thread.
 pub const THREAD_NAME: &str = "HPROF cpu sampling thread";
@@ -45,8 +48,10 @@ const DRAIN_PERIOD_MS: i64 = 20;
 struct SampledThread {
     /// The thread object, for its state (`cpu=wall`).
     thread: GlobalRef,
-    /// The timer on its CPU clock (`cpu=samples`).
-    timer: Option<CpuTimer>,
+    /// What interrupts it after each interval of its CPU time (`cpu=samples`).
+    timer: Option<ThreadTimer>,
+    /// Its JNI environment.
+    env: usize,
 }
 
 /// Threads by kernel id, and thread serials by JNI environment (what a sample carries).
@@ -58,7 +63,7 @@ struct Registry {
     ended: Vec<usize>,
     /// Timers of threads seen at start that the JVM does not know yet (or never will: JIT
     /// and GC threads, whose first signal tells), by kernel id.
-    unknown: HashMap<i32, CpuTimer>,
+    unknown: HashMap<i32, ThreadTimer>,
     /// The last thread the wall-clock ticker signalled (the next tick starts after it).
     wall_cursor: i32,
     /// Java threads that were running when the sampler started, by JNI environment, until
@@ -66,6 +71,15 @@ struct Registry {
     unidentified: HashMap<usize, (GlobalRef, u32)>,
     /// Threads that answered [`signal::IDENTIFY`] (Java or not).
     answers: usize,
+    /// Virtual threads named in the output (`thread=y`, JDK 21+): serial by Java thread id.
+    vthreads: HashMap<u64, u32>,
+    /// Samples of virtual threads not named yet, by Java thread id (their carrier's serial in
+    /// place of the thread's until then).
+    pending: HashMap<u64, Vec<Pending>>,
+    /// Samples in `pending`.
+    pending_count: usize,
+    /// When the virtual threads named last had their liveness checked.
+    vthreads_checked: Option<std::time::Instant>,
 }
 
 /// The asynchronous sampler.
@@ -74,11 +88,13 @@ pub struct AsyncSampler {
     wall: bool,
     ticker: Ticker,
     registry: Mutex<Registry>,
-    /// Whether CPU time is sampled with the process-wide timer (ITIMER_PROF) instead of one
-    /// timer per thread.
-    process_wide: std::sync::atomic::AtomicBool,
+    /// What interrupts threads for CPU samples (a [`TimerSource`] as a number), chosen at
+    /// start.
+    source: std::sync::atomic::AtomicU8,
     /// Samples of threads the front-end turned sampling off for, or over the trace limit.
     dropped: Mutex<u64>,
+    /// Whether virtual threads' mounts are followed, to charge their samples to them.
+    follows_vthreads: std::sync::atomic::AtomicBool,
 }
 
 pub(crate) static SAMPLER: crate::engine::Current<(&'static Context, &'static AsyncSampler)> =
@@ -109,6 +125,58 @@ fn thread_timers_refused() -> Option<String> {
         .map(|e| format!("the kernel refuses timers on threads' CPU clocks ({e})"))
 }
 
+/// Why perf events cannot be the sampler's clock here, if they cannot (the kernel refuses
+/// them: `perf_event_paranoid`, a seccomp filter, a container without perf support), or
+/// `_HPROF_NO_PERF_EVENTS` is set (a diagnostic switch, used by the tests of the fallback).
+fn perf_events_refused() -> Option<String> {
+    if std::env::var_os("_HPROF_NO_PERF_EVENTS").is_some() {
+        return Some("_HPROF_NO_PERF_EVENTS is set".into());
+    }
+    signal::perf::refused(signal::current_tid())
+}
+
+/// What interrupts threads for `cpu=samples`: `timer=`, or the first the kernel allows of
+/// perf events, POSIX timers on threads' CPU clocks and `ITIMER_PROF`; each fallback says
+/// why on one verbose line.
+fn choose_source(ctx: &Context) -> TimerSource {
+    let say = |line: String| {
+        if ctx.options.verbose {
+            eprintln!("HPROF: {line}");
+        }
+    };
+    let requested = ctx.options.timer;
+    if matches!(requested, Timer::Auto | Timer::Perf) {
+        match perf_events_refused() {
+            None => {
+                if signal::perf::excludes_kernel() {
+                    say(format!(
+                        "cpu=samples counts user CPU time only: perf_event_paranoid {} lets perf events count no kernel time",
+                        signal::perf::paranoid().unwrap_or(-1)
+                    ));
+                }
+                return TimerSource::Perf;
+            }
+            Some(why) => say(format!(
+                "cpu=samples uses POSIX timers on threads' CPU clocks instead of perf events: {why}"
+            )),
+        }
+    }
+    let why = if requested == Timer::Itimer {
+        "timer=itimer".to_string()
+    } else {
+        match thread_timers_refused() {
+            None => return TimerSource::Posix,
+            Some(why) => why,
+        }
+    };
+    if requested != Timer::Itimer {
+        say(format!(
+            "cpu=samples uses one process-wide CPU timer (ITIMER_PROF): {why}"
+        ));
+    }
+    TimerSource::Process
+}
+
 impl AsyncSampler {
     /// A sampler of CPU time (`wall` false) or wall time.
     pub fn new(wall: bool) -> AsyncSampler {
@@ -116,8 +184,18 @@ impl AsyncSampler {
             wall,
             ticker: Ticker::new(),
             registry: Mutex::new(Registry::default()),
-            process_wide: std::sync::atomic::AtomicBool::new(false),
+            source: std::sync::atomic::AtomicU8::new(0),
             dropped: Mutex::new(0),
+            follows_vthreads: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// What interrupts threads for CPU samples.
+    pub fn source(&self) -> TimerSource {
+        match self.source.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => TimerSource::Perf,
+            1 => TimerSource::Posix,
+            _ => TimerSource::Process,
         }
     }
 
@@ -172,13 +250,14 @@ impl AsyncSampler {
         let Ok(mut registry) = self.registry.lock() else {
             return;
         };
-        let timer = if self.wall || self.process_wide.load(std::sync::atomic::Ordering::Relaxed) {
+        let source = self.source();
+        let timer = if self.wall || source == TimerSource::Process {
             None
         } else {
             registry
                 .unknown
                 .remove(&tid)
-                .or_else(|| CpuTimer::start(tid, Self::interval(ctx)).ok())
+                .or_else(|| ThreadTimer::start(source, tid, Self::interval(ctx)).ok())
         };
         registry
             .serial_by_env
@@ -188,6 +267,7 @@ impl AsyncSampler {
             SampledThread {
                 thread: jni.new_global_ref(thread),
                 timer,
+                env: jni.raw() as usize,
             },
         );
         if let Some(old) = old {
@@ -270,6 +350,7 @@ impl AsyncSampler {
         }
         registry.unknown.remove(&tid);
         registry.ended.push(jni.raw() as usize);
+        signal::carriers::forget(jni.raw() as usize);
     }
 
     /// Queues SIGPROF, with its state, to the next [`WALL_THREADS_PER_TICK`] threads; takes
@@ -341,6 +422,12 @@ impl AsyncSampler {
 
     /// Moves the ring's samples into the trace store.
     pub fn drain(&self, ctx: &Context, jni: Jni) {
+        self.drain_samples(ctx, jni, false);
+    }
+
+    /// Moves the ring's samples into the trace store; samples of virtual threads not named
+    /// yet wait for their name, unless `final_drain` (before a dump: they go to their carrier).
+    fn drain_samples(&self, ctx: &Context, jni: Jni, final_drain: bool) {
         // The front-end's CONTROL may have changed the depth: the next walks follow it, and
         // the samples taken before are cut to it.
         let depth = ctx.depth();
@@ -361,14 +448,21 @@ impl AsyncSampler {
                     identified.push((sample.tid, sample.env));
                     return;
                 }
-                let serial = registry.serial_by_env.get(&sample.env).copied();
-                let frames: Vec<(jmethodID, jlocation)> = sample
+                let carrier = registry.serial_by_env.get(&sample.env).copied();
+                let serial = match sample.vthread {
+                    0 => carrier,
+                    vthread => match registry.vthreads.get(&vthread) {
+                        Some(&serial) => Some(serial),
+                        None => carrier,
+                    },
+                };
+                let frames: Vec<(usize, jlocation)> = sample
                     .frames
                     .iter()
                     .take(depth)
                     .map(|f| {
                         (
-                            f.method,
+                            f.method as usize,
                             if f.bci < 0 {
                                 -1
                             } else {
@@ -382,7 +476,20 @@ impl AsyncSampler {
                     SampleKind::Wall(state) => (Some(state_name(state)), 1),
                     SampleKind::Cpu(weight) => (None, u64::from(weight)),
                 };
-                pending.push((serial, frames, failure, state, weight));
+                let unnamed = (sample.vthread != 0
+                    && !registry.vthreads.contains_key(&sample.vthread))
+                .then_some(sample.vthread);
+                match unnamed {
+                    Some(vthread) if registry.pending_count < MAX_PENDING => {
+                        registry.pending_count += 1;
+                        registry
+                            .pending
+                            .entry(vthread)
+                            .or_default()
+                            .push((serial, frames, failure, state, weight));
+                    }
+                    _ => pending.push((serial, frames, failure, state, weight)),
+                }
             });
             // Threads that ended before this drain have had their last samples drained.
             for env in std::mem::take(&mut registry.ended) {
@@ -407,10 +514,20 @@ impl AsyncSampler {
                 };
                 let timer = registry.unknown.remove(&tid);
                 registry.serial_by_env.insert(env, serial);
-                if let Some(old) = registry.by_tid.insert(tid, SampledThread { thread, timer }) {
+                if let Some(old) = registry
+                    .by_tid
+                    .insert(tid, SampledThread { thread, timer, env })
+                {
                     jni.delete_global_ref(old.thread);
                 }
             }
+        }
+        let waiting = self.registry.lock().map(|r| r.pending_count).unwrap_or(0) > 0;
+        if self.follows_vthreads() || waiting {
+            // Once virtual threads are no longer followed (the session stopped), the samples
+            // still waiting for a name go to their carriers.
+            let all = final_drain || !self.follows_vthreads();
+            pending.extend(self.name_virtual_threads(ctx, jni, all));
         }
         if pending.is_empty() || ctx.depth() == 0 {
             return;
@@ -420,7 +537,11 @@ impl AsyncSampler {
             return;
         };
         let mut dropped = 0;
-        for (serial, mut frames, failure, state, weight) in pending {
+        for (serial, frames, failure, state, weight) in pending {
+            let mut frames: Vec<(jmethodID, jlocation)> = frames
+                .into_iter()
+                .map(|(method, location)| (method as jmethodID, location))
+                .collect();
             if serial.is_some_and(|s| unsampled.contains(&s)) {
                 continue;
             }
@@ -453,6 +574,227 @@ impl AsyncSampler {
         }
     }
 
+    /// Whether virtual threads' samples are charged to them.
+    pub fn follows_vthreads(&self) -> bool {
+        self.follows_vthreads
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// With `thread=y` on JDK 21+: follows which virtual thread each carrier runs (HotSpot's
+    /// mount and unmount extension events), so a sample taken on a carrier is charged to the
+    /// virtual thread it ran. Says why not on a verbose line where the JVM refuses.
+    fn follow_virtual_threads(&self, ctx: &Context, jni: Jni) {
+        if !ctx.options.thread || ctx.jvmti.feature_version().is_none_or(|v| v < 21) {
+            return;
+        }
+        let Some(class) = jni.find_class(c"java/lang/Thread") else {
+            return;
+        };
+        let tid = jni.field_id(class, c"tid", c"J");
+        jni.delete_local_ref(class);
+        let Some(tid) = tid else {
+            return;
+        };
+        let _ = THREAD_ID.set(tid);
+        let capability = match VTHREAD_CAPABILITY.get() {
+            Some(Ok(())) => Ok(()),
+            Some(Err(e)) => Err(e.clone()),
+            None => Err("not asked for".into()),
+        };
+        let followed = capability
+            .map_err(|e| format!("no can_support_virtual_threads ({e})"))
+            .and_then(|()| {
+                let mount = ctx
+                    .jvmti
+                    .set_extension_event(vthreads::MOUNT, Some(on_mount));
+                let unmount = ctx
+                    .jvmti
+                    .set_extension_event(vthreads::UNMOUNT, Some(on_unmount));
+                match (mount, unmount) {
+                    (Ok(true), Ok(true)) => Ok(()),
+                    (Err(e), _) | (_, Err(e)) => Err(format!("mount events refused ({e})")),
+                    _ => Err("no mount events in this JVM".into()),
+                }
+            });
+        match followed {
+            Ok(()) => {
+                signal::carriers::set_following(true);
+                self.follows_vthreads
+                    .store(true, std::sync::atomic::Ordering::Release);
+            }
+            Err(why) => {
+                let _ = ctx.jvmti.set_extension_event(vthreads::MOUNT, None);
+                let _ = ctx.jvmti.set_extension_event(vthreads::UNMOUNT, None);
+                if ctx.options.verbose {
+                    eprintln!(
+                        "HPROF: thread=y charges virtual threads' CPU samples to their carriers: {why}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Stops following virtual threads.
+    fn unfollow_virtual_threads(&self, ctx: &Context) {
+        if self
+            .follows_vthreads
+            .swap(false, std::sync::atomic::Ordering::AcqRel)
+        {
+            signal::carriers::set_following(false);
+            let _ = ctx.jvmti.set_extension_event(vthreads::MOUNT, None);
+            let _ = ctx.jvmti.set_extension_event(vthreads::UNMOUNT, None);
+        }
+    }
+
+    /// Gives the virtual thread `vthread` (a reference of the calling thread; Java thread id
+    /// `id`) a serial and a THREAD START record, unless it has them. Returns its serial.
+    fn name_virtual_thread(
+        &self,
+        ctx: &Context,
+        jni: Jni,
+        vthread: jthread,
+        id: u64,
+    ) -> Option<u32> {
+        if let Some(&serial) = self.registry.lock().ok()?.vthreads.get(&id) {
+            return Some(serial);
+        }
+        let profiler = crate::profiler::get().filter(|p| p.is_running())?;
+        let start = ctx
+            .threads
+            .lock()
+            .ok()?
+            .register(ctx.jvmti, jni, vthread, || ctx.ids.of(ctx.jvmti, vthread));
+        let serial = match start {
+            Some(mut start) => {
+                if start.name.is_empty() {
+                    // An unnamed virtual thread, as `Thread.toString` names it.
+                    start.name = format!("VirtualThread[#{id}]");
+                    if let Ok(mut threads) = ctx.threads.lock()
+                        && let Some(t) = threads.get_mut(start.serial)
+                    {
+                        t.name = start.name.clone();
+                    }
+                }
+                profiler.with_output(|out| out.write(|w| w.thread_start(&start)));
+                start.serial
+            }
+            None => ctx.jvmti.thread_local(vthread).ok()? as u32,
+        };
+        if serial == 0 {
+            return None;
+        }
+        self.registry.lock().ok()?.vthreads.insert(id, serial);
+        Some(serial)
+    }
+
+    /// Names the virtual threads whose samples wait (each still mounted on a carrier is found
+    /// there), and returns the samples that can be recorded: those of the threads named, and
+    /// with `all`, every other one (charged to its carrier). Every second, forgets the named
+    /// virtual threads that ended (with a THREAD END record).
+    fn name_virtual_threads(&self, ctx: &Context, jni: Jni, all: bool) -> Vec<Pending> {
+        let (waiting, carriers, check) = {
+            let Ok(mut registry) = self.registry.lock() else {
+                return Vec::new();
+            };
+            let waiting: Vec<u64> = registry.pending.keys().copied().collect();
+            let mut carriers = Vec::new();
+            if !waiting.is_empty() && self.follows_vthreads() {
+                let mounted: HashMap<u64, usize> =
+                    signal::carriers::mounted_now().into_iter().collect();
+                let by_env: HashMap<usize, &SampledThread> =
+                    registry.by_tid.values().map(|t| (t.env, t)).collect();
+                for &id in &waiting {
+                    if let Some(thread) = mounted.get(&id).and_then(|env| by_env.get(env)) {
+                        carriers.push((id, jni.new_local_ref(thread.thread.get())));
+                    }
+                }
+            }
+            let check = registry
+                .vthreads_checked
+                .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
+            if check {
+                registry.vthreads_checked = Some(std::time::Instant::now());
+            }
+            (waiting, carriers, check)
+        };
+        let tid = THREAD_ID.get().copied();
+        for (id, carrier) in carriers {
+            if let (Some(vthread), Some(tid)) = (ctx.jvmti.mounted_virtual_thread(carrier), tid) {
+                if jni.long_field(vthread, tid) as u64 == id {
+                    self.name_virtual_thread(ctx, jni, vthread, id);
+                }
+                jni.delete_local_ref(vthread);
+            }
+            jni.delete_local_ref(carrier);
+        }
+        if check {
+            self.forget_ended_virtual_threads(ctx, jni);
+        }
+        let Ok(mut registry) = self.registry.lock() else {
+            return Vec::new();
+        };
+        let mut ready = Vec::new();
+        for id in waiting {
+            let serial = registry.vthreads.get(&id).copied();
+            if serial.is_none() && !all {
+                continue;
+            }
+            if let Some(samples) = registry.pending.remove(&id) {
+                registry.pending_count -= samples.len();
+                ready.extend(samples.into_iter().map(|mut sample| {
+                    if serial.is_some() {
+                        sample.0 = serial;
+                    }
+                    sample
+                }));
+            }
+        }
+        ready
+    }
+
+    /// Forgets the named virtual threads that ended, each with a THREAD END record.
+    fn forget_ended_virtual_threads(&self, ctx: &Context, jni: Jni) {
+        let named: std::collections::HashSet<u32> = match self.registry.lock() {
+            Ok(registry) if !registry.vthreads.is_empty() => {
+                registry.vthreads.values().copied().collect()
+            }
+            _ => return,
+        };
+        let threads = match ctx.threads.lock() {
+            Ok(table) => table.local_refs(jni, |t| named.contains(&t.serial)),
+            Err(_) => return,
+        };
+        let mut ended = Vec::new();
+        for (serial, thread) in threads {
+            let alive = ctx
+                .jvmti
+                .thread_state(thread)
+                .is_ok_and(|state| state & JVMTI_THREAD_STATE_ALIVE != 0);
+            if !alive {
+                if let Ok(mut table) = ctx.threads.lock() {
+                    table.remove(jni, serial);
+                }
+                ended.push(serial);
+            }
+            jni.delete_local_ref(thread);
+        }
+        if ended.is_empty() {
+            return;
+        }
+        if let Ok(mut registry) = self.registry.lock() {
+            registry
+                .vthreads
+                .retain(|_, serial| !ended.contains(serial));
+        }
+        if let Some(profiler) = crate::profiler::get() {
+            profiler.with_output(|out| {
+                for serial in ended {
+                    out.write(|w| w.thread_end(serial));
+                }
+            });
+        }
+    }
+
     /// Creates the jmethodIDs of every method of `class`, so a stack walk in a signal handler
     /// finds them (it cannot create them).
     pub fn prepare_class(jvmti: Jvmti, jni: Jni, class: crate::jvmti::jclass) {
@@ -461,11 +803,57 @@ impl AsyncSampler {
     }
 }
 
-/// A drained sample: thread serial, frames, why the walk failed, the thread's state, and the
+/// Whether `can_support_virtual_threads` was granted (asked for at load with `thread=y` on
+/// JDK 21+).
+static VTHREAD_CAPABILITY: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+
+/// `java.lang.Thread.tid`, read by the mount callback.
+static THREAD_ID: std::sync::OnceLock<crate::jvmti::FieldId> = std::sync::OnceLock::new();
+
+/// The `VirtualThreadMount` callback, on the carrier, right after `vthread` mounted: the
+/// carrier's entry says which virtual thread it runs. A JNI field read, nothing more.
+extern "C" fn on_mount(
+    _jvmti: *mut crate::jvmti::sys::jvmtiEnv,
+    jni: *mut crate::jvmti::sys::JNIEnv,
+    vthread: jthread,
+) {
+    let _ = std::panic::catch_unwind(|| {
+        if let Some(&tid) = THREAD_ID.get()
+            && signal::carriers::following()
+        {
+            let id = Jni::from_raw(jni).long_field(vthread, tid) as u64;
+            signal::carriers::mounted(jni as usize, id);
+        }
+    });
+}
+
+/// The `VirtualThreadUnmount` callback, on the carrier, right before `vthread` unmounts (its
+/// last unmount too): a virtual thread sampled while mounted gets its name now, if it has
+/// none yet.
+extern "C" fn on_unmount(
+    _jvmti: *mut crate::jvmti::sys::jvmtiEnv,
+    jni: *mut crate::jvmti::sys::JNIEnv,
+    vthread: jthread,
+) {
+    let _ = std::panic::catch_unwind(|| {
+        let (id, sampled) = signal::carriers::unmounted(jni as usize);
+        if sampled
+            && id != 0
+            && let Some((ctx, sampler)) = running()
+        {
+            sampler.name_virtual_thread(ctx, Jni::from_raw(jni), vthread, id);
+        }
+    });
+}
+
+/// Samples of virtual threads waiting for their name, at most (more go to their carrier).
+const MAX_PENDING: usize = 65_536;
+
+/// A drained sample: thread serial, frames (jmethodIDs as numbers), why the walk failed, the thread's state, and the
 /// intervals it stands for.
 type Pending = (
     Option<u32>,
-    Vec<(jmethodID, jlocation)>,
+    Vec<(usize, jlocation)>,
     Option<&'static str>,
     Option<&'static str>,
     u64,
@@ -561,6 +949,14 @@ impl Engine for AsyncSampler {
                 .set_event(event, true)
                 .map_err(|e| format!("can't enable {event:?} ({e})"))?;
         }
+        // thread=y on JDK 21+: virtual threads' samples are charged to them, which needs
+        // can_support_virtual_threads, asked for now: HotSpot decides at VM start whether
+        // virtual threads report their mounts (see `follow_virtual_threads`).
+        let thread = crate::profiler::get().is_some_and(|p| p.ctx.options.thread);
+        if thread && jvmti.feature_version().is_some_and(|v| v >= 21) {
+            let capability = jvmti.add_virtual_thread_capability();
+            let _ = VTHREAD_CAPABILITY.set(capability.map_err(|e| e.to_string()));
+        }
         Ok(())
     }
 
@@ -596,30 +992,27 @@ impl Engine for AsyncSampler {
                 }
             }
         });
-        if !self.wall
-            && let Some(why) = thread_timers_refused()
-        {
-            signal::process_timer(Some(Self::interval(ctx)))
-                .map_err(|e| format!("can't start the process-wide CPU timer ({e})"))?;
-            self.process_wide
-                .store(true, std::sync::atomic::Ordering::Relaxed);
-            if ctx.options.verbose {
-                eprintln!(
-                    "HPROF: cpu=samples uses one process-wide CPU timer (ITIMER_PROF): {why}"
-                );
+        if !self.wall {
+            let source = choose_source(ctx);
+            self.source
+                .store(source as u8, std::sync::atomic::Ordering::Relaxed);
+            if source == TimerSource::Process {
+                signal::process_timer(Some(Self::interval(ctx)))
+                    .map_err(|e| format!("can't start the process-wide CPU timer ({e})"))?;
             }
         }
-        if !self.wall && !self.process_wide.load(std::sync::atomic::Ordering::Relaxed) {
+        if !self.wall && self.source() != TimerSource::Process {
             // Threads running before VM init (the JVM's own and the main thread): a timer each;
             // those that turn out to run no Java lose theirs at their first signal.
             let interval = Self::interval(ctx);
+            let source = self.source();
             let current = signal::current_tid();
             let mut unknown = HashMap::new();
             for tid in task_ids() {
                 if tid == current {
                     continue;
                 }
-                if let Ok(timer) = CpuTimer::start(tid, interval) {
+                if let Ok(timer) = ThreadTimer::start(source, tid, interval) {
                     unknown.insert(tid, timer);
                 }
             }
@@ -639,6 +1032,7 @@ impl Engine for AsyncSampler {
             }
             jni.delete_local_ref(thread);
         }
+        self.follow_virtual_threads(ctx, jni);
         signal::set_active(true);
         self.identify_running_threads(ctx, jni);
         self.ticker.start(
@@ -649,8 +1043,9 @@ impl Engine for AsyncSampler {
         )
     }
 
-    fn stop(&self, _ctx: &Context) {
-        if self.process_wide.load(std::sync::atomic::Ordering::Relaxed) {
+    fn stop(&self, ctx: &Context) {
+        self.unfollow_virtual_threads(ctx);
+        if !self.wall && self.source() == TimerSource::Process {
             let _ = signal::process_timer(None);
         }
         signal::set_active(false);
@@ -665,7 +1060,7 @@ impl Engine for AsyncSampler {
 
     fn prepare(&self, ctx: &Context, jni: Option<Jni>) {
         if let Some(jni) = jni {
-            jni.with_local_frame(64, || self.drain(ctx, jni));
+            jni.with_local_frame(64, || self.drain_samples(ctx, jni, true));
         }
     }
 

@@ -1608,4 +1608,5 @@ pub fn free_file_range(file: &std::fs::File, offset: u64, len: u64) -> std::io::
 }
 
 // After the macros above, which it uses.
+pub mod vthreads;
 pub mod walk;

@@ -20,6 +20,11 @@ use std::time::Duration;
 
 use crate::jvmti::{JavaVm, sys};
 
+pub mod carriers;
+pub mod perf;
+
+pub use perf::PerfTimer;
+
 /// The signal the sampler uses.
 pub const SIGNAL: c_int = libc::SIGPROF;
 
@@ -93,6 +98,9 @@ pub struct Sample<'a> {
     pub frames: &'a [CallFrame],
     /// What it measures.
     pub kind: SampleKind,
+    /// The Java thread id (`Thread.threadId()`) of the virtual thread the thread ran, 0 for
+    /// none (or when virtual threads are not followed).
+    pub vthread: u64,
 }
 
 const FREE: u8 = 0;
@@ -110,6 +118,7 @@ struct Slot {
     tid: AtomicI32,
     num_frames: AtomicI32,
     value: AtomicU32,
+    vthread: AtomicU64,
 }
 
 /// The preallocated samples: `slots.len()` slots of `depth` frames each.
@@ -226,6 +235,7 @@ pub fn install(vm: JavaVm, slots: usize, depth: usize) -> Result<(), String> {
                 tid: AtomicI32::new(0),
                 num_frames: AtomicI32::new(0),
                 value: AtomicU32::new(0),
+                vthread: AtomicU64::new(0),
             })
             .collect(),
         frames: (0..slots.max(1) * depth)
@@ -344,6 +354,50 @@ impl Drop for CpuTimer {
     }
 }
 
+/// What interrupts one thread after each interval of its CPU time.
+#[derive(Debug)]
+pub enum ThreadTimer {
+    /// A perf event on the thread's task clock.
+    Perf(PerfTimer),
+    /// A POSIX timer on the thread's CPU clock.
+    Posix(CpuTimer),
+}
+
+/// Where CPU-time samples come from, best first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerSource {
+    /// One perf event per thread ([`PerfTimer`]).
+    Perf,
+    /// One POSIX timer per thread ([`CpuTimer`]).
+    Posix,
+    /// The process-wide `ITIMER_PROF` ([`process_timer`]).
+    Process,
+}
+
+impl TimerSource {
+    /// The name `timer=` gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            TimerSource::Perf => "perf",
+            TimerSource::Posix => "cpu",
+            TimerSource::Process => "itimer",
+        }
+    }
+}
+
+impl ThreadTimer {
+    /// A timer of `source` (a per-thread one) for thread `tid`; a perf event the kernel
+    /// refuses for this thread alone (a descriptor limit) gives way to a POSIX timer.
+    pub fn start(source: TimerSource, tid: i32, interval: Duration) -> std::io::Result<Self> {
+        if source == TimerSource::Perf
+            && let Ok(timer) = PerfTimer::start(tid, interval)
+        {
+            return Ok(ThreadTimer::Perf(timer));
+        }
+        CpuTimer::start(tid, interval).map(ThreadTimer::Posix)
+    }
+}
+
 /// Arms (or, with `None`, disarms) the process-wide CPU timer, ITIMER_PROF: SIGPROF after every
 /// `interval` of CPU time the whole process used, delivered to a thread that is running. The
 /// fallback when the kernel refuses timers on threads' CPU clocks.
@@ -369,6 +423,17 @@ pub fn process_timer(interval: Option<Duration>) -> std::io::Result<()> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// The layout of the kernel's `siginfo_t` for a signal a descriptor raised (64-bit Linux).
+#[repr(C)]
+struct PollInfo {
+    signo: c_int,
+    errno: c_int,
+    code: c_int,
+    pad: c_int,
+    band: libc::c_long,
+    fd: c_int,
 }
 
 /// The layout of the kernel's `siginfo_t` for a queued signal (64-bit Linux).
@@ -443,6 +508,7 @@ pub fn drain(mut f: impl FnMut(&Sample<'_>)) -> usize {
             num_frames,
             frames,
             kind,
+            vthread: slot.vthread.load(Ordering::Relaxed),
         });
         slot.state.store(FREE, Ordering::Release);
         count += 1;
@@ -455,6 +521,7 @@ extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut 
     // SAFETY: errno is the calling thread's; it is restored so the interrupted code never
     // sees the handler's.
     let errno = unsafe { *libc::__errno_location() };
+    let mut perf_fd = None;
     let kind = if info.is_null() {
         None
     } else {
@@ -465,6 +532,15 @@ extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut 
             libc::SI_TIMER => Some(SampleKind::Cpu(
                 1 + unsafe { info.si_overrun() }.clamp(0, 1 << 20) as u32,
             )),
+            // A perf event's overflow, if the event is one of the sampler's.
+            perf::POLL_IN | perf::POLL_HUP => {
+                // SAFETY: a signal raised by a descriptor (F_SETSIG) has si_band and si_fd.
+                let fd = unsafe { (*(info as *const libc::siginfo_t).cast::<PollInfo>()).fd };
+                perf::is_own(fd).then(|| {
+                    perf_fd = Some(fd);
+                    SampleKind::Cpu(1)
+                })
+            }
             // The process-wide timer's signal, while it is the sampler's.
             libc::SI_KERNEL if PROCESS_TIMER.load(Ordering::Relaxed) => Some(SampleKind::Cpu(1)),
             // SAFETY: si_pid and si_value are valid for a queued signal.
@@ -480,6 +556,9 @@ extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut 
     match kind {
         Some(kind) => take_sample(kind, context),
         None => pass_on(signo, info, context),
+    }
+    if let Some(fd) = perf_fd {
+        perf::rearm(fd);
     }
     // SAFETY: as above.
     unsafe { *libc::__errno_location() = errno };
@@ -597,5 +676,13 @@ fn take_sample(kind: SampleKind, context: *mut c_void) {
     slot.env.store(env as usize, Ordering::Relaxed);
     slot.tid.store(current_tid(), Ordering::Relaxed);
     slot.num_frames.store(num_frames, Ordering::Relaxed);
+    slot.vthread.store(
+        if env.is_null() || num_frames == IDENTIFIED {
+            0
+        } else {
+            carriers::sampled(env as usize)
+        },
+        Ordering::Relaxed,
+    );
     slot.state.store(READY, Ordering::Release);
 }

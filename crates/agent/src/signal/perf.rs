@@ -1,0 +1,225 @@
+//! Perf events as the sampler's CPU clock: one `PERF_COUNT_SW_TASK_CLOCK` event per thread,
+//! overflowing after each `interval` of the CPU time that thread used, whose overflow the
+//! kernel turns into SIGPROF for that thread (`O_ASYNC`, `F_SETSIG`, `F_SETOWN_EX` with
+//! `F_OWNER_TID`).
+//!
+//! The kernel measures a task clock with a high-resolution timer, not at its tick, so each
+//! signal is one interval, even at `interval=1` on a kernel with a 4 ms tick.
+//!
+//! Each event is armed for one overflow (`PERF_EVENT_IOC_REFRESH` 1): the overflow disables it
+//! and raises the signal, and the handler arms it again ([`rearm`], one `ioctl`, a system
+//! call, async-signal-safe). The handler knows the signal is the sampler's from its `si_code`
+//! (`POLL_IN`, or `POLL_HUP` when the refresh count ran out) and its `si_fd`, marked in
+//! [`OWN`], a table of every possible descriptor allocated before the first event is opened.
+
+use std::ffi::c_int;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use perf_event_open_sys as sys;
+
+/// Descriptors up to this number can be the sampler's (a thread whose event gets a higher one,
+/// or that would exceed a quarter of the descriptor limit, falls back to a POSIX timer).
+pub const MAX_FD: usize = 1 << 16;
+
+/// Which descriptors are the sampler's perf events (written before an event is armed and
+/// cleared before it is closed; read by the signal handler).
+static OWN: [AtomicBool; MAX_FD] = [const { AtomicBool::new(false) }; MAX_FD];
+
+/// The sampler's events open now.
+static OPEN: AtomicUsize = AtomicUsize::new(0);
+
+/// How many events the sampler keeps open at most: a quarter of the process's descriptor
+/// limit (the application's own files and sockets keep the rest), at most [`MAX_FD`].
+fn budget() -> usize {
+    static BUDGET: OnceLock<usize> = OnceLock::new();
+    *BUDGET.get_or_init(|| {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes `limit`.
+        let soft = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+            limit.rlim_cur as usize
+        } else {
+            1024
+        };
+        (soft / 4).min(MAX_FD)
+    })
+}
+
+/// Whether events must leave the kernel out (`exclude_kernel`): `perf_event_paranoid` ≥ 2
+/// without `CAP_PERFMON` refuses events that count kernel time. 0: not decided, 1: include
+/// the kernel, 2: exclude it.
+static EXCLUDE_KERNEL: AtomicU8 = AtomicU8::new(0);
+
+/// `fcntl` commands and values the libc crate does not define (Linux, every architecture).
+const F_SETSIG: c_int = 10;
+const F_SETOWN_EX: c_int = 15;
+const F_OWNER_TID: c_int = 0;
+/// `si_code` of a signal a descriptor raised with `F_SETSIG`: data (an overflow) ...
+pub const POLL_IN: c_int = 1;
+/// ... or the event's refresh count ran out (the overflow disabled it).
+pub const POLL_HUP: c_int = 6;
+
+#[repr(C)]
+struct OwnerEx {
+    kind: c_int,
+    pid: libc::pid_t,
+}
+
+/// A perf event counting one thread's CPU time that sends it SIGPROF after each interval.
+#[derive(Debug)]
+pub struct PerfTimer(c_int);
+
+/// `/proc/sys/kernel/perf_event_paranoid`, if readable.
+pub fn paranoid() -> Option<i32> {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn open(tid: i32, interval: Duration, exclude_kernel: bool) -> std::io::Result<c_int> {
+    let mut attr = sys::bindings::perf_event_attr {
+        type_: sys::bindings::PERF_TYPE_SOFTWARE,
+        size: std::mem::size_of::<sys::bindings::perf_event_attr>() as u32,
+        config: u64::from(sys::bindings::PERF_COUNT_SW_TASK_CLOCK),
+        ..Default::default()
+    };
+    attr.__bindgen_anon_1.sample_period = (interval.as_nanos() as u64).max(10_000);
+    attr.__bindgen_anon_2.wakeup_events = 1;
+    attr.set_disabled(1);
+    attr.set_exclude_kernel(u64::from(exclude_kernel));
+    attr.set_exclude_hv(1);
+    // SAFETY: `attr` is a complete, zero-padded perf_event_attr; the event only counts and
+    // never writes into this process's memory.
+    let fd = unsafe {
+        sys::perf_event_open(
+            &mut attr,
+            tid,
+            -1,
+            -1,
+            libc::c_ulong::from(sys::bindings::PERF_FLAG_FD_CLOEXEC),
+        )
+    };
+    if fd < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(fd)
+    }
+}
+
+impl PerfTimer {
+    /// Opens and arms the event of thread `tid` (an id of this process's pid namespace).
+    pub fn start(tid: i32, interval: Duration) -> std::io::Result<PerfTimer> {
+        if OPEN.load(Ordering::Relaxed) >= budget() {
+            return Err(std::io::Error::other(format!(
+                "{} perf events open, a quarter of the descriptor limit",
+                budget()
+            )));
+        }
+        let fd = match EXCLUDE_KERNEL.load(Ordering::Relaxed) {
+            1 => open(tid, interval, false)?,
+            2 => open(tid, interval, true)?,
+            _ => match open(tid, interval, false) {
+                Ok(fd) => {
+                    EXCLUDE_KERNEL.store(1, Ordering::Relaxed);
+                    fd
+                }
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {
+                    let fd = open(tid, interval, true)?;
+                    EXCLUDE_KERNEL.store(2, Ordering::Relaxed);
+                    fd
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        OPEN.fetch_add(1, Ordering::Relaxed);
+        let timer = PerfTimer(fd);
+        let Some(own) = OWN.get(fd as usize) else {
+            return Err(std::io::Error::other(format!(
+                "descriptor {fd} is above the {MAX_FD} the signal handler knows"
+            )));
+        };
+        let owner = OwnerEx {
+            kind: F_OWNER_TID,
+            pid: tid,
+        };
+        // SAFETY: fcntl on the descriptor just opened; F_SETOWN_EX reads `owner`.
+        let setup = unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            flags >= 0
+                && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_ASYNC) == 0
+                && libc::fcntl(fd, F_SETSIG, super::SIGNAL) == 0
+                && libc::fcntl(fd, F_SETOWN_EX, &owner as *const OwnerEx) == 0
+        };
+        if !setup {
+            return Err(std::io::Error::last_os_error());
+        }
+        own.store(true, Ordering::Release);
+        // SAFETY: arms the event for one overflow (the handler arms it again).
+        if unsafe { sys::ioctls::REFRESH(fd, 1) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(timer)
+    }
+
+    /// The event's descriptor.
+    pub fn fd(&self) -> c_int {
+        self.0
+    }
+}
+
+impl Drop for PerfTimer {
+    fn drop(&mut self) {
+        if let Some(own) = OWN.get(self.0 as usize) {
+            own.store(false, Ordering::Release);
+        }
+        // SAFETY: the descriptor was opened by `start` and is closed once, here; a signal it
+        // raised that is still pending finds it unmarked and goes to the previous handler.
+        unsafe {
+            sys::ioctls::DISABLE(self.0, 0);
+            libc::close(self.0);
+        }
+        OPEN.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Whether `fd` is one of the sampler's events (called in the signal handler).
+pub fn is_own(fd: c_int) -> bool {
+    fd >= 0
+        && OWN
+            .get(fd as usize)
+            .is_some_and(|own| own.load(Ordering::Acquire))
+}
+
+/// Arms the event again for one overflow (called in the signal handler).
+pub fn rearm(fd: c_int) {
+    // SAFETY: an ioctl, a system call: async-signal-safe. The descriptor is the sampler's
+    // (checked by the caller); if it was closed since, the ioctl fails harmlessly.
+    unsafe { sys::ioctls::REFRESH(fd, 1) };
+}
+
+/// Why perf events cannot be the sampler's clock here, if they cannot: an event on the
+/// calling thread is opened, set up to signal it, and closed. The verbose line that says
+/// the sampler uses another clock gives this reason.
+pub fn refused(tid: i32) -> Option<String> {
+    let paranoid = paranoid().map_or_else(|| "unknown".into(), |p| p.to_string());
+    match PerfTimer::start(tid, Duration::from_secs(3600)) {
+        Ok(timer) => {
+            drop(timer);
+            None
+        }
+        Err(e) => Some(format!(
+            "the kernel refuses perf events ({e}; perf_event_paranoid {paranoid})"
+        )),
+    }
+}
+
+/// Whether events leave the kernel's time out (decided by the first event opened).
+pub fn excludes_kernel() -> bool {
+    EXCLUDE_KERNEL.load(Ordering::Relaxed) == 2
+}
