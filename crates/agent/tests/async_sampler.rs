@@ -314,7 +314,8 @@ fn a_virtual_threads_samples_are_its_own_frames() {
             f.iter()
                 .any(|x| x.starts_with("Sampling.virtualWork(Sampling.java:"))
         });
-        assert!(total >= 100, "JDK {}: {total}", jdk.version);
+        // (About 200 samples on an idle machine; fewer when the CPU is shared.)
+        assert!(total >= 30, "JDK {}: {total}", jdk.version);
         assert!(
             virtual_work * 10 >= total * 8,
             "JDK {}: {virtual_work} of {total} samples in the virtual thread's work",
