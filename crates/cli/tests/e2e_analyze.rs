@@ -119,8 +119,8 @@ fn the_static_map_is_the_suspect_with_its_path_on_every_jdk() {
 /// Our shallow and retained size of every object of `file`, by id.
 fn our_sizes(file: &Path) -> std::collections::HashMap<u64, (u64, u64, String)> {
     let bytes = std::fs::read(file).unwrap();
-    let mut graph = HeapGraph::build(&bytes, &|_| {}).unwrap();
-    let (analysis, _strong) = Analysis::new(&mut graph, &|_| {});
+    let mut graph = HeapGraph::build(&bytes, &()).unwrap();
+    let (analysis, _strong) = Analysis::new(&mut graph, &());
     (0..graph.len() as u32)
         .map(|v| {
             (

@@ -5,8 +5,9 @@ use std::collections::VecDeque;
 
 use rayon::prelude::*;
 
-use crate::dominators::{Csr, NONE, dominators_with};
+use crate::dominators::{Csr, NONE, PreorderTree, dominators_with};
 use crate::graph::{HeapGraph, Root};
+use crate::progress::Progress;
 
 /// The dominator tree of a heap and the sizes it gives.
 #[derive(Debug)]
@@ -48,90 +49,117 @@ impl Analysis {
     /// The references are taken out of `graph` (and freed once reversed): compute every
     /// other [`Paths`] needed before. Returns the paths along strong references too (what
     /// `Paths::new(graph, false)` gives), found while the dominators' depth-first search runs.
-    pub fn new(graph: &mut HeapGraph<'_>, phase: &(dyn Fn(&str) + Sync)) -> (Analysis, Paths) {
-        phase("dominator tree and paths from GC roots");
+    pub fn new(graph: &mut HeapGraph<'_>, progress: &dyn Progress) -> (Analysis, Paths) {
         let root_nodes: Vec<u32> = graph.roots().iter().map(|r| r.node).collect();
-        let (starts, targets) = graph.take_references();
+        let edges = graph.take_references();
         let graph = &*graph;
-        let (doms, strong) = dominators_with(starts, targets, &root_nodes, |csr| {
-            Paths::with_csr(graph, csr, false)
-        });
-        let analysis = Analysis::from_dominators(graph, doms, &strong, phase);
+        let (tree, strong) = dominators_with(
+            edges,
+            &root_nodes,
+            |csr| Paths::with_csr(graph, csr, false),
+            progress,
+        );
+        drop(root_nodes);
+        let analysis = Analysis::from_tree(graph, tree, &strong, progress);
         (analysis, strong)
     }
 
-    fn from_dominators(
+    fn from_tree(
         graph: &HeapGraph<'_>,
-        doms: crate::dominators::Dominators,
+        tree: PreorderTree,
         strong: &Paths,
-        phase: &(dyn Fn(&str) + Sync),
+        progress: &dyn Progress,
     ) -> Analysis {
         let n = graph.len();
+        let PreorderTree { vertex, idom: idom_pre } = tree;
+        let reached = vertex.len();
 
-        phase("retained sizes");
-        // Unreachable objects retain nothing (they are already garbage), as in VisualVM.
-        let mut retained: Vec<u64> = (0..n as u32)
-            .into_par_iter()
-            .map(|v| {
-                if doms.idom[v as usize] == NONE || !strong.reaches(v) {
-                    0
-                } else {
-                    graph.shallow(v)
+        progress.phase("retained sizes", 2 * n as u64);
+        let mut idom = vec![NONE; n];
+        for w in 1..reached {
+            idom[vertex[w] as usize] = vertex[idom_pre[w] as usize];
+        }
+        drop(idom_pre);
+        // Unreachable objects retain nothing (they are already garbage), as in VisualVM;
+        // nor do objects reachable only through weak references.
+        const RUN: usize = 1 << 16;
+        let mut retained = vec![0u64; n];
+        let (reachable_objects, reachable_bytes, weak_bytes, class_shallow) = retained
+            .par_chunks_mut(RUN)
+            .enumerate()
+            .map(|(chunk, out)| {
+                let first = chunk * RUN;
+                let mut class_shallow = vec![0u64; graph.classes().len()];
+                let (mut objects, mut bytes, mut weak) = (0u64, 0u64, 0u64);
+                for (i, slot) in out.iter_mut().enumerate() {
+                    let v = (first + i) as u32;
+                    let shallow = graph.shallow(v);
+                    class_shallow[graph.class_of(v) as usize] += shallow;
+                    if idom[v as usize] == NONE {
+                        continue;
+                    }
+                    if strong.reaches(v) {
+                        *slot = shallow;
+                        objects += 1;
+                        bytes += shallow;
+                    } else {
+                        weak += shallow;
+                    }
                 }
+                progress.advance(out.len() as u64);
+                (objects, bytes, weak, class_shallow)
             })
-            .collect();
-        for &v in doms.preorder.iter().rev() {
-            let d = doms.idom[v as usize];
-            if (d as usize) < n {
-                retained[d as usize] += retained[v as usize];
+            .reduce(
+                || (0, 0, 0, vec![0u64; graph.classes().len()]),
+                |mut a, b| {
+                    for (x, y) in a.3.iter_mut().zip(&b.3) {
+                        *x += y;
+                    }
+                    (a.0 + b.0, a.1 + b.1, a.2 + b.2, a.3)
+                },
+            );
+        for w in (1..reached).rev() {
+            let v = vertex[w] as usize;
+            let d = idom[v] as usize;
+            if d < n {
+                retained[d] += retained[v];
+            }
+            if w % RUN == 0 {
+                progress.advance(RUN as u64);
             }
         }
-        let (reachable_objects, reachable_bytes) = doms
-            .preorder
-            .par_iter()
-            .filter(|&&v| strong.reaches(v))
-            .map(|&v| (1u64, graph.shallow(v)))
-            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-        let weakly_reachable_objects = doms.preorder.len() as u64 - reachable_objects;
-        let weakly_reachable_bytes: u64 = doms
-            .preorder
-            .par_iter()
-            .filter(|&&v| !strong.reaches(v))
-            .map(|&v| graph.shallow(v))
-            .sum();
+        let weakly_reachable_objects = (reached as u64 - 1) - reachable_objects;
 
         // Dominator tree children, in preorder (so a parent's list is filled in order).
+        progress.phase("dominator tree children", reached as u64);
         let mut kid_starts = vec![0u32; n + 2];
-        for &v in &doms.preorder {
-            kid_starts[doms.idom[v as usize] as usize + 1] += 1;
+        for &v in &vertex[1..] {
+            kid_starts[idom[v as usize] as usize + 1] += 1;
         }
         for i in 0..=n {
             kid_starts[i + 1] += kid_starts[i];
         }
-        let mut fill = kid_starts.clone();
-        let mut kids = vec![0u32; doms.preorder.len()];
-        for &v in &doms.preorder {
-            let d = doms.idom[v as usize] as usize;
-            kids[fill[d] as usize] = v;
-            fill[d] += 1;
+        let mut kids = vec![0u32; reached - 1];
+        // Fill each list using its start as a cursor, then shift the starts back.
+        for &v in &vertex[1..] {
+            let slot = &mut kid_starts[idom[v as usize] as usize];
+            kids[*slot as usize] = v;
+            *slot += 1;
         }
-        drop(fill);
+        kid_starts.copy_within(0..=n, 1);
+        kid_starts[0] = 0;
 
-        phase("class retained sizes");
+        progress.phase("class retained sizes", n as u64);
         let classes = graph.classes().len();
         let mut class_count = vec![0u64; classes];
-        let mut class_shallow = vec![0u64; classes];
-        for v in 0..n as u32 {
-            let c = graph.class_of(v) as usize;
-            class_shallow[c] += graph.shallow(v);
-        }
-        for &v in &doms.preorder {
+        for &v in &vertex[1..] {
             class_count[graph.class_of(v) as usize] += 1;
         }
+        drop(vertex);
         let class_retained = class_retained_below(graph, &kid_starts, &kids, &retained, |_| false);
         let shallow_bytes = class_shallow.iter().sum();
         Analysis {
-            idom: doms.idom,
+            idom,
             retained,
             kid_starts,
             kids,
@@ -143,7 +171,7 @@ impl Analysis {
             reachable_objects,
             reachable_bytes,
             weakly_reachable_objects,
-            weakly_reachable_bytes,
+            weakly_reachable_bytes: weak_bytes,
         }
     }
 

@@ -8,7 +8,9 @@ use hprof_format::{
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::dominators::{Csr, NONE};
+use crate::compact::{ClassOf, IdIndex, MAX_FILE, Offsets};
+use crate::dominators::{Csr, Edges, NONE};
+use crate::progress::Progress;
 
 /// What a GC root is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -145,13 +147,10 @@ pub struct FrameInfo {
 pub struct HeapGraph<'a> {
     bytes: &'a [u8],
     header: Header,
-    ids: Vec<u64>,
     index: IdIndex,
-    offsets: Vec<u64>,
-    class_of: Vec<u32>,
-    shallow: Vec<u32>,
-    starts: Vec<u64>,
-    targets: Vec<u32>,
+    offsets: Offsets,
+    class_of: ClassOf,
+    edges: Edges,
     roots: Vec<Root>,
     classes: Vec<Class>,
     class_index: FxHashMap<u64, u32>,
@@ -176,11 +175,13 @@ struct Found {
 }
 
 impl<'a> HeapGraph<'a> {
-    /// Reads the whole file `bytes` and builds its graph; `phase` is told the name of each
-    /// phase as it starts.
-    pub fn build(bytes: &'a [u8], phase: &(dyn Fn(&str) + Sync)) -> Result<HeapGraph<'a>> {
-        phase("reading records");
+    /// Reads the whole file `bytes` and builds its graph, telling `progress` what it does.
+    pub fn build(bytes: &'a [u8], progress: &dyn Progress) -> Result<HeapGraph<'a>> {
+        progress.phase("reading records", bytes.len() as u64);
         let (header, mut records) = Records::new(bytes)?;
+        if bytes.len() as u64 >= MAX_FILE {
+            return Err(too_large(0));
+        }
         let id_size = header.id_size;
         let mut strings = FxHashMap::default();
         let mut class_name_ids: FxHashMap<u64, u64> = FxHashMap::default();
@@ -188,7 +189,9 @@ impl<'a> HeapGraph<'a> {
         let mut frames = FxHashMap::default();
         let mut traces = FxHashMap::default();
         let mut bodies: Vec<HeapDumpBody<'a>> = Vec::new();
-        while let Some((_, record)) = records.next()? {
+        let mut reported = 0u64;
+        while let Some((head, record)) = records.next()? {
+            let offset = head.offset;
             match record {
                 Record::Utf8 { id, text } => {
                     strings.insert(id, text);
@@ -223,22 +226,30 @@ impl<'a> HeapGraph<'a> {
                 Record::HeapDump(body) | Record::HeapDumpSegment(body) => bodies.push(body),
                 _ => {}
             }
+            if offset - reported >= 1 << 24 {
+                progress.advance(offset - reported);
+                reported = offset;
+            }
         }
 
-        phase("indexing objects");
+        let body_bytes: u64 = bodies.iter().map(|b| b.data.len() as u64).sum();
+        progress.phase("indexing objects", body_bytes);
         let found: Vec<Result<Found>> = bodies
             .par_iter()
-            .map(|body| scan_body(body, id_size))
+            .map(|body| scan_body(body, id_size, progress))
             .collect();
         let mut found: Vec<Found> = found.into_iter().collect::<Result<_>>()?;
         // Each body's objects were sorted by scan_body; dumps write bodies over disjoint
         // address ranges, so ordering the bodies by their first id usually sorts them all.
         found.sort_unstable_by_key(|f| f.objects.first().map_or(0, |&(id, _)| id));
-        let mut objects: Vec<(u64, u64)> =
-            Vec::with_capacity(found.iter().map(|f| f.objects.len()).sum());
         let mut class_dumps = Vec::new();
         let mut raw_roots = Vec::new();
         let mut threads = FxHashMap::default();
+        let mut objects: Vec<(u64, u64)> = if found.len() == 1 {
+            std::mem::take(&mut found[0].objects)
+        } else {
+            Vec::with_capacity(found.iter().map(|f| f.objects.len()).sum())
+        };
         for f in found {
             objects.extend_from_slice(&f.objects);
             drop(f.objects);
@@ -248,26 +259,27 @@ impl<'a> HeapGraph<'a> {
                 threads.insert(serial, (object, trace));
             }
         }
-        phase("sorting objects");
+        let n = objects.len() as u64;
+        progress.phase("sorting objects", n);
         if !objects.is_sorted_by_key(|&(id, _)| id) {
             objects.par_sort_unstable_by_key(|&(id, _)| id);
         }
         objects.dedup_by_key(|&mut (id, _)| id);
-        let offsets: Vec<u64> = objects.par_iter().map(|&(_, off)| off).collect();
-        let ids: Vec<u64> = objects.into_iter().map(|(id, _)| id).collect();
-        phase("id index");
-        let index = IdIndex::new(&ids);
+        if objects.len() >= NONE as usize {
+            return Err(too_large(objects[NONE as usize].1));
+        }
+        let offsets = Offsets::new(objects.par_iter().map(|&(_, off)| off));
+        let index = IdIndex::new(&|i| objects[i].0, objects.len());
+        drop(objects);
+        progress.advance(n);
 
         let mut graph = HeapGraph {
             bytes,
             header,
-            ids,
             index,
             offsets,
-            class_of: Vec::new(),
-            shallow: Vec::new(),
-            starts: Vec::new(),
-            targets: Vec::new(),
+            class_of: ClassOf::default(),
+            edges: Edges::default(),
             roots: Vec::new(),
             classes: Vec::new(),
             class_index: FxHashMap::default(),
@@ -291,11 +303,9 @@ impl<'a> HeapGraph<'a> {
             })
             .collect();
 
-        phase("reading references");
-        graph.read_references()?;
+        graph.read_references(progress)?;
         // From now on ids are read from the file (at a record's offset + 1) and found by
-        // binary search over the offsets: 12 bytes per object fewer.
-        graph.ids = Vec::new();
+        // binary search over the offsets: the index's 6 bytes per object are freed.
         graph.index = IdIndex::default();
         Ok(graph)
     }
@@ -430,10 +440,15 @@ fn align8(n: u64) -> u64 {
 }
 
 /// Lists the objects, CLASS DUMPs and roots of one heap dump body.
-fn scan_body(body: &HeapDumpBody<'_>, id_size: IdSize) -> Result<Found> {
+fn scan_body(body: &HeapDumpBody<'_>, id_size: IdSize, progress: &dyn Progress) -> Result<Found> {
     let mut found = Found::default();
     let mut records = body.records(id_size);
+    let mut reported = body.offset;
     while let Some((offset, record)) = records.next()? {
+        if offset - reported >= 1 << 22 {
+            progress.advance(offset - reported);
+            reported = offset;
+        }
         match record {
             HeapRecord::InstanceDump { object_id, .. } => found.objects.push((object_id, offset)),
             HeapRecord::ObjectArrayDump { array_id, .. }
@@ -509,109 +524,93 @@ fn scan_body(body: &HeapDumpBody<'_>, id_size: IdSize) -> Result<Found> {
     Ok(found)
 }
 
-/// Finds the node of an object id: a sorted id array with a bucket table over its range,
-/// so a lookup is one table read and a short binary search.
-#[derive(Debug, Default)]
-struct IdIndex {
-    min: u64,
-    shift: u32,
-    buckets: Vec<u32>,
-}
-
-impl IdIndex {
-    fn new(ids: &[u64]) -> IdIndex {
-        let (Some(&min), Some(&max)) = (ids.first(), ids.last()) else {
-            return IdIndex::default();
-        };
-        let span = max - min;
-        // About one bucket per two objects: 2 bytes per object, a few ids per bucket.
-        let wanted = (ids.len() as u64 / 2).max(1);
-        let mut shift = 0;
-        while (span >> shift) >= wanted {
-            shift += 1;
-        }
-        let count = (span >> shift) as usize + 2;
-        let mut buckets = vec![0u32; count];
-        // buckets[b] = the first index whose id falls in bucket b or later.
-        let mut i = 0usize;
-        for (b, slot) in buckets.iter_mut().enumerate() {
-            while i < ids.len() && (((ids[i] - min) >> shift) as usize) < b {
-                i += 1;
-            }
-            *slot = i as u32;
-        }
-        IdIndex {
-            min,
-            shift,
-            buckets,
-        }
-    }
-
-    #[inline]
-    fn find(&self, ids: &[u64], id: u64) -> Option<u32> {
-        if id < self.min || self.buckets.is_empty() {
-            return None;
-        }
-        let b = ((id - self.min) >> self.shift) as usize;
-        let lo = *self.buckets.get(b)? as usize;
-        let hi = *self.buckets.get(b + 1)? as usize;
-        let slice = &ids[lo..hi];
-        slice.binary_search(&id).ok().map(|i| (lo + i) as u32)
-    }
-}
-
 /// Nodes per unit of parallel work when references are read.
 const CHUNK: usize = 1 << 14;
 
 impl<'a> HeapGraph<'a> {
-    /// Reads every object's class, shallow size and references in one parallel pass over
-    /// runs of nodes, each collecting its references, then joins the runs into CSR arrays.
-    fn read_references(&mut self) -> Result<()> {
-        let n = self.offsets.len();
+    /// Reads every object's class and references in two parallel passes over runs of
+    /// nodes: the first finds classes and counts references, the second writes the
+    /// references' targets straight into their place in the CSR arrays.
+    fn read_references(&mut self, progress: &dyn Progress) -> Result<()> {
+        let n = self.len();
+        progress.phase("reading references", 2 * n as u64);
         let mut class_of = vec![0u32; n];
-        let mut shallow = vec![0u32; n];
-        let mut counts = vec![0u32; n];
+        let mut starts = vec![0u32; n + 1];
         let this = &*self;
-        let runs: Vec<Vec<u32>> = class_of
+        class_of
             .par_chunks_mut(CHUNK)
-            .zip(shallow.par_chunks_mut(CHUNK))
-            .zip(counts.par_chunks_mut(CHUNK))
+            .zip(starts[1..].par_chunks_mut(CHUNK))
             .enumerate()
-            .map(
-                |(chunk, ((class_of, shallow), counts))| -> Result<Vec<u32>> {
-                    let first = chunk * CHUNK;
-                    let mut targets = Vec::new();
-                    for i in 0..class_of.len() {
-                        let record = this.record_at(this.offsets[first + i])?;
-                        let (class, size) = this.class_and_size(&record);
-                        class_of[i] = class;
-                        shallow[i] = size;
-                        let before = targets.len();
-                        this.for_each_reference(&record, class, true, |_, target| {
-                            targets.push(target)
-                        });
-                        counts[i] = (targets.len() - before) as u32;
-                    }
-                    Ok(targets)
-                },
-            )
-            .collect::<Result<_>>()?;
-        let mut starts = Vec::with_capacity(n + 1);
+            .try_for_each(|(chunk, (class_of, counts))| -> Result<()> {
+                let first = chunk * CHUNK;
+                for i in 0..class_of.len() {
+                    let record = this.record_at(this.offsets.get(first + i))?;
+                    let class = this.class_for(&record);
+                    class_of[i] = class;
+                    let mut count = 0u32;
+                    this.for_each_reference_id(&record, class, true, |_, _| count += 1);
+                    counts[i] = count;
+                }
+                progress.advance(class_of.len() as u64);
+                Ok(())
+            })?;
         let mut total = 0u64;
-        starts.push(0);
-        for &c in &counts {
-            total += u64::from(c);
-            starts.push(total);
+        for (v, slot) in starts.iter_mut().enumerate() {
+            total += u64::from(*slot);
+            *slot = u32::try_from(total).map_err(|_| too_large(self.offsets.get(v.min(n - 1))))?;
         }
-        drop(counts);
-        let mut targets = Vec::with_capacity(total as usize);
-        for run in runs {
-            targets.extend_from_slice(&run);
+        let mut targets = vec![0u32; total as usize];
+        let mut slices = Vec::with_capacity(n.div_ceil(CHUNK));
+        let mut rest = &mut targets[..];
+        let mut at = 0usize;
+        for first in (0..n).step_by(CHUNK) {
+            let end = starts[(first + CHUNK).min(n)] as usize;
+            let (head, tail) = rest.split_at_mut(end - at);
+            slices.push((first, head));
+            rest = tail;
+            at = end;
         }
-        self.class_of = class_of;
-        self.shallow = shallow;
-        self.starts = starts;
-        self.targets = targets;
+        let missing: u64 = slices
+            .into_par_iter()
+            .map(|(first, out)| -> Result<u64> {
+                let mut k = 0usize;
+                let mut missing = 0u64;
+                let last = (first + CHUNK).min(n);
+                for v in first..last {
+                    let record = this.record_at(this.offsets.get(v))?;
+                    let class = class_of[v];
+                    this.for_each_reference_id(&record, class, true, |_, id| {
+                        let target = this.node(id).unwrap_or(NONE);
+                        missing += u64::from(target == NONE);
+                        out[k] = target;
+                        k += 1;
+                    });
+                }
+                progress.advance((last - first) as u64);
+                Ok(missing)
+            })
+            .sum::<Result<u64>>()?;
+        if missing > 0 {
+            // References to objects the dump does not hold: compact them out.
+            let mut write = 0usize;
+            let mut begin = 0usize;
+            for v in 0..n {
+                let end = starts[v + 1] as usize;
+                starts[v] = write as u32;
+                for i in begin..end {
+                    if targets[i] != NONE {
+                        targets[write] = targets[i];
+                        write += 1;
+                    }
+                }
+                begin = end;
+            }
+            starts[n] = write as u32;
+            targets.truncate(write);
+            targets.shrink_to_fit();
+        }
+        self.class_of = ClassOf::new(class_of, self.classes.len());
+        self.edges = Edges { starts, targets };
         Ok(())
     }
 
@@ -634,56 +633,71 @@ impl<'a> HeapGraph<'a> {
         }
     }
 
-    /// The class index and shallow size of an object's record.
-    fn class_and_size(&self, record: &HeapRecord<'_>) -> (u32, u32) {
+    /// The class index of an object's record.
+    fn class_for(&self, record: &HeapRecord<'_>) -> u32 {
         let unknown = self.classes.len() as u32 - 1;
         match *record {
-            HeapRecord::InstanceDump { class_id, .. } => match self.class_index.get(&class_id) {
-                Some(&c) => (c, self.classes[c as usize].instance_size),
-                None => (unknown, 16),
-            },
-            HeapRecord::ObjectArrayDump {
-                array_class_id,
-                elements,
-                ..
-            } => (
-                self.class_index
-                    .get(&array_class_id)
-                    .copied()
-                    .unwrap_or(unknown),
-                saturate(align8(16 + 4 * elements.len() as u64)),
-            ),
-            HeapRecord::PrimitiveArrayDump {
-                element_type,
-                length,
-                ..
-            } => {
+            HeapRecord::InstanceDump { class_id, .. } => {
+                self.class_index.get(&class_id).copied().unwrap_or(unknown)
+            }
+            HeapRecord::ObjectArrayDump { array_class_id, .. } => self
+                .class_index
+                .get(&array_class_id)
+                .copied()
+                .unwrap_or(unknown),
+            HeapRecord::PrimitiveArrayDump { element_type, .. } => {
                 let pos = PRIMITIVES
                     .iter()
                     .position(|&t| t == element_type)
                     .unwrap_or(0);
-                let size = element_type.size(IdSize::Eight) as u64;
-                (
-                    unknown - 8 + pos as u32,
-                    saturate(align8(16 + size * u64::from(length))),
-                )
+                unknown - 8 + pos as u32
             }
-            HeapRecord::ClassDump(_) => (self.java_lang_class, 0),
-            _ => (unknown, 0),
+            HeapRecord::ClassDump(_) => self.java_lang_class,
+            _ => unknown,
         }
     }
 
-    /// Calls `f(slot, target)` for every reference of an object to an object in the dump:
-    /// `slot` is the index of the instance field in the class's flattened fields, the array
-    /// element's index, or the index of the static field. The `referent` of
-    /// java.lang.ref.Reference objects is left out unless `with_referent`: like MAT and
-    /// VisualVM, the graph holds strong references only.
-    fn for_each_reference(
+    /// The shallow size of the object of class `class` whose record is at `offset`, read
+    /// from the record's header (the record was parsed when the graph was built).
+    #[inline]
+    fn shallow_at(&self, offset: u64, class: u32) -> u64 {
+        let at = offset as usize;
+        let id = self.header.id_size.bytes();
+        let be32 = |from: usize| {
+            self.bytes
+                .get(from..from + 4)
+                .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        match self.bytes[at] {
+            // INSTANCE DUMP
+            0x21 => match self.classes.get(class as usize) {
+                Some(c) if c.kind != ClassKind::Unknown => u64::from(c.instance_size),
+                _ => 16,
+            },
+            // OBJECT ARRAY DUMP: id, stack trace serial, length, class id, elements.
+            0x22 => u64::from(saturate(align8(16 + 4 * u64::from(be32(at + 1 + id + 4))))),
+            // PRIMITIVE ARRAY DUMP: id, stack trace serial, length, element type, elements.
+            0x23 => {
+                let length = u64::from(be32(at + 1 + id + 4));
+                let size = self
+                    .bytes
+                    .get(at + 1 + id + 8)
+                    .and_then(|&t| BasicType::from_u8(t))
+                    .map_or(1, |t| t.size(IdSize::Eight) as u64);
+                u64::from(saturate(align8(16 + size * length)))
+            }
+            _ => 0,
+        }
+    }
+
+    /// Calls `f(slot, id)` for every non-null reference of an object, whether or not the
+    /// dump holds its target (see [`HeapGraph::for_each_reference`]).
+    fn for_each_reference_id(
         &self,
         record: &HeapRecord<'_>,
         class: u32,
         with_referent: bool,
-        mut f: impl FnMut(u32, u32),
+        mut f: impl FnMut(u32, u64),
     ) {
         let id_size = self.header.id_size;
         match *record {
@@ -701,19 +715,15 @@ impl<'a> HeapGraph<'a> {
                         continue;
                     }
                     let id = read_id(values, field.offset as usize, id_size);
-                    if id != 0
-                        && let Some(target) = self.node(id)
-                    {
-                        f(slot as u32, target);
+                    if id != 0 {
+                        f(slot as u32, id);
                     }
                 }
             }
             HeapRecord::ObjectArrayDump { elements, .. } => {
                 for (slot, id) in elements.iter().enumerate() {
-                    if id != 0
-                        && let Some(target) = self.node(id)
-                    {
-                        f(slot as u32, target);
+                    if id != 0 {
+                        f(slot as u32, id);
                     }
                 }
             }
@@ -721,9 +731,8 @@ impl<'a> HeapGraph<'a> {
                 for (slot, (_, value)) in dump.static_fields().enumerate() {
                     if let Value::Object(id) = value
                         && id != 0
-                        && let Some(target) = self.node(id)
                     {
-                        f(slot as u32, target);
+                        f(slot as u32, id);
                     }
                 }
             }
@@ -731,17 +740,42 @@ impl<'a> HeapGraph<'a> {
         }
     }
 
+    /// Calls `f(slot, target)` for every reference of an object to an object in the dump:
+    /// `slot` is the index of the instance field in the class's flattened fields, the array
+    /// element's index, or the index of the static field. The `referent` of
+    /// java.lang.ref.Reference objects is left out unless `with_referent`: like MAT and
+    /// VisualVM, the graph holds strong references only.
+    fn for_each_reference(
+        &self,
+        record: &HeapRecord<'_>,
+        class: u32,
+        with_referent: bool,
+        mut f: impl FnMut(u32, u32),
+    ) {
+        self.for_each_reference_id(record, class, with_referent, |slot, id| {
+            if let Some(target) = self.node(id) {
+                f(slot, target);
+            }
+        });
+    }
+
     /// The node of the object `id`.
     #[inline]
     pub fn node(&self, id: u64) -> Option<u32> {
-        if !self.ids.is_empty() {
-            return self.index.find(&self.ids, id);
+        if !self.index.is_empty() {
+            return self.index.find(id);
         }
-        let at = self
-            .offsets
-            .binary_search_by_key(&id, |&offset| self.id_at(offset))
-            .ok()?;
-        Some(at as u32)
+        // Binary search over the offsets, reading each id from the file.
+        let (mut lo, mut hi) = (0usize, self.offsets.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.id_at(self.offsets.get(mid)).cmp(&id) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid as u32),
+            }
+        }
+        None
     }
 
     /// The object id of the sub-record at `offset` (every object's record starts with it).
@@ -757,7 +791,7 @@ impl<'a> HeapGraph<'a> {
 
     /// True if the dump holds no object.
     pub fn is_empty(&self) -> bool {
-        self.offsets.is_empty()
+        self.offsets.len() == 0
     }
 
     /// The file's header.
@@ -767,22 +801,22 @@ impl<'a> HeapGraph<'a> {
 
     /// The object id of a node.
     pub fn id(&self, node: u32) -> u64 {
-        self.id_at(self.offsets[node as usize])
+        self.id_at(self.offsets.get(node as usize))
     }
 
     /// The shallow size of a node.
     pub fn shallow(&self, node: u32) -> u64 {
-        u64::from(self.shallow[node as usize])
+        self.shallow_at(self.offsets.get(node as usize), self.class_of(node))
     }
 
     /// The class index of a node.
     pub fn class_of(&self, node: u32) -> u32 {
-        self.class_of[node as usize]
+        self.class_of.get(node as usize)
     }
 
     /// The class of a node.
     pub fn class(&self, node: u32) -> &Class {
-        &self.classes[self.class_of[node as usize] as usize]
+        &self.classes[self.class_of(node) as usize]
     }
 
     /// Every class, pseudo-classes for primitive arrays and unknown classes last.
@@ -793,7 +827,7 @@ impl<'a> HeapGraph<'a> {
     /// True if the node is a class object (a CLASS DUMP).
     pub fn is_class_object(&self, node: u32) -> bool {
         matches!(
-            self.record_at(self.offsets[node as usize]),
+            self.record_at(self.offsets.get(node as usize)),
             Ok(HeapRecord::ClassDump(_))
         )
     }
@@ -808,19 +842,13 @@ impl<'a> HeapGraph<'a> {
 
     /// Every reference (a Reference's `referent` included) as a CSR graph.
     pub fn csr(&self) -> Csr<'_> {
-        Csr {
-            starts: &self.starts,
-            targets: &self.targets,
-        }
+        self.edges.csr()
     }
 
     /// Takes the references out of the graph (for the dominator computation, which frees
     /// them once it has built their reverse); [`HeapGraph::csr`] is empty afterwards.
-    pub fn take_references(&mut self) -> (Vec<u64>, Vec<u32>) {
-        (
-            std::mem::take(&mut self.starts),
-            std::mem::take(&mut self.targets),
-        )
+    pub fn take_references(&mut self) -> Edges {
+        std::mem::take(&mut self.edges)
     }
 
     /// The GC roots whose objects are in the dump.
@@ -838,7 +866,7 @@ impl<'a> HeapGraph<'a> {
     /// The target of a Reference's `referent` field, if `node` is a Reference with one.
     pub fn referent(&self, node: u32) -> Option<u32> {
         let offset = self.class(node).referent_offset?;
-        match self.record_at(self.offsets[node as usize]).ok()? {
+        match self.record_at(self.offsets.get(node as usize)).ok()? {
             HeapRecord::InstanceDump { values, .. } => {
                 let id = read_id(values, offset as usize, self.header.id_size);
                 if id == 0 { None } else { self.node(id) }
@@ -849,7 +877,7 @@ impl<'a> HeapGraph<'a> {
 
     /// How `from` refers to `to`: `field name`, `[index]` or `static name`.
     pub fn reference_name(&self, from: u32, to: u32) -> String {
-        let Ok(record) = self.record_at(self.offsets[from as usize]) else {
+        let Ok(record) = self.record_at(self.offsets.get(from as usize)) else {
             return "?".to_string();
         };
         let class = self.class_of(from);
@@ -885,7 +913,7 @@ impl<'a> HeapGraph<'a> {
     pub fn field(&self, node: u32, name: &str) -> Option<Value> {
         let class = self.class(node);
         let HeapRecord::InstanceDump { values, .. } =
-            self.record_at(self.offsets[node as usize]).ok()?
+            self.record_at(self.offsets.get(node as usize)).ok()?
         else {
             return None;
         };
@@ -924,7 +952,7 @@ impl<'a> HeapGraph<'a> {
         let array = self.node(value_id)?;
         let HeapRecord::PrimitiveArrayDump {
             element_type, data, ..
-        } = self.record_at(self.offsets[array as usize]).ok()?
+        } = self.record_at(self.offsets.get(array as usize)).ok()?
         else {
             return None;
         };
@@ -983,6 +1011,15 @@ impl<'a> HeapGraph<'a> {
         };
         Some(FrameInfo { method, location })
     }
+}
+
+/// The error for dumps beyond what the graph's compact arrays hold (files of 1 TiB, 2^32
+/// objects or references).
+fn too_large(offset: u64) -> hprof_format::Error {
+    hprof_format::Error::new(
+        offset,
+        hprof_format::ErrorKind::Io(std::io::ErrorKind::FileTooLarge),
+    )
 }
 
 fn saturate(n: u64) -> u32 {

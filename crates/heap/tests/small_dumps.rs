@@ -121,9 +121,9 @@ struct Built<'a> {
 }
 
 fn analyse(bytes: &[u8]) -> Built<'_> {
-    let mut graph = HeapGraph::build(bytes, &|_| {}).unwrap();
+    let mut graph = HeapGraph::build(bytes, &()).unwrap();
     let weak = Paths::new(&graph, true);
-    let (analysis, strong) = Analysis::new(&mut graph, &|_| {});
+    let (analysis, strong) = Analysis::new(&mut graph, &());
     Built {
         graph,
         analysis,
@@ -346,9 +346,9 @@ fn corrupt_dumps_give_errors_not_panics() {
     });
     for cut in [10, bytes.len() / 2, bytes.len() - 3] {
         assert!(
-            HeapGraph::build(&bytes[..cut], &|_| {}).is_err(),
+            HeapGraph::build(&bytes[..cut], &()).is_err(),
             "cut at {cut}"
         );
     }
-    assert!(HeapGraph::build(b"not a dump", &|_| {}).is_err());
+    assert!(HeapGraph::build(b"not a dump", &()).is_err());
 }

@@ -141,7 +141,7 @@ pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
 pub fn run_path(args: &PathArgs, out: &mut dyn Write) -> Result<()> {
     let name = args.file.display().to_string();
     let input = Input::open(&args.file)?;
-    let graph = HeapGraph::build(input.bytes(), &|_| {}).with_context(|| name.clone())?;
+    let graph = HeapGraph::build(input.bytes(), &()).with_context(|| name.clone())?;
     let Some(node) = graph.node(args.object) else {
         bail!("{name}: no object with id {:#x} in the dump", args.object);
     };
