@@ -71,7 +71,10 @@ impl Analysis {
         progress: &dyn Progress,
     ) -> Analysis {
         let n = graph.len();
-        let PreorderTree { vertex, idom: idom_pre } = tree;
+        let PreorderTree {
+            vertex,
+            idom: idom_pre,
+        } = tree;
         let reached = vertex.len();
 
         progress.phase("retained sizes", 2 * n as u64);
