@@ -55,6 +55,13 @@ fn main() {
         last: Mutex::new((Instant::now(), "start".to_string())),
     };
     let mut graph = HeapGraph::build(&bytes, &phases).expect("valid HPROF");
+    eprintln!(
+        "{} objects, {} references, {} classes, {} GC roots",
+        graph.len(),
+        graph.csr().targets.len(),
+        graph.classes().len(),
+        graph.roots().len()
+    );
     let (analysis, _strong) = Analysis::new(&mut graph, &phases);
     phases.report("");
     let extra = (status_kib("VmHWM:") * 1024).saturating_sub(bytes.len() as u64);

@@ -131,23 +131,28 @@ impl Analysis {
                 progress.advance(RUN as u64);
             }
         }
+        drop(vertex);
         let weakly_reachable_objects = (reached as u64 - 1) - reachable_objects;
 
-        // Dominator tree children, in preorder (so a parent's list is filled in order).
-        progress.phase("dominator tree children", reached as u64);
+        // Dominator tree children, each list in node order, the super-root's last.
+        progress.phase("dominator tree children", n as u64);
         let mut kid_starts = vec![0u32; n + 2];
-        for &v in &vertex[1..] {
-            kid_starts[idom[v as usize] as usize + 1] += 1;
+        for &d in &idom {
+            if d != NONE {
+                kid_starts[d as usize + 1] += 1;
+            }
         }
         for i in 0..=n {
             kid_starts[i + 1] += kid_starts[i];
         }
         let mut kids = vec![0u32; reached - 1];
         // Fill each list using its start as a cursor, then shift the starts back.
-        for &v in &vertex[1..] {
-            let slot = &mut kid_starts[idom[v as usize] as usize];
-            kids[*slot as usize] = v;
-            *slot += 1;
+        for (v, &d) in idom.iter().enumerate() {
+            if d != NONE {
+                let slot = &mut kid_starts[d as usize];
+                kids[*slot as usize] = v as u32;
+                *slot += 1;
+            }
         }
         kid_starts.copy_within(0..=n, 1);
         kid_starts[0] = 0;
@@ -155,10 +160,11 @@ impl Analysis {
         progress.phase("class retained sizes", n as u64);
         let classes = graph.classes().len();
         let mut class_count = vec![0u64; classes];
-        for &v in &vertex[1..] {
-            class_count[graph.class_of(v) as usize] += 1;
+        for (v, &d) in idom.iter().enumerate() {
+            if d != NONE {
+                class_count[graph.class_of(v as u32) as usize] += 1;
+            }
         }
-        drop(vertex);
         let class_retained = class_retained_below(graph, &kid_starts, &kids, &retained, |_| false);
         let shallow_bytes = class_shallow.iter().sum();
         Analysis {

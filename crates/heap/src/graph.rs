@@ -234,22 +234,48 @@ impl<'a> HeapGraph<'a> {
 
         let body_bytes: u64 = bodies.iter().map(|b| b.data.len() as u64).sum();
         progress.phase("indexing objects", body_bytes);
-        let found: Vec<Result<Found>> = bodies
+        // A few big runs of bodies rather than one per body (jcmd writes a segment per
+        // few megabytes): the allocator returns big blocks to the system when they are
+        // freed, but keeps thousands of small ones resident.
+        let runs = 4 * rayon::current_num_threads().max(1);
+        let per_run = body_bytes.div_ceil(runs as u64).max(1);
+        let mut groups: Vec<&[HeapDumpBody<'a>]> = Vec::with_capacity(runs + 1);
+        let mut first = 0usize;
+        let mut bytes_in = 0u64;
+        for (i, body) in bodies.iter().enumerate() {
+            bytes_in += body.data.len() as u64;
+            if bytes_in >= per_run || i + 1 == bodies.len() {
+                groups.push(&bodies[first..=i]);
+                first = i + 1;
+                bytes_in = 0;
+            }
+        }
+        let mut found: Vec<Found> = groups
             .par_iter()
-            .map(|body| scan_body(body, id_size, progress))
-            .collect();
-        let mut found: Vec<Found> = found.into_iter().collect::<Result<_>>()?;
-        // Each body's objects were sorted by scan_body; dumps write bodies over disjoint
-        // address ranges, so ordering the bodies by their first id usually sorts them all.
+            .map(|group| -> Result<Found> {
+                let mut found = Found::default();
+                for body in group.iter() {
+                    scan_body(body, id_size, progress, &mut found)?;
+                }
+                if !found.objects.is_sorted_by_key(|&(id, _)| id) {
+                    found.objects.sort_unstable_by_key(|&(id, _)| id);
+                }
+                Ok(found)
+            })
+            .collect::<Result<_>>()?;
+        drop(groups);
+        // Dumps write bodies over disjoint address ranges, so ordering the runs by their
+        // first id usually sorts them all.
         found.sort_unstable_by_key(|f| f.objects.first().map_or(0, |&(id, _)| id));
         let mut class_dumps = Vec::new();
         let mut raw_roots = Vec::new();
         let mut threads = FxHashMap::default();
-        let mut objects: Vec<(u64, u64)> = if found.len() == 1 {
-            std::mem::take(&mut found[0].objects)
-        } else {
-            Vec::with_capacity(found.iter().map(|f| f.objects.len()).sum())
+        let total: usize = found.iter().map(|f| f.objects.len()).sum();
+        let mut objects: Vec<(u64, u64)> = match found.first_mut() {
+            Some(f) => std::mem::take(&mut f.objects),
+            None => Vec::new(),
         };
+        objects.reserve_exact(total - objects.len());
         for f in found {
             objects.extend_from_slice(&f.objects);
             drop(f.objects);
@@ -439,9 +465,13 @@ fn align8(n: u64) -> u64 {
     (n + 7) & !7
 }
 
-/// Lists the objects, CLASS DUMPs and roots of one heap dump body.
-fn scan_body(body: &HeapDumpBody<'_>, id_size: IdSize, progress: &dyn Progress) -> Result<Found> {
-    let mut found = Found::default();
+/// Adds the objects, CLASS DUMPs and roots of one heap dump body to `found`.
+fn scan_body(
+    body: &HeapDumpBody<'_>,
+    id_size: IdSize,
+    progress: &dyn Progress,
+    found: &mut Found,
+) -> Result<()> {
     let mut records = body.records(id_size);
     let mut reported = body.offset;
     while let Some((offset, record)) = records.next()? {
@@ -518,10 +548,8 @@ fn scan_body(body: &HeapDumpBody<'_>, id_size: IdSize, progress: &dyn Progress) 
             }
         }
     }
-    if !found.objects.is_sorted_by_key(|&(id, _)| id) {
-        found.objects.sort_unstable_by_key(|&(id, _)| id);
-    }
-    Ok(found)
+    progress.advance(body.offset + body.data.len() as u64 - reported);
+    Ok(())
 }
 
 /// Nodes per unit of parallel work when references are read.
