@@ -127,7 +127,7 @@ impl Analysis {
             if d < n {
                 retained[d] += retained[v];
             }
-            if w % RUN == 0 {
+            if w.is_multiple_of(RUN) {
                 progress.advance(RUN as u64);
             }
         }

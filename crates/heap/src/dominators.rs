@@ -200,7 +200,7 @@ fn depth_first(graph: Csr<'_>, roots: &[u32], progress: &dyn Progress) -> (Vec<u
             let number = parent.len() as u32;
             pre[w as usize] = number;
             parent.push(from);
-            if number % step == 0 {
+            if number.is_multiple_of(step) {
                 progress.advance(step as u64);
             }
             stack.push((
@@ -367,7 +367,7 @@ fn semidominators(semi: &mut [u32], preds: Vec<u32>, parent: &[u32], progress: &
         semi[w] = s;
         best[w] = s;
         ancestor[w] = parent[w];
-        if w % step == 0 {
+        if w.is_multiple_of(step) {
             progress.advance(step as u64);
         }
     }

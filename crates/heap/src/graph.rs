@@ -169,6 +169,8 @@ pub type Result<T> = std::result::Result<T, hprof_format::Error>;
 #[derive(Default)]
 struct Found {
     objects: Vec<(u64, u64)>,
+    /// Where each body's objects are in `objects`, each range sorted by id.
+    runs: Vec<(usize, usize)>,
     class_dumps: Vec<u64>,
     roots: Vec<(u64, RootKind, u32, u32)>,
     threads: Vec<(u32, u64, u32)>,
@@ -250,43 +252,39 @@ impl<'a> HeapGraph<'a> {
                 bytes_in = 0;
             }
         }
-        let mut found: Vec<Found> = groups
+        let found: Vec<Found> = groups
             .par_iter()
             .map(|group| -> Result<Found> {
                 let mut found = Found::default();
                 for body in group.iter() {
+                    let start = found.objects.len();
                     scan_body(body, id_size, progress, &mut found)?;
-                }
-                if !found.objects.is_sorted_by_key(|&(id, _)| id) {
-                    found.objects.sort_unstable_by_key(|&(id, _)| id);
+                    let run = &mut found.objects[start..];
+                    if !run.is_sorted_by_key(|&(id, _)| id) {
+                        run.sort_unstable_by_key(|&(id, _)| id);
+                    }
+                    if !run.is_empty() {
+                        found.runs.push((start, found.objects.len()));
+                    }
                 }
                 Ok(found)
             })
             .collect::<Result<_>>()?;
         drop(groups);
-        // Dumps write bodies over disjoint address ranges, so ordering the runs by their
-        // first id usually sorts them all.
-        found.sort_unstable_by_key(|f| f.objects.first().map_or(0, |&(id, _)| id));
         let mut class_dumps = Vec::new();
         let mut raw_roots = Vec::new();
         let mut threads = FxHashMap::default();
-        let total: usize = found.iter().map(|f| f.objects.len()).sum();
-        let mut objects: Vec<(u64, u64)> = match found.first_mut() {
-            Some(f) => std::mem::take(&mut f.objects),
-            None => Vec::new(),
-        };
-        objects.reserve_exact(total - objects.len());
-        for f in found {
-            objects.extend_from_slice(&f.objects);
-            drop(f.objects);
-            class_dumps.extend(f.class_dumps);
-            raw_roots.extend(f.roots);
-            for (serial, object, trace) in f.threads {
+        for f in &found {
+            class_dumps.extend_from_slice(&f.class_dumps);
+            raw_roots.extend_from_slice(&f.roots);
+            for &(serial, object, trace) in &f.threads {
                 threads.insert(serial, (object, trace));
             }
         }
+        let objects = merge_runs(found);
         let n = objects.len() as u64;
         progress.phase("sorting objects", n);
+        let mut objects = objects;
         if !objects.is_sorted_by_key(|&(id, _)| id) {
             objects.par_sort_unstable_by_key(|&(id, _)| id);
         }
@@ -465,6 +463,46 @@ fn align8(n: u64) -> u64 {
     (n + 7) & !7
 }
 
+/// The objects of every run of bodies as one list, sorted by id when the bodies' id
+/// ranges do not overlap (dumps write bodies over disjoint address ranges, but not always
+/// in address order), else in the order found.
+fn merge_runs(mut found: Vec<Found>) -> Vec<(u64, u64)> {
+    // (first id, group, range) of every body.
+    let mut runs: Vec<(u64, usize, usize, usize)> = found
+        .iter()
+        .enumerate()
+        .flat_map(|(g, f)| {
+            f.runs
+                .iter()
+                .map(move |&(start, end)| (f.objects[start].0, g, start, end))
+        })
+        .collect();
+    let in_place = runs.windows(2).all(|w| w[0] <= w[1]);
+    runs.sort_unstable();
+    let disjoint = runs
+        .windows(2)
+        .all(|w| found[w[0].1].objects[w[0].3 - 1].0 < w[1].0);
+    let total: usize = found.iter().map(|f| f.objects.len()).sum();
+    if in_place || !disjoint {
+        // Already in order (or to be sorted): the groups' lists end to end.
+        let mut objects = match found.first_mut() {
+            Some(f) => std::mem::take(&mut f.objects),
+            None => Vec::new(),
+        };
+        objects.reserve_exact(total - objects.len());
+        for f in found.iter_mut().skip(1) {
+            objects.extend_from_slice(&f.objects);
+            f.objects = Vec::new();
+        }
+        return objects;
+    }
+    let mut objects = Vec::with_capacity(total);
+    for &(_, g, start, end) in &runs {
+        objects.extend_from_slice(&found[g].objects[start..end]);
+    }
+    objects
+}
+
 /// Adds the objects, CLASS DUMPs and roots of one heap dump body to `found`.
 fn scan_body(
     body: &HeapDumpBody<'_>,
@@ -604,9 +642,8 @@ impl<'a> HeapGraph<'a> {
                 let mut k = 0usize;
                 let mut missing = 0u64;
                 let last = (first + CHUNK).min(n);
-                for v in first..last {
+                for (v, &class) in class_of.iter().enumerate().take(last).skip(first) {
                     let record = this.record_at(this.offsets.get(v))?;
-                    let class = class_of[v];
                     this.for_each_reference_id(&record, class, true, |_, id| {
                         let target = this.node(id).unwrap_or(NONE);
                         missing += u64::from(target == NONE);
