@@ -135,7 +135,7 @@ impl Analysis {
         let weakly_reachable_objects = (reached as u64 - 1) - reachable_objects;
 
         // Dominator tree children, each list in node order, the super-root's last.
-        progress.phase("dominator tree children", n as u64);
+        progress.phase("dominator tree children", 0);
         let mut kid_starts = vec![0u32; n + 2];
         for &d in &idom {
             if d != NONE {
@@ -157,7 +157,7 @@ impl Analysis {
         kid_starts.copy_within(0..=n, 1);
         kid_starts[0] = 0;
 
-        progress.phase("class retained sizes", n as u64);
+        progress.phase("class retained sizes", reached as u64);
         let classes = graph.classes().len();
         let mut class_count = vec![0u64; classes];
         for (v, &d) in idom.iter().enumerate() {
@@ -165,7 +165,8 @@ impl Analysis {
                 class_count[graph.class_of(v as u32) as usize] += 1;
             }
         }
-        let class_retained = class_retained_below(graph, &kid_starts, &kids, &retained, |_| false);
+        let class_retained =
+            class_retained_below(graph, &kid_starts, &kids, &retained, |_| false, progress);
         let shallow_bytes = class_shallow.iter().sum();
         Analysis {
             idom,
@@ -193,9 +194,14 @@ impl Analysis {
                 *s = true;
             }
         }
-        class_retained_below(graph, &self.kid_starts, &self.kids, &self.retained, |v| {
-            skip[v as usize]
-        })
+        class_retained_below(
+            graph,
+            &self.kid_starts,
+            &self.kids,
+            &self.retained,
+            |v| skip[v as usize],
+            &(),
+        )
     }
 
     /// The children of `v` in the dominator tree (`v` may be the super-root, `idom.len()`).
@@ -389,11 +395,13 @@ fn class_retained_below(
     kids: &[u32],
     retained: &[u64],
     skip: impl Fn(u32) -> bool,
+    progress: &dyn Progress,
 ) -> Vec<u64> {
     let n = graph.len();
     let classes = graph.classes().len();
     let mut class_retained = vec![0u64; classes];
     let mut on_path = vec![0u32; classes];
+    let mut visited = 0u64;
     let mut stack: Vec<(u32, u32)> = vec![(n as u32, kid_starts[n])];
     while let Some(top) = stack.last_mut() {
         let (v, at) = *top;
@@ -409,6 +417,10 @@ fn class_retained_below(
             }
             on_path[c] += 1;
             stack.push((w, kid_starts[w as usize]));
+            visited += 1;
+            if visited.is_multiple_of(1 << 16) {
+                progress.advance(1 << 16);
+            }
         } else {
             stack.pop();
             if (v as usize) < n {

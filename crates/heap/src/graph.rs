@@ -281,10 +281,8 @@ impl<'a> HeapGraph<'a> {
                 threads.insert(serial, (object, trace));
             }
         }
-        let objects = merge_runs(found);
-        let n = objects.len() as u64;
-        progress.phase("sorting objects", n);
-        let mut objects = objects;
+        let mut objects = merge_runs(found);
+        progress.phase("sorting objects", 0);
         if !objects.is_sorted_by_key(|&(id, _)| id) {
             objects.par_sort_unstable_by_key(|&(id, _)| id);
         }
@@ -295,7 +293,6 @@ impl<'a> HeapGraph<'a> {
         let offsets = Offsets::new(objects.par_iter().map(|&(_, off)| off));
         let index = IdIndex::new(&|i| objects[i].0, objects.len());
         drop(objects);
-        progress.advance(n);
 
         let mut graph = HeapGraph {
             bytes,
