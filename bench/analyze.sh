@@ -6,7 +6,8 @@
 # the others) and peak RSS, per object beyond the file's size.
 # Prints a Markdown section; with --write it also replaces that section in bench/RESULTS.md.
 #   bench/analyze.sh [--write] [--runs N]
-# DUMPS=/dir reuses or creates the dumps there (default /tmp/hprof-bench).
+# DUMPS=/dir reuses or creates the dumps there (default /tmp/hprof-bench). BEFORE=/path/to/hprof
+# also measures another build of hprof (e.g. the last release) side by side, as "before".
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -69,6 +70,9 @@ for percent in 25 50 100; do
     [[ $percent == 100 ]] && n=$runs
     for _ in $(seq "$n"); do
         rows+="ours $percent $size $objects $(measure "$hprof" analyze "$dump")"$'\n'
+        if [[ -n "${BEFORE:-}" ]]; then
+            rows+="before $percent $size $objects $(measure "$BEFORE" analyze "$dump")"$'\n'
+        fi
         rows+="analyzer $percent $size $objects $(measure "$analyzer" "$dump")"$'\n'
     done
     if [[ $percent == 100 ]]; then
@@ -79,7 +83,7 @@ done
 report=$(python3 - "$rows" <<'PY'
 import statistics, sys
 rows = [l.split() for l in sys.argv[1].strip().splitlines()]
-names = {"ours": "`hprof analyze`", "analyzer": "hprof-analyzer", "visualvm": "VisualVM heap library"}
+names = {"ours": "`hprof analyze`", "before": "`hprof analyze` before (BEFORE)", "analyzer": "hprof-analyzer", "visualvm": "VisualVM heap library"}
 by = {}
 for tool, pct, size, objects, t, rss in rows:
     by.setdefault((tool, int(pct)), []).append((float(t), int(rss) * 1024, int(size), int(objects)))
@@ -96,6 +100,11 @@ theirs = statistics.median(r[0] for r in by[("analyzer", 100)])
 print(f"On the biggest dump: hprof-analyzer time / `hprof analyze` time = **{theirs/ours:.1f}x**.")
 per_gb = [(pct, statistics.median(r[0] for r in by[("ours", pct)]) / (by[("ours", pct)][0][2] / 1e9)) for pct in (25, 50, 100)]
 print("`hprof analyze` seconds per GB: " + ", ".join(f"{pct} %: {s:.2f}" for pct, s in per_gb) + ".")
+if ("before", 100) in by:
+    b = by[("before", 100)]
+    o = by[("ours", 100)]
+    print(f"Before: {statistics.median(r[0] for r in b):.2f} s and {(max(r[1] for r in b) - b[0][2]) / b[0][3]:.1f} bytes per object beyond the file; "
+          f"now {ours:.2f} s and {(max(r[1] for r in o) - o[0][2]) / o[0][3]:.1f}.")
 if ("visualvm", 100) in by:
     v = by[("visualvm", 100)][0][0]
     print(f"VisualVM heap library time / `hprof analyze` time = **{v/ours:.1f}x** (a time at the limit means it was stopped there).")
@@ -103,8 +112,8 @@ PY
 )
 section="## hprof analyze vs hprof-analyzer and VisualVM's heap library
 
-Command: \`bench/analyze.sh --write\` ($(date -u +%Y-%m-%d), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)).
-Dumps: jcmd GC.heap_dump of \`java/src/bench/BigHeap.java\` at 25, 50 and 100 % of its objects, JDK $(java -version 2>&1 | sed -n 's/.*version \"\([^\"]*\)\".*/\1/p'); warm page cache. End to end: \`hprof analyze FILE\` (text report), \`hprof-analyzer FILE\`, VisualVM: \`HeapFactory.createHeap\` then \`getRetainedSizeByClass\` of every class. RSS includes the mapped file's pages (ours maps the file whole).
+Command: \`${VISUALVM_LIMIT:+VISUALVM_LIMIT=$VISUALVM_LIMIT }${BEFORE:+BEFORE=$BEFORE }bench/analyze.sh --write\` ($(date -u +%Y-%m-%d), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)).
+Dumps: jcmd GC.heap_dump of \`java/src/bench/BigHeap.java\` at 25, 50 and 100 % of its objects, JDK $(java -version 2>&1 | sed -n 's/.*version \"\([^\"]*\)\".*/\1/p'); warm page cache. End to end: \`hprof analyze FILE\` (text report), \`hprof-analyzer FILE\`, VisualVM: \`HeapFactory.createHeap\` then \`getRetainedSizeByClass\` of every class. RSS includes the mapped file's pages (ours maps the file whole).${VISUALVM_LIMIT:+ The VisualVM library was stopped after $VISUALVM_LIMIT s (VISUALVM_LIMIT): a time at that limit means it had not finished.}
 
 $report
 "
