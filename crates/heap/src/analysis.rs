@@ -74,11 +74,13 @@ impl Analysis {
         let PreorderTree {
             vertex,
             idom: idom_pre,
+            spare,
         } = tree;
         let reached = vertex.len();
 
         progress.phase("retained sizes", 2 * n as u64);
-        let mut idom = vec![NONE; n];
+        let mut idom = spare;
+        idom.fill(NONE);
         for w in 1..reached {
             idom[vertex[w] as usize] = vertex[idom_pre[w] as usize];
         }
@@ -87,40 +89,34 @@ impl Analysis {
         // nor do objects reachable only through weak references.
         const RUN: usize = 1 << 16;
         let mut retained = vec![0u64; n];
-        let (reachable_objects, reachable_bytes, weak_bytes, class_shallow) = retained
+        let classes = graph.classes().len();
+        let tally = retained
             .par_chunks_mut(RUN)
             .enumerate()
             .map(|(chunk, out)| {
                 let first = chunk * RUN;
-                let mut class_shallow = vec![0u64; graph.classes().len()];
-                let (mut objects, mut bytes, mut weak) = (0u64, 0u64, 0u64);
+                let mut t = Tally::new(classes);
                 for (i, slot) in out.iter_mut().enumerate() {
                     let v = (first + i) as u32;
                     let shallow = graph.shallow(v);
-                    class_shallow[graph.class_of(v) as usize] += shallow;
+                    let c = graph.class_of(v) as usize;
+                    t.class_shallow[c] += shallow;
                     if idom[v as usize] == NONE {
                         continue;
                     }
+                    t.class_count[c] += 1;
                     if strong.reaches(v) {
                         *slot = shallow;
-                        objects += 1;
-                        bytes += shallow;
+                        t.objects += 1;
+                        t.bytes += shallow;
                     } else {
-                        weak += shallow;
+                        t.weak_bytes += shallow;
                     }
                 }
                 progress.advance(out.len() as u64);
-                (objects, bytes, weak, class_shallow)
+                t
             })
-            .reduce(
-                || (0, 0, 0, vec![0u64; graph.classes().len()]),
-                |mut a, b| {
-                    for (x, y) in a.3.iter_mut().zip(&b.3) {
-                        *x += y;
-                    }
-                    (a.0 + b.0, a.1 + b.1, a.2 + b.2, a.3)
-                },
-            );
+            .reduce(|| Tally::new(classes), Tally::add);
         for w in (1..reached).rev() {
             let v = vertex[w] as usize;
             let d = idom[v] as usize;
@@ -132,7 +128,7 @@ impl Analysis {
             }
         }
         drop(vertex);
-        let weakly_reachable_objects = (reached as u64 - 1) - reachable_objects;
+        let weakly_reachable_objects = (reached as u64 - 1) - tally.objects;
 
         // Dominator tree children, each list in node order, the super-root's last.
         progress.phase("dominator tree children", 0);
@@ -158,30 +154,23 @@ impl Analysis {
         kid_starts[0] = 0;
 
         progress.phase("class retained sizes", reached as u64);
-        let classes = graph.classes().len();
-        let mut class_count = vec![0u64; classes];
-        for (v, &d) in idom.iter().enumerate() {
-            if d != NONE {
-                class_count[graph.class_of(v as u32) as usize] += 1;
-            }
-        }
         let class_retained =
             class_retained_below(graph, &kid_starts, &kids, &retained, |_| false, progress);
-        let shallow_bytes = class_shallow.iter().sum();
+        let shallow_bytes = tally.class_shallow.iter().sum();
         Analysis {
             idom,
             retained,
             kid_starts,
             kids,
             class_retained,
-            class_count,
-            class_shallow,
+            class_count: tally.class_count,
+            class_shallow: tally.class_shallow,
             objects: n as u64,
             shallow_bytes,
-            reachable_objects,
-            reachable_bytes,
+            reachable_objects: tally.objects,
+            reachable_bytes: tally.bytes,
             weakly_reachable_objects,
-            weakly_reachable_bytes: weak_bytes,
+            weakly_reachable_bytes: tally.weak_bytes,
         }
     }
 
@@ -301,6 +290,43 @@ impl Analysis {
         out.sort_unstable_by_key(|&v| (std::cmp::Reverse(self.retained[v as usize]), v));
         out.dedup();
         out
+    }
+}
+
+/// Totals over a run of nodes, per class and overall.
+struct Tally {
+    /// Strongly reachable objects and their bytes.
+    objects: u64,
+    bytes: u64,
+    /// Bytes of the objects reachable only through weak references.
+    weak_bytes: u64,
+    /// Per class: shallow bytes of every instance, and reachable instances.
+    class_shallow: Vec<u64>,
+    class_count: Vec<u64>,
+}
+
+impl Tally {
+    fn new(classes: usize) -> Tally {
+        Tally {
+            objects: 0,
+            bytes: 0,
+            weak_bytes: 0,
+            class_shallow: vec![0; classes],
+            class_count: vec![0; classes],
+        }
+    }
+
+    fn add(mut self, other: Tally) -> Tally {
+        self.objects += other.objects;
+        self.bytes += other.bytes;
+        self.weak_bytes += other.weak_bytes;
+        for (x, y) in self.class_shallow.iter_mut().zip(&other.class_shallow) {
+            *x += y;
+        }
+        for (x, y) in self.class_count.iter_mut().zip(&other.class_count) {
+            *x += y;
+        }
+        self
     }
 }
 

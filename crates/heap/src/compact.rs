@@ -56,7 +56,10 @@ impl ClassOf {
     /// Narrows `classes` to two bytes each if `count` classes fit.
     pub fn new(classes: Vec<u32>, count: usize) -> ClassOf {
         if count <= usize::from(u16::MAX) + 1 {
-            ClassOf::Narrow(classes.into_par_iter().map(|c| c as u16).collect())
+            // In place: the four-byte buffer is reused and its upper half given back.
+            let mut narrow: Vec<u16> = classes.into_iter().map(|c| c as u16).collect();
+            narrow.shrink_to_fit();
+            ClassOf::Narrow(narrow)
         } else {
             ClassOf::Wide(classes)
         }

@@ -100,6 +100,8 @@ pub struct PreorderTree {
     /// `idom[i]`: the preorder number of the immediate dominator of the node numbered `i`
     /// (`idom[0]` is 0).
     pub idom: Vec<u32>,
+    /// An array of one `u32` per node of the graph whose content is meaningless, to reuse.
+    pub spare: Vec<u32>,
 }
 
 /// Computes the dominator tree of `graph` below a virtual super-root with an edge to every
@@ -139,7 +141,7 @@ pub fn dominators_with<R: Send>(
     let (mut semi, preds) = predecessors(edges, roots, &pre, &parent, progress);
     // `pre` is needed again only to list the vertices: keep the smaller of the two.
     progress.phase("dominator tree: semidominators", parent.len() as u64);
-    semidominators(&mut semi, preds, &parent, progress);
+    let spare = semidominators(&mut semi, preds, &parent, progress);
     let mut idom = parent;
     progress.phase("dominator tree: immediate dominators", idom.len() as u64);
     for w in 1..idom.len() {
@@ -150,14 +152,22 @@ pub fn dominators_with<R: Send>(
         idom[w] = d;
     }
     drop(semi);
-    let mut vertex = vec![0u32; idom.len()];
+    // The forest's spare array becomes the vertex list (fresh memory costs page faults).
+    let mut vertex = spare;
     vertex[0] = n as u32;
     for (v, &p) in pre.iter().enumerate() {
         if p != NONE {
             vertex[p as usize] = v as u32;
         }
     }
-    (PreorderTree { vertex, idom }, result)
+    (
+        PreorderTree {
+            vertex,
+            idom,
+            spare: pre,
+        },
+        result,
+    )
 }
 
 /// Depth-first preorder from the super-root, iteratively: returns `pre` (every node's
@@ -342,7 +352,13 @@ fn predecessors(
 
 /// Semidominators in reverse preorder. On entry `semi` holds the predecessor lists' starts
 /// (see [`predecessors`]); on return `semi[w]` is the semidominator of `w` (`w >= 1`).
-fn semidominators(semi: &mut [u32], preds: Vec<u32>, parent: &[u32], progress: &dyn Progress) {
+/// Returns an array of one `u32` per reached node to reuse.
+fn semidominators(
+    semi: &mut [u32],
+    preds: Vec<u32>,
+    parent: &[u32],
+    progress: &dyn Progress,
+) -> Vec<u32> {
     let reached = parent.len();
     // The link-eval forest: a vertex is linked once processed, so "linked" is "numbered
     // above the vertex being processed", and neither array needs a mark for unlinked
@@ -371,6 +387,8 @@ fn semidominators(semi: &mut [u32], preds: Vec<u32>, parent: &[u32], progress: &
             progress.advance(step as u64);
         }
     }
+    drop(ancestor);
+    best
 }
 
 /// The least semidominator on the forest path from the linked vertex `v` up to (not
