@@ -84,7 +84,8 @@ impl Analysis {
         for w in 1..reached {
             idom[vertex[w] as usize] = vertex[idom_pre[w] as usize];
         }
-        drop(idom_pre);
+        // Reused below for the children's offsets (fresh memory costs page faults).
+        let mut spare = idom_pre;
         // Unreachable objects retain nothing (they are already garbage), as in VisualVM;
         // nor do objects reachable only through weak references.
         const RUN: usize = 1 << 16;
@@ -127,12 +128,14 @@ impl Analysis {
                 progress.advance(RUN as u64);
             }
         }
-        drop(vertex);
+        let mut spare_kids = vertex;
         let weakly_reachable_objects = (reached as u64 - 1) - tally.objects;
 
         // Dominator tree children, each list in node order, the super-root's last.
         progress.phase("dominator tree children", 0);
-        let mut kid_starts = vec![0u32; n + 2];
+        spare.clear();
+        spare.resize(n + 2, 0);
+        let mut kid_starts = spare;
         for &d in &idom {
             if d != NONE {
                 kid_starts[d as usize + 1] += 1;
@@ -141,7 +144,8 @@ impl Analysis {
         for i in 0..=n {
             kid_starts[i + 1] += kid_starts[i];
         }
-        let mut kids = vec![0u32; reached - 1];
+        spare_kids.truncate(reached - 1);
+        let mut kids = spare_kids;
         // Fill each list using its start as a cursor, then shift the starts back.
         for (v, &d) in idom.iter().enumerate() {
             if d != NONE {

@@ -138,10 +138,10 @@ pub fn dominators_with<R: Send>(
         || alongside(edges.csr()),
     );
     progress.phase("dominator tree: predecessors", n as u64);
-    let (mut semi, preds) = predecessors(edges, roots, &pre, &parent, progress);
+    let (mut semi, preds, spare) = predecessors(edges, roots, &pre, &parent, progress);
     // `pre` is needed again only to list the vertices: keep the smaller of the two.
     progress.phase("dominator tree: semidominators", parent.len() as u64);
-    let spare = semidominators(&mut semi, preds, &parent, progress);
+    let spare = semidominators(&mut semi, preds, &parent, spare, progress);
     let mut idom = parent;
     progress.phase("dominator tree: immediate dominators", idom.len() as u64);
     for w in 1..idom.len() {
@@ -225,15 +225,16 @@ fn depth_first(graph: Csr<'_>, roots: &[u32], progress: &dyn Progress) -> (Vec<u
 }
 
 /// The predecessor lists, in preorder numbers, of the edges that can lower a
-/// semidominator (see the module's comment), as `(starts, sources)`; `starts` has one
-/// entry per reached node and one more. Frees `edges`.
+/// semidominator (see the module's comment), as `(starts, sources, spare)`; `starts` has
+/// one entry per reached node and one more; `spare`, the edges' old offsets (one `u32` per
+/// node and one more), is for reuse. Frees the rest of `edges`.
 fn predecessors(
     edges: Edges,
     roots: &[u32],
     pre: &[u32],
     parent: &[u32],
     progress: &dyn Progress,
-) -> (Vec<u32>, Vec<u32>) {
+) -> (Vec<u32>, Vec<u32>, Vec<u32>) {
     let n = pre.len();
     let reached = parent.len();
     let Edges {
@@ -347,23 +348,27 @@ fn predecessors(
     }
     pred_starts.copy_within(0..reached, 1);
     pred_starts[0] = 0;
-    (pred_starts, preds)
+    // The edges' offsets are spare now.
+    (pred_starts, preds, starts)
 }
 
 /// Semidominators in reverse preorder. On entry `semi` holds the predecessor lists' starts
 /// (see [`predecessors`]); on return `semi[w]` is the semidominator of `w` (`w >= 1`).
-/// Returns an array of one `u32` per reached node to reuse.
+/// `spare` (at least one `u32` per reached node) becomes the forest's ancestors. Returns an
+/// array of one `u32` per reached node to reuse.
 fn semidominators(
     semi: &mut [u32],
     preds: Vec<u32>,
     parent: &[u32],
+    spare: Vec<u32>,
     progress: &dyn Progress,
 ) -> Vec<u32> {
     let reached = parent.len();
     // The link-eval forest: a vertex is linked once processed, so "linked" is "numbered
     // above the vertex being processed", and neither array needs a mark for unlinked
     // vertices. `best[x]`: the least semidominator on x's compressed path.
-    let mut ancestor = vec![0u32; reached];
+    let mut ancestor = spare;
+    ancestor.truncate(reached);
     let mut best = vec![0u32; reached];
     let mut path: Vec<u32> = Vec::new();
     let mut end = semi[reached] as usize;
