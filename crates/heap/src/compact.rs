@@ -77,9 +77,9 @@ impl ClassOf {
 
 /// Finds the node of an object id while the graph is built. Ids are `min + (key << shift)`
 /// (object addresses are aligned). Where the heap is dense enough (at most 32 possible keys
-/// per object), a bitmap over the keys with a running count every 512 bits gives a node
-/// as the number of set bits before its key: one or two cache lines per lookup, about a
-/// byte per object. Else the sorted keys (four bytes each when they fit) with a bucket table
+/// per object), a bitmap over the keys, each 64 bits beside the count of set bits before
+/// them, gives a node as the number of set bits before its key: one cache line per lookup,
+/// at most 8 bytes per object (2 on a heap of small objects). Else the sorted keys (four bytes each when they fit) with a bucket table
 /// over their range: one table read and a short binary search.
 #[derive(Debug, Default)]
 pub struct IdIndex {
@@ -93,10 +93,9 @@ enum Kind {
     #[default]
     Empty,
     Dense {
-        /// Bit `key` is set for every id.
-        words: Vec<u64>,
-        /// Set bits before each run of 8 words.
-        ranks: Vec<u32>,
+        /// Per 64 keys: the keys' bits (bit `key % 64` set for every id) and the number of
+        /// ids before them.
+        words: Vec<[u64; 2]>,
     },
     Sparse {
         keys: Keys,
@@ -131,22 +130,20 @@ impl IdIndex {
         let key = |i: usize| (id(i) - min) >> shift;
         let span = (max - min) >> shift;
         if span / 32 <= len as u64 {
-            let words_len = (span / 64 + 1) as usize;
-            let mut words = vec![0u64; words_len];
+            let mut words = vec![[0u64; 2]; (span / 64 + 1) as usize];
             for i in 0..len {
                 let k = key(i);
-                words[(k / 64) as usize] |= 1 << (k % 64);
+                words[(k / 64) as usize][0] |= 1 << (k % 64);
             }
-            let mut ranks = Vec::with_capacity(words_len.div_ceil(8));
-            let mut count = 0u32;
-            for run in words.chunks(8) {
-                ranks.push(count);
-                count += run.iter().map(|w| w.count_ones()).sum::<u32>();
+            let mut count = 0u64;
+            for word in &mut words {
+                word[1] = count;
+                count += u64::from(word[0].count_ones());
             }
             return IdIndex {
                 min,
                 shift,
-                kind: Kind::Dense { words, ranks },
+                kind: Kind::Dense { words },
             };
         }
         let keys = if span <= u64::from(u32::MAX) {
@@ -199,16 +196,13 @@ impl IdIndex {
         let key = delta >> self.shift;
         match &self.kind {
             Kind::Empty => None,
-            Kind::Dense { words, ranks } => {
-                let w = usize::try_from(key / 64).ok()?;
-                let word = *words.get(w)?;
+            Kind::Dense { words } => {
+                let [bits, before] = *words.get(usize::try_from(key / 64).ok()?)?;
                 let bit = 1u64 << (key % 64);
-                if word & bit == 0 {
+                if bits & bit == 0 {
                     return None;
                 }
-                let run = w / 8;
-                let before: u32 = words[run * 8..w].iter().map(|x| x.count_ones()).sum();
-                Some(ranks[run] + before + (word & (bit - 1)).count_ones())
+                Some((before + u64::from((bits & (bit - 1)).count_ones())) as u32)
             }
             Kind::Sparse {
                 keys,
