@@ -50,12 +50,12 @@ make_dump() { # PERCENT FILE
     rm -rf "$work"
 }
 
-# One run of a command: "<seconds> <peak RSS KiB>".
+# One run of a command: "<seconds> <peak RSS KiB> <CPU seconds: user + system>".
 measure() {
     local out
     out="$(mktemp)"
-    /usr/bin/time -o "$out" -f '%e %M' "$@" > /dev/null 2>&1 || true
-    tail -1 "$out"
+    /usr/bin/time -o "$out" -f '%e %M %U %S' "$@" > /dev/null 2>&1 || true
+    tail -1 "$out" | awk '{printf "%s %s %.2f\n", $1, $2, $3 + $4}'
     rm -f "$out"
 }
 
@@ -85,19 +85,20 @@ import statistics, sys
 rows = [l.split() for l in sys.argv[1].strip().splitlines()]
 names = {"ours": "`hprof analyze`", "before": "`hprof analyze` before (BEFORE)", "analyzer": "hprof-analyzer", "visualvm": "VisualVM heap library"}
 by = {}
-for tool, pct, size, objects, t, rss in rows:
-    by.setdefault((tool, int(pct)), []).append((float(t), int(rss) * 1024, int(size), int(objects)))
-print("| dump | tool | median time (s) | runs (s) | peak RSS (MiB) | RSS beyond the file, per object (B) |")
-print("|---|---|---|---|---|---|")
+for tool, pct, size, objects, t, rss, cpu in rows:
+    by.setdefault((tool, int(pct)), []).append((float(t), int(rss) * 1024, int(size), int(objects), float(cpu)))
+print("| dump | tool | median time (s) | runs (s) | median CPU time (s) | peak RSS (MiB) | RSS beyond the file, per object (B) |")
+print("|---|---|---|---|---|---|---|")
 for (tool, pct), runs in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][0])):
     times = [r[0] for r in runs]
     rss, size, objects = max(r[1] for r in runs), runs[0][2], runs[0][3]
     print(f"| {pct} % ({size/1e9:.2f} GB, {objects/1e6:.1f} M objects) | {names[tool]} | {statistics.median(times):.2f} | "
-          f"{' '.join(f'{t:.2f}' for t in times)} | {rss/2**20:.0f} | {(rss-size)/objects:.1f} |")
+          f"{' '.join(f'{t:.2f}' for t in times)} | {statistics.median(r[4] for r in runs):.2f} | {rss/2**20:.0f} | {(rss-size)/objects:.1f} |")
 print()
 ours = statistics.median(r[0] for r in by[("ours", 100)])
 theirs = statistics.median(r[0] for r in by[("analyzer", 100)])
-print(f"On the biggest dump: hprof-analyzer time / `hprof analyze` time = **{theirs/ours:.1f}x**.")
+print(f"On the biggest dump: hprof-analyzer time / `hprof analyze` time = **{theirs/ours:.1f}x**; "
+      f"in CPU time (user + system, both cores): {statistics.median(r[4] for r in by[('analyzer', 100)]) / statistics.median(r[4] for r in by[('ours', 100)]):.1f}x.")
 per_gb = [(pct, statistics.median(r[0] for r in by[("ours", pct)]) / (by[("ours", pct)][0][2] / 1e9)) for pct in (25, 50, 100)]
 print("`hprof analyze` seconds per GB: " + ", ".join(f"{pct} %: {s:.2f}" for pct, s in per_gb) + ".")
 if ("before", 100) in by:
