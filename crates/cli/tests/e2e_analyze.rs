@@ -135,6 +135,30 @@ fn our_sizes(file: &Path) -> std::collections::HashMap<u64, (u64, u64, String)> 
         .collect()
 }
 
+/// Class retained sizes of `file` as computed, and by their definition: the retained sizes of
+/// the instances with no instance of their class among their dominators.
+fn class_retained_both_ways(file: &Path) -> (Vec<u64>, Vec<u64>) {
+    let bytes = std::fs::read(file).unwrap();
+    let mut graph = HeapGraph::build(&bytes, &()).unwrap();
+    let (analysis, _strong) = Analysis::new(&mut graph, &());
+    let n = graph.len();
+    let mut naive = vec![0u64; graph.classes().len()];
+    for v in 0..n as u32 {
+        if !analysis.is_reachable(v) {
+            continue;
+        }
+        let class = graph.class_of(v);
+        let mut d = analysis.idom[v as usize];
+        while (d as usize) < n && graph.class_of(d) != class {
+            d = analysis.idom[d as usize];
+        }
+        if d as usize == n {
+            naive[class as usize] += analysis.retained[v as usize];
+        }
+    }
+    (analysis.class_retained, naive)
+}
+
 #[test]
 fn shallow_and_retained_sizes_agree_with_visualvm() {
     for jdk in jdks() {
@@ -146,6 +170,8 @@ fn shallow_and_retained_sizes_agree_with_visualvm() {
             .unwrap();
         assert!(garbage >= 2000, "JDK {}: {garbage}", jdk.version);
         for file in [&live, &all] {
+            let (computed, naive) = class_retained_both_ways(file);
+            assert_eq!(computed, naive, "JDK {}: class retained sizes", jdk.version);
             let theirs = visualvm_retained(file);
             let ours = our_sizes(file);
             assert!(theirs.len() > 5000, "JDK {}: {}", jdk.version, theirs.len());

@@ -2,6 +2,7 @@
 //! per class, shortest paths from GC roots, accumulation points and leak suspects.
 
 use std::collections::VecDeque;
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
@@ -416,47 +417,118 @@ pub fn roots_of<'g>(graph: &'g HeapGraph<'_>, node: u32) -> Vec<&'g Root> {
     roots
 }
 
-/// A depth-first walk of the dominator tree counting, per class, the instances on the
-/// current path: an instance with none of its class above it adds its retained size to its
-/// class. Subtrees whose top `skip` accepts are left out.
+/// Per class, the retained sizes of the class's instances that have none of their class
+/// above them in the dominator tree: depth-first walks counting, per class, the instances
+/// on the current path. Subtrees whose top `skip` accepts are left out. Big nodes' children
+/// are shared among walks on every core, each starting with the counts of its path.
 fn class_retained_below(
     graph: &HeapGraph<'_>,
     kid_starts: &[u32],
     kids: &[u32],
     retained: &[u64],
-    skip: impl Fn(u32) -> bool,
+    skip: impl Fn(u32) -> bool + Sync,
     progress: &dyn Progress,
 ) -> Vec<u64> {
     let n = graph.len();
     let classes = graph.classes().len();
-    let mut class_retained = vec![0u64; classes];
-    let mut on_path = vec![0u32; classes];
-    let mut visited = 0u64;
-    let mut stack: Vec<(u32, u32)> = vec![(n as u32, kid_starts[n])];
-    while let Some(top) = stack.last_mut() {
-        let (v, at) = *top;
-        if at < kid_starts[v as usize + 1] {
-            top.1 += 1;
-            let w = kids[at as usize];
-            if skip(w) {
-                continue;
-            }
-            let c = graph.class_of(w) as usize;
-            if on_path[c] == 0 {
-                class_retained[c] += retained[w as usize];
-            }
-            on_path[c] += 1;
-            stack.push((w, kid_starts[w as usize]));
-            visited += 1;
-            if visited.is_multiple_of(1 << 16) {
-                progress.advance(1 << 16);
-            }
-        } else {
-            stack.pop();
-            if (v as usize) < n {
-                on_path[graph.class_of(v) as usize] -= 1;
+    let whole: u64 = kids[kid_starts[n] as usize..kid_starts[n + 1] as usize]
+        .iter()
+        .map(|&k| retained[k as usize])
+        .sum();
+    let walk = ClassWalk {
+        graph,
+        kid_starts,
+        kids,
+        retained,
+        skip,
+        progress,
+        // Nodes retaining less than this share their children with no other walk.
+        split: (whole / 512).max(1),
+        total: Mutex::new(vec![0u64; classes]),
+    };
+    rayon::scope(|scope| {
+        walk.run(
+            scope,
+            n as u32,
+            kid_starts[n],
+            kid_starts[n + 1],
+            vec![0u32; classes],
+        );
+    });
+    walk.total.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What the walks of [`class_retained_below`] share.
+struct ClassWalk<'a, 'g, F> {
+    graph: &'a HeapGraph<'g>,
+    kid_starts: &'a [u32],
+    kids: &'a [u32],
+    retained: &'a [u64],
+    skip: F,
+    progress: &'a dyn Progress,
+    split: u64,
+    total: Mutex<Vec<u64>>,
+}
+
+impl<'a, 'g, F: Fn(u32) -> bool + Sync> ClassWalk<'a, 'g, F> {
+    /// Walks the subtrees of `kids[from..to]`, children of `parent`, with `on_path` the
+    /// counts of the path's classes down to `parent`, and adds its sums to the total.
+    fn run<'s>(
+        &'s self,
+        scope: &rayon::Scope<'s>,
+        parent: u32,
+        from: u32,
+        to: u32,
+        mut on_path: Vec<u32>,
+    ) {
+        const PARTS: u32 = 8;
+        let mut sums = vec![0u64; on_path.len()];
+        let mut visited = 0u64;
+        // (node, next child, end of its children); the first entry is `parent`'s range.
+        let mut stack: Vec<(u32, u32, u32)> = vec![(parent, from, to)];
+        while let Some(top) = stack.last_mut() {
+            let (v, at, end) = *top;
+            if at < end {
+                top.1 += 1;
+                let w = self.kids[at as usize];
+                if (self.skip)(w) {
+                    continue;
+                }
+                let c = self.graph.class_of(w) as usize;
+                if on_path[c] == 0 {
+                    sums[c] += self.retained[w as usize];
+                }
+                on_path[c] += 1;
+                visited += 1;
+                if visited.is_multiple_of(1 << 16) {
+                    self.progress.advance(1 << 16);
+                }
+                let (first, last) = (self.kid_starts[w as usize], self.kid_starts[w as usize + 1]);
+                let mut mine = last;
+                if last - first >= 2 && self.retained[w as usize] >= self.split {
+                    // Share the children: this walk keeps the first part.
+                    let part = (last - first).div_ceil(PARTS);
+                    mine = first + part;
+                    let mut start = mine;
+                    while start < last {
+                        let stop = (start + part).min(last);
+                        let path = on_path.clone();
+                        scope.spawn(move |scope| self.run(scope, w, start, stop, path));
+                        start = stop;
+                    }
+                }
+                stack.push((w, first, mine));
+            } else {
+                stack.pop();
+                if !stack.is_empty() {
+                    on_path[self.graph.class_of(v) as usize] -= 1;
+                }
             }
         }
+        self.progress.advance(visited % (1 << 16));
+        let mut total = self.total.lock().unwrap_or_else(|e| e.into_inner());
+        for (t, s) in total.iter_mut().zip(&sums) {
+            *t += s;
+        }
     }
-    class_retained
 }
