@@ -591,86 +591,54 @@ fn scan_body(
 const CHUNK: usize = 1 << 14;
 
 impl<'a> HeapGraph<'a> {
-    /// Reads every object's class and references in two parallel passes over runs of
-    /// nodes: the first finds classes and counts references, the second writes the
-    /// references' targets straight into their place in the CSR arrays.
+    /// Reads every object's class and references in one pass, in waves of runs of nodes
+    /// read in parallel, each run listing its references on its own; the runs' lists are
+    /// then appended in order to the CSR arrays, whose exact size is only known at the end
+    /// (their unused capacity is never touched, and is given back).
     fn read_references(&mut self, progress: &dyn Progress) -> Result<()> {
+        const WAVE: usize = 32 * CHUNK;
         let n = self.len();
-        progress.phase("reading references", 2 * n as u64);
+        progress.phase("reading references", n as u64);
         let mut class_of = vec![0u32; n];
-        let mut starts = vec![0u32; n + 1];
+        let mut starts: Vec<u32> = Vec::with_capacity(n + 1);
+        starts.push(0);
+        let mut targets: Vec<u32> = Vec::new();
         let this = &*self;
-        class_of
-            .par_chunks_mut(CHUNK)
-            .zip(starts[1..].par_chunks_mut(CHUNK))
-            .enumerate()
-            .try_for_each(|(chunk, (class_of, counts))| -> Result<()> {
-                let first = chunk * CHUNK;
-                for i in 0..class_of.len() {
-                    let record = this.record_at(this.offsets.get(first + i))?;
-                    let class = this.class_for(&record);
-                    class_of[i] = class;
-                    let mut count = 0u32;
-                    this.for_each_reference_id(&record, class, true, |_, _| count += 1);
-                    counts[i] = count;
-                }
-                progress.advance(class_of.len() as u64);
-                Ok(())
-            })?;
-        let mut total = 0u64;
-        for (v, slot) in starts.iter_mut().enumerate() {
-            total += u64::from(*slot);
-            *slot = u32::try_from(total).map_err(|_| too_large(self.offsets.get(v.min(n - 1))))?;
-        }
-        let mut targets = vec![0u32; total as usize];
-        let mut slices = Vec::with_capacity(n.div_ceil(CHUNK));
-        let mut rest = &mut targets[..];
-        let mut at = 0usize;
-        for first in (0..n).step_by(CHUNK) {
-            let end = starts[(first + CHUNK).min(n)] as usize;
-            let (head, tail) = rest.split_at_mut(end - at);
-            slices.push((first, head));
-            rest = tail;
-            at = end;
-        }
-        let missing: u64 = slices
-            .into_par_iter()
-            .map(|(first, out)| -> Result<u64> {
-                let mut k = 0usize;
-                let mut missing = 0u64;
-                let last = (first + CHUNK).min(n);
-                for (v, &class) in class_of.iter().enumerate().take(last).skip(first) {
-                    let record = this.record_at(this.offsets.get(v))?;
-                    this.for_each_reference_id(&record, class, true, |_, id| {
-                        let target = this.node(id).unwrap_or(NONE);
-                        missing += u64::from(target == NONE);
-                        out[k] = target;
-                        k += 1;
-                    });
-                }
-                progress.advance((last - first) as u64);
-                Ok(missing)
-            })
-            .sum::<Result<u64>>()?;
-        if missing > 0 {
-            // References to objects the dump does not hold: compact them out.
-            let mut write = 0usize;
-            let mut begin = 0usize;
-            for v in 0..n {
-                let end = starts[v + 1] as usize;
-                starts[v] = write as u32;
-                for i in begin..end {
-                    if targets[i] != NONE {
-                        targets[write] = targets[i];
-                        write += 1;
+        for (wave, classes) in class_of.chunks_mut(WAVE).enumerate() {
+            let runs: Vec<Result<(Vec<u32>, Vec<u32>)>> = classes
+                .par_chunks_mut(CHUNK)
+                .enumerate()
+                .map(|(chunk, class_of)| {
+                    let first = wave * WAVE + chunk * CHUNK;
+                    let mut counts = Vec::with_capacity(class_of.len());
+                    let mut run = Vec::with_capacity(2 * class_of.len());
+                    for (i, slot) in class_of.iter_mut().enumerate() {
+                        let record = this.record_at(this.offsets.get(first + i))?;
+                        let class = this.class_for(&record);
+                        *slot = class;
+                        let before = run.len();
+                        this.for_each_reference(&record, class, true, |_, target| {
+                            run.push(target)
+                        });
+                        counts.push((run.len() - before) as u32);
                     }
+                    progress.advance(class_of.len() as u64);
+                    Ok((counts, run))
+                })
+                .collect();
+            for result in runs {
+                let (counts, run) = result?;
+                let mut at = *starts.last().unwrap_or(&0);
+                for count in counts {
+                    at = at
+                        .checked_add(count)
+                        .ok_or_else(|| too_large(self.offsets.get(starts.len() - 1)))?;
+                    starts.push(at);
                 }
-                begin = end;
+                targets.extend_from_slice(&run);
             }
-            starts[n] = write as u32;
-            targets.truncate(write);
-            targets.shrink_to_fit();
         }
+        targets.shrink_to_fit();
         self.class_of = ClassOf::new(class_of, self.classes.len());
         self.edges = Edges { starts, targets };
         Ok(())
