@@ -139,11 +139,11 @@ pub fn dominators_with<R: Send>(
     );
     progress.phase("dominator tree: predecessors", n as u64);
     let (mut semi, preds, spare) = predecessors(edges, roots, &pre, &parent, progress);
-    // `pre` is needed again only to list the vertices: keep the smaller of the two.
+    // `pre` is kept to list the vertices at the end.
     progress.phase("dominator tree: semidominators", parent.len() as u64);
     let spare = semidominators(&mut semi, preds, &parent, spare, progress);
     let mut idom = parent;
-    progress.phase("dominator tree: immediate dominators", idom.len() as u64);
+    progress.phase("dominator tree: immediate dominators", 0);
     for w in 1..idom.len() {
         let mut d = idom[w];
         while d > semi[w] {
