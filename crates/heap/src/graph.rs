@@ -617,9 +617,7 @@ impl<'a> HeapGraph<'a> {
                         let class = this.class_for(&record);
                         *slot = class;
                         let before = run.len();
-                        this.for_each_reference(&record, class, true, |_, target| {
-                            run.push(target)
-                        });
+                        this.for_each_reference(&record, class, true, |_, target| run.push(target));
                         counts.push((run.len() - before) as u32);
                     }
                     progress.advance(class_of.len() as u64);
