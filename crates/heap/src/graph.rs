@@ -460,42 +460,102 @@ fn align8(n: u64) -> u64 {
     (n + 7) & !7
 }
 
-/// The objects of every run of bodies as one list, sorted by id when the bodies' id
-/// ranges do not overlap (dumps write bodies over disjoint address ranges, but not always
-/// in address order), else in the order found.
+/// The objects of every run of bodies as one list, sorted by id in most dumps without a
+/// full sort: each body's objects are sorted, and the bodies form a few chains of disjoint,
+/// increasing id ranges. jcmd writes one body of class objects spread over the whole heap,
+/// then the heap in address order; the biggest chain is moved together in place and the
+/// others are merged into it from the back. Otherwise the list is returned as found, to be
+/// sorted.
 fn merge_runs(mut found: Vec<Found>) -> Vec<(u64, u64)> {
-    // (first id, group, range) of every body.
-    let mut runs: Vec<(u64, usize, usize, usize)> = found
-        .iter()
-        .enumerate()
-        .flat_map(|(g, f)| {
-            f.runs
-                .iter()
-                .map(move |&(start, end)| (f.objects[start].0, g, start, end))
-        })
-        .collect();
-    let in_place = runs.windows(2).all(|w| w[0] <= w[1]);
-    runs.sort_unstable();
-    let disjoint = runs
-        .windows(2)
-        .all(|w| found[w[0].1].objects[w[0].3 - 1].0 < w[1].0);
     let total: usize = found.iter().map(|f| f.objects.len()).sum();
-    if in_place || !disjoint {
-        // Already in order (or to be sorted): the groups' lists end to end.
-        let mut objects = match found.first_mut() {
-            Some(f) => std::mem::take(&mut f.objects),
-            None => Vec::new(),
-        };
-        objects.reserve_exact(total - objects.len());
-        for f in found.iter_mut().skip(1) {
+    // The groups' lists end to end, in file order, and each body's place in the result.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut objects: Vec<(u64, u64)> = Vec::new();
+    for f in &mut found {
+        let base = objects.len();
+        runs.extend(f.runs.iter().map(|&(s, e)| (base + s, base + e)));
+        if objects.is_empty() {
+            objects = std::mem::take(&mut f.objects);
+            objects.reserve_exact(total - objects.len());
+        } else {
             objects.extend_from_slice(&f.objects);
             f.objects = Vec::new();
         }
+    }
+    drop(found);
+    // Chains of bodies by first id: a body goes to the chain whose last id is the highest
+    // below its first, else starts a chain. (last id, bodies in id order, objects)
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_unstable_by_key(|&r| objects[runs[r].0].0);
+    let mut chains: Vec<(u64, Vec<usize>, usize)> = Vec::new();
+    for r in order {
+        let (start, end) = runs[r];
+        let (first, last) = (objects[start].0, objects[end - 1].0);
+        let fits = chains
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.0 < first)
+            .max_by_key(|(_, c)| c.0);
+        match fits.map(|(c, _)| c) {
+            Some(c) => {
+                let chain = &mut chains[c];
+                chain.0 = last;
+                chain.1.push(r);
+                chain.2 += end - start;
+            }
+            None if chains.len() < 64 => chains.push((last, vec![r], end - start)),
+            // Too interleaved: sort.
+            None => return objects,
+        }
+    }
+    let Some(main) = (0..chains.len()).max_by_key(|&c| chains[c].2) else {
+        return objects;
+    };
+    let outside = total - chains[main].2;
+    let in_file_order = chains[main].1.windows(2).all(|w| w[0] < w[1]);
+    if !in_file_order {
+        if outside > 0 {
+            return objects;
+        }
+        // Disjoint bodies out of order: copy them in order.
+        let mut sorted = Vec::with_capacity(total);
+        for &r in &chains[main].1 {
+            sorted.extend_from_slice(&objects[runs[r].0..runs[r].1]);
+        }
+        return sorted;
+    }
+    if outside > total / 4 {
         return objects;
     }
-    let mut objects = Vec::with_capacity(total);
-    for &(_, g, start, end) in &runs {
-        objects.extend_from_slice(&found[g].objects[start..end]);
+    let mut side: Vec<(u64, u64)> = Vec::with_capacity(outside);
+    for (c, chain) in chains.iter().enumerate() {
+        if c != main {
+            for &r in &chain.1 {
+                side.extend_from_slice(&objects[runs[r].0..runs[r].1]);
+            }
+        }
+    }
+    side.sort_unstable_by_key(|&(id, _)| id);
+    // The main chain's bodies to the front, in order (each moves down, never over one
+    // still to move).
+    let mut write = 0usize;
+    for &r in &chains[main].1 {
+        let (start, end) = runs[r];
+        objects.copy_within(start..end, write);
+        write += end - start;
+    }
+    // Merge the rest in from the back: slot k - 1 is always at or above i.
+    let (mut i, mut j) = (write, side.len());
+    let mut k = total;
+    while j > 0 {
+        if i > 0 && objects[i - 1].0 > side[j - 1].0 {
+            objects[k - 1] = objects[i - 1];
+            i -= 1;
+        } else {
+            objects[k - 1] = side[j - 1];
+            j -= 1;
+        }
+        k -= 1;
     }
     objects
 }
@@ -1060,4 +1120,65 @@ fn read_id(values: &[u8], at: usize, id_size: IdSize) -> u64 {
     values.get(at..at + n).map_or(0, |b| {
         b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Groups of bodies, each body a sorted list of ids (offsets are the ids doubled).
+    fn found(groups: &[&[&[u64]]]) -> Vec<Found> {
+        groups
+            .iter()
+            .map(|bodies| {
+                let mut f = Found::default();
+                for body in bodies.iter() {
+                    let start = f.objects.len();
+                    f.objects.extend(body.iter().map(|&id| (id, 2 * id)));
+                    f.runs.push((start, f.objects.len()));
+                }
+                f
+            })
+            .collect()
+    }
+
+    fn sorted_ids(groups: &[&[&[u64]]]) -> Vec<u64> {
+        let mut ids: Vec<u64> = groups
+            .iter()
+            .flat_map(|g| g.iter().flat_map(|b| b.iter().copied()))
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    #[test]
+    fn bodies_are_joined_in_id_order() {
+        let cases: [&[&[&[u64]]]; 4] = [
+            // jcmd: class objects spread over the heap first, then the heap in order.
+            &[
+                &[&[5, 95, 399], &[10, 20, 30]],
+                &[&[40, 50], &[60, 90, 100]],
+                &[&[200, 300, 400], &[500, 501, 502, 503]],
+            ],
+            // Disjoint bodies out of order.
+            &[&[&[300, 310], &[10, 20]], &[&[100, 200]]],
+            // In order already, one body, nothing.
+            &[&[&[1, 2], &[3, 4]], &[&[5]]],
+            &[],
+        ];
+        for groups in cases {
+            let objects = merge_runs(found(groups));
+            let ids: Vec<u64> = objects.iter().map(|&(id, _)| id).collect();
+            assert_eq!(ids, sorted_ids(groups), "{groups:?}");
+            assert!(objects.iter().all(|&(id, offset)| offset == 2 * id));
+        }
+        // Interleaved bodies are returned whole, for the caller to sort.
+        let interleaved: &[&[&[u64]]] = &[&[&[1, 5, 9], &[2, 6, 10]], &[&[3, 7, 11], &[4, 8, 12]]];
+        let mut ids: Vec<u64> = merge_runs(found(interleaved))
+            .iter()
+            .map(|&(id, _)| id)
+            .collect();
+        ids.sort_unstable();
+        assert_eq!(ids, sorted_ids(interleaved));
+    }
 }
