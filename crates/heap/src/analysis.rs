@@ -6,6 +6,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
+use crate::compact::{filled, zeroed};
 use crate::dominators::{Csr, NONE, PreorderTree, dominators_with};
 use crate::graph::{HeapGraph, Root};
 use crate::progress::Progress;
@@ -90,7 +91,7 @@ impl Analysis {
         // Unreachable objects retain nothing (they are already garbage), as in VisualVM;
         // nor do objects reachable only through weak references.
         const RUN: usize = 1 << 16;
-        let mut retained = vec![0u64; n];
+        let mut retained: Vec<u64> = zeroed(n);
         let classes = graph.classes().len();
         let tally = retained
             .par_chunks_mut(RUN)
@@ -354,7 +355,7 @@ impl Paths {
     pub fn with_csr(graph: &HeapGraph<'_>, csr: Csr<'_>, include_weak: bool) -> Paths {
         let n = graph.len();
         let super_root = n as u32;
-        let mut parent = vec![NONE; n];
+        let mut parent = filled(n, NONE);
         let mut queue = VecDeque::new();
         for root in graph.roots() {
             if parent[root.node as usize] == NONE {

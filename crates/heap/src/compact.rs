@@ -7,6 +7,31 @@ use rayon::prelude::*;
 /// The largest file whose offsets fit in five bytes (1 TiB).
 pub const MAX_FILE: u64 = 1 << 40;
 
+/// Big arrays reserve at least this many bytes: above glibc's largest dynamic mmap
+/// threshold (32 MiB), so each is a mapping of its own that goes back to the system when
+/// freed, where smaller blocks freed in the middle of the heap stay resident. Capacity
+/// never written costs no memory.
+const MAPPED: usize = (32 << 20) + 4096;
+
+/// The capacity to reserve for `len` elements of `T` (see [`MAPPED`]).
+pub fn mapped_capacity<T>(len: usize) -> usize {
+    len.max(MAPPED / size_of::<T>().max(1))
+}
+
+/// `len` copies of `value` in an allocation of its own (see [`MAPPED`]).
+pub fn filled<T: Clone>(len: usize, value: T) -> Vec<T> {
+    let mut v = Vec::with_capacity(mapped_capacity::<T>(len));
+    v.resize(len, value);
+    v
+}
+
+/// `len` zeros in an allocation of its own (see [`MAPPED`]), zeroed lazily by the system.
+pub fn zeroed<T: Clone + Default>(len: usize) -> Vec<T> {
+    let mut v = vec![T::default(); mapped_capacity::<T>(len)];
+    v.truncate(len);
+    v
+}
+
 /// Every object's record offset, five bytes each.
 #[derive(Debug, Default)]
 pub struct Offsets(Vec<[u8; 5]>);
@@ -14,14 +39,12 @@ pub struct Offsets(Vec<[u8; 5]>);
 impl Offsets {
     /// Packs `offsets`, each below [`MAX_FILE`].
     pub fn new(offsets: impl IndexedParallelIterator<Item = u64>) -> Offsets {
-        Offsets(
-            offsets
-                .map(|o| {
-                    let b = o.to_le_bytes();
-                    [b[0], b[1], b[2], b[3], b[4]]
-                })
-                .collect(),
-        )
+        let mut packed = Vec::with_capacity(mapped_capacity::<[u8; 5]>(offsets.len()));
+        packed.par_extend(offsets.map(|o| {
+            let b = o.to_le_bytes();
+            [b[0], b[1], b[2], b[3], b[4]]
+        }));
+        Offsets(packed)
     }
 
     /// The offset of node `i`.
@@ -130,7 +153,7 @@ impl IdIndex {
         let key = |i: usize| (id(i) - min) >> shift;
         let span = (max - min) >> shift;
         if span / 32 <= len as u64 {
-            let mut words = vec![[0u64; 2]; (span / 64 + 1) as usize];
+            let mut words: Vec<[u64; 2]> = zeroed((span / 64 + 1) as usize);
             for i in 0..len {
                 let k = key(i);
                 words[(k / 64) as usize][0] |= 1 << (k % 64);

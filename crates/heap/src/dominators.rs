@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use rayon::prelude::*;
 
+use crate::compact::{filled, mapped_capacity, zeroed};
 use crate::progress::Progress;
 
 /// "No node": unreached, or the super-root's own dominator.
@@ -175,9 +176,9 @@ pub fn dominators_with<R: Send>(
 /// (per preorder number, the DFS parent's number; `parent[0]` is 0).
 fn depth_first(graph: Csr<'_>, roots: &[u32], progress: &dyn Progress) -> (Vec<u32>, Vec<u32>) {
     let n = graph.len();
-    let mut pre = vec![NONE; n];
+    let mut pre = filled(n, NONE);
     // Reserved whole: pages never written are never made resident.
-    let mut parent: Vec<u32> = Vec::with_capacity(n + 1);
+    let mut parent: Vec<u32> = Vec::with_capacity(mapped_capacity::<u32>(n + 1));
     parent.push(0);
     // (preorder number, next edge, end of edges) per level; the super-root's edges are
     // the roots.
@@ -313,7 +314,8 @@ fn predecessors(
         .collect();
 
     // Count, then fill, the predecessor lists.
-    let counts: Vec<AtomicU32> = (0..reached + 1).map(|_| AtomicU32::new(0)).collect();
+    let mut counts: Vec<AtomicU32> = Vec::with_capacity(mapped_capacity::<u32>(reached + 1));
+    counts.extend((0..reached + 1).map(|_| AtomicU32::new(0)));
     targets.par_chunks(1 << 16).for_each(|chunk| {
         for &w in chunk {
             counts[w as usize + 1].fetch_add(1, Ordering::Relaxed);
@@ -326,7 +328,7 @@ fn predecessors(
     for i in 0..reached {
         pred_starts[i + 1] += pred_starts[i];
     }
-    let mut preds = vec![0u32; pred_starts[reached] as usize];
+    let mut preds: Vec<u32> = zeroed(pred_starts[reached] as usize);
     // Fill each list using its start as a cursor; afterwards `pred_starts[i]` holds the
     // end of i's list, the start of i + 1, and one shift restores the starts.
     for &w in &extra {
@@ -369,7 +371,7 @@ fn semidominators(
     // vertices. `best[x]`: the least semidominator on x's compressed path.
     let mut ancestor = spare;
     ancestor.truncate(reached);
-    let mut best = vec![0u32; reached];
+    let mut best: Vec<u32> = zeroed(reached);
     let mut path: Vec<u32> = Vec::new();
     let mut end = semi[reached] as usize;
     let step = 1 << 16;

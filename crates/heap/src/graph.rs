@@ -8,7 +8,7 @@ use hprof_format::{
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::compact::{ClassOf, IdIndex, MAX_FILE, Offsets};
+use crate::compact::{ClassOf, IdIndex, MAX_FILE, Offsets, mapped_capacity, zeroed};
 use crate::dominators::{Csr, Edges, NONE};
 use crate::progress::Progress;
 
@@ -255,7 +255,10 @@ impl<'a> HeapGraph<'a> {
         let found: Vec<Found> = groups
             .par_iter()
             .map(|group| -> Result<Found> {
-                let mut found = Found::default();
+                let mut found = Found {
+                    objects: Vec::with_capacity(mapped_capacity::<(u64, u64)>(0)),
+                    ..Found::default()
+                };
                 for body in group.iter() {
                     let start = found.objects.len();
                     scan_body(body, id_size, progress, &mut found)?;
@@ -659,10 +662,10 @@ impl<'a> HeapGraph<'a> {
         const WAVE: usize = 32 * CHUNK;
         let n = self.len();
         progress.phase("reading references", n as u64);
-        let mut class_of = vec![0u32; n];
-        let mut starts: Vec<u32> = Vec::with_capacity(n + 1);
+        let mut class_of: Vec<u32> = zeroed(n);
+        let mut starts: Vec<u32> = Vec::with_capacity(mapped_capacity::<u32>(n + 1));
         starts.push(0);
-        let mut targets: Vec<u32> = Vec::new();
+        let mut targets: Vec<u32> = Vec::with_capacity(mapped_capacity::<u32>(2 * n));
         let this = &*self;
         for (wave, classes) in class_of.chunks_mut(WAVE).enumerate() {
             let runs: Vec<Result<(Vec<u32>, Vec<u32>)>> = classes
