@@ -50,12 +50,31 @@ make_dump() { # PERCENT FILE
     rm -rf "$work"
 }
 
-# One run of a command: "<seconds> <peak RSS KiB> <CPU seconds: user + system>".
+# One run of a command: "<seconds> <peak RSS KiB> <CPU seconds: user + system> <peak RssAnon
+# KiB>". RssAnon (anonymous memory: the heap, not the mapped file's pages, of which a tool
+# may never touch some) is read every 10 ms from /proc of the command and its children.
 measure() {
-    local out
+    local out timer pid pids="" anon=0 key value tick=0 idle
     out="$(mktemp)"
-    /usr/bin/time -o "$out" -f '%e %M %U %S' "$@" > /dev/null 2>&1 || true
-    tail -1 "$out" | awk '{printf "%s %s %.2f\n", $1, $2, $3 + $4}'
+    # A pipe nobody writes: reading it with a timeout waits without starting a process.
+    exec {idle}<> <(:)
+    /usr/bin/time -o "$out" -f '%e %M %U %S' "$@" > /dev/null 2>&1 &
+    timer=$!
+    while kill -0 "$timer" 2>/dev/null; do
+        if (( tick++ % 50 == 0 )); then
+            pids="$(pgrep -P "$timer" || true)"
+            for pid in $pids; do pids+=" $(pgrep -P "$pid" || true)"; done
+        fi
+        for pid in $pids; do
+            while read -r key value _; do
+                if [[ $key == RssAnon: ]] && (( value > anon )); then anon=$value; fi
+            done 2>/dev/null < "/proc/$pid/status" || true
+        done
+        read -r -t 0.01 -u "$idle" _ || true
+    done
+    exec {idle}<&-
+    wait "$timer" || true
+    tail -1 "$out" | awk -v anon="$anon" '{printf "%s %s %.2f %s\n", $1, $2, $3 + $4, anon}'
     rm -f "$out"
 }
 
@@ -85,15 +104,15 @@ import statistics, sys
 rows = [l.split() for l in sys.argv[1].strip().splitlines()]
 names = {"ours": "`hprof analyze`", "before": "`hprof analyze` before (BEFORE)", "analyzer": "hprof-analyzer", "visualvm": "VisualVM heap library"}
 by = {}
-for tool, pct, size, objects, t, rss, cpu in rows:
-    by.setdefault((tool, int(pct)), []).append((float(t), int(rss) * 1024, int(size), int(objects), float(cpu)))
-print("| dump | tool | median time (s) | runs (s) | median CPU time (s) | peak RSS (MiB) | RSS beyond the file, per object (B) |")
-print("|---|---|---|---|---|---|---|")
+for tool, pct, size, objects, t, rss, cpu, anon in rows:
+    by.setdefault((tool, int(pct)), []).append((float(t), int(rss) * 1024, int(size), int(objects), float(cpu), int(anon) * 1024))
+print("| dump | tool | median time (s) | runs (s) | median CPU time (s) | peak RSS (MiB) | RSS beyond the file, per object (B) | peak anonymous memory, per object (B) |")
+print("|---|---|---|---|---|---|---|---|")
 for (tool, pct), runs in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][0])):
     times = [r[0] for r in runs]
     rss, size, objects = max(r[1] for r in runs), runs[0][2], runs[0][3]
     print(f"| {pct} % ({size/1e9:.2f} GB, {objects/1e6:.1f} M objects) | {names[tool]} | {statistics.median(times):.2f} | "
-          f"{' '.join(f'{t:.2f}' for t in times)} | {statistics.median(r[4] for r in runs):.2f} | {rss/2**20:.0f} | {(rss-size)/objects:.1f} |")
+          f"{' '.join(f'{t:.2f}' for t in times)} | {statistics.median(r[4] for r in runs):.2f} | {rss/2**20:.0f} | {(rss-size)/objects:.1f} | {max(r[5] for r in runs)/objects:.1f} |")
 print()
 ours = statistics.median(r[0] for r in by[("ours", 100)])
 theirs = statistics.median(r[0] for r in by[("analyzer", 100)])
@@ -104,8 +123,9 @@ print("`hprof analyze` seconds per GB: " + ", ".join(f"{pct} %: {s:.2f}" for pct
 if ("before", 100) in by:
     b = by[("before", 100)]
     o = by[("ours", 100)]
-    print(f"Before: {statistics.median(r[0] for r in b):.2f} s and {(max(r[1] for r in b) - b[0][2]) / b[0][3]:.1f} bytes per object beyond the file; "
-          f"now {ours:.2f} s and {(max(r[1] for r in o) - o[0][2]) / o[0][3]:.1f}.")
+    print(f"Before: {statistics.median(r[0] for r in b):.2f} s, {(max(r[1] for r in b) - b[0][2]) / b[0][3]:.1f} bytes per object of RSS beyond the file "
+          f"and {max(r[5] for r in b) / b[0][3]:.1f} of anonymous memory; "
+          f"now {ours:.2f} s, {(max(r[1] for r in o) - o[0][2]) / o[0][3]:.1f} and {max(r[5] for r in o) / o[0][3]:.1f}.")
 if ("visualvm", 100) in by:
     v = by[("visualvm", 100)][0][0]
     print(f"VisualVM heap library time / `hprof analyze` time = **{v/ours:.1f}x** (a time at the limit means it was stopped there).")
