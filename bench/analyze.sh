@@ -134,7 +134,7 @@ PY
 section="## hprof analyze vs hprof-analyzer and VisualVM's heap library
 
 Command: \`${VISUALVM_LIMIT:+VISUALVM_LIMIT=$VISUALVM_LIMIT }${BEFORE:+BEFORE=$BEFORE }bench/analyze.sh --write\` ($(date -u +%Y-%m-%d), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)).
-Dumps: jcmd GC.heap_dump of \`java/src/bench/BigHeap.java\` at 25, 50 and 100 % of its objects, JDK $(java -version 2>&1 | sed -n 's/.*version \"\([^\"]*\)\".*/\1/p'); warm page cache. End to end: \`hprof analyze FILE\` (text report), \`hprof-analyzer FILE\`, VisualVM: \`HeapFactory.createHeap\` then \`getRetainedSizeByClass\` of every class. RSS includes the mapped file's pages (ours maps the file whole).${VISUALVM_LIMIT:+ The VisualVM library was stopped after $VISUALVM_LIMIT s (VISUALVM_LIMIT): a time at that limit means it had not finished.}
+Dumps: jcmd GC.heap_dump of \`java/src/bench/BigHeap.java\` at 25, 50 and 100 % of its objects, JDK $(java -version 2>&1 | sed -n 's/.*version \"\([^\"]*\)\".*/\1/p'); warm page cache. End to end: \`hprof analyze FILE\` (text report), \`hprof-analyzer FILE\`, VisualVM: \`HeapFactory.createHeap\` then \`getRetainedSizeByClass\` of every class. RSS includes the mapped file's pages (ours maps the file whole), but only those a tool touched (ours never reads the inside of big primitive arrays), so RSS less the file's size understates what a tool adds; peak anonymous memory (RssAnon from /proc every 10 ms) is that memory itself.${VISUALVM_LIMIT:+ The VisualVM library was stopped after $VISUALVM_LIMIT s (VISUALVM_LIMIT): a time at that limit means it had not finished.}
 
 $report
 "
