@@ -119,8 +119,8 @@ fn the_static_map_is_the_suspect_with_its_path_on_every_jdk() {
 /// Our shallow and retained size of every object of `file`, by id.
 fn our_sizes(file: &Path) -> std::collections::HashMap<u64, (u64, u64, String)> {
     let bytes = std::fs::read(file).unwrap();
-    let mut graph = HeapGraph::build(&bytes, &|_| {}).unwrap();
-    let (analysis, _strong) = Analysis::new(&mut graph, &|_| {});
+    let mut graph = HeapGraph::build(&bytes, &()).unwrap();
+    let (analysis, _strong) = Analysis::new(&mut graph, &());
     (0..graph.len() as u32)
         .map(|v| {
             (
@@ -135,6 +135,30 @@ fn our_sizes(file: &Path) -> std::collections::HashMap<u64, (u64, u64, String)> 
         .collect()
 }
 
+/// Class retained sizes of `file` as computed, and by their definition: the retained sizes of
+/// the instances with no instance of their class among their dominators.
+fn class_retained_both_ways(file: &Path) -> (Vec<u64>, Vec<u64>) {
+    let bytes = std::fs::read(file).unwrap();
+    let mut graph = HeapGraph::build(&bytes, &()).unwrap();
+    let (analysis, _strong) = Analysis::new(&mut graph, &());
+    let n = graph.len();
+    let mut naive = vec![0u64; graph.classes().len()];
+    for v in 0..n as u32 {
+        if !analysis.is_reachable(v) {
+            continue;
+        }
+        let class = graph.class_of(v);
+        let mut d = analysis.idom[v as usize];
+        while (d as usize) < n && graph.class_of(d) != class {
+            d = analysis.idom[d as usize];
+        }
+        if d as usize == n {
+            naive[class as usize] += analysis.retained[v as usize];
+        }
+    }
+    (analysis.class_retained, naive)
+}
+
 #[test]
 fn shallow_and_retained_sizes_agree_with_visualvm() {
     for jdk in jdks() {
@@ -146,6 +170,8 @@ fn shallow_and_retained_sizes_agree_with_visualvm() {
             .unwrap();
         assert!(garbage >= 2000, "JDK {}: {garbage}", jdk.version);
         for file in [&live, &all] {
+            let (computed, naive) = class_retained_both_ways(file);
+            assert_eq!(computed, naive, "JDK {}: class retained sizes", jdk.version);
             let theirs = visualvm_retained(file);
             let ours = our_sizes(file);
             assert!(theirs.len() > 5000, "JDK {}: {}", jdk.version, theirs.len());
@@ -279,4 +305,128 @@ fn files_that_are_not_binary_dumps_get_clear_errors() {
         })
         .collect();
     assert!(leftovers.is_empty());
+}
+
+/// The native half of java/src/HeldRoots.java: a JNI global reference that is never deleted.
+const HELD_ROOTS_C: &str = r#"
+#include <jni.h>
+
+static jobject held;
+
+JNIEXPORT void JNICALL Java_HeldRoots_hold(JNIEnv *env, jclass cls, jobject object) {
+    (void) cls;
+    held = (*env)->NewGlobalRef(env, object);
+}
+"#;
+
+/// Compiles HELD_ROOTS_C into `dir` with the system C compiler and JDK 17's JNI headers.
+fn held_roots_library(dir: &Path) -> std::path::PathBuf {
+    let source = write_file(dir, "heldroots.c", HELD_ROOTS_C.as_bytes());
+    let library = dir.join("libheldroots.so");
+    let include = crate::support::java::jdk17().home.join("include");
+    let out = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-Wall", "-Werror", "-o"])
+        .arg(&library)
+        .arg(format!("-I{}", include.display()))
+        .arg(format!("-I{}", include.join("linux").display()))
+        .arg(&source)
+        .output()
+        .expect("the C compiler (cc) runs");
+    assert!(
+        out.status.success(),
+        "cc failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    library
+}
+
+/// `hprof path --json` to the only instance of `class`: its id and the path.
+fn path_to_only_instance(file: &Path, class: &str) -> (String, serde_json::Value) {
+    let bytes = std::fs::read(file).unwrap();
+    let graph = HeapGraph::build(&bytes, &()).unwrap();
+    let nodes: Vec<u32> = (0..graph.len() as u32)
+        .filter(|&v| graph.class(v).name == class)
+        .collect();
+    assert_eq!(nodes.len(), 1, "one {class} in {}", file.display());
+    let id = format!("{:#x}", graph.id(nodes[0]));
+    let text = hprof_ok(&["path", "--json", file.to_str().unwrap(), &id]);
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    (id, json["path"].clone())
+}
+
+#[test]
+fn objects_held_by_a_jni_global_and_by_a_thread_frame_have_their_roots_named() {
+    let dir = temp_dir();
+    let library = held_roots_library(dir.path());
+    let source =
+        std::fs::read_to_string(crate::support::java::repo_root().join("java/src/HeldRoots.java"))
+            .unwrap();
+    let sleep_line = source
+        .lines()
+        .position(|l| l.contains("Thread.sleep(Long.MAX_VALUE)"))
+        .unwrap()
+        + 1;
+    for jdk in jdks() {
+        let property = format!("-Dheldroots.lib={}", library.display());
+        let mut options = vec!["-Xmx128m", &property];
+        if jdk.version >= 21 {
+            // Without it JDK 24+ warns that System.load is a restricted method.
+            options.push("--enable-native-access=ALL-UNNAMED");
+        }
+        let program = JavaProcess::start(&jdk, &options, "HeldRoots");
+        let file = dir.path().join(format!("held-{}.hprof", jdk.version));
+        program.jcmd(&jdk, &["GC.heap_dump", file.to_str().unwrap()]);
+        drop(program);
+
+        // Held only by the JNI global reference: the path is the root and the object.
+        let (jni_id, path) = path_to_only_instance(&file, "HeldRoots$JniHeld");
+        assert_eq!(
+            path["root"]["kind"], "JNI global",
+            "JDK {}: {path}",
+            jdk.version
+        );
+        let steps = path["steps"].as_array().unwrap();
+        assert_eq!(steps.len(), 1, "JDK {}: {path}", jdk.version);
+        assert_eq!(steps[0]["id"], jni_id.as_str());
+
+        // Held only by a local variable of holdOnStack on the thread "stack-holder".
+        let (stack_id, path) = path_to_only_instance(&file, "HeldRoots$StackHeld");
+        let root = &path["root"];
+        assert_eq!(root["kind"], "Java frame", "JDK {}: {path}", jdk.version);
+        assert_eq!(
+            root["thread"], "stack-holder",
+            "JDK {}: {path}",
+            jdk.version
+        );
+        assert_eq!(
+            root["frame"],
+            format!("HeldRoots.holdOnStack (HeldRoots.java:{sleep_line})"),
+            "JDK {}: {path}",
+            jdk.version
+        );
+        assert_eq!(path["steps"].as_array().unwrap().len(), 1);
+        let text = hprof_ok(&["path", file.to_str().unwrap(), &stack_id]);
+        assert!(
+            text.starts_with(&format!(
+                "GC root: Java frame, thread \"stack-holder\", frame HeldRoots.holdOnStack (HeldRoots.java:{sleep_line})\n"
+            )),
+            "JDK {}: {text}",
+            jdk.version
+        );
+
+        // Each retains itself and its byte[] (16 + the array's header and elements, in
+        // 8-byte units), as VisualVM's heap library says too.
+        let theirs = visualvm_retained(&file);
+        let ours = our_sizes(&file);
+        for (id, length) in [(&jni_id, 12345u64), (&stack_id, 23456)] {
+            let id = u64::from_str_radix(id.trim_start_matches("0x"), 16).unwrap();
+            let expected = 16 + (16 + length).div_ceil(8) * 8;
+            assert_eq!(ours[&id].1, expected, "JDK {}: {id:#x}", jdk.version);
+            assert_eq!(
+                theirs[&id].1, expected,
+                "JDK {}: VisualVM, {id:#x}",
+                jdk.version
+            );
+        }
+    }
 }

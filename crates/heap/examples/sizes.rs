@@ -6,8 +6,8 @@ use hprof_heap::{Analysis, HeapGraph};
 fn main() {
     let path = std::env::args().nth(1).expect("usage: sizes FILE");
     let bytes = std::fs::read(&path).expect("readable file");
-    let mut graph = HeapGraph::build(&bytes, &|_| {}).expect("valid HPROF");
-    let (analysis, _strong) = Analysis::new(&mut graph, &|_| {});
+    let mut graph = HeapGraph::build(&bytes, &()).expect("valid HPROF");
+    let (analysis, _strong) = Analysis::new(&mut graph, &());
     for id in std::env::args().skip(2) {
         referrers(&graph, id.parse().expect("decimal id"));
     }

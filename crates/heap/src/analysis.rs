@@ -2,11 +2,14 @@
 //! per class, shortest paths from GC roots, accumulation points and leak suspects.
 
 use std::collections::VecDeque;
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use crate::dominators::{Csr, NONE, dominators_with};
+use crate::compact::{filled, zeroed};
+use crate::dominators::{Csr, NONE, PreorderTree, dominators_with};
 use crate::graph::{HeapGraph, Root};
+use crate::progress::Progress;
 
 /// The dominator tree of a heap and the sizes it gives.
 #[derive(Debug)]
@@ -48,102 +51,132 @@ impl Analysis {
     /// The references are taken out of `graph` (and freed once reversed): compute every
     /// other [`Paths`] needed before. Returns the paths along strong references too (what
     /// `Paths::new(graph, false)` gives), found while the dominators' depth-first search runs.
-    pub fn new(graph: &mut HeapGraph<'_>, phase: &(dyn Fn(&str) + Sync)) -> (Analysis, Paths) {
-        phase("dominator tree and paths from GC roots");
+    pub fn new(graph: &mut HeapGraph<'_>, progress: &dyn Progress) -> (Analysis, Paths) {
         let root_nodes: Vec<u32> = graph.roots().iter().map(|r| r.node).collect();
-        let (starts, targets) = graph.take_references();
+        let edges = graph.take_references();
         let graph = &*graph;
-        let (doms, strong) = dominators_with(starts, targets, &root_nodes, |csr| {
-            Paths::with_csr(graph, csr, false)
-        });
-        let analysis = Analysis::from_dominators(graph, doms, &strong, phase);
+        let (tree, strong) = dominators_with(
+            edges,
+            &root_nodes,
+            |csr| Paths::with_csr(graph, csr, false),
+            progress,
+        );
+        drop(root_nodes);
+        let analysis = Analysis::from_tree(graph, tree, &strong, progress);
         (analysis, strong)
     }
 
-    fn from_dominators(
+    fn from_tree(
         graph: &HeapGraph<'_>,
-        doms: crate::dominators::Dominators,
+        tree: PreorderTree,
         strong: &Paths,
-        phase: &(dyn Fn(&str) + Sync),
+        progress: &dyn Progress,
     ) -> Analysis {
         let n = graph.len();
+        let PreorderTree {
+            vertex,
+            idom: idom_pre,
+            spare,
+        } = tree;
+        let reached = vertex.len();
 
-        phase("retained sizes");
-        // Unreachable objects retain nothing (they are already garbage), as in VisualVM.
-        let mut retained: Vec<u64> = (0..n as u32)
-            .into_par_iter()
-            .map(|v| {
-                if doms.idom[v as usize] == NONE || !strong.reaches(v) {
-                    0
-                } else {
-                    graph.shallow(v)
+        progress.phase("retained sizes", 2 * n as u64);
+        let mut idom = spare;
+        idom.fill(NONE);
+        for w in 1..reached {
+            idom[vertex[w] as usize] = vertex[idom_pre[w] as usize];
+        }
+        // Reused below for the children's offsets (fresh memory costs page faults).
+        let mut spare = idom_pre;
+        // Unreachable objects retain nothing (they are already garbage), as in VisualVM;
+        // nor do objects reachable only through weak references.
+        const RUN: usize = 1 << 16;
+        let mut retained: Vec<u64> = zeroed(n);
+        let classes = graph.classes().len();
+        let tally = retained
+            .par_chunks_mut(RUN)
+            .enumerate()
+            .map(|(chunk, out)| {
+                let first = chunk * RUN;
+                let mut t = Tally::new(classes);
+                for (i, slot) in out.iter_mut().enumerate() {
+                    let v = (first + i) as u32;
+                    let shallow = graph.shallow(v);
+                    let c = graph.class_of(v) as usize;
+                    t.class_shallow[c] += shallow;
+                    if idom[v as usize] == NONE {
+                        continue;
+                    }
+                    t.class_count[c] += 1;
+                    if strong.reaches(v) {
+                        *slot = shallow;
+                        t.objects += 1;
+                        t.bytes += shallow;
+                    } else {
+                        t.weak_bytes += shallow;
+                    }
                 }
+                progress.advance(out.len() as u64);
+                t
             })
-            .collect();
-        for &v in doms.preorder.iter().rev() {
-            let d = doms.idom[v as usize];
-            if (d as usize) < n {
-                retained[d as usize] += retained[v as usize];
+            .reduce(|| Tally::new(classes), Tally::add);
+        for w in (1..reached).rev() {
+            let v = vertex[w] as usize;
+            let d = idom[v] as usize;
+            if d < n {
+                retained[d] += retained[v];
+            }
+            if w.is_multiple_of(RUN) {
+                progress.advance(RUN as u64);
             }
         }
-        let (reachable_objects, reachable_bytes) = doms
-            .preorder
-            .par_iter()
-            .filter(|&&v| strong.reaches(v))
-            .map(|&v| (1u64, graph.shallow(v)))
-            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-        let weakly_reachable_objects = doms.preorder.len() as u64 - reachable_objects;
-        let weakly_reachable_bytes: u64 = doms
-            .preorder
-            .par_iter()
-            .filter(|&&v| !strong.reaches(v))
-            .map(|&v| graph.shallow(v))
-            .sum();
+        let mut spare_kids = vertex;
+        let weakly_reachable_objects = (reached as u64 - 1) - tally.objects;
 
-        // Dominator tree children, in preorder (so a parent's list is filled in order).
-        let mut kid_starts = vec![0u32; n + 2];
-        for &v in &doms.preorder {
-            kid_starts[doms.idom[v as usize] as usize + 1] += 1;
+        // Dominator tree children, each list in node order, the super-root's last.
+        progress.phase("dominator tree children", 0);
+        spare.clear();
+        spare.resize(n + 2, 0);
+        let mut kid_starts = spare;
+        for &d in &idom {
+            if d != NONE {
+                kid_starts[d as usize + 1] += 1;
+            }
         }
         for i in 0..=n {
             kid_starts[i + 1] += kid_starts[i];
         }
-        let mut fill = kid_starts.clone();
-        let mut kids = vec![0u32; doms.preorder.len()];
-        for &v in &doms.preorder {
-            let d = doms.idom[v as usize] as usize;
-            kids[fill[d] as usize] = v;
-            fill[d] += 1;
+        spare_kids.truncate(reached - 1);
+        let mut kids = spare_kids;
+        // Fill each list using its start as a cursor, then shift the starts back.
+        for (v, &d) in idom.iter().enumerate() {
+            if d != NONE {
+                let slot = &mut kid_starts[d as usize];
+                kids[*slot as usize] = v as u32;
+                *slot += 1;
+            }
         }
-        drop(fill);
+        kid_starts.copy_within(0..=n, 1);
+        kid_starts[0] = 0;
 
-        phase("class retained sizes");
-        let classes = graph.classes().len();
-        let mut class_count = vec![0u64; classes];
-        let mut class_shallow = vec![0u64; classes];
-        for v in 0..n as u32 {
-            let c = graph.class_of(v) as usize;
-            class_shallow[c] += graph.shallow(v);
-        }
-        for &v in &doms.preorder {
-            class_count[graph.class_of(v) as usize] += 1;
-        }
-        let class_retained = class_retained_below(graph, &kid_starts, &kids, &retained, |_| false);
-        let shallow_bytes = class_shallow.iter().sum();
+        progress.phase("class retained sizes", reached as u64);
+        let class_retained =
+            class_retained_below(graph, &kid_starts, &kids, &retained, |_| false, progress);
+        let shallow_bytes = tally.class_shallow.iter().sum();
         Analysis {
-            idom: doms.idom,
+            idom,
             retained,
             kid_starts,
             kids,
             class_retained,
-            class_count,
-            class_shallow,
+            class_count: tally.class_count,
+            class_shallow: tally.class_shallow,
             objects: n as u64,
             shallow_bytes,
-            reachable_objects,
-            reachable_bytes,
+            reachable_objects: tally.objects,
+            reachable_bytes: tally.bytes,
             weakly_reachable_objects,
-            weakly_reachable_bytes,
+            weakly_reachable_bytes: tally.weak_bytes,
         }
     }
 
@@ -156,9 +189,14 @@ impl Analysis {
                 *s = true;
             }
         }
-        class_retained_below(graph, &self.kid_starts, &self.kids, &self.retained, |v| {
-            skip[v as usize]
-        })
+        class_retained_below(
+            graph,
+            &self.kid_starts,
+            &self.kids,
+            &self.retained,
+            |v| skip[v as usize],
+            &(),
+        )
     }
 
     /// The children of `v` in the dominator tree (`v` may be the super-root, `idom.len()`).
@@ -261,6 +299,43 @@ impl Analysis {
     }
 }
 
+/// Totals over a run of nodes, per class and overall.
+struct Tally {
+    /// Strongly reachable objects and their bytes.
+    objects: u64,
+    bytes: u64,
+    /// Bytes of the objects reachable only through weak references.
+    weak_bytes: u64,
+    /// Per class: shallow bytes of every instance, and reachable instances.
+    class_shallow: Vec<u64>,
+    class_count: Vec<u64>,
+}
+
+impl Tally {
+    fn new(classes: usize) -> Tally {
+        Tally {
+            objects: 0,
+            bytes: 0,
+            weak_bytes: 0,
+            class_shallow: vec![0; classes],
+            class_count: vec![0; classes],
+        }
+    }
+
+    fn add(mut self, other: Tally) -> Tally {
+        self.objects += other.objects;
+        self.bytes += other.bytes;
+        self.weak_bytes += other.weak_bytes;
+        for (x, y) in self.class_shallow.iter_mut().zip(&other.class_shallow) {
+            *x += y;
+        }
+        for (x, y) in self.class_count.iter_mut().zip(&other.class_count) {
+            *x += y;
+        }
+        self
+    }
+}
+
 /// Shortest paths from GC roots: a breadth-first search from every root at once.
 #[derive(Debug)]
 pub struct Paths {
@@ -280,7 +355,7 @@ impl Paths {
     pub fn with_csr(graph: &HeapGraph<'_>, csr: Csr<'_>, include_weak: bool) -> Paths {
         let n = graph.len();
         let super_root = n as u32;
-        let mut parent = vec![NONE; n];
+        let mut parent = filled(n, NONE);
         let mut queue = VecDeque::new();
         for root in graph.roots() {
             if parent[root.node as usize] == NONE {
@@ -343,41 +418,118 @@ pub fn roots_of<'g>(graph: &'g HeapGraph<'_>, node: u32) -> Vec<&'g Root> {
     roots
 }
 
-/// A depth-first walk of the dominator tree counting, per class, the instances on the
-/// current path: an instance with none of its class above it adds its retained size to its
-/// class. Subtrees whose top `skip` accepts are left out.
+/// Per class, the retained sizes of the class's instances that have none of their class
+/// above them in the dominator tree: depth-first walks counting, per class, the instances
+/// on the current path. Subtrees whose top `skip` accepts are left out. Big nodes' children
+/// are shared among walks on every core, each starting with the counts of its path.
 fn class_retained_below(
     graph: &HeapGraph<'_>,
     kid_starts: &[u32],
     kids: &[u32],
     retained: &[u64],
-    skip: impl Fn(u32) -> bool,
+    skip: impl Fn(u32) -> bool + Sync,
+    progress: &dyn Progress,
 ) -> Vec<u64> {
     let n = graph.len();
     let classes = graph.classes().len();
-    let mut class_retained = vec![0u64; classes];
-    let mut on_path = vec![0u32; classes];
-    let mut stack: Vec<(u32, u32)> = vec![(n as u32, kid_starts[n])];
-    while let Some(top) = stack.last_mut() {
-        let (v, at) = *top;
-        if at < kid_starts[v as usize + 1] {
-            top.1 += 1;
-            let w = kids[at as usize];
-            if skip(w) {
-                continue;
-            }
-            let c = graph.class_of(w) as usize;
-            if on_path[c] == 0 {
-                class_retained[c] += retained[w as usize];
-            }
-            on_path[c] += 1;
-            stack.push((w, kid_starts[w as usize]));
-        } else {
-            stack.pop();
-            if (v as usize) < n {
-                on_path[graph.class_of(v) as usize] -= 1;
+    let whole: u64 = kids[kid_starts[n] as usize..kid_starts[n + 1] as usize]
+        .iter()
+        .map(|&k| retained[k as usize])
+        .sum();
+    let walk = ClassWalk {
+        graph,
+        kid_starts,
+        kids,
+        retained,
+        skip,
+        progress,
+        // Nodes retaining less than this share their children with no other walk.
+        split: (whole / 512).max(1),
+        total: Mutex::new(vec![0u64; classes]),
+    };
+    rayon::scope(|scope| {
+        walk.run(
+            scope,
+            n as u32,
+            kid_starts[n],
+            kid_starts[n + 1],
+            vec![0u32; classes],
+        );
+    });
+    walk.total.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What the walks of [`class_retained_below`] share.
+struct ClassWalk<'a, 'g, F> {
+    graph: &'a HeapGraph<'g>,
+    kid_starts: &'a [u32],
+    kids: &'a [u32],
+    retained: &'a [u64],
+    skip: F,
+    progress: &'a dyn Progress,
+    split: u64,
+    total: Mutex<Vec<u64>>,
+}
+
+impl<'a, 'g, F: Fn(u32) -> bool + Sync> ClassWalk<'a, 'g, F> {
+    /// Walks the subtrees of `kids[from..to]`, children of `parent`, with `on_path` the
+    /// counts of the path's classes down to `parent`, and adds its sums to the total.
+    fn run<'s>(
+        &'s self,
+        scope: &rayon::Scope<'s>,
+        parent: u32,
+        from: u32,
+        to: u32,
+        mut on_path: Vec<u32>,
+    ) {
+        const PARTS: u32 = 8;
+        let mut sums = vec![0u64; on_path.len()];
+        let mut visited = 0u64;
+        // (node, next child, end of its children); the first entry is `parent`'s range.
+        let mut stack: Vec<(u32, u32, u32)> = vec![(parent, from, to)];
+        while let Some(top) = stack.last_mut() {
+            let (v, at, end) = *top;
+            if at < end {
+                top.1 += 1;
+                let w = self.kids[at as usize];
+                if (self.skip)(w) {
+                    continue;
+                }
+                let c = self.graph.class_of(w) as usize;
+                if on_path[c] == 0 {
+                    sums[c] += self.retained[w as usize];
+                }
+                on_path[c] += 1;
+                visited += 1;
+                if visited.is_multiple_of(1 << 16) {
+                    self.progress.advance(1 << 16);
+                }
+                let (first, last) = (self.kid_starts[w as usize], self.kid_starts[w as usize + 1]);
+                let mut mine = last;
+                if last - first >= 2 && self.retained[w as usize] >= self.split {
+                    // Share the children: this walk keeps the first part.
+                    let part = (last - first).div_ceil(PARTS);
+                    mine = first + part;
+                    let mut start = mine;
+                    while start < last {
+                        let stop = (start + part).min(last);
+                        let path = on_path.clone();
+                        scope.spawn(move |scope| self.run(scope, w, start, stop, path));
+                        start = stop;
+                    }
+                }
+                stack.push((w, first, mine));
+            } else {
+                stack.pop();
+                if !stack.is_empty() {
+                    on_path[self.graph.class_of(v) as usize] -= 1;
+                }
             }
         }
+        self.progress.advance(visited % (1 << 16));
+        let mut total = self.total.lock().unwrap_or_else(|e| e.into_inner());
+        for (t, s) in total.iter_mut().zip(&sums) {
+            *t += s;
+        }
     }
-    class_retained
 }

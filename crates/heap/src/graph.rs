@@ -8,7 +8,9 @@ use hprof_format::{
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-use crate::dominators::{Csr, NONE};
+use crate::compact::{ClassOf, IdIndex, MAX_FILE, Offsets, mapped_capacity, zeroed};
+use crate::dominators::{Csr, Edges, NONE};
+use crate::progress::Progress;
 
 /// What a GC root is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -145,13 +147,10 @@ pub struct FrameInfo {
 pub struct HeapGraph<'a> {
     bytes: &'a [u8],
     header: Header,
-    ids: Vec<u64>,
     index: IdIndex,
-    offsets: Vec<u64>,
-    class_of: Vec<u32>,
-    shallow: Vec<u32>,
-    starts: Vec<u64>,
-    targets: Vec<u32>,
+    offsets: Offsets,
+    class_of: ClassOf,
+    edges: Edges,
     roots: Vec<Root>,
     classes: Vec<Class>,
     class_index: FxHashMap<u64, u32>,
@@ -170,17 +169,21 @@ pub type Result<T> = std::result::Result<T, hprof_format::Error>;
 #[derive(Default)]
 struct Found {
     objects: Vec<(u64, u64)>,
+    /// Where each body's objects are in `objects`, each range sorted by id.
+    runs: Vec<(usize, usize)>,
     class_dumps: Vec<u64>,
     roots: Vec<(u64, RootKind, u32, u32)>,
     threads: Vec<(u32, u64, u32)>,
 }
 
 impl<'a> HeapGraph<'a> {
-    /// Reads the whole file `bytes` and builds its graph; `phase` is told the name of each
-    /// phase as it starts.
-    pub fn build(bytes: &'a [u8], phase: &(dyn Fn(&str) + Sync)) -> Result<HeapGraph<'a>> {
-        phase("reading records");
+    /// Reads the whole file `bytes` and builds its graph, telling `progress` what it does.
+    pub fn build(bytes: &'a [u8], progress: &dyn Progress) -> Result<HeapGraph<'a>> {
+        progress.phase("reading records", bytes.len() as u64);
         let (header, mut records) = Records::new(bytes)?;
+        if bytes.len() as u64 >= MAX_FILE {
+            return Err(too_large(0));
+        }
         let id_size = header.id_size;
         let mut strings = FxHashMap::default();
         let mut class_name_ids: FxHashMap<u64, u64> = FxHashMap::default();
@@ -188,7 +191,9 @@ impl<'a> HeapGraph<'a> {
         let mut frames = FxHashMap::default();
         let mut traces = FxHashMap::default();
         let mut bodies: Vec<HeapDumpBody<'a>> = Vec::new();
-        while let Some((_, record)) = records.next()? {
+        let mut reported = 0u64;
+        while let Some((head, record)) = records.next()? {
+            let offset = head.offset;
             match record {
                 Record::Utf8 { id, text } => {
                     strings.insert(id, text);
@@ -223,51 +228,82 @@ impl<'a> HeapGraph<'a> {
                 Record::HeapDump(body) | Record::HeapDumpSegment(body) => bodies.push(body),
                 _ => {}
             }
+            if offset - reported >= 1 << 24 {
+                progress.advance(offset - reported);
+                reported = offset;
+            }
         }
 
-        phase("indexing objects");
-        let found: Vec<Result<Found>> = bodies
+        let body_bytes: u64 = bodies.iter().map(|b| b.data.len() as u64).sum();
+        progress.phase("indexing objects", body_bytes);
+        // A few big runs of bodies rather than one per body (jcmd writes a segment per
+        // few megabytes): the allocator returns big blocks to the system when they are
+        // freed, but keeps thousands of small ones resident.
+        let runs = 4 * rayon::current_num_threads().max(1);
+        let per_run = body_bytes.div_ceil(runs as u64).max(1);
+        let mut groups: Vec<&[HeapDumpBody<'a>]> = Vec::with_capacity(runs + 1);
+        let mut first = 0usize;
+        let mut bytes_in = 0u64;
+        for (i, body) in bodies.iter().enumerate() {
+            bytes_in += body.data.len() as u64;
+            if bytes_in >= per_run || i + 1 == bodies.len() {
+                groups.push(&bodies[first..=i]);
+                first = i + 1;
+                bytes_in = 0;
+            }
+        }
+        let found: Vec<Found> = groups
             .par_iter()
-            .map(|body| scan_body(body, id_size))
-            .collect();
-        let mut found: Vec<Found> = found.into_iter().collect::<Result<_>>()?;
-        // Each body's objects were sorted by scan_body; dumps write bodies over disjoint
-        // address ranges, so ordering the bodies by their first id usually sorts them all.
-        found.sort_unstable_by_key(|f| f.objects.first().map_or(0, |&(id, _)| id));
-        let mut objects: Vec<(u64, u64)> =
-            Vec::with_capacity(found.iter().map(|f| f.objects.len()).sum());
+            .map(|group| -> Result<Found> {
+                let mut found = Found {
+                    objects: Vec::with_capacity(mapped_capacity::<(u64, u64)>(0)),
+                    ..Found::default()
+                };
+                for body in group.iter() {
+                    let start = found.objects.len();
+                    scan_body(body, id_size, progress, &mut found)?;
+                    let run = &mut found.objects[start..];
+                    if !run.is_sorted_by_key(|&(id, _)| id) {
+                        run.sort_unstable_by_key(|&(id, _)| id);
+                    }
+                    if !run.is_empty() {
+                        found.runs.push((start, found.objects.len()));
+                    }
+                }
+                Ok(found)
+            })
+            .collect::<Result<_>>()?;
+        drop(groups);
         let mut class_dumps = Vec::new();
         let mut raw_roots = Vec::new();
         let mut threads = FxHashMap::default();
-        for f in found {
-            objects.extend_from_slice(&f.objects);
-            drop(f.objects);
-            class_dumps.extend(f.class_dumps);
-            raw_roots.extend(f.roots);
-            for (serial, object, trace) in f.threads {
+        for f in &found {
+            class_dumps.extend_from_slice(&f.class_dumps);
+            raw_roots.extend_from_slice(&f.roots);
+            for &(serial, object, trace) in &f.threads {
                 threads.insert(serial, (object, trace));
             }
         }
-        phase("sorting objects");
+        let mut objects = merge_runs(found);
+        progress.phase("sorting objects", 0);
         if !objects.is_sorted_by_key(|&(id, _)| id) {
             objects.par_sort_unstable_by_key(|&(id, _)| id);
         }
         objects.dedup_by_key(|&mut (id, _)| id);
-        let offsets: Vec<u64> = objects.par_iter().map(|&(_, off)| off).collect();
-        let ids: Vec<u64> = objects.into_iter().map(|(id, _)| id).collect();
-        phase("id index");
-        let index = IdIndex::new(&ids);
+        if objects.len() >= NONE as usize {
+            return Err(too_large(objects[NONE as usize].1));
+        }
+        let offsets = Offsets::new(objects.par_iter().map(|&(_, off)| off));
+        let index = IdIndex::new(&|i| objects[i].0, objects.len());
+        drop(objects);
 
         let mut graph = HeapGraph {
             bytes,
             header,
-            ids,
             index,
             offsets,
-            class_of: Vec::new(),
-            shallow: Vec::new(),
-            starts: Vec::new(),
-            targets: Vec::new(),
+            class_of: ClassOf::default(),
+            edges: Edges::default(),
             roots: Vec::new(),
             classes: Vec::new(),
             class_index: FxHashMap::default(),
@@ -291,11 +327,9 @@ impl<'a> HeapGraph<'a> {
             })
             .collect();
 
-        phase("reading references");
-        graph.read_references()?;
+        graph.read_references(progress)?;
         // From now on ids are read from the file (at a record's offset + 1) and found by
-        // binary search over the offsets: 12 bytes per object fewer.
-        graph.ids = Vec::new();
+        // binary search over the offsets: the index's 6 bytes per object are freed.
         graph.index = IdIndex::default();
         Ok(graph)
     }
@@ -429,11 +463,120 @@ fn align8(n: u64) -> u64 {
     (n + 7) & !7
 }
 
-/// Lists the objects, CLASS DUMPs and roots of one heap dump body.
-fn scan_body(body: &HeapDumpBody<'_>, id_size: IdSize) -> Result<Found> {
-    let mut found = Found::default();
+/// The objects of every run of bodies as one list, sorted by id in most dumps without a
+/// full sort: each body's objects are sorted, and the bodies form a few chains of disjoint,
+/// increasing id ranges. jcmd writes one body of class objects spread over the whole heap,
+/// then the heap in address order; the biggest chain is moved together in place and the
+/// others are merged into it from the back. Otherwise the list is returned as found, to be
+/// sorted.
+fn merge_runs(mut found: Vec<Found>) -> Vec<(u64, u64)> {
+    let total: usize = found.iter().map(|f| f.objects.len()).sum();
+    // The groups' lists end to end, in file order, and each body's place in the result.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    let mut objects: Vec<(u64, u64)> = Vec::new();
+    for f in &mut found {
+        let base = objects.len();
+        runs.extend(f.runs.iter().map(|&(s, e)| (base + s, base + e)));
+        if objects.is_empty() {
+            objects = std::mem::take(&mut f.objects);
+            objects.reserve_exact(total - objects.len());
+        } else {
+            objects.extend_from_slice(&f.objects);
+            f.objects = Vec::new();
+        }
+    }
+    drop(found);
+    // Chains of bodies by first id: a body goes to the chain whose last id is the highest
+    // below its first, else starts a chain. (last id, bodies in id order, objects)
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_unstable_by_key(|&r| objects[runs[r].0].0);
+    let mut chains: Vec<(u64, Vec<usize>, usize)> = Vec::new();
+    for r in order {
+        let (start, end) = runs[r];
+        let (first, last) = (objects[start].0, objects[end - 1].0);
+        let fits = chains
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.0 < first)
+            .max_by_key(|(_, c)| c.0);
+        match fits.map(|(c, _)| c) {
+            Some(c) => {
+                let chain = &mut chains[c];
+                chain.0 = last;
+                chain.1.push(r);
+                chain.2 += end - start;
+            }
+            None if chains.len() < 64 => chains.push((last, vec![r], end - start)),
+            // Too interleaved: sort.
+            None => return objects,
+        }
+    }
+    let Some(main) = (0..chains.len()).max_by_key(|&c| chains[c].2) else {
+        return objects;
+    };
+    let outside = total - chains[main].2;
+    let in_file_order = chains[main].1.windows(2).all(|w| w[0] < w[1]);
+    if !in_file_order {
+        if outside > 0 {
+            return objects;
+        }
+        // Disjoint bodies out of order: copy them in order.
+        let mut sorted = Vec::with_capacity(total);
+        for &r in &chains[main].1 {
+            sorted.extend_from_slice(&objects[runs[r].0..runs[r].1]);
+        }
+        return sorted;
+    }
+    if outside > total / 4 {
+        return objects;
+    }
+    let mut side: Vec<(u64, u64)> = Vec::with_capacity(outside);
+    for (c, chain) in chains.iter().enumerate() {
+        if c != main {
+            for &r in &chain.1 {
+                side.extend_from_slice(&objects[runs[r].0..runs[r].1]);
+            }
+        }
+    }
+    side.sort_unstable_by_key(|&(id, _)| id);
+    // The main chain's bodies to the front, in order (each moves down, never over one
+    // still to move).
+    let mut write = 0usize;
+    for &r in &chains[main].1 {
+        let (start, end) = runs[r];
+        objects.copy_within(start..end, write);
+        write += end - start;
+    }
+    // Merge the rest in from the back: slot k - 1 is always at or above i.
+    let (mut i, mut j) = (write, side.len());
+    let mut k = total;
+    while j > 0 {
+        if i > 0 && objects[i - 1].0 > side[j - 1].0 {
+            objects[k - 1] = objects[i - 1];
+            i -= 1;
+        } else {
+            objects[k - 1] = side[j - 1];
+            j -= 1;
+        }
+        k -= 1;
+    }
+    objects
+}
+
+/// Adds the objects, CLASS DUMPs and roots of one heap dump body to `found`.
+fn scan_body(
+    body: &HeapDumpBody<'_>,
+    id_size: IdSize,
+    progress: &dyn Progress,
+    found: &mut Found,
+) -> Result<()> {
     let mut records = body.records(id_size);
+    let mut reported = body.offset;
     while let Some((offset, record)) = records.next()? {
+        if offset - reported >= 1 << 22 {
+            progress.advance(offset - reported);
+            reported = offset;
+        }
         match record {
             HeapRecord::InstanceDump { object_id, .. } => found.objects.push((object_id, offset)),
             HeapRecord::ObjectArrayDump { array_id, .. }
@@ -503,115 +646,62 @@ fn scan_body(body: &HeapDumpBody<'_>, id_size: IdSize) -> Result<Found> {
             }
         }
     }
-    if !found.objects.is_sorted_by_key(|&(id, _)| id) {
-        found.objects.sort_unstable_by_key(|&(id, _)| id);
-    }
-    Ok(found)
-}
-
-/// Finds the node of an object id: a sorted id array with a bucket table over its range,
-/// so a lookup is one table read and a short binary search.
-#[derive(Debug, Default)]
-struct IdIndex {
-    min: u64,
-    shift: u32,
-    buckets: Vec<u32>,
-}
-
-impl IdIndex {
-    fn new(ids: &[u64]) -> IdIndex {
-        let (Some(&min), Some(&max)) = (ids.first(), ids.last()) else {
-            return IdIndex::default();
-        };
-        let span = max - min;
-        // About one bucket per two objects: 2 bytes per object, a few ids per bucket.
-        let wanted = (ids.len() as u64 / 2).max(1);
-        let mut shift = 0;
-        while (span >> shift) >= wanted {
-            shift += 1;
-        }
-        let count = (span >> shift) as usize + 2;
-        let mut buckets = vec![0u32; count];
-        // buckets[b] = the first index whose id falls in bucket b or later.
-        let mut i = 0usize;
-        for (b, slot) in buckets.iter_mut().enumerate() {
-            while i < ids.len() && (((ids[i] - min) >> shift) as usize) < b {
-                i += 1;
-            }
-            *slot = i as u32;
-        }
-        IdIndex {
-            min,
-            shift,
-            buckets,
-        }
-    }
-
-    #[inline]
-    fn find(&self, ids: &[u64], id: u64) -> Option<u32> {
-        if id < self.min || self.buckets.is_empty() {
-            return None;
-        }
-        let b = ((id - self.min) >> self.shift) as usize;
-        let lo = *self.buckets.get(b)? as usize;
-        let hi = *self.buckets.get(b + 1)? as usize;
-        let slice = &ids[lo..hi];
-        slice.binary_search(&id).ok().map(|i| (lo + i) as u32)
-    }
+    progress.advance(body.offset + body.data.len() as u64 - reported);
+    Ok(())
 }
 
 /// Nodes per unit of parallel work when references are read.
 const CHUNK: usize = 1 << 14;
 
 impl<'a> HeapGraph<'a> {
-    /// Reads every object's class, shallow size and references in one parallel pass over
-    /// runs of nodes, each collecting its references, then joins the runs into CSR arrays.
-    fn read_references(&mut self) -> Result<()> {
-        let n = self.offsets.len();
-        let mut class_of = vec![0u32; n];
-        let mut shallow = vec![0u32; n];
-        let mut counts = vec![0u32; n];
-        let this = &*self;
-        let runs: Vec<Vec<u32>> = class_of
-            .par_chunks_mut(CHUNK)
-            .zip(shallow.par_chunks_mut(CHUNK))
-            .zip(counts.par_chunks_mut(CHUNK))
-            .enumerate()
-            .map(
-                |(chunk, ((class_of, shallow), counts))| -> Result<Vec<u32>> {
-                    let first = chunk * CHUNK;
-                    let mut targets = Vec::new();
-                    for i in 0..class_of.len() {
-                        let record = this.record_at(this.offsets[first + i])?;
-                        let (class, size) = this.class_and_size(&record);
-                        class_of[i] = class;
-                        shallow[i] = size;
-                        let before = targets.len();
-                        this.for_each_reference(&record, class, true, |_, target| {
-                            targets.push(target)
-                        });
-                        counts[i] = (targets.len() - before) as u32;
-                    }
-                    Ok(targets)
-                },
-            )
-            .collect::<Result<_>>()?;
-        let mut starts = Vec::with_capacity(n + 1);
-        let mut total = 0u64;
+    /// Reads every object's class and references in one pass, in waves of runs of nodes
+    /// read in parallel, each run listing its references on its own; the runs' lists are
+    /// then appended in order to the CSR arrays, whose exact size is only known at the end
+    /// (their unused capacity is never touched, and is given back).
+    fn read_references(&mut self, progress: &dyn Progress) -> Result<()> {
+        const WAVE: usize = 32 * CHUNK;
+        let n = self.len();
+        progress.phase("reading references", n as u64);
+        let mut class_of: Vec<u32> = zeroed(n);
+        let mut starts: Vec<u32> = Vec::with_capacity(mapped_capacity::<u32>(n + 1));
         starts.push(0);
-        for &c in &counts {
-            total += u64::from(c);
-            starts.push(total);
+        let mut targets: Vec<u32> = Vec::with_capacity(mapped_capacity::<u32>(2 * n));
+        let this = &*self;
+        for (wave, classes) in class_of.chunks_mut(WAVE).enumerate() {
+            let runs: Vec<Result<(Vec<u32>, Vec<u32>)>> = classes
+                .par_chunks_mut(CHUNK)
+                .enumerate()
+                .map(|(chunk, class_of)| {
+                    let first = wave * WAVE + chunk * CHUNK;
+                    let mut counts = Vec::with_capacity(class_of.len());
+                    let mut run = Vec::with_capacity(2 * class_of.len());
+                    for (i, slot) in class_of.iter_mut().enumerate() {
+                        let record = this.record_at(this.offsets.get(first + i))?;
+                        let class = this.class_for(&record);
+                        *slot = class;
+                        let before = run.len();
+                        this.for_each_reference(&record, class, true, |_, target| run.push(target));
+                        counts.push((run.len() - before) as u32);
+                    }
+                    progress.advance(class_of.len() as u64);
+                    Ok((counts, run))
+                })
+                .collect();
+            for result in runs {
+                let (counts, run) = result?;
+                let mut at = *starts.last().unwrap_or(&0);
+                for count in counts {
+                    at = at
+                        .checked_add(count)
+                        .ok_or_else(|| too_large(self.offsets.get(starts.len() - 1)))?;
+                    starts.push(at);
+                }
+                targets.extend_from_slice(&run);
+            }
         }
-        drop(counts);
-        let mut targets = Vec::with_capacity(total as usize);
-        for run in runs {
-            targets.extend_from_slice(&run);
-        }
-        self.class_of = class_of;
-        self.shallow = shallow;
-        self.starts = starts;
-        self.targets = targets;
+        targets.shrink_to_fit();
+        self.class_of = ClassOf::new(class_of, self.classes.len());
+        self.edges = Edges { starts, targets };
         Ok(())
     }
 
@@ -634,56 +724,71 @@ impl<'a> HeapGraph<'a> {
         }
     }
 
-    /// The class index and shallow size of an object's record.
-    fn class_and_size(&self, record: &HeapRecord<'_>) -> (u32, u32) {
+    /// The class index of an object's record.
+    fn class_for(&self, record: &HeapRecord<'_>) -> u32 {
         let unknown = self.classes.len() as u32 - 1;
         match *record {
-            HeapRecord::InstanceDump { class_id, .. } => match self.class_index.get(&class_id) {
-                Some(&c) => (c, self.classes[c as usize].instance_size),
-                None => (unknown, 16),
-            },
-            HeapRecord::ObjectArrayDump {
-                array_class_id,
-                elements,
-                ..
-            } => (
-                self.class_index
-                    .get(&array_class_id)
-                    .copied()
-                    .unwrap_or(unknown),
-                saturate(align8(16 + 4 * elements.len() as u64)),
-            ),
-            HeapRecord::PrimitiveArrayDump {
-                element_type,
-                length,
-                ..
-            } => {
+            HeapRecord::InstanceDump { class_id, .. } => {
+                self.class_index.get(&class_id).copied().unwrap_or(unknown)
+            }
+            HeapRecord::ObjectArrayDump { array_class_id, .. } => self
+                .class_index
+                .get(&array_class_id)
+                .copied()
+                .unwrap_or(unknown),
+            HeapRecord::PrimitiveArrayDump { element_type, .. } => {
                 let pos = PRIMITIVES
                     .iter()
                     .position(|&t| t == element_type)
                     .unwrap_or(0);
-                let size = element_type.size(IdSize::Eight) as u64;
-                (
-                    unknown - 8 + pos as u32,
-                    saturate(align8(16 + size * u64::from(length))),
-                )
+                unknown - 8 + pos as u32
             }
-            HeapRecord::ClassDump(_) => (self.java_lang_class, 0),
-            _ => (unknown, 0),
+            HeapRecord::ClassDump(_) => self.java_lang_class,
+            _ => unknown,
         }
     }
 
-    /// Calls `f(slot, target)` for every reference of an object to an object in the dump:
-    /// `slot` is the index of the instance field in the class's flattened fields, the array
-    /// element's index, or the index of the static field. The `referent` of
-    /// java.lang.ref.Reference objects is left out unless `with_referent`: like MAT and
-    /// VisualVM, the graph holds strong references only.
-    fn for_each_reference(
+    /// The shallow size of the object of class `class` whose record is at `offset`, read
+    /// from the record's header (the record was parsed when the graph was built).
+    #[inline]
+    fn shallow_at(&self, offset: u64, class: u32) -> u64 {
+        let at = offset as usize;
+        let id = self.header.id_size.bytes();
+        let be32 = |from: usize| {
+            self.bytes
+                .get(from..from + 4)
+                .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+        };
+        match self.bytes[at] {
+            // INSTANCE DUMP
+            0x21 => match self.classes.get(class as usize) {
+                Some(c) if c.kind != ClassKind::Unknown => u64::from(c.instance_size),
+                _ => 16,
+            },
+            // OBJECT ARRAY DUMP: id, stack trace serial, length, class id, elements.
+            0x22 => u64::from(saturate(align8(16 + 4 * u64::from(be32(at + 1 + id + 4))))),
+            // PRIMITIVE ARRAY DUMP: id, stack trace serial, length, element type, elements.
+            0x23 => {
+                let length = u64::from(be32(at + 1 + id + 4));
+                let size = self
+                    .bytes
+                    .get(at + 1 + id + 8)
+                    .and_then(|&t| BasicType::from_u8(t))
+                    .map_or(1, |t| t.size(IdSize::Eight) as u64);
+                u64::from(saturate(align8(16 + size * length)))
+            }
+            _ => 0,
+        }
+    }
+
+    /// Calls `f(slot, id)` for every non-null reference of an object, whether or not the
+    /// dump holds its target (see [`HeapGraph::for_each_reference`]).
+    fn for_each_reference_id(
         &self,
         record: &HeapRecord<'_>,
         class: u32,
         with_referent: bool,
-        mut f: impl FnMut(u32, u32),
+        mut f: impl FnMut(u32, u64),
     ) {
         let id_size = self.header.id_size;
         match *record {
@@ -701,19 +806,15 @@ impl<'a> HeapGraph<'a> {
                         continue;
                     }
                     let id = read_id(values, field.offset as usize, id_size);
-                    if id != 0
-                        && let Some(target) = self.node(id)
-                    {
-                        f(slot as u32, target);
+                    if id != 0 {
+                        f(slot as u32, id);
                     }
                 }
             }
             HeapRecord::ObjectArrayDump { elements, .. } => {
                 for (slot, id) in elements.iter().enumerate() {
-                    if id != 0
-                        && let Some(target) = self.node(id)
-                    {
-                        f(slot as u32, target);
+                    if id != 0 {
+                        f(slot as u32, id);
                     }
                 }
             }
@@ -721,9 +822,8 @@ impl<'a> HeapGraph<'a> {
                 for (slot, (_, value)) in dump.static_fields().enumerate() {
                     if let Value::Object(id) = value
                         && id != 0
-                        && let Some(target) = self.node(id)
                     {
-                        f(slot as u32, target);
+                        f(slot as u32, id);
                     }
                 }
             }
@@ -731,17 +831,42 @@ impl<'a> HeapGraph<'a> {
         }
     }
 
+    /// Calls `f(slot, target)` for every reference of an object to an object in the dump:
+    /// `slot` is the index of the instance field in the class's flattened fields, the array
+    /// element's index, or the index of the static field. The `referent` of
+    /// java.lang.ref.Reference objects is left out unless `with_referent`: like MAT and
+    /// VisualVM, the graph holds strong references only.
+    fn for_each_reference(
+        &self,
+        record: &HeapRecord<'_>,
+        class: u32,
+        with_referent: bool,
+        mut f: impl FnMut(u32, u32),
+    ) {
+        self.for_each_reference_id(record, class, with_referent, |slot, id| {
+            if let Some(target) = self.node(id) {
+                f(slot, target);
+            }
+        });
+    }
+
     /// The node of the object `id`.
     #[inline]
     pub fn node(&self, id: u64) -> Option<u32> {
-        if !self.ids.is_empty() {
-            return self.index.find(&self.ids, id);
+        if !self.index.is_empty() {
+            return self.index.find(id);
         }
-        let at = self
-            .offsets
-            .binary_search_by_key(&id, |&offset| self.id_at(offset))
-            .ok()?;
-        Some(at as u32)
+        // Binary search over the offsets, reading each id from the file.
+        let (mut lo, mut hi) = (0usize, self.offsets.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.id_at(self.offsets.get(mid)).cmp(&id) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid as u32),
+            }
+        }
+        None
     }
 
     /// The object id of the sub-record at `offset` (every object's record starts with it).
@@ -757,7 +882,7 @@ impl<'a> HeapGraph<'a> {
 
     /// True if the dump holds no object.
     pub fn is_empty(&self) -> bool {
-        self.offsets.is_empty()
+        self.offsets.len() == 0
     }
 
     /// The file's header.
@@ -767,22 +892,22 @@ impl<'a> HeapGraph<'a> {
 
     /// The object id of a node.
     pub fn id(&self, node: u32) -> u64 {
-        self.id_at(self.offsets[node as usize])
+        self.id_at(self.offsets.get(node as usize))
     }
 
     /// The shallow size of a node.
     pub fn shallow(&self, node: u32) -> u64 {
-        u64::from(self.shallow[node as usize])
+        self.shallow_at(self.offsets.get(node as usize), self.class_of(node))
     }
 
     /// The class index of a node.
     pub fn class_of(&self, node: u32) -> u32 {
-        self.class_of[node as usize]
+        self.class_of.get(node as usize)
     }
 
     /// The class of a node.
     pub fn class(&self, node: u32) -> &Class {
-        &self.classes[self.class_of[node as usize] as usize]
+        &self.classes[self.class_of(node) as usize]
     }
 
     /// Every class, pseudo-classes for primitive arrays and unknown classes last.
@@ -793,7 +918,7 @@ impl<'a> HeapGraph<'a> {
     /// True if the node is a class object (a CLASS DUMP).
     pub fn is_class_object(&self, node: u32) -> bool {
         matches!(
-            self.record_at(self.offsets[node as usize]),
+            self.record_at(self.offsets.get(node as usize)),
             Ok(HeapRecord::ClassDump(_))
         )
     }
@@ -808,19 +933,13 @@ impl<'a> HeapGraph<'a> {
 
     /// Every reference (a Reference's `referent` included) as a CSR graph.
     pub fn csr(&self) -> Csr<'_> {
-        Csr {
-            starts: &self.starts,
-            targets: &self.targets,
-        }
+        self.edges.csr()
     }
 
     /// Takes the references out of the graph (for the dominator computation, which frees
     /// them once it has built their reverse); [`HeapGraph::csr`] is empty afterwards.
-    pub fn take_references(&mut self) -> (Vec<u64>, Vec<u32>) {
-        (
-            std::mem::take(&mut self.starts),
-            std::mem::take(&mut self.targets),
-        )
+    pub fn take_references(&mut self) -> Edges {
+        std::mem::take(&mut self.edges)
     }
 
     /// The GC roots whose objects are in the dump.
@@ -838,7 +957,7 @@ impl<'a> HeapGraph<'a> {
     /// The target of a Reference's `referent` field, if `node` is a Reference with one.
     pub fn referent(&self, node: u32) -> Option<u32> {
         let offset = self.class(node).referent_offset?;
-        match self.record_at(self.offsets[node as usize]).ok()? {
+        match self.record_at(self.offsets.get(node as usize)).ok()? {
             HeapRecord::InstanceDump { values, .. } => {
                 let id = read_id(values, offset as usize, self.header.id_size);
                 if id == 0 { None } else { self.node(id) }
@@ -849,7 +968,7 @@ impl<'a> HeapGraph<'a> {
 
     /// How `from` refers to `to`: `field name`, `[index]` or `static name`.
     pub fn reference_name(&self, from: u32, to: u32) -> String {
-        let Ok(record) = self.record_at(self.offsets[from as usize]) else {
+        let Ok(record) = self.record_at(self.offsets.get(from as usize)) else {
             return "?".to_string();
         };
         let class = self.class_of(from);
@@ -885,7 +1004,7 @@ impl<'a> HeapGraph<'a> {
     pub fn field(&self, node: u32, name: &str) -> Option<Value> {
         let class = self.class(node);
         let HeapRecord::InstanceDump { values, .. } =
-            self.record_at(self.offsets[node as usize]).ok()?
+            self.record_at(self.offsets.get(node as usize)).ok()?
         else {
             return None;
         };
@@ -924,7 +1043,7 @@ impl<'a> HeapGraph<'a> {
         let array = self.node(value_id)?;
         let HeapRecord::PrimitiveArrayDump {
             element_type, data, ..
-        } = self.record_at(self.offsets[array as usize]).ok()?
+        } = self.record_at(self.offsets.get(array as usize)).ok()?
         else {
             return None;
         };
@@ -985,6 +1104,15 @@ impl<'a> HeapGraph<'a> {
     }
 }
 
+/// The error for dumps beyond what the graph's compact arrays hold (files of 1 TiB, 2^32
+/// objects or references).
+fn too_large(offset: u64) -> hprof_format::Error {
+    hprof_format::Error::new(
+        offset,
+        hprof_format::ErrorKind::Io(std::io::ErrorKind::FileTooLarge),
+    )
+}
+
 fn saturate(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
@@ -995,4 +1123,65 @@ fn read_id(values: &[u8], at: usize, id_size: IdSize) -> u64 {
     values.get(at..at + n).map_or(0, |b| {
         b.iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Groups of bodies, each body a sorted list of ids (offsets are the ids doubled).
+    fn found(groups: &[&[&[u64]]]) -> Vec<Found> {
+        groups
+            .iter()
+            .map(|bodies| {
+                let mut f = Found::default();
+                for body in bodies.iter() {
+                    let start = f.objects.len();
+                    f.objects.extend(body.iter().map(|&id| (id, 2 * id)));
+                    f.runs.push((start, f.objects.len()));
+                }
+                f
+            })
+            .collect()
+    }
+
+    fn sorted_ids(groups: &[&[&[u64]]]) -> Vec<u64> {
+        let mut ids: Vec<u64> = groups
+            .iter()
+            .flat_map(|g| g.iter().flat_map(|b| b.iter().copied()))
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    #[test]
+    fn bodies_are_joined_in_id_order() {
+        let cases: [&[&[&[u64]]]; 4] = [
+            // jcmd: class objects spread over the heap first, then the heap in order.
+            &[
+                &[&[5, 95, 399], &[10, 20, 30]],
+                &[&[40, 50], &[60, 90, 100]],
+                &[&[200, 300, 400], &[500, 501, 502, 503]],
+            ],
+            // Disjoint bodies out of order.
+            &[&[&[300, 310], &[10, 20]], &[&[100, 200]]],
+            // In order already, one body, nothing.
+            &[&[&[1, 2], &[3, 4]], &[&[5]]],
+            &[],
+        ];
+        for groups in cases {
+            let objects = merge_runs(found(groups));
+            let ids: Vec<u64> = objects.iter().map(|&(id, _)| id).collect();
+            assert_eq!(ids, sorted_ids(groups), "{groups:?}");
+            assert!(objects.iter().all(|&(id, offset)| offset == 2 * id));
+        }
+        // Interleaved bodies are returned whole, for the caller to sort.
+        let interleaved: &[&[&[u64]]] = &[&[&[1, 5, 9], &[2, 6, 10]], &[&[3, 7, 11], &[4, 8, 12]]];
+        let mut ids: Vec<u64> = merge_runs(found(interleaved))
+            .iter()
+            .map(|&(id, _)| id)
+            .collect();
+        ids.sort_unstable();
+        assert_eq!(ids, sorted_ids(interleaved));
+    }
 }

@@ -9,10 +9,13 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod compact;
 pub mod dominators;
 mod graph;
+mod progress;
 
 pub use graph::{Class, ClassKind, Field, FrameInfo, HeapGraph, Result, Root, RootKind};
+pub use progress::Progress;
 mod analysis;
 
 pub use analysis::{Analysis, Paths, roots_of};

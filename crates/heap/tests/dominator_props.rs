@@ -16,8 +16,8 @@ fn graph() -> impl Strategy<Value = (usize, Vec<(u32, u32)>, Vec<u32>)> {
     })
 }
 
-fn csr(n: usize, edges: &[(u32, u32)]) -> (Vec<u64>, Vec<u32>) {
-    let mut starts = vec![0u64; n + 1];
+fn csr(n: usize, edges: &[(u32, u32)]) -> (Vec<u32>, Vec<u32>) {
+    let mut starts = vec![0u32; n + 1];
     for &(from, _) in edges {
         starts[from as usize + 1] += 1;
     }

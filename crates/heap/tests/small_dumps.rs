@@ -121,9 +121,9 @@ struct Built<'a> {
 }
 
 fn analyse(bytes: &[u8]) -> Built<'_> {
-    let mut graph = HeapGraph::build(bytes, &|_| {}).unwrap();
+    let mut graph = HeapGraph::build(bytes, &()).unwrap();
     let weak = Paths::new(&graph, true);
-    let (analysis, strong) = Analysis::new(&mut graph, &|_| {});
+    let (analysis, strong) = Analysis::new(&mut graph, &());
     Built {
         graph,
         analysis,
@@ -346,9 +346,45 @@ fn corrupt_dumps_give_errors_not_panics() {
     });
     for cut in [10, bytes.len() / 2, bytes.len() - 3] {
         assert!(
-            HeapGraph::build(&bytes[..cut], &|_| {}).is_err(),
+            HeapGraph::build(&bytes[..cut], &()).is_err(),
             "cut at {cut}"
         );
     }
-    assert!(HeapGraph::build(b"not a dump", &|_| {}).is_err());
+    assert!(HeapGraph::build(b"not a dump", &()).is_err());
+}
+
+#[test]
+fn dumps_without_objects_or_roots_are_analysed() {
+    // No heap dump at all, and a heap dump with no object.
+    let header = Header {
+        version: Version::V1_0_2,
+        id_size: IdSize::Eight,
+        timestamp_ms: 0,
+    };
+    let mut w = Writer::new(Vec::new(), header).unwrap();
+    w.utf8(0, 1, b"unused").unwrap();
+    let empty = w.finish().unwrap();
+    let mut w = Writer::new(Vec::new(), header).unwrap();
+    w.begin_heap_dump(0).unwrap();
+    w.end_heap_dump().unwrap();
+    let no_objects = w.finish().unwrap();
+    for bytes in [&empty, &no_objects] {
+        let b = analyse(bytes);
+        assert_eq!(b.graph.len(), 0);
+        assert_eq!(b.analysis.objects, 0);
+        assert_eq!(b.analysis.reachable_bytes, 0);
+        assert!(b.analysis.children(b.analysis.super_root()).is_empty());
+        assert_eq!(b.analysis.suspects(&b.graph, 0), Vec::<u32>::new());
+    }
+    // Objects but no GC root: all garbage.
+    let bytes = dump(|w| {
+        node(w, 0xa0, 0xb0, 0);
+        node(w, 0xb0, 0xa0, 0);
+    });
+    let b = analyse(&bytes);
+    assert_eq!(b.analysis.reachable_objects, 0);
+    assert!(!b.analysis.is_reachable(b.n(0xa0)));
+    assert_eq!(b.retained(0xa0), 0);
+    assert!(b.strong.path(b.n(0xb0)).is_none());
+    assert!(b.weak.path(b.n(0xb0)).is_none());
 }

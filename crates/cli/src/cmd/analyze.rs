@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use hprof_heap::{Analysis, HeapGraph, Paths, RootKind, roots_of};
+use hprof_heap::{Analysis, HeapGraph, Paths, Progress, RootKind, roots_of};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{Value as Json, json};
 
@@ -88,38 +88,77 @@ fn parse_id(text: &str) -> std::result::Result<u64, String> {
     parsed.map_err(|_| format!("`{text}` is not an object id: hex with 0x, or decimal"))
 }
 
-/// A spinner naming the current phase, on stderr when it is a terminal and the file is
-/// big enough for phases to last (100 MB and more).
-fn phases(input: &Input) -> Option<ProgressBar> {
-    (input.bytes().len() >= 100 << 20 && std::io::stderr().is_terminal()).then(|| {
-        let bar = ProgressBar::new_spinner();
+/// The progress of the analysis on stderr, when it is a terminal and the file is big
+/// enough for phases to last (100 MB and more): one line per phase, with a bar and a
+/// percentage when the phase knows its amount of work, else a spinner, and the time spent.
+struct Bar(Option<ProgressBar>);
+
+impl Bar {
+    fn new(input: &Input) -> Bar {
+        Bar(
+            (input.bytes().len() >= 100 << 20 && std::io::stderr().is_terminal()).then(|| {
+                let bar = ProgressBar::new(0);
+                bar.enable_steady_tick(Duration::from_millis(100));
+                bar
+            }),
+        )
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.0 {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Drop for Bar {
+    /// Clears the line on every exit path, errors included.
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+impl Progress for Bar {
+    fn phase(&self, name: &str, total: u64) {
+        let Some(bar) = &self.0 else { return };
+        let template = if total > 0 {
+            "{msg:38} [{bar:30}] {percent:>3}% {elapsed:>4}"
+        } else {
+            "{msg:38} {spinner} {elapsed:>4}"
+        };
         bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg} {elapsed}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            ProgressStyle::with_template(template)
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
         );
-        bar.enable_steady_tick(Duration::from_millis(200));
-        bar
-    })
+        bar.set_length(total);
+        bar.set_position(0);
+        bar.reset_elapsed();
+        bar.set_message(name.to_string());
+    }
+
+    fn advance(&self, done: u64) {
+        if let Some(bar) = &self.0 {
+            bar.inc(done);
+        }
+    }
 }
 
 /// Runs `hprof analyze`.
 pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
     let name = args.file.display().to_string();
     let input = Input::open(&args.file)?;
-    let bar = phases(&input);
-    let phase = |p: &str| {
-        if let Some(bar) = &bar {
-            bar.set_message(p.to_string());
-        }
-    };
-    let mut graph = HeapGraph::build(input.bytes(), &phase).with_context(|| name.clone())?;
-    let weak = args.include_weak.then(|| Paths::new(&graph, true));
-    let (analysis, strong) = Analysis::new(&mut graph, &phase);
+    let bar = Bar::new(&input);
+    let mut graph = HeapGraph::build(input.bytes(), &bar).with_context(|| name.clone())?;
+    let weak = args.include_weak.then(|| {
+        bar.phase("paths through weak references", 0);
+        Paths::new(&graph, true)
+    });
+    let (analysis, strong) = Analysis::new(&mut graph, &bar);
     let paths = weak.unwrap_or(strong);
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
+    bar.phase("report", 0);
     let report = Report::new(&graph, &analysis, &paths, args);
+    bar.finish();
     if let Some(path) = &args.html {
         let mut file = hprof_outfile::create(path)
             .with_context(|| format!("cannot create {}", path.display()))?;
@@ -141,11 +180,15 @@ pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
 pub fn run_path(args: &PathArgs, out: &mut dyn Write) -> Result<()> {
     let name = args.file.display().to_string();
     let input = Input::open(&args.file)?;
-    let graph = HeapGraph::build(input.bytes(), &|_| {}).with_context(|| name.clone())?;
+    let bar = Bar::new(&input);
+    let graph = HeapGraph::build(input.bytes(), &bar).with_context(|| name.clone())?;
     let Some(node) = graph.node(args.object) else {
+        bar.finish();
         bail!("{name}: no object with id {:#x} in the dump", args.object);
     };
+    bar.phase("paths from GC roots", 0);
     let paths = Paths::new(&graph, args.include_weak);
+    bar.finish();
     let path = paths.path(node).map(|p| path_json(&graph, &p));
     if args.json {
         let doc = json!({"file": name, "object": hex(args.object), "path": path});
