@@ -160,6 +160,8 @@ pub struct HeapGraph<'a> {
     frames: FxHashMap<u64, (u64, u64, u32, i32)>,
     traces: FxHashMap<u32, Vec<u64>>,
     threads: FxHashMap<u32, (u64, u32)>,
+    /// Heap dumps in the file (the graph is the last one's).
+    dumps: u32,
 }
 
 /// Errors while building the graph.
@@ -177,7 +179,9 @@ struct Found {
 }
 
 impl<'a> HeapGraph<'a> {
-    /// Reads the whole file `bytes` and builds its graph, telling `progress` what it does.
+    /// Reads the whole file `bytes` and builds the graph of its last heap dump (a profile can
+    /// hold several, one per SIGQUIT, each with ids of its own), telling `progress` what it
+    /// does.
     pub fn build(bytes: &'a [u8], progress: &dyn Progress) -> Result<HeapGraph<'a>> {
         progress.phase("reading records", bytes.len() as u64);
         let (header, mut records) = Records::new(bytes)?;
@@ -191,6 +195,9 @@ impl<'a> HeapGraph<'a> {
         let mut frames = FxHashMap::default();
         let mut traces = FxHashMap::default();
         let mut bodies: Vec<HeapDumpBody<'a>> = Vec::new();
+        // Heap dumps seen; whether the last one has ended (a later body starts another).
+        let mut dumps = 0u32;
+        let mut ended = true;
         let mut reported = 0u64;
         while let Some((head, record)) = records.next()? {
             let offset = head.offset;
@@ -225,7 +232,22 @@ impl<'a> HeapGraph<'a> {
                 } => {
                     traces.insert(serial, f.iter().collect::<Vec<u64>>());
                 }
-                Record::HeapDump(body) | Record::HeapDumpSegment(body) => bodies.push(body),
+                Record::HeapDumpSegment(body) => {
+                    if ended {
+                        bodies.clear();
+                        dumps += 1;
+                        ended = false;
+                    }
+                    bodies.push(body);
+                }
+                Record::HeapDump(body) => {
+                    // A whole heap dump in one record.
+                    bodies.clear();
+                    dumps += 1;
+                    ended = true;
+                    bodies.push(body);
+                }
+                Record::HeapDumpEnd => ended = true,
                 _ => {}
             }
             if offset - reported >= 1 << 24 {
@@ -313,6 +335,7 @@ impl<'a> HeapGraph<'a> {
             frames,
             traces,
             threads,
+            dumps,
         };
         graph.read_classes(&class_dumps, &class_name_ids)?;
         graph.roots = raw_roots
@@ -873,6 +896,11 @@ impl<'a> HeapGraph<'a> {
     #[inline]
     fn id_at(&self, offset: u64) -> u64 {
         read_id(self.bytes, offset as usize + 1, self.header.id_size)
+    }
+
+    /// Heap dumps in the file; the graph is the last one's.
+    pub fn dumps(&self) -> u32 {
+        self.dumps
     }
 
     /// The number of objects (class objects included).

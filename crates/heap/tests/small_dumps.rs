@@ -388,3 +388,43 @@ fn dumps_without_objects_or_roots_are_analysed() {
     assert!(b.strong.path(b.n(0xb0)).is_none());
     assert!(b.weak.path(b.n(0xb0)).is_none());
 }
+
+#[test]
+fn a_file_of_several_heap_dumps_is_analysed_as_its_last_dump() {
+    // Each dump has ids of its own: 0xb0 exists only in the first, and 0xa0 is another
+    // object in the second.
+    let bytes = dump(|w| {
+        node(w, 0xa0, 0xb0, 0);
+        node(w, 0xb0, 0, 0);
+        root(w, 0xa0);
+        w.end_heap_dump().unwrap();
+        w.begin_heap_dump(0).unwrap();
+        w.class_dump(OBJECT, 0, 0, 0, 0, 0, 0, &[], &[], &[])
+            .unwrap();
+        w.class_dump(
+            NODE,
+            0,
+            OBJECT,
+            0,
+            0,
+            0,
+            0,
+            &[],
+            &[],
+            &[(8, BasicType::Object), (9, BasicType::Object)],
+        )
+        .unwrap();
+        node(w, 0xa0, 0, 0);
+        node(w, 0xc0, 0xa0, 0);
+        root(w, 0xc0);
+    });
+    let built = analyse(&bytes);
+    assert_eq!(built.graph.dumps(), 2);
+    assert!(
+        built.graph.node(0xb0).is_none(),
+        "an object of the first dump"
+    );
+    assert_eq!(built.idom(0xa0), 0xc0);
+    assert_eq!(built.retained(0xc0), 2 * NODE_SIZE);
+    assert_eq!(built.analysis.reachable_objects, 2);
+}

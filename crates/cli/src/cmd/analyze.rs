@@ -328,6 +328,7 @@ impl Report {
             "unreachable_objects": analysis.objects - analysis.reachable_objects - analysis.weakly_reachable_objects,
             "unreachable_bytes": analysis.shallow_bytes - analysis.reachable_bytes - analysis.weakly_reachable_bytes,
             "gc_roots": graph.roots().len(),
+            "heap_dumps_in_file": graph.dumps(),
         });
         let mut order: Vec<usize> = (0..graph.classes().len())
             .filter(|&c| analysis.class_count[c] > 0 || analysis.class_shallow[c] > 0)
@@ -415,6 +416,13 @@ impl Report {
         let n = |v: &Json| v.as_u64().unwrap_or(0);
         let mut s = String::new();
         let _ = writeln!(s, "{name}: heap analysis\n");
+        if n(&t["heap_dumps_in_file"]) > 1 {
+            let _ = writeln!(
+                s,
+                "The file holds {} heap dumps (one per dump request); this is the last one.\n",
+                n(&t["heap_dumps_in_file"])
+            );
+        }
         let _ = writeln!(
             s,
             "Objects: {} ({} bytes shallow), {} GC roots",
