@@ -647,6 +647,20 @@ fn a_stopped_attach_session_releases_its_timers() {
             .count();
         (perf, timers)
     };
+    // Whether the process catches SIGPROF (its SigCgt mask).
+    let catches_sigprof = |pid: u32| {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let mask = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .map(|m| u64::from_str_radix(m.trim(), 16).unwrap())
+            .unwrap();
+        mask & (1 << (libc::SIGPROF - 1)) != 0
+    };
+    assert!(
+        !catches_sigprof(target.pid),
+        "SIGPROF caught before the agent"
+    );
     let sources: &[&str] = if perf { &["perf", "cpu"] } else { &["cpu"] };
     for source in sources {
         let out = dir.path().join(format!("{source}.txt"));
@@ -658,6 +672,10 @@ fn a_stopped_attach_session_releases_its_timers() {
         let reply = target.jcmd(&jdk, &["JVMTI.agent_load", &lib, &options]);
         assert!(reply.contains("return code: 0"), "{reply}");
         std::thread::sleep(std::time::Duration::from_millis(700));
+        assert!(
+            catches_sigprof(target.pid),
+            "{source}: the sampler's handler"
+        );
         let (events, timers) = held(target.pid);
         if *source == "perf" {
             assert!(
@@ -673,6 +691,11 @@ fn a_stopped_attach_session_releases_its_timers() {
         let reply = target.jcmd(&jdk, &["JVMTI.agent_load", &lib, "\"session=stop\""]);
         assert!(reply.contains("return code: 0"), "{reply}");
         assert_eq!(held(target.pid), (0, 0), "{source}: left after stop");
+        // The signal handler went with them: the JVM's signal dispositions are its own again.
+        assert!(
+            !catches_sigprof(target.pid),
+            "{source}: the SIGPROF handler left installed after stop"
+        );
         let text = read_text(&out);
         assert!(text.contains("LongRunning.hot"), "{source}: {text}");
     }

@@ -1064,6 +1064,16 @@ impl Engine for AsyncSampler {
         }
     }
 
+    fn release(&self, ctx: &Context) {
+        // The timers are gone (stop): the SIGPROF handler and the walk's crash guard go too,
+        // once the signals already sent have been handled.
+        if !signal::uninstall() && ctx.options.verbose {
+            eprintln!(
+                "HPROF: the SIGPROF handler stays installed, idle: a sampling signal was still pending"
+            );
+        }
+    }
+
     fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
         crate::engine::cpu_samples::write_samples(ctx, out, ctx.options.cutoff);
     }

@@ -91,6 +91,19 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
     pass_on(sig == SIGBUS ? &previous_bus : &previous_segv, sig, info, context);
 }
 
+/* Puts back the handlers the guard replaced (no walk may be running); 0 on success. */
+int hprof_guard_uninstall(void) {
+    if (!installed) {
+        return 0;
+    }
+    if (sigaction(SIGSEGV, &previous_segv, NULL) != 0 ||
+        sigaction(SIGBUS, &previous_bus, NULL) != 0) {
+        return -1;
+    }
+    installed = 0;
+    return 0;
+}
+
 /* Installs the fault handler in front of the current ones; 0 on success. */
 int hprof_guard_install(void) {
     if (installed) {

@@ -50,6 +50,7 @@ type AsyncGetCallTrace = unsafe extern "C" fn(*mut CallTrace, c_int, *mut c_void
 
 unsafe extern "C" {
     fn hprof_guard_install() -> c_int;
+    fn hprof_guard_uninstall() -> c_int;
     fn hprof_guard_faults() -> libc::c_ulong;
     fn hprof_walk_guarded(
         walk: AsyncGetCallTrace,
@@ -149,7 +150,13 @@ static WALK: OnceLock<AsyncGetCallTrace> = OnceLock::new();
 static VM: AtomicPtr<sys::JavaVM> = AtomicPtr::new(ptr::null_mut());
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static DEPTH: AtomicU32 = AtomicU32::new(0);
-static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
+/// The SIGPROF action the sampler's replaced, while the sampler's is installed (null
+/// otherwise). Each install leaks one small copy, so the handler never reads freed memory.
+static PREVIOUS: AtomicPtr<libc::sigaction> = AtomicPtr::new(ptr::null_mut());
+/// Whether the sampler's SIGPROF handler (and the walk's crash guard) are installed.
+static HANDLER_INSTALLED: AtomicBool = AtomicBool::new(false);
+/// Handler invocations running now.
+static IN_HANDLER: AtomicU32 = AtomicU32::new(0);
 static PID: AtomicI32 = AtomicI32::new(0);
 /// Whether the process-wide CPU timer (ITIMER_PROF) is the sampler's.
 static PROCESS_TIMER: AtomicBool = AtomicBool::new(false);
@@ -223,7 +230,7 @@ pub fn install(vm: JavaVm, slots: usize, depth: usize) -> Result<(), String> {
     if RING.get().is_some() {
         VM.store(vm, Ordering::Release);
         set_depth(depth);
-        return Ok(());
+        return install_handlers();
     }
     let depth = depth.max(1);
     let ring = Ring {
@@ -255,6 +262,14 @@ pub fn install(vm: JavaVm, slots: usize, depth: usize) -> Result<(), String> {
     VM.store(vm, Ordering::Release);
     PID.store(std::process::id() as i32, Ordering::Release);
     DEPTH.store(depth as u32, Ordering::Release);
+    install_handlers()
+}
+
+/// Installs the crash guard and the SIGPROF handler, unless they are installed.
+fn install_handlers() -> Result<(), String> {
+    if HANDLER_INSTALLED.load(Ordering::Acquire) {
+        return Ok(());
+    }
     // SAFETY: installs guard.c's SIGSEGV/SIGBUS handler, which passes every fault outside a
     // guarded walk to the handler it replaced.
     if unsafe { hprof_guard_install() } != 0 {
@@ -278,8 +293,72 @@ pub fn install(vm: JavaVm, slots: usize, depth: usize) -> Result<(), String> {
             std::io::Error::last_os_error()
         ));
     }
-    let _ = PREVIOUS.set(previous);
+    PREVIOUS.store(Box::into_raw(Box::new(previous)), Ordering::Release);
+    HANDLER_INSTALLED.store(true, Ordering::Release);
     Ok(())
+}
+
+/// Most time [`uninstall`] waits for signals still on their way.
+const SETTLE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Whether any thread of this process has a SIGPROF pending (its own or the process's).
+fn sigprof_pending() -> bool {
+    let bit = 1u64 << (SIGNAL - 1);
+    let pending = |status: &str| {
+        status.lines().any(|line| {
+            ["SigPnd:", "ShdPnd:"].iter().any(|key| {
+                line.strip_prefix(key)
+                    .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+                    .is_some_and(|mask| mask & bit != 0)
+            })
+        })
+    };
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return false;
+    };
+    tasks
+        .filter_map(|t| t.ok())
+        .any(|task| std::fs::read_to_string(task.path().join("status")).is_ok_and(|s| pending(&s)))
+}
+
+/// Gives the process back the SIGPROF, SIGSEGV and SIGBUS handlers it had before the
+/// sampler (an attached session stops), once every sampling signal already sent has been
+/// handled: call after every timer is deleted and sampling is off. A signal still pending
+/// after [`SETTLE`] keeps the handlers installed (idle) rather than let it meet a default
+/// action that would end the process; false then.
+pub fn uninstall() -> bool {
+    if !HANDLER_INSTALLED.load(Ordering::Acquire) {
+        return true;
+    }
+    let deadline = std::time::Instant::now() + SETTLE;
+    // One tick of the kernel's timers at least: a CPU timer that expired as it was deleted
+    // may still be delivering.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    while sigprof_pending() || IN_HANDLER.load(Ordering::Acquire) != 0 {
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let previous = PREVIOUS.load(Ordering::Acquire);
+    if previous.is_null() {
+        return false;
+    }
+    // SAFETY: `previous` is the action read back when the handler was installed (leaked,
+    // never freed); restoring it only replaces the disposition of SIGPROF.
+    if unsafe { libc::sigaction(SIGNAL, previous, ptr::null_mut()) } != 0 {
+        return false;
+    }
+    // SAFETY: no walk runs (no sampling signal pending or being handled): the guard's
+    // handlers can go, giving the JVM's back.
+    let guard = unsafe { hprof_guard_uninstall() } == 0;
+    HANDLER_INSTALLED.store(false, Ordering::Release);
+    guard
+}
+
+/// Whether the sampler's SIGPROF handler is installed now.
+pub fn handler_installed() -> bool {
+    HANDLER_INSTALLED.load(Ordering::Acquire)
 }
 
 /// Turns sampling on or off: signals that arrive while off are ignored.
@@ -521,6 +600,7 @@ extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut 
     // SAFETY: errno is the calling thread's; it is restored so the interrupted code never
     // sees the handler's.
     let errno = unsafe { *libc::__errno_location() };
+    IN_HANDLER.fetch_add(1, Ordering::AcqRel);
     let mut perf_fd = None;
     let kind = if info.is_null() {
         None
@@ -560,15 +640,19 @@ extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut 
     if let Some(fd) = perf_fd {
         perf::rearm(fd);
     }
+    IN_HANDLER.fetch_sub(1, Ordering::AcqRel);
     // SAFETY: as above.
     unsafe { *libc::__errno_location() = errno };
 }
 
 /// A SIGPROF the sampler did not send goes to the handler that was there before it.
 fn pass_on(signo: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
-    let Some(previous) = PREVIOUS.get() else {
+    let previous = PREVIOUS.load(Ordering::Acquire);
+    if previous.is_null() {
         return;
-    };
+    }
+    // SAFETY: a non-null PREVIOUS points to a leaked copy, never freed.
+    let previous = unsafe { &*previous };
     let handler = previous.sa_sigaction;
     if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
         return;
