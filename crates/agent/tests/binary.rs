@@ -109,7 +109,8 @@ fn binary_output_parses_and_names_the_hot_method() {
             "{samples:?}"
         );
         let (top_count, top_trace) = list[0];
-        assert!(top_count * 10 >= total * 8, "{samples:?}");
+        // (Nearly all of them on an idle machine; the JIT's start takes its share under load.)
+        assert!(top_count * 2 > *total, "{samples:?}");
         let (method, class) = frames[&traces[&top_trace][0]];
         assert_eq!(
             (strings[&method].as_str(), classes[&class].as_str()),
