@@ -16,6 +16,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod alloc;
 pub mod asm;
 mod bytes;
 pub mod class;
@@ -27,6 +28,11 @@ pub mod interp;
 pub mod pool;
 mod tracker;
 
+pub use alloc::{
+    AllocKind, AllocOutcome, AllocSite, ArrayLayout, COUNTER_CLASS, Element, FIRST_SLOTS, MULTI,
+    THREAD_COUNTS_DESCRIPTOR, THREAD_COUNTS_FIELD, count_allocations, counter_class,
+    with_counts_field,
+};
 pub use class::ClassFile;
 pub use error::{Error, Result};
 pub use instrument::{MethodRef, Outcome, Probes, instrument};
