@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::engine::alloc_counts::{AllocCounts, display_name};
 use crate::engine::{Context, Engine};
 use crate::jvmti::{
     Capabilities, Event, Jni, Jvmti, WeakRef, jclass, jobject, jthread, jvmtiFrameInfo,
@@ -156,10 +157,30 @@ pub fn running() -> Option<(&'static Context, &'static HeapSites)> {
     ENGINE.get()
 }
 
+/// The sampling interval of the fast mode: its samples give bytecode sites their deeper
+/// frames and every site its live estimate.
+pub const FAST_SAMPLE_INTERVAL: u64 = 128 * 1024;
+
+/// Whether heap=sites runs in its fast mode (counts in bytecode): `sites=fast` (the
+/// default) without `alloc_interval`, loaded with the JVM (a running JVM's
+/// `java.lang.Thread` can get no field) and without `-Xshare:on` (which forbids the early
+/// class hook that adds it).
+pub fn fast_mode(options: &crate::options::Options, late: bool) -> bool {
+    options.heap_sites
+        && !options.sites_exact
+        && options.alloc_interval == 0
+        && !late
+        && !crate::engine::cpu_times::sharing_required()
+}
+
 /// The engine.
 #[derive(Debug)]
 pub struct HeapSites {
     interval: u64,
+    /// The fast mode's exact counts (`None`: every allocation is an event, or sampled).
+    fast: Option<AllocCounts>,
+    /// The fast mode's sites at the last count.
+    fast_sites: Mutex<Vec<Site>>,
     table: Mutex<SiteTable>,
     chunks: Box<[OnceLock<Box<[Counters]>>]>,
     class_class: OnceLock<u64>,
@@ -176,8 +197,19 @@ pub struct HeapSites {
 impl HeapSites {
     /// `alloc_interval`: 0 counts every allocation, else the mean sampling interval in bytes.
     pub fn new(alloc_interval: u64) -> HeapSites {
+        HeapSites::with_mode(alloc_interval, false)
+    }
+
+    /// The fast mode (see [`fast_mode`]) with `fast`, else as [`HeapSites::new`].
+    pub fn with_mode(alloc_interval: u64, fast: bool) -> HeapSites {
         HeapSites {
-            interval: alloc_interval,
+            interval: if fast {
+                FAST_SAMPLE_INTERVAL
+            } else {
+                alloc_interval
+            },
+            fast: fast.then(AllocCounts::default),
+            fast_sites: Mutex::new(Vec::new()),
             table: Mutex::new(SiteTable {
                 index: HashMap::new(),
                 infos: Vec::new(),
@@ -397,6 +429,134 @@ impl HeapSites {
                 c.live_bytes.store(bytes, Ordering::Relaxed);
             }
         }
+        if let (Some(fast), Some(jni), Some((ctx, _))) = (&self.fast, jni, running()) {
+            let sites = jni.with_local_frame(256, || self.compose_fast(ctx, jni, fast));
+            if let Ok(mut cached) = self.fast_sites.lock() {
+                *cached = sites;
+            }
+        }
+    }
+
+    /// The fast mode's sites: each bytecode site's exact counts, shared among the full
+    /// traces sampled at it in proportion to their sampled bytes (a site no sample saw keeps
+    /// a one-frame trace), with live counts estimated as the exact count times the sampled
+    /// objects' live fraction; and the VM's allocations (VMObjectAlloc), exact by (class,
+    /// trace), with the same live estimate.
+    fn compose_fast(&self, ctx: &Context, jni: Jni, fast: &AllocCounts) -> Vec<Site> {
+        let sampled = self.sampled_snapshot();
+        let lineno = ctx.options.lineno;
+        type Key = (String, String, String, String, i32);
+        let key_of = |s: &Site| -> Option<Key> {
+            let top = s.trace.frames.first()?;
+            Some((
+                s.class.name.clone(),
+                top.method.class.name.clone(),
+                top.method.name.clone(),
+                top.method.signature.clone(),
+                if lineno { top.line } else { -1 },
+            ))
+        };
+        let mut groups: HashMap<Key, Vec<&Site>> = HashMap::new();
+        let mut sizes: HashMap<String, u64> = HashMap::new();
+        let mut by_site: HashMap<(u64, u32), &Site> = HashMap::new();
+        for s in &sampled {
+            if let Some(k) = key_of(s) {
+                groups.entry(k).or_default().push(s);
+            }
+            if s.array_type == 0 && s.allocated_objects > 0 {
+                sizes.insert(s.class.name.clone(), s.allocated_bytes / s.allocated_objects);
+            }
+            by_site.insert((s.class.object_id, s.trace.serial), s);
+        }
+        let exact = fast.exact(ctx.jvmti, jni, |sig| sizes.get(&display_name(sig)).copied());
+        let mut classes: Option<HashMap<String, crate::jvmti::jclass>> = None;
+        let mut out: HashMap<(u64, u32), Site> = HashMap::new();
+        let mut add = |site: Site| {
+            let e = out
+                .entry((site.class.object_id, site.trace.serial))
+                .or_insert_with(|| Site {
+                    live_bytes: 0,
+                    live_objects: 0,
+                    allocated_bytes: 0,
+                    allocated_objects: 0,
+                    ..site.clone()
+                });
+            e.live_bytes += site.live_bytes;
+            e.live_objects += site.live_objects;
+            e.allocated_bytes += site.allocated_bytes;
+            e.allocated_objects += site.allocated_objects;
+        };
+        let live_share = |n: u64, live: u64, sampled: u64| -> u64 {
+            if sampled == 0 {
+                0
+            } else {
+                ((u128::from(n) * u128::from(live.min(sampled)) + u128::from(sampled) / 2)
+                    / u128::from(sampled)) as u64
+            }
+        };
+        for e in &exact {
+            let key: Key = (
+                display_name(&e.signature),
+                display_name(&format!("L{};", e.class)),
+                e.method.clone(),
+                e.descriptor.clone(),
+                if lineno { e.line } else { -1 },
+            );
+            match groups.get(&key) {
+                Some(matches) if !matches.is_empty() => {
+                    let weights: Vec<u64> =
+                        matches.iter().map(|s| s.allocated_bytes.max(1)).collect();
+                    let objects = apportion(e.objects, &weights);
+                    let bytes = apportion(e.bytes, &weights);
+                    for ((s, n), b) in matches.iter().zip(objects).zip(bytes) {
+                        add(Site {
+                            class: s.class.clone(),
+                            trace: s.trace.clone(),
+                            array_type: s.array_type,
+                            live_objects: live_share(n, s.live_objects, s.allocated_objects),
+                            live_bytes: live_share(b, s.live_bytes, s.allocated_bytes),
+                            allocated_objects: n,
+                            allocated_bytes: b,
+                        });
+                    }
+                }
+                _ => {
+                    let classes = classes
+                        .get_or_insert_with(|| AllocCounts::classes_by_signature(ctx.jvmti));
+                    if let Some((class, trace)) = fast.site_of(ctx, jni, e, classes) {
+                        add(Site {
+                            array_type: array_type(&class.name),
+                            class,
+                            trace,
+                            live_objects: 0,
+                            live_bytes: 0,
+                            allocated_objects: e.objects,
+                            allocated_bytes: e.bytes,
+                        });
+                    } else {
+                        self.dropped.fetch_add(e.objects, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+        for (class, trace, n, b) in fast.vm_sites() {
+            let s = by_site.get(&(class.object_id, trace.serial));
+            add(Site {
+                array_type: array_type(&class.name),
+                live_objects: s.map_or(0, |s| live_share(n, s.live_objects, s.allocated_objects)),
+                live_bytes: s.map_or(0, |s| live_share(b, s.live_bytes, s.allocated_bytes)),
+                class,
+                trace,
+                allocated_objects: n,
+                allocated_bytes: b,
+            });
+        }
+        if let Some(classes) = classes {
+            for class in classes.into_values() {
+                jni.delete_local_ref(class);
+            }
+        }
+        out.into_values().collect()
     }
 }
 
@@ -446,6 +606,57 @@ fn array_type(name: &str) -> u8 {
     }
 }
 
+/// Shares `total` among `weights` in proportion, by largest remainders: the shares add up
+/// to `total` exactly.
+fn apportion(total: u64, weights: &[u64]) -> Vec<u64> {
+    let sum: u128 = weights.iter().map(|&w| u128::from(w)).sum();
+    if sum == 0 || weights.is_empty() {
+        let mut out = vec![0; weights.len()];
+        if let Some(first) = out.first_mut() {
+            *first = total;
+        }
+        return out;
+    }
+    let mut shares: Vec<(u64, u128, usize)> = weights
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| {
+            let p = u128::from(total) * u128::from(w);
+            ((p / sum) as u64, p % sum, i)
+        })
+        .collect();
+    let given: u64 = shares.iter().map(|s| s.0).sum();
+    let mut left = total - given;
+    let mut order: Vec<usize> = (0..shares.len()).collect();
+    order.sort_by(|&a, &b| shares[b].1.cmp(&shares[a].1).then(a.cmp(&b)));
+    for i in order {
+        if left == 0 {
+            break;
+        }
+        shares[i].0 += 1;
+        left -= 1;
+    }
+    shares.into_iter().map(|s| s.0).collect()
+}
+
+/// ThreadEnd: the fast mode keeps the ending thread's counts.
+pub fn thread_end(jni: Jni, thread: jthread) {
+    if let Some((_, engine)) = running()
+        && let Some(fast) = &engine.fast
+    {
+        fast.thread_end(jni, thread);
+    }
+}
+
+/// VMObjectAlloc, in the allocating thread: the fast mode counts objects the VM made.
+pub fn on_vm_alloc(jni: Jni, class: jclass, size: i64) {
+    if let Some((ctx, engine)) = running()
+        && let Some(fast) = &engine.fast
+    {
+        fast.on_vm_alloc(ctx, jni, class, size, engine.class_class.get().copied());
+    }
+}
+
 impl Engine for HeapSites {
     fn dump_message(&self) -> &'static str {
         " allocation sites ..."
@@ -454,9 +665,23 @@ impl Engine for HeapSites {
     fn capabilities(&self, caps: &mut Capabilities) {
         caps.tag_objects = true;
         caps.sampled_object_alloc = true;
+        if self.fast.is_some() {
+            caps.class_hooks = true;
+            caps.early_class_hooks = true;
+            caps.vm_object_alloc = true;
+        }
     }
 
     fn on_load(&self, jvmti: Jvmti) -> Result<(), String> {
+        if self.fast.is_some() {
+            crate::engine::alloc_counts::request_early();
+            jvmti
+                .set_event(Event::ClassFileLoadHook, true)
+                .map_err(|e| format!("can't enable class file load hooks ({e})"))?;
+            jvmti
+                .set_event(Event::VmObjectAlloc, true)
+                .map_err(|e| format!("can't enable VMObjectAlloc events ({e})"))?;
+        }
         // Each thread computes its next sampling point from the interval in force when it
         // last sampled, so the interval is set before any thread allocates.
         let interval = i32::try_from(self.interval).unwrap_or(i32::MAX);
@@ -477,11 +702,36 @@ impl Engine for HeapSites {
         if !ENGINE.set((ctx, self)) {
             return Err("heap=sites was started twice".to_string());
         }
+        if let Some(fast) = &self.fast {
+            fast.start(ctx, jni)?;
+        }
+        if ctx.options.verbose {
+            let mode = match &self.fast {
+                Some(fast) => format!(
+                    "heap=sites counts allocations in bytecode (sites=fast): {} classes rewritten ({} sites) in {} ms; deeper frames and live objects from allocations sampled every {} KB",
+                    fast.classes.load(Ordering::Relaxed),
+                    fast.sites.load(Ordering::Relaxed),
+                    fast.install_ms.load(Ordering::Relaxed),
+                    self.interval / 1024
+                ),
+                None if self.interval == 0 => {
+                    "heap=sites records every allocation and object (sites=exact)".to_string()
+                }
+                None => format!(
+                    "heap=sites samples allocations every {} bytes (alloc_interval)",
+                    self.interval
+                ),
+            };
+            eprintln!("HPROF: {mode}");
+        }
         Ok(())
     }
 
     fn stop(&self, ctx: &Context) {
         let _ = ctx.jvmti.set_event(Event::SampledObjectAlloc, false);
+        if self.fast.is_some() {
+            let _ = ctx.jvmti.set_event(Event::VmObjectAlloc, false);
+        }
     }
 
     fn prepare(&self, ctx: &Context, jni: Option<Jni>) {
@@ -501,8 +751,16 @@ pub const BY_ALLOCATION: u16 = 0x2;
 pub const FORCE_GC: u16 = 0x4;
 
 impl HeapSites {
-    /// Every site with its counts now.
+    /// Every site with its counts now (the fast mode's as of the last count).
     fn snapshot(&self) -> Vec<Site> {
+        if self.fast.is_some() {
+            return self.fast_sites.lock().map(|s| s.clone()).unwrap_or_default();
+        }
+        self.sampled_snapshot()
+    }
+
+    /// Every site of the event-fed table (every allocation, or the sampled ones, weighted).
+    fn sampled_snapshot(&self) -> Vec<Site> {
         let Ok(table) = self.table.lock() else {
             return Vec::new();
         };
@@ -601,6 +859,9 @@ impl HeapSites {
     /// Forgets every count (the front-end's "clear sites"); objects still live are no longer
     /// counted when freed.
     pub fn clear(&self) {
+        if let (Some(fast), Some((ctx, _))) = (&self.fast, running()) {
+            fast.clear(ctx.jvmti, ctx.vm.jni());
+        }
         let Ok(table) = self.table.lock() else { return };
         for index in 0..table.infos.len() {
             if let Some(c) = self.counters(index as u32) {
