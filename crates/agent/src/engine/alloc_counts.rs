@@ -119,6 +119,8 @@ pub struct AllocCounts {
     methods: Mutex<HashMap<(String, String, String), usize>>,
     /// VMObjectAlloc counts.
     vm: Mutex<HashMap<(u64, u32), VmSite>>,
+    /// Objects and bytes of each class (by tag) in the heap when counting began.
+    baseline: Mutex<HashMap<u64, (u64, u64)>>,
     /// Classes rewritten, sites counted, methods left as they were.
     pub classes: AtomicU64,
     /// Sites given a counter.
@@ -246,12 +248,37 @@ impl AllocCounts {
         if !RUNNING.set(self) {
             return Err("heap=sites' allocation counts were started twice".into());
         }
+        // What the heap holds already, by class, is not the program's allocations.
+        let mut before: HashMap<u64, (u64, u64)> = HashMap::new();
+        if let Ok(classes) = jvmti.loaded_classes() {
+            for class in classes {
+                ctx.ids.of(jvmti, class);
+                jni.delete_local_ref(class);
+            }
+            let _ = jvmti.iterate_by_class(&mut |class, size| {
+                let e = before.entry(class as u64).or_default();
+                e.0 += 1;
+                e.1 += size.max(0) as u64;
+            });
+        }
+        if let Ok(mut baseline) = self.baseline.lock() {
+            *baseline = before;
+        }
         self.ready.store(true, Ordering::Release);
         let started = std::time::Instant::now();
         retransform_loaded(jvmti, jni);
         self.install_ms
             .store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// Objects and bytes of the class tagged `class` in the heap when counting began.
+    pub fn baseline(&self, class: u64) -> (u64, u64) {
+        self.baseline
+            .lock()
+            .ok()
+            .and_then(|b| b.get(&class).copied())
+            .unwrap_or((0, 0))
     }
 
     /// The array layout in use.

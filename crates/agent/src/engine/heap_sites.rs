@@ -471,7 +471,12 @@ impl HeapSites {
         let exact = fast.exact(ctx.jvmti, jni, |sig| sizes.get(&display_name(sig)).copied());
         let mut classes: Option<HashMap<String, crate::jvmti::jclass>> = None;
         let mut out: HashMap<(u64, u32), Site> = HashMap::new();
-        let mut add = |site: Site| {
+        // Sites whose live estimate comes from samples of their own.
+        let mut estimated: std::collections::HashSet<(u64, u32)> = Default::default();
+        let mut add = |site: Site, sampled: bool| {
+            if sampled {
+                estimated.insert((site.class.object_id, site.trace.serial));
+            }
             let e = out
                 .entry((site.class.object_id, site.trace.serial))
                 .or_insert_with(|| Site {
@@ -517,7 +522,7 @@ impl HeapSites {
                             live_bytes: live_share(b, s.live_bytes, s.allocated_bytes),
                             allocated_objects: n,
                             allocated_bytes: b,
-                        });
+                        }, true);
                     }
                 }
                 _ => {
@@ -532,7 +537,7 @@ impl HeapSites {
                             live_bytes: 0,
                             allocated_objects: e.objects,
                             allocated_bytes: e.bytes,
-                        });
+                        }, false);
                     } else {
                         self.dropped.fetch_add(e.objects, Ordering::Relaxed);
                     }
@@ -541,22 +546,128 @@ impl HeapSites {
         }
         for (class, trace, n, b) in fast.vm_sites() {
             let s = by_site.get(&(class.object_id, trace.serial));
-            add(Site {
-                array_type: array_type(&class.name),
-                live_objects: s.map_or(0, |s| live_share(n, s.live_objects, s.allocated_objects)),
-                live_bytes: s.map_or(0, |s| live_share(b, s.live_bytes, s.allocated_bytes)),
-                class,
-                trace,
-                allocated_objects: n,
-                allocated_bytes: b,
-            });
+            add(
+                Site {
+                    array_type: array_type(&class.name),
+                    live_objects: s
+                        .map_or(0, |s| live_share(n, s.live_objects, s.allocated_objects)),
+                    live_bytes: s.map_or(0, |s| live_share(b, s.live_bytes, s.allocated_bytes)),
+                    class,
+                    trace,
+                    allocated_objects: n,
+                    allocated_bytes: b,
+                },
+                s.is_some(),
+            );
         }
         if let Some(classes) = classes {
             for class in classes.into_values() {
                 jni.delete_local_ref(class);
             }
         }
-        out.into_values().collect()
+        let mut sites: Vec<Site> = out.into_values().collect();
+        self.share_live_by_class(ctx, fast, &mut sites, &estimated);
+        sites
+    }
+
+    /// Replaces the sites' live estimates by each class's live objects, counted by a heap
+    /// walk (less those the class had when counting began), shared among the class's sites:
+    /// in proportion to their sampled estimates where samples saw them, else to their
+    /// allocations times the class's live fraction. A class allocated at one site gets its
+    /// exact live count; no site gets more live than it allocated.
+    fn share_live_by_class(
+        &self,
+        ctx: &Context,
+        fast: &AllocCounts,
+        sites: &mut [Site],
+        estimated: &std::collections::HashSet<(u64, u32)>,
+    ) {
+        let mut by_class: HashMap<u64, Vec<usize>> = HashMap::new();
+        for (i, s) in sites.iter().enumerate() {
+            by_class.entry(s.class.object_id).or_default().push(i);
+        }
+        let mut live: HashMap<u64, (u64, u64)> = by_class.keys().map(|&c| (c, (0, 0))).collect();
+        let walked = ctx.jvmti.iterate_by_class(&mut |class, size| {
+            if let Some(e) = live.get_mut(&(class as u64)) {
+                e.0 += 1;
+                e.1 += size.max(0) as u64;
+            }
+        });
+        if walked.is_err() {
+            return;
+        }
+        for (class, members) in by_class {
+            let (before_objects, before_bytes) = fast.baseline(class);
+            let (objects, bytes) = live.get(&class).copied().unwrap_or((0, 0));
+            let objects = objects.saturating_sub(before_objects);
+            let bytes = bytes.saturating_sub(before_bytes);
+            let mut share = |total: u64,
+                             allocated: &dyn Fn(&Site) -> u64,
+                             estimate: &dyn Fn(&Site) -> u64,
+                             set: &dyn Fn(&mut Site, u64)| {
+                let all: u64 = members.iter().map(|&i| allocated(&sites[i])).sum();
+                let total = total.min(all);
+                let weights: Vec<u64> = members
+                    .iter()
+                    .map(|&i| {
+                        let s = &sites[i];
+                        if estimated.contains(&(s.class.object_id, s.trace.serial)) {
+                            estimate(s)
+                        } else if all > 0 {
+                            ((u128::from(allocated(s)) * u128::from(total)) / u128::from(all))
+                                as u64
+                        } else {
+                            0
+                        }
+                    })
+                    .collect();
+                let weights = if weights.iter().all(|&w| w == 0) {
+                    members.iter().map(|&i| allocated(&sites[i])).collect()
+                } else {
+                    weights
+                };
+                // Shares beyond a site's allocations go to the others, in turn.
+                let mut left = total;
+                let mut open: Vec<usize> = (0..members.len()).collect();
+                let mut given = vec![0u64; members.len()];
+                while left > 0 && !open.is_empty() {
+                    let w: Vec<u64> = open.iter().map(|&k| weights[k].max(1)).collect();
+                    let parts = apportion(left, &w);
+                    left = 0;
+                    let mut still = Vec::new();
+                    for (&k, part) in open.iter().zip(parts) {
+                        let room = allocated(&sites[members[k]]) - given[k];
+                        let take = part.min(room);
+                        given[k] += take;
+                        left += part - take;
+                        if given[k] < allocated(&sites[members[k]]) {
+                            still.push(k);
+                        }
+                    }
+                    open = still;
+                }
+                for (k, &i) in members.iter().enumerate() {
+                    set(&mut sites[i], given[k]);
+                }
+            };
+            share(
+                objects,
+                &|s| s.allocated_objects,
+                &|s| s.live_objects,
+                &|s, v| s.live_objects = v,
+            );
+            let _ = bytes;
+            // Live bytes follow live objects at the site's mean size (exact for instances).
+            for &i in &members {
+                let s = &mut sites[i];
+                s.live_bytes = if s.allocated_objects == 0 {
+                    0
+                } else {
+                    ((u128::from(s.live_objects) * u128::from(s.allocated_bytes))
+                        / u128::from(s.allocated_objects)) as u64
+                };
+            }
+        }
     }
 }
 
