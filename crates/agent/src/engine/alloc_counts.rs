@@ -71,6 +71,9 @@ struct Defs {
     next: u32,
 }
 
+/// (allocated class signature, method's class, method, descriptor, line).
+type SiteKey = (String, String, String, String, i32);
+
 /// Counts of one (allocated class, allocating method, line), exact.
 #[derive(Debug, Clone)]
 pub struct ExactSite {
@@ -340,9 +343,7 @@ impl AllocCounts {
             Ok(d) => d.defs.clone(),
             Err(_) => return Vec::new(),
         };
-        let layout = self.layout();
-        let mut merged: HashMap<(String, String, String, String, i32), (u64, u64)> =
-            HashMap::new();
+        let mut merged: HashMap<SiteKey, (u64, u64)> = HashMap::new();
         let mut to_size: Vec<String> = Vec::new();
         for d in &defs {
             let mut add = |allocated: &str, objects: u64, bytes: u64| {
@@ -373,32 +374,37 @@ impl AllocCounts {
                 AllocKind::Multi { dims, .. } => {
                     for level in 0..u32::from(dims) {
                         let allocated = d.allocated.get(level as usize..).unwrap_or("");
-                        add(allocated, at(d.slot + 2 * level), at(d.slot + 2 * level + 1));
+                        add(
+                            allocated,
+                            at(d.slot + 2 * level),
+                            at(d.slot + 2 * level + 1),
+                        );
                     }
                 }
             }
         }
-        let _ = layout;
         self.size_instances(jvmti, jni, &to_size, &sampled_size);
         let sizes = self.sizes.lock().map(|s| s.clone()).unwrap_or_default();
         merged
             .into_iter()
-            .map(|((signature, class, method, descriptor, line), (objects, bytes))| {
-                let bytes = if signature.starts_with('[') {
-                    bytes
-                } else {
-                    objects * sizes.get(&signature).copied().unwrap_or(0)
-                };
-                ExactSite {
-                    signature,
-                    class,
-                    method,
-                    descriptor,
-                    line,
-                    objects,
-                    bytes,
-                }
-            })
+            .map(
+                |((signature, class, method, descriptor, line), (objects, bytes))| {
+                    let bytes = if signature.starts_with('[') {
+                        bytes
+                    } else {
+                        objects * sizes.get(&signature).copied().unwrap_or(0)
+                    };
+                    ExactSite {
+                        signature,
+                        class,
+                        method,
+                        descriptor,
+                        line,
+                        objects,
+                        bytes,
+                    }
+                },
+            )
             .collect()
     }
 
@@ -509,7 +515,14 @@ impl AllocCounts {
     }
 
     /// VMObjectAlloc: an object the VM allocated, counted by (class, trace).
-    pub fn on_vm_alloc(&self, ctx: &Context, jni: Jni, class: jclass, size: i64, class_class: Option<u64>) {
+    pub fn on_vm_alloc(
+        &self,
+        ctx: &Context,
+        jni: Jni,
+        class: jclass,
+        size: i64,
+        class_class: Option<u64>,
+    ) {
         if in_agent() {
             return;
         }

@@ -464,7 +464,10 @@ impl HeapSites {
                 groups.entry(k).or_default().push(s);
             }
             if s.array_type == 0 && s.allocated_objects > 0 {
-                sizes.insert(s.class.name.clone(), s.allocated_bytes / s.allocated_objects);
+                sizes.insert(
+                    s.class.name.clone(),
+                    s.allocated_bytes / s.allocated_objects,
+                );
             }
             by_site.insert((s.class.object_id, s.trace.serial), s);
         }
@@ -514,30 +517,36 @@ impl HeapSites {
                     let objects = apportion(e.objects, &weights);
                     let bytes = apportion(e.bytes, &weights);
                     for ((s, n), b) in matches.iter().zip(objects).zip(bytes) {
-                        add(Site {
-                            class: s.class.clone(),
-                            trace: s.trace.clone(),
-                            array_type: s.array_type,
-                            live_objects: live_share(n, s.live_objects, s.allocated_objects),
-                            live_bytes: live_share(b, s.live_bytes, s.allocated_bytes),
-                            allocated_objects: n,
-                            allocated_bytes: b,
-                        }, true);
+                        add(
+                            Site {
+                                class: s.class.clone(),
+                                trace: s.trace.clone(),
+                                array_type: s.array_type,
+                                live_objects: live_share(n, s.live_objects, s.allocated_objects),
+                                live_bytes: live_share(b, s.live_bytes, s.allocated_bytes),
+                                allocated_objects: n,
+                                allocated_bytes: b,
+                            },
+                            true,
+                        );
                     }
                 }
                 _ => {
-                    let classes = classes
-                        .get_or_insert_with(|| AllocCounts::classes_by_signature(ctx.jvmti));
+                    let classes =
+                        classes.get_or_insert_with(|| AllocCounts::classes_by_signature(ctx.jvmti));
                     if let Some((class, trace)) = fast.site_of(ctx, jni, e, classes) {
-                        add(Site {
-                            array_type: array_type(&class.name),
-                            class,
-                            trace,
-                            live_objects: 0,
-                            live_bytes: 0,
-                            allocated_objects: e.objects,
-                            allocated_bytes: e.bytes,
-                        }, false);
+                        add(
+                            Site {
+                                array_type: array_type(&class.name),
+                                class,
+                                trace,
+                                live_objects: 0,
+                                live_bytes: 0,
+                                allocated_objects: e.objects,
+                                allocated_bytes: e.bytes,
+                            },
+                            false,
+                        );
                     } else {
                         self.dropped.fetch_add(e.objects, Ordering::Relaxed);
                     }
@@ -865,7 +874,11 @@ impl HeapSites {
     /// Every site with its counts now (the fast mode's as of the last count).
     fn snapshot(&self) -> Vec<Site> {
         if self.fast.is_some() {
-            return self.fast_sites.lock().map(|s| s.clone()).unwrap_or_default();
+            return self
+                .fast_sites
+                .lock()
+                .map(|s| s.clone())
+                .unwrap_or_default();
         }
         self.sampled_snapshot()
     }
