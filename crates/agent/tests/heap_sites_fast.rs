@@ -61,6 +61,14 @@ fn kept_and_dropped_are_counted_exactly_and_the_output_is_unchanged() {
         let inner = site("long[]", "KeptDropped.matrices");
         assert_eq!(inner.0, 30, "JDK {v}: {inner:?}");
         assert_eq!(inner.1, 30 * (inner.1 / 30), "JDK {v}");
+        // 1,000 capturing lambdas, counted at their call site, under their hidden class.
+        let lambdas = p.sites[0]
+            .iter()
+            .filter(|r| r.class.starts_with("KeptDropped$$Lambda"))
+            .fold((0, 0), |t, r| {
+                (t.0 + r.allocated_objects, t.1 + r.live_objects)
+            });
+        assert_eq!(lambdas, (1_000, 1_000), "JDK {v}");
         // String concatenation: the strings are made in java.base's StringConcatHelper up to
         // JDK 22 (JDK 23 and later make them in hidden classes, which no class file load hook
         // sees: docs/compatibility.md).

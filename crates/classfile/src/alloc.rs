@@ -141,6 +141,11 @@ pub enum AllocKind {
     Instance,
     /// `newarray`, `anewarray`: one array (two slots: objects, bytes).
     Array(Element),
+    /// A capturing lambda (`invokedynamic` bootstrapped by `LambdaMetafactory`, with
+    /// captured values): one new object of the lambda's hidden class per call (one slot:
+    /// objects). The site's `allocated` is the functional interface, `lambda` the call's
+    /// (SAM name, factory descriptor); the agent finds the hidden class.
+    Lambda,
     /// `multianewarray` of `dims` dimensions: two slots per level, outer first.
     Multi {
         /// Dimensions created.
@@ -168,6 +173,9 @@ pub struct AllocSite<'s> {
     pub allocated: &'s [u8],
     /// How it is counted.
     pub kind: AllocKind,
+    /// For [`AllocKind::Lambda`]: the interface method's name and the call's descriptor
+    /// (the captured values' types, returning the interface); empty otherwise.
+    pub lambda: (&'s [u8], &'s [u8]),
 }
 
 /// What rewriting a class did.
@@ -199,6 +207,7 @@ pub fn count_allocations(
     let Ok(code_name) = cf.pool.add_utf8(b"Code") else {
         return Ok(outcome);
     };
+    let lambdas = lambda_bootstraps(&cf);
     let mut refs: HashMap<&'static [u8], u16> = HashMap::new();
     for index in 0..cf.methods.len() {
         let m = &cf.methods[index];
@@ -210,7 +219,7 @@ pub fn count_allocations(
         };
         let data = &m.attributes[code_at].data;
         // A quick scan: most methods allocate nothing.
-        if !may_allocate(data) {
+        if !may_allocate(data, !lambdas.is_empty()) {
             continue;
         }
         let name = cf.pool.utf8(m.name)?.to_vec();
@@ -224,6 +233,7 @@ pub fn count_allocations(
             &descriptor,
             &mut site,
             &mut refs,
+            &lambdas,
         ) {
             Ok(Some((body, n))) => {
                 cf.methods[index].attributes[code_at].data = Cow::Owned(body);
@@ -248,14 +258,15 @@ pub fn count_allocations(
 
 /// Whether a Code attribute's bytes contain an allocating opcode anywhere (a byte scan that
 /// may say yes for operands; the decoder decides).
-fn may_allocate(data: &[u8]) -> bool {
+fn may_allocate(data: &[u8], indy: bool) -> bool {
     if data.len() < 8 {
         return false;
     }
     let len = u32::from_be_bytes([data[4], data[5], data[6], data[7]]) as usize;
     data.get(8..8 + len).is_some_and(|code| {
-        code.iter()
-            .any(|&b| matches!(b, NEW | NEWARRAY | ANEWARRAY | MULTIANEWARRAY))
+        code.iter().any(|&b| {
+            matches!(b, NEW | NEWARRAY | ANEWARRAY | MULTIANEWARRAY) || (indy && b == INVOKEDYNAMIC)
+        })
     })
 }
 
@@ -264,6 +275,49 @@ const NEWARRAY: u8 = 0xbc;
 const ANEWARRAY: u8 = 0xbd;
 const ARRAYLENGTH: u8 = 0xbe;
 const MULTIANEWARRAY: u8 = 0xc5;
+const INVOKEDYNAMIC: u8 = 0xba;
+
+/// Which entries of the class's BootstrapMethods are `LambdaMetafactory.metafactory` or
+/// `altMetafactory` (empty when none is).
+fn lambda_bootstraps(cf: &ClassFile<'_>) -> Vec<bool> {
+    let Some(attr) = cf
+        .attributes
+        .iter()
+        .find(|a| cf.pool.utf8(a.name).is_ok_and(|n| n == b"BootstrapMethods"))
+    else {
+        return Vec::new();
+    };
+    let d = &attr.data;
+    if d.len() < 2 {
+        return Vec::new();
+    }
+    let n = usize::from(u16_at(d, 0));
+    let mut out = Vec::with_capacity(n);
+    let mut at = 2;
+    for _ in 0..n {
+        if at + 4 > d.len() {
+            return Vec::new();
+        }
+        let handle = u16_at(d, at);
+        let args = usize::from(u16_at(d, at + 2));
+        at += 4 + 2 * args;
+        let lambda = match cf.pool.get(handle) {
+            Some(crate::pool::Entry::MethodHandle(_, reference)) => {
+                cf.pool.member(*reference).is_ok_and(|(class, name, _)| {
+                    class == b"java/lang/invoke/LambdaMetafactory"
+                        && (name == b"metafactory" || name == b"altMetafactory")
+                })
+            }
+            _ => false,
+        };
+        out.push(lambda);
+    }
+    if out.iter().any(|&l| l) {
+        out
+    } else {
+        Vec::new()
+    }
+}
 
 /// The probe after one instruction: its counter method, site number and, for
 /// `multianewarray`, dimensions.
@@ -278,7 +332,7 @@ impl Probe {
     fn len(self) -> u32 {
         match self.kind {
             // sipush/ldc_w, invokestatic
-            AllocKind::Instance => 6,
+            AllocKind::Instance | AllocKind::Lambda => 6,
             // dup, arraylength, sipush/ldc_w, invokestatic
             AllocKind::Array(_) => 8,
             // dup, sipush kind << 8 | dims, sipush/ldc_w, invokestatic
@@ -318,6 +372,7 @@ fn rewrite_method(
     descriptor: &[u8],
     site: &mut impl FnMut(&AllocSite<'_>) -> Option<u32>,
     refs: &mut HashMap<&'static [u8], u16>,
+    lambdas: &[bool],
 ) -> Result<Option<(Vec<u8>, u32)>> {
     let m = &cf.methods[index];
     let is_static = m.access & ACC_STATIC != 0;
@@ -342,7 +397,31 @@ fn rewrite_method(
     let mut count = 0u32;
     for (i, insn) in insns.iter().enumerate() {
         let at = insn.at as usize;
+        let mut lambda: (Vec<u8>, Vec<u8>) = (Vec::new(), Vec::new());
         let (allocated, kind): (Vec<u8>, AllocKind) = match insn.op {
+            INVOKEDYNAMIC if !lambdas.is_empty() => {
+                let index = u16_at(code.code, at + 1);
+                let Some(crate::pool::Entry::Dynamic(_, bsm, _)) = cf.pool.get(index) else {
+                    continue;
+                };
+                if !lambdas.get(usize::from(*bsm)).copied().unwrap_or(false) {
+                    continue;
+                }
+                let (sam, factory) = cf.pool.dynamic(index)?;
+                // Without captured values the call returns one shared object.
+                if factory.starts_with(b"()") {
+                    continue;
+                }
+                let Some(close) = factory.iter().position(|&b| b == b')') else {
+                    continue;
+                };
+                let interface = factory
+                    .get(close + 2..factory.len().saturating_sub(1))
+                    .unwrap_or_default()
+                    .to_vec();
+                lambda = (sam.to_vec(), factory.to_vec());
+                (interface, AllocKind::Lambda)
+            }
             NEW => (
                 cf.pool.class_name(u16_at(code.code, at + 1))?.to_vec(),
                 AllocKind::Instance,
@@ -391,6 +470,7 @@ fn rewrite_method(
             offset: insn.at,
             allocated: &allocated,
             kind,
+            lambda: (&lambda.0, &lambda.1),
         };
         if let Some(n) = site(&s) {
             probes[i] = Some(Probe { kind, site: n });
@@ -440,7 +520,7 @@ fn rewrite_method(
     // Counter methods and site constants.
     let mut method_ref = |pool: &mut Pool<'_>, kind: AllocKind| -> Result<u16> {
         let (n, d): (&'static [u8], &'static [u8]) = match kind {
-            AllocKind::Instance => (b"o", b"(I)V"),
+            AllocKind::Instance | AllocKind::Lambda => (b"o", b"(I)V"),
             AllocKind::Array(e) => (e.probe(), b"(II)V"),
             AllocKind::Multi { .. } => (MULTI.0.as_bytes(), MULTI.1.as_bytes()),
         };
@@ -514,7 +594,7 @@ fn rewrite_method(
         if let Some(p) = probes[i] {
             let start = out.len();
             match p.kind {
-                AllocKind::Instance => {}
+                AllocKind::Instance | AllocKind::Lambda => {}
                 AllocKind::Array(_) => out.extend_from_slice(&[op::DUP, ARRAYLENGTH]),
                 AllocKind::Multi { dims, inner } => {
                     out.extend_from_slice(&[op::DUP, op::SIPUSH, inner as u8, dims])

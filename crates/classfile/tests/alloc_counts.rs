@@ -26,6 +26,9 @@ public class CountMe {
         keep[0] = new long[3][4][];
         keep[1] = new String[2][5];
         keep[2] = new int[0][7];
+        for (int i = 0; i < 50; i++) { final int n = i; java.util.function.IntSupplier s = () -> n; keep[3] = s; sum += s.getAsInt(); }
+        Runnable same = () -> {};
+        keep[4] = same;
         Thread t = new Thread(() -> { for (int i = 0; i < 300; i++) keep[50] = new P(i); });
         t.start();
         t.join();
@@ -125,7 +128,7 @@ fn allocations_are_counted_exactly_and_the_program_runs_as_before() {
         let outcome = count_allocations(&bytes, |s| {
             let n = next;
             next += match s.kind {
-                AllocKind::Instance => 1,
+                AllocKind::Instance | AllocKind::Lambda => 1,
                 AllocKind::Array(_) => 2,
                 AllocKind::Multi { dims, .. } => 2 * u32::from(dims),
             };
@@ -207,6 +210,16 @@ fn allocations_are_counted_exactly_and_the_program_runs_as_before() {
     assert_eq!(main.get(&strings), Some(&1));
     assert_eq!(main.get(&(strings + 2)), Some(&2));
     // new int[0][7]: the outer array only.
+    // A capturing lambda: one object per call; a non-capturing one is not counted.
+    let lambda = slot("main", "java/util/function/IntSupplier");
+    assert_eq!(main.get(&lambda), Some(&50));
+    assert!(
+        sites
+            .iter()
+            .filter(|(_, _, _, k)| *k == AllocKind::Lambda)
+            .count()
+            == 1
+    );
     let empty = slot("main", "[[I");
     assert_eq!(main.get(&empty), Some(&1));
     assert_eq!(main.get(&(empty + 2)), None);

@@ -60,6 +60,8 @@ struct Def {
     line: i32,
     allocated: String,
     kind: AllocKind,
+    /// For a lambda: the interface method's name and the call's descriptor.
+    lambda: (String, String),
 }
 
 #[derive(Debug, Default)]
@@ -122,6 +124,8 @@ pub struct AllocCounts {
     methods: Mutex<HashMap<(String, String, String), usize>>,
     /// VMObjectAlloc counts.
     vm: Mutex<HashMap<(u64, u32), VmSite>>,
+    /// The hidden class of each lambda site (by slot), once found.
+    lambda_classes: Mutex<HashMap<u32, String>>,
     /// Objects and bytes of each class (by tag) in the heap when counting began.
     baseline: Mutex<HashMap<u64, (u64, u64)>>,
     /// Classes rewritten, sites counted, methods left as they were.
@@ -192,7 +196,7 @@ impl AllocCounts {
             }
             let slot = defs.next;
             let width = match s.kind {
-                AllocKind::Instance => 1,
+                AllocKind::Instance | AllocKind::Lambda => 1,
                 AllocKind::Array(_) => 2,
                 AllocKind::Multi { dims, .. } => 2 * u32::from(dims.max(1)),
             };
@@ -205,6 +209,7 @@ impl AllocCounts {
                 line: s.line,
                 allocated: text(s.allocated),
                 kind: s.kind,
+                lambda: (text(s.lambda.0), text(s.lambda.1)),
             };
             let i = defs.defs.len();
             defs.defs.push(def);
@@ -343,6 +348,12 @@ impl AllocCounts {
             Ok(d) => d.defs.clone(),
             Err(_) => return Vec::new(),
         };
+        self.find_lambda_classes(jvmti, jni, &defs, &at);
+        let lambda_classes = self
+            .lambda_classes
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default();
         let mut merged: HashMap<SiteKey, (u64, u64)> = HashMap::new();
         let mut to_size: Vec<String> = Vec::new();
         for d in &defs {
@@ -369,6 +380,13 @@ impl AllocCounts {
                         to_size.push(signature_of(&d.allocated));
                     }
                     add(&d.allocated, n, 0);
+                }
+                AllocKind::Lambda => {
+                    let n = at(d.slot);
+                    if let Some(class) = lambda_classes.get(&d.slot).filter(|_| n > 0) {
+                        to_size.push(signature_of(class));
+                        add(class, n, 0);
+                    }
                 }
                 AllocKind::Array(_) => add(&d.allocated, at(d.slot), at(d.slot + 1)),
                 AllocKind::Multi { dims, .. } => {
@@ -406,6 +424,76 @@ impl AllocCounts {
                 },
             )
             .collect()
+    }
+
+    /// Finds the hidden class of each lambda site that allocated and has none yet: a loaded
+    /// class named after the site's class (`C$$Lambda…`) that implements the site's
+    /// interface with a constructor taking the captured values. Two lambdas of one class
+    /// with the same interface and captured types are told apart by nothing: both sites then
+    /// name the first such class found (docs/compatibility.md).
+    fn find_lambda_classes(&self, jvmti: Jvmti, jni: Jni, defs: &[Def], at: &dyn Fn(u32) -> u64) {
+        let Ok(mut found) = self.lambda_classes.lock() else {
+            return;
+        };
+        let wanted: Vec<&Def> = defs
+            .iter()
+            .filter(|d| {
+                d.kind == AllocKind::Lambda && at(d.slot) > 0 && !found.contains_key(&d.slot)
+            })
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        let Ok(classes) = jvmti.loaded_classes() else {
+            return;
+        };
+        for class in classes {
+            let sig = jvmti.class_signature(class).unwrap_or_default();
+            let candidates: Vec<&&Def> = wanted
+                .iter()
+                .filter(|d| {
+                    !found.contains_key(&d.slot)
+                        && sig.starts_with(&format!("L{}$$Lambda", d.class))
+                })
+                .collect();
+            if !candidates.is_empty() {
+                let interfaces: Vec<String> = jvmti
+                    .interfaces(class)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|i| {
+                        let s = jvmti.class_signature(i).unwrap_or_default();
+                        jni.delete_local_ref(i);
+                        s
+                    })
+                    .collect();
+                let constructors: Vec<String> = jvmti
+                    .class_methods(class)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|m| jvmti.method_name(m).ok())
+                    .filter(|(n, _)| n == "<init>")
+                    .map(|(_, d)| d)
+                    .collect();
+                for d in candidates {
+                    let factory = &d.lambda.1;
+                    let params = factory.find(')').map_or("", |close| &factory[1..close]);
+                    let constructor = format!("({params})V");
+                    if interfaces.contains(&signature_of(&d.allocated))
+                        && constructors.contains(&constructor)
+                    {
+                        // The class's name as an internal name (its signature without L;).
+                        let name = sig
+                            .strip_prefix('L')
+                            .and_then(|s| s.strip_suffix(';'))
+                            .unwrap_or(&sig)
+                            .to_string();
+                        found.insert(d.slot, name);
+                    }
+                }
+            }
+            jni.delete_local_ref(class);
+        }
     }
 
     /// Measures the instance size of each class in `signatures` not measured yet: from a

@@ -553,7 +553,17 @@ impl HeapSites {
                 }
             }
         }
+        // A lambda's object may also reach VMObjectAlloc (Unsafe.allocateInstance, on some
+        // JDKs): its call site counted it already.
+        let lambdas: std::collections::HashSet<String> = exact
+            .iter()
+            .filter(|e| e.signature.contains("$$Lambda"))
+            .map(|e| display_name(&e.signature))
+            .collect();
         for (class, trace, n, b) in fast.vm_sites() {
+            if lambdas.contains(&class.name) {
+                continue;
+            }
             let s = by_site.get(&(class.object_id, trace.serial));
             add(
                 Site {
