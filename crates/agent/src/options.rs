@@ -648,6 +648,9 @@ mod tests {
         assert_eq!(parse("X=010").x, 8);
         assert_eq!(parse("alloc_interval=512k").alloc_interval, 512 * 1024);
         assert_eq!(parse("alloc_interval=100").alloc_interval, 100);
+        assert!(!parse("heap=sites").sites_exact);
+        assert!(parse("heap=sites,sites=exact").sites_exact);
+        assert!(!parse("sites=exact,sites=fast").sites_exact);
         assert!(!parse("gc_okay=n,msa=y,primfields=n,pause=n").primfields);
         assert_eq!(
             parse("net=localhost:7777").output,
@@ -760,6 +763,8 @@ mod tests {
                 "alloc_interval=-1",
                 "alloc_interval option value must be a byte count >= 0, optionally with k, m or g",
             ),
+            ("sites=all", "sites option value must be exact|fast"),
+            ("sites", "sites option value must be exact|fast"),
             ("foo=1", "Unknown option: foo"),
             ("foo", "Unknown option: foo"),
             ("cpu,heap=sites", "Unknown option: cpu,heap"),

@@ -1032,6 +1032,16 @@ mod tests {
     }
 
     #[test]
+    fn shares_add_up_to_the_exact_total() {
+        assert_eq!(apportion(10, &[1, 1, 1]), vec![4, 3, 3]);
+        assert_eq!(apportion(100_000, &[3, 1]), vec![75_000, 25_000]);
+        assert_eq!(apportion(7, &[0, 0]), vec![7, 0]);
+        assert_eq!(apportion(0, &[5, 2]), vec![0, 0]);
+        let shares = apportion(1_000_003, &[17, 4, 9, 1, 1]);
+        assert_eq!(shares.iter().sum::<u64>(), 1_000_003);
+    }
+
+    #[test]
     fn tags_carry_the_site_and_size() {
         let tag = ((7u64 + 1) << SIZE_BITS) | 48;
         assert_eq!(tag >> SIZE_BITS, 8);
