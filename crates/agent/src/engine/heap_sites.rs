@@ -560,7 +560,24 @@ impl HeapSites {
             .filter(|e| e.signature.contains("$$Lambda"))
             .map(|e| display_name(&e.signature))
             .collect();
-        for (class, trace, n, b) in fast.vm_sites() {
+        let vm_sites = fast.vm_sites();
+        let vm_keys: std::collections::HashSet<(u64, u32)> = vm_sites
+            .iter()
+            .map(|(c, t, _, _)| (c.object_id, t.serial))
+            .collect();
+        // What neither bytecode nor VMObjectAlloc sees (JNI's NewObject and AllocObject, for
+        // which HotSpot posts no VMObjectAlloc) is estimated from the samples whose
+        // allocating frame is a native method.
+        for s in &sampled {
+            let native = s.trace.frames.first().is_some_and(|f| f.method.native);
+            if native
+                && !vm_keys.contains(&(s.class.object_id, s.trace.serial))
+                && !lambdas.contains(&s.class.name)
+            {
+                add(s.clone(), true);
+            }
+        }
+        for (class, trace, n, b) in vm_sites {
             if lambdas.contains(&class.name) {
                 continue;
             }
