@@ -29,8 +29,8 @@ pub mod pool;
 mod tracker;
 
 pub use alloc::{
-    AllocKind, AllocOutcome, AllocSite, ArrayLayout, COUNTER_CLASS, Element, FIRST_SLOTS, MULTI,
-    THREAD_COUNTS_DESCRIPTOR, THREAD_COUNTS_FIELD, count_allocations, counter_class,
+    AllocKind, AllocOutcome, AllocSite, ArrayLayout, CHUNK, CHUNK_BITS, COUNTER_CLASS, Element,
+    MULTI, THREAD_COUNTS_DESCRIPTOR, THREAD_COUNTS_FIELD, count_allocations, counter_class,
     with_counts_field,
 };
 pub use class::ClassFile;

@@ -2,7 +2,8 @@
 //! bytecode. Every class is rewritten as it loads (and those loaded before VM init by
 //! retransformation) by `hprof_classfile::count_allocations`: after each `new`, `newarray`,
 //! `anewarray` and `multianewarray`, a call to the counter class `java.lang.HprofAllocs` with
-//! the site's number, which the JIT inlines. Each thread counts into its own `long[]`, held
+//! the site's number, which the JIT inlines. Each thread counts into its own `long[][]`
+//! (chunks of 1,024 slots, made as it first counts in them), held
 //! by a field `java.lang.Thread` gets at its first load; a dump sums the live threads' arrays
 //! and the arrays of the threads that ended (folded at ThreadEnd). A site is (allocated
 //! class, allocating method, line): its objects are exact; its bytes are exact for arrays
@@ -21,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use hprof_classfile::{
-    AllocKind, ArrayLayout, COUNTER_CLASS, Element, THREAD_CLASS, THREAD_COUNTS_DESCRIPTOR,
+    AllocKind, ArrayLayout, CHUNK, COUNTER_CLASS, Element, THREAD_CLASS, THREAD_COUNTS_DESCRIPTOR,
     THREAD_COUNTS_FIELD, count_allocations, counter_class, with_counts_field,
 };
 
@@ -193,6 +194,10 @@ impl AllocCounts {
             let key = (text(s.class), text(s.method), text(s.descriptor), s.offset);
             if let Some(&i) = defs.by_key.get(&key) {
                 return Some(defs.defs[i].slot);
+            }
+            // An array's two slots (objects, bytes) share a chunk of the thread's counts.
+            if s.kind != AllocKind::Instance && s.kind != AllocKind::Lambda && defs.next % 2 == 1 {
+                defs.next += 1;
             }
             let slot = defs.next;
             let width = match s.kind {
@@ -689,18 +694,29 @@ impl AllocCounts {
     }
 }
 
-/// Adds a thread's `long[]` of counts into `totals` (by slot).
-fn add_array(jni: Jni, array: jobject, totals: &mut Vec<u64>) {
-    let len = jni.array_length(array).max(0) as usize;
-    let mut buf = vec![0i64; len];
-    if !jni.get_longs(array, 0, &mut buf) {
-        return;
-    }
-    if totals.len() < len {
-        totals.resize(len, 0);
-    }
-    for (t, v) in totals.iter_mut().zip(buf) {
-        *t = t.wrapping_add(v as u64);
+/// Adds a thread's counts (a `long[][]` of chunks of [`CHUNK`] slots, null where the thread
+/// never counted) into `totals` (by slot).
+fn add_array(jni: Jni, chunks: jobject, totals: &mut Vec<u64>) {
+    let n = jni.array_length(chunks).max(0) as usize;
+    let mut buf = vec![0i64; CHUNK];
+    for c in 0..n {
+        let chunk = jni.object_array_element(chunks, c as i32);
+        if chunk.is_null() {
+            continue;
+        }
+        let len = (jni.array_length(chunk).max(0) as usize).min(CHUNK);
+        let ok = jni.get_longs(chunk, 0, &mut buf[..len]);
+        jni.delete_local_ref(chunk);
+        if !ok {
+            continue;
+        }
+        let at = c * CHUNK;
+        if totals.len() < at + len {
+            totals.resize(at + len, 0);
+        }
+        for (t, v) in totals[at..at + len].iter_mut().zip(&buf[..len]) {
+            *t = t.wrapping_add(*v as u64);
+        }
     }
 }
 
