@@ -131,7 +131,10 @@ fn allocations_are_counted_exactly_and_the_program_runs_as_before() {
         let outcome = count_allocations(&bytes, |s| {
             // An array's two slots share a chunk: arrays start at even slots. Sites are
             // spread over several chunks (a gap of a chunk after each) to check chunks.
-            if s.kind != AllocKind::Instance && s.kind != AllocKind::Lambda && !next.is_multiple_of(2) {
+            if s.kind != AllocKind::Instance
+                && s.kind != AllocKind::Lambda
+                && !next.is_multiple_of(2)
+            {
                 next += 1;
             }
             if next.is_multiple_of(5) {
