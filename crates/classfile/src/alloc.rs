@@ -1372,6 +1372,6 @@ mod tests {
         let bytes = counter_class(&ArrayLayout::default(), true);
         let cf = ClassFile::parse(&bytes).unwrap();
         assert_eq!(cf.name(), COUNTER_CLASS.as_bytes());
-        assert_eq!(cf.methods.len(), 10);
+        assert_eq!(cf.methods.len(), 11);
     }
 }
