@@ -8,7 +8,7 @@ jdk.ObjectAllocationSample is throttled to 300 samples/s) on an allocation-heavy
 openjdk-17-source); runs interleaved, median wall time. Also how close the fast and sampled
 modes' per-site shares of allocated and live bytes come to the exact mode's.
 
-    bench/heap_sites.py [--runs N] [--write]
+    bench/heap_sites.py [--runs N] [--write] [--modes "hprof heap=sites (fast, default),..."]
 
 --write replaces the "heap=sites overhead" section of bench/RESULTS.md.
 """
@@ -59,6 +59,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--modes", help="comma-separated profilers to run (default: all); with it, no accuracy runs")
     args = parser.parse_args()
 
     work, agent, classes, (javac_name, javac) = prepare()
@@ -69,11 +70,22 @@ def main():
         "hprof heap=sites alloc_interval=512k": [f"-agentpath:{agent}=heap=sites,alloc_interval=512k,file={work}/sampled.txt"],
         "JFR profile": [f"-XX:StartFlightRecording=settings=profile,filename={work}/out.jfr"],
     }
+    if args.modes:
+        wanted = [m.strip() for m in args.modes.split(",")]
+        profilers = {k: v for k, v in profilers.items() if k in wanted or k == "no agent"}
     workloads = {
         "AllocBench (allocation-heavy)": lambda flags: ["java", *flags, "-cp", str(classes), "bench.AllocBench", "3000"],
         javac_name: javac,
     }
     results = interleaved(workloads, profilers, args.runs, work, warmup=0)
+
+    if args.modes:
+        for workload, times in results.items():
+            base = statistics.median(times["no agent"])
+            for n, t in times.items():
+                print(f"{workload}, {n}: median {statistics.median(t):.2f} s ({statistics.median(t) / base:.2f}x), runs {' '.join(f'{x:.2f}' for x in t)}")
+        shutil.rmtree(work, ignore_errors=True)
+        return
 
     # Accuracy: per-site shares of allocated and live bytes on a longer AllocBench run (10000
     # rounds, 2.4 GB allocated), depth 4, fast and sampled against exact.
