@@ -181,6 +181,8 @@ pub struct HeapSites {
     fast: Option<AllocCounts>,
     /// The fast mode's sites at the last count.
     fast_sites: Mutex<Vec<Site>>,
+    /// The fast mode could not start: the sampled allocations are all there is.
+    fast_failed: AtomicBool,
     table: Mutex<SiteTable>,
     chunks: Box<[OnceLock<Box<[Counters]>>]>,
     class_class: OnceLock<u64>,
@@ -210,6 +212,7 @@ impl HeapSites {
             },
             fast: fast.then(AllocCounts::default),
             fast_sites: Mutex::new(Vec::new()),
+            fast_failed: AtomicBool::new(false),
             table: Mutex::new(SiteTable {
                 index: HashMap::new(),
                 infos: Vec::new(),
@@ -429,7 +432,12 @@ impl HeapSites {
                 c.live_bytes.store(bytes, Ordering::Relaxed);
             }
         }
-        if let (Some(fast), Some(jni), Some((ctx, _))) = (&self.fast, jni, running()) {
+        if let (Some(fast), Some(jni), Some((ctx, _)), false) = (
+            &self.fast,
+            jni,
+            running(),
+            self.fast_failed.load(Ordering::Acquire),
+        ) {
             let sites = jni.with_local_frame(256, || self.compose_fast(ctx, jni, fast));
             if let Ok(mut cached) = self.fast_sites.lock() {
                 *cached = sites;
@@ -849,8 +857,14 @@ impl Engine for HeapSites {
         if !ENGINE.set((ctx, self)) {
             return Err("heap=sites was started twice".to_string());
         }
-        if let Some(fast) = &self.fast {
-            fast.start(ctx, jni)?;
+        if let Some(fast) = &self.fast
+            && let Err(why) = fast.start(ctx, jni)
+        {
+            self.fast_failed.store(true, Ordering::Release);
+            return Err(format!(
+                "{why}; heap=sites estimates from allocations sampled every {} KB instead",
+                self.interval / 1024
+            ));
         }
         if ctx.options.verbose {
             let mode = match &self.fast {
