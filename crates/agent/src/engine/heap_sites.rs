@@ -2,6 +2,13 @@
 //! counted against its site, the pair (class, allocation trace), and the objects still live
 //! are counted per site when the sites are listed.
 //!
+//! In the fast mode (`sites=fast`, the default; see [`fast_mode`]) the exact counts come from
+//! the allocating bytecode ([`super::alloc_counts`]) and this engine samples allocations every
+//! [`FAST_SAMPLE_INTERVAL`] bytes: a listing shares each bytecode site's exact count among the
+//! traces sampled at it, and each class's live objects (counted by a heap walk) among its
+//! sites. What follows describes the event-fed table, which is all there is with
+//! `sites=exact` (every allocation) or `alloc_interval=` (sampled).
+//!
 //! Allocations arrive through JVMTI SampledObjectAlloc (sampling interval 0 reports each
 //! one, whatever made it: `new`, arrays, `clone()`, reflection, JNI, string concatenation).
 //! Each tracked object is tagged with its site and size; a listing walks the tagged objects
