@@ -652,62 +652,37 @@ impl HeapSites {
             let (objects, bytes) = live.get(&class).copied().unwrap_or((0, 0));
             let objects = objects.saturating_sub(before_objects);
             let bytes = bytes.saturating_sub(before_bytes);
-            let mut share = |total: u64,
-                             allocated: &dyn Fn(&Site) -> u64,
-                             estimate: &dyn Fn(&Site) -> u64,
-                             set: &dyn Fn(&mut Site, u64)| {
-                let all: u64 = members.iter().map(|&i| allocated(&sites[i])).sum();
-                let total = total.min(all);
-                let weights: Vec<u64> = members
-                    .iter()
-                    .map(|&i| {
-                        let s = &sites[i];
-                        if estimated.contains(&(s.class.object_id, s.trace.serial)) {
-                            estimate(s)
-                        } else if all > 0 {
-                            ((u128::from(allocated(s)) * u128::from(total)) / u128::from(all))
-                                as u64
-                        } else {
-                            0
-                        }
-                    })
-                    .collect();
-                let weights = if weights.iter().all(|&w| w == 0) {
-                    members.iter().map(|&i| allocated(&sites[i])).collect()
-                } else {
-                    weights
-                };
-                // Shares beyond a site's allocations go to the others, in turn.
-                let mut left = total;
-                let mut open: Vec<usize> = (0..members.len()).collect();
-                let mut given = vec![0u64; members.len()];
-                while left > 0 && !open.is_empty() {
-                    let w: Vec<u64> = open.iter().map(|&k| weights[k].max(1)).collect();
-                    let parts = apportion(left, &w);
-                    left = 0;
-                    let mut still = Vec::new();
-                    for (&k, part) in open.iter().zip(parts) {
-                        let room = allocated(&sites[members[k]]) - given[k];
-                        let take = part.min(room);
-                        given[k] += take;
-                        left += part - take;
-                        if given[k] < allocated(&sites[members[k]]) {
-                            still.push(k);
-                        }
-                    }
-                    open = still;
-                }
-                for (k, &i) in members.iter().enumerate() {
-                    set(&mut sites[i], given[k]);
-                }
-            };
-            share(
-                objects,
-                &|s| s.allocated_objects,
-                &|s| s.live_objects,
-                &|s, v| s.live_objects = v,
-            );
             let _ = bytes;
+            let sampled = |s: &Site| estimated.contains(&(s.class.object_id, s.trace.serial));
+            if let [only] = members[..] {
+                // One site: the class's live objects are its (those of allocations no counter
+                // saw aside, which the cap bounds).
+                let s = &mut sites[only];
+                s.live_objects = objects.min(s.allocated_objects);
+            } else {
+                // Sites that samples saw keep their estimates; the rest of the class's live
+                // objects go to the sites no sample saw, by their allocations. Live objects
+                // beyond that came from allocations no counter saw (intrinsics, hidden classes).
+                let mut left = objects;
+                for &i in &members {
+                    let s = &mut sites[i];
+                    if sampled(s) {
+                        s.live_objects = s.live_objects.min(s.allocated_objects);
+                        left = left.saturating_sub(s.live_objects);
+                    }
+                }
+                let open: Vec<usize> = members
+                    .iter()
+                    .copied()
+                    .filter(|&i| !sampled(&sites[i]))
+                    .collect();
+                let room: u64 = open.iter().map(|&i| sites[i].allocated_objects).sum();
+                let weights: Vec<u64> = open.iter().map(|&i| sites[i].allocated_objects).collect();
+                for (&i, share) in open.iter().zip(apportion(left.min(room), &weights)) {
+                    let s = &mut sites[i];
+                    s.live_objects = share.min(s.allocated_objects);
+                }
+            }
             // Live bytes follow live objects at the site's mean size (exact for instances).
             for &i in &members {
                 let s = &mut sites[i];
