@@ -1,7 +1,9 @@
 //! Java class files for the HPROF agent's `cpu=times`: a strict reader, the rewriter that
 //! puts a tracker call at every method entry, before every return and on exceptional exit,
-//! and the tracker class those calls go to. No JVM is needed; the agent calls
-//! [`instrument`] from its ClassFileLoadHook.
+//! and the tracker class those calls go to; and, for `heap=sites`' fast mode, the rewriter that
+//! counts allocations in the allocating bytecode ([`count_allocations`]) and the counter class
+//! it calls ([`counter_class`]). No JVM is needed; the agent calls both from its
+//! ClassFileLoadHook.
 //!
 //! ```
 //! use hprof_classfile::{TRACKER_CLASS, TRACKER_PROBES, instrument, tracker_class};
