@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Benchmark: heap=sites, exact and sampled (alloc_interval=512k), against no agent and against
-JFR's allocation profiling (-XX:StartFlightRecording=settings=profile) on an allocation-heavy
-program (java/src/bench/AllocBench.java) and on javac compiling java.util (354 files from
-Debian's openjdk-17-source); runs interleaved, median wall time. Also how close the sampled
-mode's per-site shares of allocated bytes come to the exact mode's.
+"""Benchmark: heap=sites in its fast mode (the default: allocations counted in bytecode, live
+objects estimated from 128 KB samples), its exact mode (sites=exact: every allocation a JVMTI
+event, every object tagged) and sampled (alloc_interval=512k), against no agent and against
+JFR's allocation profiling (-XX:StartFlightRecording=settings=profile, whose
+jdk.ObjectAllocationSample is throttled to 300 samples/s) on an allocation-heavy program
+(java/src/bench/AllocBench.java) and on javac compiling java.util (354 files from Debian's
+openjdk-17-source); runs interleaved, median wall time. Also how close the fast and sampled
+modes' per-site shares of allocated and live bytes come to the exact mode's.
 
-    bench/heap_sites.py [--runs N] [--write]
+    bench/heap_sites.py [--runs N] [--write] [--modes "hprof heap=sites (fast, default),..."]
 
 --write replaces the "heap=sites overhead" section of bench/RESULTS.md.
 """
@@ -18,8 +21,9 @@ from cpu_samples import interleaved, prepare, raw_runs, timed, write_section  # 
 SECTION = "## heap=sites overhead"
 
 
-def site_shares(path):
-    """Allocated-bytes share of each site, keyed by (class, frames of its trace)."""
+def site_shares(path, depth=None, column=5):
+    """Share of allocated bytes (column 5; live bytes: column 3) of each site, keyed by (class,
+    the first `depth` frames of its trace, all if None)."""
     text = Path(path).read_text()
     body = text[text.index("\n--------\n"):]
     traces, rows, current = {}, [], None
@@ -37,7 +41,7 @@ def site_shares(path):
             traces[serial] = tuple(re.sub(r"0x[0-9a-f]+", "0x", f) for f in frames)
         elif re.match(r"^\s*\d+ ", line) and current == "sites":
             c = line.split()
-            rows.append((c[8], int(c[7]), int(c[5])))
+            rows.append((c[8], int(c[7]), int(c[column])))
         elif line.startswith("SITES BEGIN"):
             current = "sites"
         elif line == "SITES END":
@@ -46,38 +50,74 @@ def site_shares(path):
     total = sum(r[2] for r in rows) or 1
     shares = {}
     for name, trace, alloc in rows:
-        key = (name, traces[trace])
+        key = (name, traces[trace][:depth] if depth else traces[trace])
         shares[key] = shares.get(key, 0) + alloc / total * 100
     return shares
+
+
+def worst(a, b):
+    return max((abs(a.get(k, 0) - b.get(k, 0)) for k in set(a) | set(b)), default=0.0)
+
+
+def measure_accuracy(files):
+    """Largest per-site share differences against the exact mode, and the shares."""
+    exact_top = site_shares(files["exact"], depth=1)
+    accuracy = {
+        "fast, allocated, by (class, allocating frame)": worst(exact_top, site_shares(files["fast"], depth=1)),
+        "fast, allocated, by (class, trace of 4 frames)": worst(site_shares(files["exact"]), site_shares(files["fast"])),
+        "fast, live, by (class, trace of 4 frames)": worst(site_shares(files["exact"], column=3), site_shares(files["fast"], column=3)),
+        "alloc_interval=512k, allocated, by (class, trace)": worst(site_shares(files["exact"]), site_shares(files["sampled"])),
+        "alloc_interval=512k, live, by (class, trace)": worst(site_shares(files["exact"], column=3), site_shares(files["sampled"], column=3)),
+    }
+    exact = site_shares(files["exact"])
+    fast = site_shares(files["fast"])
+    big = sorted((k for k in exact if exact[k] >= 1.0), key=lambda k: -exact[k])
+    return accuracy, exact, fast, big
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--modes", help="comma-separated profilers to run (default: all); with it, no accuracy runs")
     args = parser.parse_args()
 
     work, agent, classes, (javac_name, javac) = prepare()
     profilers = {
         "no agent": [],
-        "hprof heap=sites (exact)": [f"-agentpath:{agent}=heap=sites,file={work}/exact.txt"],
+        "hprof heap=sites (fast, default)": [f"-agentpath:{agent}=heap=sites,file={work}/fast.txt"],
+        "hprof heap=sites sites=exact": [f"-agentpath:{agent}=heap=sites,sites=exact,file={work}/exact.txt"],
         "hprof heap=sites alloc_interval=512k": [f"-agentpath:{agent}=heap=sites,alloc_interval=512k,file={work}/sampled.txt"],
         "JFR profile": [f"-XX:StartFlightRecording=settings=profile,filename={work}/out.jfr"],
     }
+    if args.modes:
+        wanted = [m.strip() for m in args.modes.split(",")]
+        profilers = {k: v for k, v in profilers.items() if k in wanted or k == "no agent"}
     workloads = {
         "AllocBench (allocation-heavy)": lambda flags: ["java", *flags, "-cp", str(classes), "bench.AllocBench", "3000"],
         javac_name: javac,
     }
     results = interleaved(workloads, profilers, args.runs, work, warmup=0)
 
-    # Accuracy of the sampled mode: per-site shares of allocated bytes on a longer AllocBench
-    # run (10000 rounds, 2.4 GB allocated, about 4700 samples), depth 4.
-    exact_file, sampled_file = work / "acc-exact.txt", work / "acc-sampled.txt"
-    timed(["java", f"-agentpath:{agent}=heap=sites,cutoff=0,file={exact_file}", "-cp", str(classes), "bench.AllocBench", "10000"], work)
-    timed(["java", f"-agentpath:{agent}=heap=sites,cutoff=0,alloc_interval=512k,file={sampled_file}", "-cp", str(classes), "bench.AllocBench", "10000"], work)
-    exact, sampled = site_shares(exact_file), site_shares(sampled_file)
-    big = sorted((k for k in exact if exact[k] >= 1.0), key=lambda k: -exact[k])
-    worst = max(abs(exact.get(k, 0) - sampled.get(k, 0)) for k in set(exact) | set(sampled))
+    if args.modes:
+        for workload, times in results.items():
+            base = statistics.median(times["no agent"])
+            for n, t in times.items():
+                print(f"{workload}, {n}: median {statistics.median(t):.2f} s ({statistics.median(t) / base:.2f}x), runs {' '.join(f'{x:.2f}' for x in t)}")
+        shutil.rmtree(work, ignore_errors=True)
+        return
+
+    # Accuracy: per-site shares of allocated and live bytes on a longer AllocBench run (10000
+    # rounds, 2.4 GB allocated), depth 4, fast and sampled against exact.
+    files = {}
+    for mode, opts in [("exact", "sites=exact"), ("fast", "sites=fast"), ("sampled", "alloc_interval=512k")]:
+        files[mode] = work / f"acc-{mode}.txt"
+        timed(["java", f"-agentpath:{agent}=heap=sites,cutoff=0,{opts},file={files[mode]}", "-cp", str(classes), "bench.AllocBench", "10000"], work)
+
+    try:
+        accuracy, exact, fast, big = measure_accuracy(files)
+    except Exception as e:  # the timings above stay worth writing
+        accuracy, exact, fast, big = {f"accuracy not measured ({e})": 0.0}, {}, {}, []
 
     cpu = re.sub(r"\s+", " ", next((l.split(":", 1)[1] for l in open("/proc/cpuinfo") if l.startswith("model name")), "")).strip()
     java_version = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
@@ -90,9 +130,10 @@ def main():
         base = statistics.median(times["no agent"])
         cells = [f"{statistics.median(times[n]):.2f} s ({statistics.median(times[n]) / base:.2f}x)" for n in names]
         lines.append(f"| {workload} | " + " | ".join(cells) + " |")
-    lines += ["", f"Sampled mode accuracy (AllocBench 10000 rounds, allocated-bytes share of each site, exact vs alloc_interval=512k): "
-              f"largest difference over all sites **{worst:.2f} percentage points**; sites over 1%: "
-              + ", ".join(f"{k[0]} {exact[k]:.2f}% vs {sampled.get(k, 0):.2f}%" for k in big[:6]) + ".", "", ""]
+    lines += ["", "Accuracy against sites=exact (AllocBench 10000 rounds, depth 4, cutoff 0): largest difference of a site's share, in percentage points:", ""]
+    lines += [f"- {k}: **{v:.2f}**" for k, v in accuracy.items()]
+    lines += ["", "Sites over 1% of allocated bytes, exact vs fast: "
+              + ", ".join(f"{k[0]} {exact[k]:.2f}% vs {fast.get(k, 0):.2f}%" for k in big[:6]) + ".", "", ""]
     lines += raw_runs(results, digits=2)
     section = "\n".join(lines) + "\n"
     print(section)

@@ -9,7 +9,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::engine::cpu_samples::CpuSampler;
-use crate::engine::{cpu_async, cpu_times, heap_sites, monitors};
+use crate::engine::{alloc_counts, cpu_async, cpu_times, heap_sites, monitors};
 use crate::jvmti::{Callbacks, JavaVm, Jni, Jvmti, jthread, sys};
 use crate::options::{Options, Parsed, help_text};
 use crate::profiler::{self, Profiler};
@@ -186,6 +186,7 @@ fn callbacks() -> Callbacks {
         thread_end: Some(thread_end),
         data_dump_request: Some(data_dump_request),
         sampled_object_alloc: Some(sampled_object_alloc),
+        vm_object_alloc: Some(vm_object_alloc),
         monitor_contended_enter: Some(monitor_contended_enter),
         monitor_contended_entered: Some(monitor_contended_entered),
         monitor_wait: Some(monitor_wait),
@@ -330,6 +331,9 @@ extern "C" fn sampled_object_alloc(
     size: sys::jlong,
 ) {
     guarded("SampledObjectAlloc", (), || {
+        if alloc_counts::in_agent() {
+            return;
+        }
         match (heap_sites::running(), profiler::get()) {
             (Some((ctx, engine)), Some(p)) if p.is_running() => {
                 engine.on_alloc(ctx, Jni::from_raw(jni), thread, object, class, size);
@@ -340,6 +344,21 @@ extern "C" fn sampled_object_alloc(
 }
 
 /// The running monitor engine, while the VM is live.
+extern "C" fn vm_object_alloc(
+    _jvmti: *mut sys::jvmtiEnv,
+    jni: *mut sys::JNIEnv,
+    _thread: jthread,
+    _object: sys::jobject,
+    class: sys::jclass,
+    size: sys::jlong,
+) {
+    guarded("VMObjectAlloc", (), || {
+        if profiler::get().is_some_and(|p| p.is_running()) {
+            heap_sites::on_vm_alloc(Jni::from_raw(jni), class, size);
+        }
+    });
+}
+
 fn monitor_engine() -> Option<(
     &'static crate::engine::Context,
     &'static monitors::Monitors,
@@ -527,10 +546,13 @@ extern "C" fn class_file_load_hook(
                 (!name.is_null()).then(|| CStr::from_ptr(name).to_bytes()),
             )
         };
-        let transformed = match cpu_times::running() {
+        let timed = match cpu_times::running() {
             Some((_, engine)) => engine.transform(name, bytes),
             None => cpu_times::transform_early(name, bytes),
         };
+        // heap=sites' fast mode counts allocations in what cpu=times made of the class.
+        let counted = alloc_counts::transform(name, timed.as_deref().unwrap_or(bytes));
+        let transformed = counted.or(timed);
         let Some(new) = transformed else {
             return;
         };

@@ -133,6 +133,10 @@ pub struct Options {
     pub verbose: bool,
     /// `alloc_interval=`: 0 tracks every allocation, else the mean sampling interval in bytes.
     pub alloc_interval: u64,
+    /// `sites=exact`: heap=sites sees every allocation as a JVMTI event and tags every object
+    /// (exact live counts, slow); `sites=fast` (the default) counts allocations in the
+    /// allocating bytecode and estimates live objects from sampled ones.
+    pub sites_exact: bool,
     /// `gc_okay=`: obsolete, accepted and ignored.
     pub gc_okay: bool,
     /// `primfields=`, `primarrays=`: accepted; dumps always hold primitive data.
@@ -213,6 +217,7 @@ impl Options {
             force: true,
             verbose: true,
             alloc_interval: 0,
+            sites_exact: false,
             gc_okay: true,
             primfields: true,
             primarrays: true,
@@ -420,6 +425,11 @@ impl Options {
                         "The precrash option was removed, use -XX:OnError='precrash -p %%p'",
                     ));
                 }
+                "sites" => match value {
+                    Some("exact") => o.sites_exact = true,
+                    Some("fast") => o.sites_exact = false,
+                    _ => return Err(error("sites option value must be exact|fast")),
+                },
                 "alloc_interval" => {
                     o.alloc_interval = value.and_then(parse_bytes).ok_or_else(|| {
                         error("alloc_interval option value must be a byte count >= 0, optionally with k, m or g")
@@ -569,6 +579,7 @@ msa=y|n                Solaris micro state accounting n
 force=y|n              force output to <file>         y
 verbose=y|n            print messages about dumps     y
 alloc_interval=<bytes> sample heap=sites every ~bytes 0 (exact)
+sites=exact|fast       heap=sites: tag every object?  fast
 
 Obsolete Options
 ----------------
@@ -598,6 +609,9 @@ Warnings
     after a full GC, ...), docs/compatibility.md says so.
   - Option alloc_interval is new in hprof-rs: 0 tracks every allocation,
     a byte count samples allocations at about that interval.
+  - Option sites is new in hprof-rs: fast counts allocations exactly in the
+    allocating bytecode and estimates live objects from sampled ones; exact
+    makes every allocation an event and tags every object (slow).
   - cpu=wall and sampler= are new in hprof-rs: cpu=samples takes stacks
     where threads run (AsyncGetCallTrace), sampler=jvmti at safepoints.
   - timer= is new in hprof-rs: perf events, POSIX CPU-clock timers or
@@ -669,6 +683,9 @@ mod tests {
         assert_eq!(parse("X=010").x, 8);
         assert_eq!(parse("alloc_interval=512k").alloc_interval, 512 * 1024);
         assert_eq!(parse("alloc_interval=100").alloc_interval, 100);
+        assert!(!parse("heap=sites").sites_exact);
+        assert!(parse("heap=sites,sites=exact").sites_exact);
+        assert!(!parse("sites=exact,sites=fast").sites_exact);
         assert!(!parse("gc_okay=n,msa=y,primfields=n,pause=n").primfields);
         assert_eq!(
             parse("net=localhost:7777").output,
@@ -786,6 +803,8 @@ mod tests {
                 "alloc_interval=-1",
                 "alloc_interval option value must be a byte count >= 0, optionally with k, m or g",
             ),
+            ("sites=all", "sites option value must be exact|fast"),
+            ("sites", "sites option value must be exact|fast"),
             ("foo=1", "Unknown option: foo"),
             ("foo", "Unknown option: foo"),
             ("cpu,heap=sites", "Unknown option: cpu,heap"),

@@ -268,7 +268,10 @@ impl Profiler {
     /// VMInit: threads already running get serials (the VM init thread first), then the
     /// engines start.
     pub fn vm_init(&'static self, jni: Jni, init_thread: jthread) {
-        if self.ctx.options.heap_sites && self.ctx.options.alloc_interval == 0 {
+        if self.ctx.options.heap_sites
+            && self.ctx.options.alloc_interval == 0
+            && !crate::engine::heap_sites::fast_mode(&self.ctx.options, false)
+        {
             crate::engine::heap_sites::warm_up_sampler(jni);
         }
         if self
@@ -340,6 +343,7 @@ impl Profiler {
     /// ThreadEnd: a THREAD END record.
     pub fn thread_end(&self, jni: Jni, thread: jthread) {
         crate::engine::heap_sites::clear_thread_cache(jni);
+        crate::engine::heap_sites::thread_end(jni, thread);
         crate::engine::cpu_times::thread_end(jni, thread);
         if !self.is_running() {
             return;

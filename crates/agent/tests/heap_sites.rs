@@ -1,4 +1,4 @@
-//! heap=sites: exact allocated and live counts per site for a program with known allocations
+//! heap=sites (with `sites=exact`, where every object is tracked): exact allocated and live counts per site for a program with known allocations
 //! (java/src/AllocSites.java), per-thread sites, the binary records, and the sampled mode.
 
 use hprof_format::{Record, Records};
@@ -25,7 +25,12 @@ fn exact_counts_for_every_kind_of_allocation() {
     for jdk in jdks() {
         let v = jdk.version;
         if v == 11 {
-            let (run, dir) = profile(&jdk, "heap=sites,depth=8,cutoff=0", "AllocSites", &[]);
+            let (run, dir) = profile(
+                &jdk,
+                "heap=sites,sites=exact,depth=8,cutoff=0",
+                "AllocSites",
+                &[],
+            );
             assert_eq!(run.code, Some(0), "JDK 11: {}", run.stderr);
             let p = TextProfile::parse(&read_text(&text_output(dir.path())));
             let points = totals(&p.sites_at("AllocSites$Point", "AllocSites.makePoints"));
@@ -36,7 +41,12 @@ fn exact_counts_for_every_kind_of_allocation() {
             continue;
         }
         // Deep enough for reflection, which goes through method handles from JDK 18 on.
-        let (run, dir) = profile(&jdk, "heap=sites,depth=24,cutoff=0", "AllocSites", &[]);
+        let (run, dir) = profile(
+            &jdk,
+            "heap=sites,sites=exact,depth=24,cutoff=0",
+            "AllocSites",
+            &[],
+        );
         assert_eq!(run.code, Some(0), "JDK {v}: {}", run.stderr);
         assert!(
             run.stderr.contains("Dumping allocation sites ... done."),
@@ -140,7 +150,7 @@ fn exact_counts_for_every_kind_of_allocation() {
 fn thread_y_separates_sites_per_thread() {
     let (run, dir) = profile(
         &jdk17(),
-        "heap=sites,thread=y,depth=8,cutoff=0",
+        "heap=sites,sites=exact,thread=y,depth=8,cutoff=0",
         "AllocSites",
         &[],
     );
@@ -186,7 +196,7 @@ fn cutoff_hides_small_sites() {
 fn binary_output_has_alloc_sites_and_heap_summary() {
     let (run, dir) = profile(
         &jdk17(),
-        "heap=sites,format=b,depth=8,cutoff=0",
+        "heap=sites,sites=exact,format=b,depth=8,cutoff=0",
         "AllocSites",
         &[],
     );
@@ -280,7 +290,7 @@ fn sites_are_cumulative_over_dumps() {
     let mut command = crate::support::java_command(
         &jdk17(),
         dir.path(),
-        &[&crate::support::agentpath("heap=sites,depth=8")],
+        &[&crate::support::agentpath("heap=sites,sites=exact,depth=8")],
         "AllocSites",
         &["wait"],
     );

@@ -9,6 +9,7 @@ mod cpu_times;
 mod exit_paths;
 mod heap_dump;
 mod heap_sites;
+mod heap_sites_fast;
 mod loading;
 mod monitors;
 mod reliability;

@@ -344,7 +344,7 @@ impl Layout {
 }
 
 /// Types before each instruction; `None` where unknown (dead code without a frame).
-fn interpret(
+pub(crate) fn interpret(
     interp: &Interp<'_, '_>,
     insns: &[Insn],
     initial: &State,

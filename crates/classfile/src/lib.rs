@@ -1,7 +1,9 @@
 //! Java class files for the HPROF agent's `cpu=times`: a strict reader, the rewriter that
 //! puts a tracker call at every method entry, before every return and on exceptional exit,
-//! and the tracker class those calls go to. No JVM is needed; the agent calls
-//! [`instrument`] from its ClassFileLoadHook.
+//! and the tracker class those calls go to; and, for `heap=sites`' fast mode, the rewriter that
+//! counts allocations in the allocating bytecode ([`count_allocations`]) and the counter class
+//! it calls ([`counter_class`]). No JVM is needed; the agent calls both from its
+//! ClassFileLoadHook.
 //!
 //! ```
 //! use hprof_classfile::{TRACKER_CLASS, TRACKER_PROBES, instrument, tracker_class};
@@ -16,6 +18,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod alloc;
 pub mod asm;
 mod bytes;
 pub mod class;
@@ -27,6 +30,11 @@ pub mod interp;
 pub mod pool;
 mod tracker;
 
+pub use alloc::{
+    AllocKind, AllocOutcome, AllocSite, ArrayLayout, CHUNK, CHUNK_BITS, COUNTER_CLASS, Element,
+    MULTI, THREAD_COUNTS_DESCRIPTOR, THREAD_COUNTS_FIELD, count_allocations, counter_class,
+    with_counts_field,
+};
 pub use class::ClassFile;
 pub use error::{Error, Result};
 pub use instrument::{MethodRef, Outcome, Probes, instrument};

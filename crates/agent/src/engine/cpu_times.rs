@@ -347,7 +347,7 @@ pub fn transform_early(name: Option<&[u8]>, class: &[u8]) -> Option<Vec<u8>> {
 /// Whether the JVM was told `-Xshare:on` (class data sharing or no start), by the last
 /// `-Xshare:` option among `JAVA_TOOL_OPTIONS`, `JDK_JAVA_OPTIONS`, the command line and
 /// `_JAVA_OPTIONS`, the order in which the JVM reads them.
-fn sharing_required() -> bool {
+pub(crate) fn sharing_required() -> bool {
     let env = |name: &str| std::env::var(name).unwrap_or_default();
     let command_line = std::fs::read("/proc/self/cmdline").unwrap_or_default();
     let command_line = String::from_utf8_lossy(&command_line).replace('\0', " ");

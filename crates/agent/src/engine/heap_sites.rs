@@ -2,6 +2,13 @@
 //! counted against its site, the pair (class, allocation trace), and the objects still live
 //! are counted per site when the sites are listed.
 //!
+//! In the fast mode (`sites=fast`, the default; see [`fast_mode`]) the exact counts come from
+//! the allocating bytecode ([`super::alloc_counts`]) and this engine samples allocations every
+//! [`FAST_SAMPLE_INTERVAL`] bytes: a listing shares each bytecode site's exact count among the
+//! traces sampled at it, and each class's live objects (counted by a heap walk) among its
+//! sites. What follows describes the event-fed table, which is all there is with
+//! `sites=exact` (every allocation) or `alloc_interval=` (sampled).
+//!
 //! Allocations arrive through JVMTI SampledObjectAlloc (sampling interval 0 reports each
 //! one, whatever made it: `new`, arrays, `clone()`, reflection, JNI, string concatenation).
 //! Each tracked object is tagged with its site and size; a listing walks the tagged objects
@@ -20,6 +27,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::engine::alloc_counts::{AllocCounts, display_name};
 use crate::engine::{Context, Engine};
 use crate::jvmti::{
     Capabilities, Event, Jni, Jvmti, WeakRef, jclass, jobject, jthread, jvmtiFrameInfo,
@@ -156,10 +164,32 @@ pub fn running() -> Option<(&'static Context, &'static HeapSites)> {
     ENGINE.get()
 }
 
+/// The sampling interval of the fast mode: its samples give bytecode sites their deeper
+/// frames and every site its live estimate.
+pub const FAST_SAMPLE_INTERVAL: u64 = 128 * 1024;
+
+/// Whether heap=sites runs in its fast mode (counts in bytecode): `sites=fast` (the
+/// default) without `alloc_interval`, loaded with the JVM (a running JVM's
+/// `java.lang.Thread` can get no field) and without `-Xshare:on` (which forbids the early
+/// class hook that adds it).
+pub fn fast_mode(options: &crate::options::Options, late: bool) -> bool {
+    options.heap_sites
+        && !options.sites_exact
+        && options.alloc_interval == 0
+        && !late
+        && !crate::engine::cpu_times::sharing_required()
+}
+
 /// The engine.
 #[derive(Debug)]
 pub struct HeapSites {
     interval: u64,
+    /// The fast mode's exact counts (`None`: every allocation is an event, or sampled).
+    fast: Option<AllocCounts>,
+    /// The fast mode's sites at the last count.
+    fast_sites: Mutex<Vec<Site>>,
+    /// The fast mode could not start: the sampled allocations are all there is.
+    fast_failed: AtomicBool,
     table: Mutex<SiteTable>,
     chunks: Box<[OnceLock<Box<[Counters]>>]>,
     class_class: OnceLock<u64>,
@@ -176,8 +206,20 @@ pub struct HeapSites {
 impl HeapSites {
     /// `alloc_interval`: 0 counts every allocation, else the mean sampling interval in bytes.
     pub fn new(alloc_interval: u64) -> HeapSites {
+        HeapSites::with_mode(alloc_interval, false)
+    }
+
+    /// The fast mode (see [`fast_mode`]) with `fast`, else as [`HeapSites::new`].
+    pub fn with_mode(alloc_interval: u64, fast: bool) -> HeapSites {
         HeapSites {
-            interval: alloc_interval,
+            interval: if fast {
+                FAST_SAMPLE_INTERVAL
+            } else {
+                alloc_interval
+            },
+            fast: fast.then(AllocCounts::default),
+            fast_sites: Mutex::new(Vec::new()),
+            fast_failed: AtomicBool::new(false),
             table: Mutex::new(SiteTable {
                 index: HashMap::new(),
                 infos: Vec::new(),
@@ -397,6 +439,261 @@ impl HeapSites {
                 c.live_bytes.store(bytes, Ordering::Relaxed);
             }
         }
+        if let (Some(fast), Some(jni), Some((ctx, _)), false) = (
+            &self.fast,
+            jni,
+            running(),
+            self.fast_failed.load(Ordering::Acquire),
+        ) {
+            let sites = jni.with_local_frame(256, || self.compose_fast(ctx, jni, fast));
+            if let Ok(mut cached) = self.fast_sites.lock() {
+                *cached = sites;
+            }
+        }
+    }
+
+    /// The fast mode's sites: each bytecode site's exact counts, shared among the full
+    /// traces sampled at it in proportion to their sampled bytes (a site no sample saw keeps
+    /// a one-frame trace), with live counts estimated as the exact count times the sampled
+    /// objects' live fraction; and the VM's allocations (VMObjectAlloc), exact by (class,
+    /// trace), with the same live estimate.
+    fn compose_fast(&self, ctx: &Context, jni: Jni, fast: &AllocCounts) -> Vec<Site> {
+        let sampled = self.sampled_snapshot();
+        let lineno = ctx.options.lineno;
+        type Key = (String, String, String, String, i32);
+        let key_of = |s: &Site| -> Option<Key> {
+            let top = s.trace.frames.first()?;
+            Some((
+                s.class.name.clone(),
+                top.method.class.name.clone(),
+                top.method.name.clone(),
+                top.method.signature.clone(),
+                if lineno { top.line } else { -1 },
+            ))
+        };
+        let mut groups: HashMap<Key, Vec<&Site>> = HashMap::new();
+        let mut sizes: HashMap<String, u64> = HashMap::new();
+        let mut by_site: HashMap<(u64, u32), &Site> = HashMap::new();
+        for s in &sampled {
+            if let Some(k) = key_of(s) {
+                groups.entry(k).or_default().push(s);
+            }
+            if s.array_type == 0 && s.allocated_objects > 0 {
+                sizes.insert(
+                    s.class.name.clone(),
+                    s.allocated_bytes / s.allocated_objects,
+                );
+            }
+            by_site.insert((s.class.object_id, s.trace.serial), s);
+        }
+        let exact = fast.exact(ctx.jvmti, jni, |sig| sizes.get(&display_name(sig)).copied());
+        let mut classes: Option<HashMap<String, crate::jvmti::jclass>> = None;
+        let mut out: HashMap<(u64, u32), Site> = HashMap::new();
+        // Sites whose live estimate comes from samples of their own.
+        let mut estimated: std::collections::HashSet<(u64, u32)> = Default::default();
+        let mut add = |site: Site, sampled: bool| {
+            if sampled {
+                estimated.insert((site.class.object_id, site.trace.serial));
+            }
+            let e = out
+                .entry((site.class.object_id, site.trace.serial))
+                .or_insert_with(|| Site {
+                    live_bytes: 0,
+                    live_objects: 0,
+                    allocated_bytes: 0,
+                    allocated_objects: 0,
+                    ..site.clone()
+                });
+            e.live_bytes += site.live_bytes;
+            e.live_objects += site.live_objects;
+            e.allocated_bytes += site.allocated_bytes;
+            e.allocated_objects += site.allocated_objects;
+        };
+        let live_share = |n: u64, live: u64, sampled: u64| -> u64 {
+            if sampled == 0 {
+                0
+            } else {
+                ((u128::from(n) * u128::from(live.min(sampled)) + u128::from(sampled) / 2)
+                    / u128::from(sampled)) as u64
+            }
+        };
+        for e in &exact {
+            let key: Key = (
+                display_name(&e.signature),
+                display_name(&format!("L{};", e.class)),
+                e.method.clone(),
+                e.descriptor.clone(),
+                if lineno { e.line } else { -1 },
+            );
+            match groups.get(&key) {
+                Some(matches) if !matches.is_empty() => {
+                    let weights: Vec<u64> =
+                        matches.iter().map(|s| s.allocated_bytes.max(1)).collect();
+                    let objects = apportion(e.objects, &weights);
+                    let bytes = apportion(e.bytes, &weights);
+                    for ((s, n), b) in matches.iter().zip(objects).zip(bytes) {
+                        add(
+                            Site {
+                                class: s.class.clone(),
+                                trace: s.trace.clone(),
+                                array_type: s.array_type,
+                                live_objects: live_share(n, s.live_objects, s.allocated_objects),
+                                live_bytes: live_share(b, s.live_bytes, s.allocated_bytes),
+                                allocated_objects: n,
+                                allocated_bytes: b,
+                            },
+                            true,
+                        );
+                    }
+                }
+                _ => {
+                    let classes =
+                        classes.get_or_insert_with(|| AllocCounts::classes_by_signature(ctx.jvmti));
+                    if let Some((class, trace)) = fast.site_of(ctx, jni, e, classes) {
+                        add(
+                            Site {
+                                array_type: array_type(&class.name),
+                                class,
+                                trace,
+                                live_objects: 0,
+                                live_bytes: 0,
+                                allocated_objects: e.objects,
+                                allocated_bytes: e.bytes,
+                            },
+                            false,
+                        );
+                    } else {
+                        self.dropped.fetch_add(e.objects, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+        // A lambda's object may also reach VMObjectAlloc (Unsafe.allocateInstance, on some
+        // JDKs): its call site counted it already.
+        let lambdas: std::collections::HashSet<String> = exact
+            .iter()
+            .filter(|e| e.signature.contains("$$Lambda"))
+            .map(|e| display_name(&e.signature))
+            .collect();
+        let vm_sites = fast.vm_sites();
+        let vm_keys: std::collections::HashSet<(u64, u32)> = vm_sites
+            .iter()
+            .map(|(c, t, _, _)| (c.object_id, t.serial))
+            .collect();
+        // What neither bytecode nor VMObjectAlloc sees (JNI's NewObject and AllocObject, for
+        // which HotSpot posts no VMObjectAlloc) is estimated from the samples whose
+        // allocating frame is a native method.
+        for s in &sampled {
+            let native = s.trace.frames.first().is_some_and(|f| f.method.native);
+            if native
+                && !vm_keys.contains(&(s.class.object_id, s.trace.serial))
+                && !lambdas.contains(&s.class.name)
+            {
+                add(s.clone(), true);
+            }
+        }
+        for (class, trace, n, b) in vm_sites {
+            if lambdas.contains(&class.name) {
+                continue;
+            }
+            let s = by_site.get(&(class.object_id, trace.serial));
+            add(
+                Site {
+                    array_type: array_type(&class.name),
+                    live_objects: s
+                        .map_or(0, |s| live_share(n, s.live_objects, s.allocated_objects)),
+                    live_bytes: s.map_or(0, |s| live_share(b, s.live_bytes, s.allocated_bytes)),
+                    class,
+                    trace,
+                    allocated_objects: n,
+                    allocated_bytes: b,
+                },
+                s.is_some(),
+            );
+        }
+        if let Some(classes) = classes {
+            for class in classes.into_values() {
+                jni.delete_local_ref(class);
+            }
+        }
+        let mut sites: Vec<Site> = out.into_values().collect();
+        self.share_live_by_class(ctx, fast, &mut sites, &estimated);
+        sites
+    }
+
+    /// Replaces the sites' live estimates by each class's live objects, counted by a heap
+    /// walk (less those the class had when counting began), shared among the class's sites:
+    /// in proportion to their sampled estimates where samples saw them, else to their
+    /// allocations times the class's live fraction. A class allocated at one site gets its
+    /// exact live count; no site gets more live than it allocated.
+    fn share_live_by_class(
+        &self,
+        ctx: &Context,
+        fast: &AllocCounts,
+        sites: &mut [Site],
+        estimated: &std::collections::HashSet<(u64, u32)>,
+    ) {
+        let mut by_class: HashMap<u64, Vec<usize>> = HashMap::new();
+        for (i, s) in sites.iter().enumerate() {
+            by_class.entry(s.class.object_id).or_default().push(i);
+        }
+        let mut live: HashMap<u64, (u64, u64)> = by_class.keys().map(|&c| (c, (0, 0))).collect();
+        let walked = ctx.jvmti.iterate_by_class(&mut |class, size| {
+            if let Some(e) = live.get_mut(&(class as u64)) {
+                e.0 += 1;
+                e.1 += size.max(0) as u64;
+            }
+        });
+        if walked.is_err() {
+            return;
+        }
+        for (class, members) in by_class {
+            let (before_objects, before_bytes) = fast.baseline(class);
+            let (objects, bytes) = live.get(&class).copied().unwrap_or((0, 0));
+            let objects = objects.saturating_sub(before_objects);
+            let bytes = bytes.saturating_sub(before_bytes);
+            let _ = bytes;
+            let sampled = |s: &Site| estimated.contains(&(s.class.object_id, s.trace.serial));
+            if let [only] = members[..] {
+                // One site: the class's live objects are its (those of allocations no counter
+                // saw aside, which the cap bounds).
+                let s = &mut sites[only];
+                s.live_objects = objects.min(s.allocated_objects);
+            } else {
+                // Sites that samples saw keep their estimates; the rest of the class's live
+                // objects go to the sites no sample saw, by their allocations. Live objects
+                // beyond that came from allocations no counter saw (intrinsics, hidden classes).
+                let mut left = objects;
+                for &i in &members {
+                    let s = &mut sites[i];
+                    if sampled(s) {
+                        s.live_objects = s.live_objects.min(s.allocated_objects);
+                        left = left.saturating_sub(s.live_objects);
+                    }
+                }
+                let open: Vec<usize> = members
+                    .iter()
+                    .copied()
+                    .filter(|&i| !sampled(&sites[i]))
+                    .collect();
+                let room: u64 = open.iter().map(|&i| sites[i].allocated_objects).sum();
+                let weights: Vec<u64> = open.iter().map(|&i| sites[i].allocated_objects).collect();
+                for (&i, share) in open.iter().zip(apportion(left.min(room), &weights)) {
+                    let s = &mut sites[i];
+                    s.live_objects = share.min(s.allocated_objects);
+                }
+            }
+            // Live bytes follow live objects at the site's mean size (exact for instances).
+            for &i in &members {
+                let s = &mut sites[i];
+                s.live_bytes = if s.allocated_objects == 0 {
+                    0
+                } else {
+                    ((u128::from(s.live_objects) * u128::from(s.allocated_bytes))
+                        / u128::from(s.allocated_objects)) as u64
+                };
+            }
+        }
     }
 }
 
@@ -446,6 +743,57 @@ fn array_type(name: &str) -> u8 {
     }
 }
 
+/// Shares `total` among `weights` in proportion, by largest remainders: the shares add up
+/// to `total` exactly.
+fn apportion(total: u64, weights: &[u64]) -> Vec<u64> {
+    let sum: u128 = weights.iter().map(|&w| u128::from(w)).sum();
+    if sum == 0 || weights.is_empty() {
+        let mut out = vec![0; weights.len()];
+        if let Some(first) = out.first_mut() {
+            *first = total;
+        }
+        return out;
+    }
+    let mut shares: Vec<(u64, u128, usize)> = weights
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| {
+            let p = u128::from(total) * u128::from(w);
+            ((p / sum) as u64, p % sum, i)
+        })
+        .collect();
+    let given: u64 = shares.iter().map(|s| s.0).sum();
+    let mut left = total - given;
+    let mut order: Vec<usize> = (0..shares.len()).collect();
+    order.sort_by(|&a, &b| shares[b].1.cmp(&shares[a].1).then(a.cmp(&b)));
+    for i in order {
+        if left == 0 {
+            break;
+        }
+        shares[i].0 += 1;
+        left -= 1;
+    }
+    shares.into_iter().map(|s| s.0).collect()
+}
+
+/// ThreadEnd: the fast mode keeps the ending thread's counts.
+pub fn thread_end(jni: Jni, thread: jthread) {
+    if let Some((_, engine)) = running()
+        && let Some(fast) = &engine.fast
+    {
+        fast.thread_end(jni, thread);
+    }
+}
+
+/// VMObjectAlloc, in the allocating thread: the fast mode counts objects the VM made.
+pub fn on_vm_alloc(jni: Jni, class: jclass, size: i64) {
+    if let Some((ctx, engine)) = running()
+        && let Some(fast) = &engine.fast
+    {
+        fast.on_vm_alloc(ctx, jni, class, size, engine.class_class.get().copied());
+    }
+}
+
 impl Engine for HeapSites {
     fn dump_message(&self) -> &'static str {
         " allocation sites ..."
@@ -454,9 +802,23 @@ impl Engine for HeapSites {
     fn capabilities(&self, caps: &mut Capabilities) {
         caps.tag_objects = true;
         caps.sampled_object_alloc = true;
+        if self.fast.is_some() {
+            caps.class_hooks = true;
+            caps.early_class_hooks = true;
+            caps.vm_object_alloc = true;
+        }
     }
 
     fn on_load(&self, jvmti: Jvmti) -> Result<(), String> {
+        if self.fast.is_some() {
+            crate::engine::alloc_counts::request_early();
+            jvmti
+                .set_event(Event::ClassFileLoadHook, true)
+                .map_err(|e| format!("can't enable class file load hooks ({e})"))?;
+            jvmti
+                .set_event(Event::VmObjectAlloc, true)
+                .map_err(|e| format!("can't enable VMObjectAlloc events ({e})"))?;
+        }
         // Each thread computes its next sampling point from the interval in force when it
         // last sampled, so the interval is set before any thread allocates.
         let interval = i32::try_from(self.interval).unwrap_or(i32::MAX);
@@ -477,11 +839,42 @@ impl Engine for HeapSites {
         if !ENGINE.set((ctx, self)) {
             return Err("heap=sites was started twice".to_string());
         }
+        if let Some(fast) = &self.fast
+            && let Err(why) = fast.start(ctx, jni)
+        {
+            self.fast_failed.store(true, Ordering::Release);
+            return Err(format!(
+                "{why}; heap=sites estimates from allocations sampled every {} KB instead",
+                self.interval / 1024
+            ));
+        }
+        if ctx.options.verbose {
+            let mode = match &self.fast {
+                Some(fast) => format!(
+                    "heap=sites counts allocations in bytecode (sites=fast): {} classes rewritten ({} sites) in {} ms; deeper frames and live objects from allocations sampled every {} KB",
+                    fast.classes.load(Ordering::Relaxed),
+                    fast.sites.load(Ordering::Relaxed),
+                    fast.install_ms.load(Ordering::Relaxed),
+                    self.interval / 1024
+                ),
+                None if self.interval == 0 => {
+                    "heap=sites records every allocation and object (sites=exact)".to_string()
+                }
+                None => format!(
+                    "heap=sites samples allocations every {} bytes (alloc_interval)",
+                    self.interval
+                ),
+            };
+            eprintln!("HPROF: {mode}");
+        }
         Ok(())
     }
 
     fn stop(&self, ctx: &Context) {
         let _ = ctx.jvmti.set_event(Event::SampledObjectAlloc, false);
+        if self.fast.is_some() {
+            let _ = ctx.jvmti.set_event(Event::VmObjectAlloc, false);
+        }
     }
 
     fn prepare(&self, ctx: &Context, jni: Option<Jni>) {
@@ -501,8 +894,20 @@ pub const BY_ALLOCATION: u16 = 0x2;
 pub const FORCE_GC: u16 = 0x4;
 
 impl HeapSites {
-    /// Every site with its counts now.
+    /// Every site with its counts now (the fast mode's as of the last count).
     fn snapshot(&self) -> Vec<Site> {
+        if self.fast.is_some() {
+            return self
+                .fast_sites
+                .lock()
+                .map(|s| s.clone())
+                .unwrap_or_default();
+        }
+        self.sampled_snapshot()
+    }
+
+    /// Every site of the event-fed table (every allocation, or the sampled ones, weighted).
+    fn sampled_snapshot(&self) -> Vec<Site> {
         let Ok(table) = self.table.lock() else {
             return Vec::new();
         };
@@ -601,6 +1006,9 @@ impl HeapSites {
     /// Forgets every count (the front-end's "clear sites"); objects still live are no longer
     /// counted when freed.
     pub fn clear(&self) {
+        if let (Some(fast), Some((ctx, _))) = (&self.fast, running()) {
+            fast.clear(ctx.jvmti, ctx.vm.jni());
+        }
         let Ok(table) = self.table.lock() else { return };
         for index in 0..table.infos.len() {
             if let Some(c) = self.counters(index as u32) {
@@ -634,6 +1042,16 @@ mod tests {
         assert_eq!(sampled.weight(1 << 20), 1);
         assert_eq!(sampled.weight(1024), 512);
         assert_eq!(sampled.weight(24), 21845);
+    }
+
+    #[test]
+    fn shares_add_up_to_the_exact_total() {
+        assert_eq!(apportion(10, &[1, 1, 1]), vec![4, 3, 3]);
+        assert_eq!(apportion(100_000, &[3, 1]), vec![75_000, 25_000]);
+        assert_eq!(apportion(7, &[0, 0]), vec![7, 0]);
+        assert_eq!(apportion(0, &[5, 2]), vec![0, 0]);
+        let shares = apportion(1_000_003, &[17, 4, 9, 1, 1]);
+        assert_eq!(shares.iter().sum::<u64>(), 1_000_003);
     }
 
     #[test]

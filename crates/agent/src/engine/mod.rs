@@ -2,6 +2,7 @@
 //! engines from the options. Engines record into the shared tables of [`Context`] and write
 //! their sections through the format-neutral [`ProfileOutput`].
 
+pub mod alloc_counts;
 pub mod cpu_async;
 pub mod cpu_samples;
 pub mod cpu_times;
@@ -70,6 +71,7 @@ pub fn forget_running() {
     cpu_samples::SAMPLER.clear();
     cpu_times::STATE.clear();
     heap_sites::ENGINE.clear();
+    alloc_counts::RUNNING.clear();
     monitors::ENGINE.clear();
 }
 
@@ -164,7 +166,10 @@ pub fn select_engines(
         engines.push(Box::new(heap_dump::HeapDump::new()));
     }
     if options.heap_sites {
-        engines.push(Box::new(heap_sites::HeapSites::new(options.alloc_interval)));
+        engines.push(Box::new(heap_sites::HeapSites::with_mode(
+            options.alloc_interval,
+            heap_sites::fast_mode(options, late),
+        )));
     }
     if options.cpu_samples {
         match (options.sampler, asynchronous) {

@@ -209,6 +209,9 @@ pub struct Capabilities {
     /// `can_generate_early_class_hook_events`: class file load hooks from the primordial
     /// phase on (the JVM then runs without its class data sharing archive).
     pub early_class_hooks: bool,
+    /// `can_generate_vm_object_alloc_events`: objects the VM allocates itself (clone,
+    /// reflection, JNI).
+    pub vm_object_alloc: bool,
     /// `can_generate_compiled_method_load_events`: with the event enabled, the JIT keeps
     /// debug information at every instruction, so an asynchronous stack walk resolves
     /// inlined methods and lines anywhere in compiled code.
@@ -230,6 +233,8 @@ pub struct Callbacks {
     pub data_dump_request: sys::jvmtiEventDataDumpRequest,
     /// SampledObjectAlloc.
     pub sampled_object_alloc: sys::jvmtiEventSampledObjectAlloc,
+    /// VMObjectAlloc.
+    pub vm_object_alloc: sys::jvmtiEventVMObjectAlloc,
     /// MonitorContendedEnter.
     pub monitor_contended_enter: sys::jvmtiEventMonitorContendedEnter,
     /// MonitorContendedEntered.
@@ -263,6 +268,8 @@ pub enum Event {
     DataDumpRequest,
     /// SampledObjectAlloc.
     SampledObjectAlloc,
+    /// VMObjectAlloc.
+    VmObjectAlloc,
     /// MonitorContendedEnter.
     MonitorContendedEnter,
     /// MonitorContendedEntered.
@@ -290,6 +297,7 @@ impl Event {
             Event::ThreadEnd => sys::jvmtiEvent::JVMTI_EVENT_THREAD_END,
             Event::DataDumpRequest => sys::jvmtiEvent::JVMTI_EVENT_DATA_DUMP_REQUEST,
             Event::SampledObjectAlloc => sys::jvmtiEvent::JVMTI_EVENT_SAMPLED_OBJECT_ALLOC,
+            Event::VmObjectAlloc => sys::jvmtiEvent::JVMTI_EVENT_VM_OBJECT_ALLOC,
             Event::MonitorContendedEnter => sys::jvmtiEvent::JVMTI_EVENT_MONITOR_CONTENDED_ENTER,
             Event::MonitorContendedEntered => {
                 sys::jvmtiEvent::JVMTI_EVENT_MONITOR_CONTENDED_ENTERED
@@ -347,6 +355,7 @@ impl Jvmti {
         caps.set_can_retransform_classes(u32::from(wanted.class_hooks));
         caps.set_can_generate_early_class_hook_events(u32::from(wanted.early_class_hooks));
         caps.set_can_generate_compiled_method_load_events(u32::from(wanted.compiled_method_load));
+        caps.set_can_generate_vm_object_alloc_events(u32::from(wanted.vm_object_alloc));
         jvmti!(self, AddCapabilities, &caps)
     }
 
@@ -366,6 +375,7 @@ impl Jvmti {
             ThreadEnd: callbacks.thread_end,
             DataDumpRequest: callbacks.data_dump_request,
             SampledObjectAlloc: callbacks.sampled_object_alloc,
+            VMObjectAlloc: callbacks.vm_object_alloc,
             MonitorContendedEnter: callbacks.monitor_contended_enter,
             MonitorContendedEntered: callbacks.monitor_contended_entered,
             MonitorWait: callbacks.monitor_wait,
@@ -594,6 +604,13 @@ impl Jvmti {
         let mut tag: jlong = 0;
         jvmti!(self, GetTag, object, &mut tag)?;
         Ok(tag)
+    }
+
+    /// An object's size in bytes, as the JVM counts it.
+    pub fn object_size(self, object: jobject) -> Result<i64> {
+        let mut size: sys::jlong = 0;
+        jvmti!(self, GetObjectSize, object, &mut size)?;
+        Ok(size)
     }
 
     /// Sets an object's tag.

@@ -427,3 +427,54 @@ impl Jvmti {
         }
     }
 }
+
+unsafe extern "C" fn on_object_of_tagged_class(
+    class_tag: sys::jlong,
+    size: sys::jlong,
+    _tag_ptr: *mut sys::jlong,
+    _length: sys::jint,
+    user_data: *mut c_void,
+) -> sys::jint {
+    // SAFETY: `user_data` is the `TaggedState` that `iterate_by_class` passed in, alive and
+    // not otherwise used until IterateThroughHeap returns.
+    let state = unsafe { &mut *user_data.cast::<TaggedState<'_>>() };
+    if state.failed {
+        return ABORT;
+    }
+    let visit = &mut state.visit;
+    if catch_unwind(AssertUnwindSafe(|| visit(class_tag, size))).is_err() {
+        state.failed = true;
+        return ABORT;
+    }
+    0
+}
+
+impl Jvmti {
+    /// Calls `visit(class tag, size)` for every object in the heap whose class is tagged
+    /// (IterateThroughHeap, objects of untagged classes filtered out). `visit` runs in the VM
+    /// thread with the world stopped: memory only, never JNI or JVMTI.
+    pub fn iterate_by_class(self, visit: &mut dyn FnMut(i64, i64)) -> Result<()> {
+        let callbacks = sys::jvmtiHeapCallbacks {
+            heap_iteration_callback: Some(on_object_of_tagged_class),
+            ..Default::default()
+        };
+        let mut state = TaggedState {
+            visit,
+            failed: false,
+        };
+        let user_data: *mut TaggedState<'_> = &mut state;
+        jvmti!(
+            self,
+            IterateThroughHeap,
+            sys::JVMTI_HEAP_FILTER_CLASS_UNTAGGED.0 as sys::jint,
+            std::ptr::null_mut(),
+            &callbacks,
+            user_data.cast::<c_void>().cast_const()
+        )?;
+        if state.failed {
+            Err(JvmtiError(113))
+        } else {
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,792 @@
+//! heap=sites' fast mode (`sites=fast`, the default): allocations counted in the allocating
+//! bytecode. Every class is rewritten as it loads (and those loaded before VM init by
+//! retransformation) by `hprof_classfile::count_allocations`: after each `new`, `newarray`,
+//! `anewarray` and `multianewarray`, a call to the counter class `java.lang.HprofAllocs` with
+//! the site's number, which the JIT inlines. Each thread counts into its own `long[][]`
+//! (chunks of 1,024 slots, made as it first counts in them), held
+//! by a field `java.lang.Thread` gets at its first load; a dump sums the live threads' arrays
+//! and the arrays of the threads that ended (folded at ThreadEnd). A site is (allocated
+//! class, allocating method, line): its objects are exact; its bytes are exact for arrays
+//! (from each array's length, with the header and element sizes measured at VM init) and
+//! objects × the class's instance size (measured once) for instances.
+//!
+//! What no bytecode shows (`clone()`, reflection, JNI, `Unsafe.allocateInstance`, objects
+//! the VM makes) comes through JVMTI VMObjectAlloc events, counted exactly by (class,
+//! trace). Deeper frames of bytecode sites and live objects are estimated by
+//! [`super::heap_sites`] from sampled allocations.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use hprof_classfile::{
+    AllocKind, ArrayLayout, CHUNK, COUNTER_CLASS, Element, THREAD_CLASS, THREAD_COUNTS_DESCRIPTOR,
+    THREAD_COUNTS_FIELD, count_allocations, counter_class, with_counts_field,
+};
+
+use crate::engine::Context;
+use crate::jvmti::{FieldId, Jni, Jvmti, jclass, jmethodID, jobject, jthread};
+use crate::trace_store::{ClassInfo, Trace, class_name_from_signature};
+
+/// Set in `Agent_OnLoad` when the fast mode will run: `java.lang.Thread` gets its counts
+/// field as it first loads.
+static EARLY: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// The agent itself allocates on this thread (measuring sizes): not the program's.
+    static IN_AGENT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the calling thread is allocating for the agent.
+pub fn in_agent() -> bool {
+    IN_AGENT.try_with(Cell::get).unwrap_or(false)
+}
+
+fn as_agent<T>(f: impl FnOnce() -> T) -> T {
+    let _ = IN_AGENT.try_with(|c| c.set(true));
+    let r = f();
+    let _ = IN_AGENT.try_with(|c| c.set(false));
+    r
+}
+
+/// One site as the rewriter saw it.
+#[derive(Debug, Clone)]
+struct Def {
+    slot: u32,
+    class: String,
+    method: String,
+    descriptor: String,
+    line: i32,
+    allocated: String,
+    kind: AllocKind,
+    /// For a lambda: the interface method's name and the call's descriptor.
+    lambda: (String, String),
+}
+
+#[derive(Debug, Default)]
+struct Defs {
+    /// (class, method, descriptor, offset) → index in `defs`: a class rewritten again
+    /// (retransformed, or loaded by another loader) keeps its sites' numbers.
+    by_key: HashMap<(String, String, String, u32), usize>,
+    defs: Vec<Def>,
+    next: u32,
+}
+
+/// (allocated class signature, method's class, method, descriptor, line).
+type SiteKey = (String, String, String, String, i32);
+
+/// Counts of one (allocated class, allocating method, line), exact.
+#[derive(Debug, Clone)]
+pub struct ExactSite {
+    /// The allocated class's JVM signature (`Ljava/lang/String;`, `[I`).
+    pub signature: String,
+    /// The allocating method's class (internal name), name, descriptor and line.
+    pub class: String,
+    /// Method name.
+    pub method: String,
+    /// Method descriptor.
+    pub descriptor: String,
+    /// Source line, -1 if unknown.
+    pub line: i32,
+    /// Objects allocated.
+    pub objects: u64,
+    /// Bytes allocated.
+    pub bytes: u64,
+}
+
+/// Objects the VM allocated, by (class, trace).
+#[derive(Debug)]
+pub struct VmSite {
+    /// Allocated class.
+    pub class: Arc<ClassInfo>,
+    /// Allocation trace.
+    pub trace: Arc<Trace>,
+    /// Objects.
+    pub objects: u64,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// The fast mode's counters.
+#[derive(Debug, Default)]
+pub struct AllocCounts {
+    defs: Mutex<Defs>,
+    ready: AtomicBool,
+    field: OnceLock<FieldId>,
+    layout: OnceLock<ArrayLayout>,
+    /// Counts of the threads that ended, by slot.
+    folded: Mutex<Vec<u64>>,
+    /// Instance sizes by allocated class signature.
+    sizes: Mutex<HashMap<String, u64>>,
+    /// Classes by signature and methods by (class signature, name, descriptor), for traces
+    /// of sites no sample saw.
+    methods: Mutex<HashMap<(String, String, String), usize>>,
+    /// VMObjectAlloc counts.
+    vm: Mutex<HashMap<(u64, u32), VmSite>>,
+    /// The hidden class of each lambda site (by slot), once found.
+    lambda_classes: Mutex<HashMap<u32, String>>,
+    /// Objects and bytes of each class (by tag) in the heap when counting began.
+    baseline: Mutex<HashMap<u64, (u64, u64)>>,
+    /// Classes rewritten, sites counted, methods left as they were.
+    pub classes: AtomicU64,
+    /// Sites given a counter.
+    pub sites: AtomicU64,
+    /// Methods that could not be rewritten.
+    pub failed: AtomicU64,
+    /// Milliseconds the rewriting of the classes loaded before VM init took.
+    pub install_ms: AtomicU64,
+}
+
+/// The running fast mode, for the class file load hook and ThreadEnd.
+pub(crate) static RUNNING: crate::engine::Current<&'static AllocCounts> =
+    crate::engine::Current::new();
+
+/// Says, in `Agent_OnLoad`, that the fast mode will run.
+pub fn request_early() {
+    EARLY.store(true, Ordering::Release);
+}
+
+/// The class file load hook: `class` rewritten to count its allocations (and
+/// `java.lang.Thread` given its counts field), or `None` to keep it.
+pub fn transform(name: Option<&[u8]>, class: &[u8]) -> Option<Vec<u8>> {
+    if !EARLY.load(Ordering::Acquire) {
+        return None;
+    }
+    let running = RUNNING.get().filter(|c| c.ready.load(Ordering::Acquire));
+    let rewritten = match (running, name) {
+        (Some(counts), Some(name)) => counts.rewrite(name, class),
+        _ => None,
+    };
+    if name == Some(THREAD_CLASS.as_bytes()) {
+        return with_counts_field(rewritten.as_deref().unwrap_or(class)).ok();
+    }
+    rewritten
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The JVM signature of an internal class name or array descriptor.
+fn signature_of(allocated: &str) -> String {
+    if allocated.starts_with('[') {
+        allocated.to_string()
+    } else {
+        format!("L{allocated};")
+    }
+}
+
+impl AllocCounts {
+    /// `class` with its allocations counted, or `None`.
+    fn rewrite(&self, name: &[u8], class: &[u8]) -> Option<Vec<u8>> {
+        // The agent's own classes, and code that runs while a virtual thread mounts or
+        // unmounts (where the JVM expects no agent's Java calls), are left alone.
+        if name.starts_with(b"java/lang/Hprof")
+            || name.starts_with(b"java/lang/VirtualThread")
+            || name.starts_with(b"jdk/internal/vm/Continuation")
+        {
+            return None;
+        }
+        let outcome = count_allocations(class, |s| {
+            let mut defs = self.defs.lock().ok()?;
+            let key = (text(s.class), text(s.method), text(s.descriptor), s.offset);
+            if let Some(&i) = defs.by_key.get(&key) {
+                return Some(defs.defs[i].slot);
+            }
+            // An array's two slots (objects, bytes) share a chunk of the thread's counts.
+            if s.kind != AllocKind::Instance && s.kind != AllocKind::Lambda && defs.next % 2 == 1 {
+                defs.next += 1;
+            }
+            let slot = defs.next;
+            let width = match s.kind {
+                AllocKind::Instance | AllocKind::Lambda => 1,
+                AllocKind::Array(_) => 2,
+                AllocKind::Multi { dims, .. } => 2 * u32::from(dims.max(1)),
+            };
+            defs.next = slot.checked_add(width).filter(|&n| n < (1 << 30))?;
+            let def = Def {
+                slot,
+                class: key.0.clone(),
+                method: key.1.clone(),
+                descriptor: key.2.clone(),
+                line: s.line,
+                allocated: text(s.allocated),
+                kind: s.kind,
+                lambda: (text(s.lambda.0), text(s.lambda.1)),
+            };
+            let i = defs.defs.len();
+            defs.defs.push(def);
+            defs.by_key.insert(key, i);
+            Some(slot)
+        })
+        .ok()?;
+        self.failed
+            .fetch_add(outcome.failed.len() as u64, Ordering::Relaxed);
+        let bytes = outcome.bytes?;
+        self.classes.fetch_add(1, Ordering::Relaxed);
+        self.sites
+            .fetch_add(u64::from(outcome.sites), Ordering::Relaxed);
+        Some(bytes)
+    }
+
+    /// At VM init: measures array sizes, defines the counter class, finds the threads'
+    /// field and rewrites every class loaded so far.
+    pub fn start(&'static self, ctx: &Context, jni: Jni) -> Result<(), String> {
+        let jvmti = ctx.jvmti;
+        if !EARLY.load(Ordering::Acquire) {
+            return Err("the fast mode was not asked for at start-up".into());
+        }
+        let thread = jni
+            .find_class(c"java/lang/Thread")
+            .ok_or("can't find java.lang.Thread")?;
+        let carrier =
+            jni.has_static_method(thread, c"currentCarrierThread", c"()Ljava/lang/Thread;");
+        let name = CString::new(THREAD_COUNTS_FIELD).unwrap_or_default();
+        let desc = CString::new(THREAD_COUNTS_DESCRIPTOR).unwrap_or_default();
+        let field = jni.field_id(thread, &name, &desc);
+        jni.delete_local_ref(thread);
+        let field = field.ok_or(
+            "java.lang.Thread has no field for the allocation counts (it was loaded before the agent's class hook)",
+        )?;
+        let _ = self.field.set(field);
+        let layout = as_agent(|| measure_layout(jvmti, jni));
+        let _ = self.layout.set(layout);
+        let class_name = CString::new(COUNTER_CLASS).unwrap_or_default();
+        let class = jni
+            .define_boot_class(&class_name, &counter_class(&layout, carrier))
+            .ok_or("can't define the counter class java.lang.HprofAllocs")?;
+        jni.delete_local_ref(class);
+        if !RUNNING.set(self) {
+            return Err("heap=sites' allocation counts were started twice".into());
+        }
+        // What the heap holds already, by class, is not the program's allocations.
+        let mut before: HashMap<u64, (u64, u64)> = HashMap::new();
+        if let Ok(classes) = jvmti.loaded_classes() {
+            for class in classes {
+                ctx.ids.of(jvmti, class);
+                jni.delete_local_ref(class);
+            }
+            let _ = jvmti.iterate_by_class(&mut |class, size| {
+                let e = before.entry(class as u64).or_default();
+                e.0 += 1;
+                e.1 += size.max(0) as u64;
+            });
+        }
+        if let Ok(mut baseline) = self.baseline.lock() {
+            *baseline = before;
+        }
+        self.ready.store(true, Ordering::Release);
+        let started = std::time::Instant::now();
+        retransform_loaded(jvmti, jni);
+        self.install_ms
+            .store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Objects and bytes of the class tagged `class` in the heap when counting began.
+    pub fn baseline(&self, class: u64) -> (u64, u64) {
+        self.baseline
+            .lock()
+            .ok()
+            .and_then(|b| b.get(&class).copied())
+            .unwrap_or((0, 0))
+    }
+
+    /// The array layout in use.
+    pub fn layout(&self) -> ArrayLayout {
+        self.layout.get().copied().unwrap_or_default()
+    }
+
+    /// ThreadEnd: the thread's counts are kept and its array dropped.
+    pub fn thread_end(&self, jni: Jni, thread: jthread) {
+        let (Some(&field), Ok(mut folded)) = (self.field.get(), self.folded.lock()) else {
+            return;
+        };
+        jni.with_local_frame(4, || {
+            let array = jni.object_field(thread, field);
+            if array.is_null() {
+                return;
+            }
+            add_array(jni, array, &mut folded);
+            jni.set_object_field(thread, field, std::ptr::null_mut());
+        });
+    }
+
+    /// Every slot's count now: the ended threads' and each live thread's.
+    fn totals(&self, jvmti: Jvmti, jni: Jni) -> Vec<u64> {
+        let Some(&field) = self.field.get() else {
+            return Vec::new();
+        };
+        let threads = jvmti.all_threads().unwrap_or_default();
+        let Ok(folded) = self.folded.lock() else {
+            return Vec::new();
+        };
+        let mut totals = folded.clone();
+        for &thread in &threads {
+            jni.with_local_frame(4, || {
+                let array = jni.object_field(thread, field);
+                if !array.is_null() {
+                    add_array(jni, array, &mut totals);
+                }
+            });
+        }
+        drop(folded);
+        for thread in threads {
+            jni.delete_local_ref(thread);
+        }
+        totals
+    }
+
+    /// The exact counts of every site that allocated, merged by (allocated class, method,
+    /// line). `sampled_size` gives an instance size a sample saw, else the agent measures it.
+    pub fn exact(
+        &self,
+        jvmti: Jvmti,
+        jni: Jni,
+        sampled_size: impl Fn(&str) -> Option<u64>,
+    ) -> Vec<ExactSite> {
+        let totals = self.totals(jvmti, jni);
+        let at = |slot: u32| totals.get(slot as usize).copied().unwrap_or(0);
+        let defs: Vec<Def> = match self.defs.lock() {
+            Ok(d) => d.defs.clone(),
+            Err(_) => return Vec::new(),
+        };
+        self.find_lambda_classes(jvmti, jni, &defs, &at);
+        let lambda_classes = self
+            .lambda_classes
+            .lock()
+            .map(|l| l.clone())
+            .unwrap_or_default();
+        let mut merged: HashMap<SiteKey, (u64, u64)> = HashMap::new();
+        let mut to_size: Vec<String> = Vec::new();
+        for d in &defs {
+            let mut add = |allocated: &str, objects: u64, bytes: u64| {
+                if objects == 0 {
+                    return;
+                }
+                let e = merged
+                    .entry((
+                        signature_of(allocated),
+                        d.class.clone(),
+                        d.method.clone(),
+                        d.descriptor.clone(),
+                        d.line,
+                    ))
+                    .or_default();
+                e.0 += objects;
+                e.1 += bytes;
+            };
+            match d.kind {
+                AllocKind::Instance => {
+                    let n = at(d.slot);
+                    if n > 0 {
+                        to_size.push(signature_of(&d.allocated));
+                    }
+                    add(&d.allocated, n, 0);
+                }
+                AllocKind::Lambda => {
+                    let n = at(d.slot);
+                    if let Some(class) = lambda_classes.get(&d.slot).filter(|_| n > 0) {
+                        to_size.push(signature_of(class));
+                        add(class, n, 0);
+                    }
+                }
+                AllocKind::Array(_) => add(&d.allocated, at(d.slot), at(d.slot + 1)),
+                AllocKind::Multi { dims, .. } => {
+                    for level in 0..u32::from(dims) {
+                        let allocated = d.allocated.get(level as usize..).unwrap_or("");
+                        add(
+                            allocated,
+                            at(d.slot + 2 * level),
+                            at(d.slot + 2 * level + 1),
+                        );
+                    }
+                }
+            }
+        }
+        self.size_instances(jvmti, jni, &to_size, &sampled_size);
+        let sizes = self.sizes.lock().map(|s| s.clone()).unwrap_or_default();
+        merged
+            .into_iter()
+            .map(
+                |((signature, class, method, descriptor, line), (objects, bytes))| {
+                    let bytes = if signature.starts_with('[') {
+                        bytes
+                    } else {
+                        objects * sizes.get(&signature).copied().unwrap_or(0)
+                    };
+                    ExactSite {
+                        signature,
+                        class,
+                        method,
+                        descriptor,
+                        line,
+                        objects,
+                        bytes,
+                    }
+                },
+            )
+            .collect()
+    }
+
+    /// Finds the hidden class of each lambda site that allocated and has none yet: a loaded
+    /// class named after the site's class (`C$$Lambda…`) that implements the site's
+    /// interface with a constructor taking the captured values. Two lambdas of one class
+    /// with the same interface and captured types are told apart by nothing: both sites then
+    /// name the first such class found (docs/compatibility.md).
+    fn find_lambda_classes(&self, jvmti: Jvmti, jni: Jni, defs: &[Def], at: &dyn Fn(u32) -> u64) {
+        let Ok(mut found) = self.lambda_classes.lock() else {
+            return;
+        };
+        let wanted: Vec<&Def> = defs
+            .iter()
+            .filter(|d| {
+                d.kind == AllocKind::Lambda && at(d.slot) > 0 && !found.contains_key(&d.slot)
+            })
+            .collect();
+        if wanted.is_empty() {
+            return;
+        }
+        let Ok(classes) = jvmti.loaded_classes() else {
+            return;
+        };
+        for class in classes {
+            let sig = jvmti.class_signature(class).unwrap_or_default();
+            let candidates: Vec<&&Def> = wanted
+                .iter()
+                .filter(|d| {
+                    !found.contains_key(&d.slot)
+                        && sig.starts_with(&format!("L{}$$Lambda", d.class))
+                })
+                .collect();
+            if !candidates.is_empty() {
+                let interfaces: Vec<String> = jvmti
+                    .interfaces(class)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|i| {
+                        let s = jvmti.class_signature(i).unwrap_or_default();
+                        jni.delete_local_ref(i);
+                        s
+                    })
+                    .collect();
+                let constructors: Vec<String> = jvmti
+                    .class_methods(class)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|m| jvmti.method_name(m).ok())
+                    .filter(|(n, _)| n == "<init>")
+                    .map(|(_, d)| d)
+                    .collect();
+                for d in candidates {
+                    let factory = &d.lambda.1;
+                    let params = factory.find(')').map_or("", |close| &factory[1..close]);
+                    let constructor = format!("({params})V");
+                    if interfaces.contains(&signature_of(&d.allocated))
+                        && constructors.contains(&constructor)
+                    {
+                        // The class's name as an internal name (its signature without L;).
+                        let name = sig
+                            .strip_prefix('L')
+                            .and_then(|s| s.strip_suffix(';'))
+                            .unwrap_or(&sig)
+                            .to_string();
+                        found.insert(d.slot, name);
+                    }
+                }
+            }
+            jni.delete_local_ref(class);
+        }
+    }
+
+    /// Measures the instance size of each class in `signatures` not measured yet: from a
+    /// sampled object's size if one was seen, else from an object the agent allocates
+    /// (JNI AllocObject, no constructor run; the class is initialised already, since the
+    /// program allocated one).
+    fn size_instances(
+        &self,
+        jvmti: Jvmti,
+        jni: Jni,
+        signatures: &[String],
+        sampled_size: &impl Fn(&str) -> Option<u64>,
+    ) {
+        let Ok(mut sizes) = self.sizes.lock() else {
+            return;
+        };
+        let mut missing: Vec<&String> = Vec::new();
+        for s in signatures {
+            if sizes.contains_key(s) {
+                continue;
+            }
+            match sampled_size(s) {
+                Some(size) => {
+                    sizes.insert(s.clone(), size);
+                }
+                None => missing.push(s),
+            }
+        }
+        if missing.is_empty() {
+            return;
+        }
+        let Ok(classes) = jvmti.loaded_classes() else {
+            return;
+        };
+        for class in classes {
+            if let Ok(sig) = jvmti.class_signature(class)
+                && missing.iter().any(|m| **m == sig)
+                && !sizes.contains_key(&sig)
+            {
+                let size = as_agent(|| {
+                    let object = jni.alloc_object(class)?;
+                    let size = jvmti.object_size(object).ok();
+                    jni.delete_local_ref(object);
+                    size
+                });
+                if let Some(size) = size {
+                    sizes.insert(sig, size.max(0) as u64);
+                }
+            }
+            jni.delete_local_ref(class);
+        }
+    }
+
+    /// A one-frame trace at (class, method, descriptor, line) and the allocated class's
+    /// info, for a site no sample saw.
+    pub fn site_of(
+        &self,
+        ctx: &Context,
+        jni: Jni,
+        site: &ExactSite,
+        classes: &HashMap<String, jclass>,
+    ) -> Option<(Arc<ClassInfo>, Arc<Trace>)> {
+        let jvmti = ctx.jvmti;
+        let allocated = *classes.get(&site.signature)?;
+        let holder = *classes.get(&signature_of(&site.class))?;
+        let key = (
+            site.class.clone(),
+            site.method.clone(),
+            site.descriptor.clone(),
+        );
+        let method = {
+            let mut methods = self.methods.lock().ok()?;
+            match methods.get(&key) {
+                Some(&m) => m as jmethodID,
+                None => {
+                    let found = jvmti.class_methods(holder).ok()?.into_iter().find(|&m| {
+                        jvmti
+                            .method_name(m)
+                            .is_ok_and(|(n, d)| n == site.method && d == site.descriptor)
+                    })?;
+                    methods.insert(key, found as usize);
+                    found
+                }
+            }
+        };
+        let location = jvmti
+            .line_numbers(method)
+            .ok()
+            .and_then(|lines| {
+                lines
+                    .iter()
+                    .filter(|&&(_, l)| l == site.line)
+                    .map(|&(at, _)| at)
+                    .min()
+            })
+            .unwrap_or(0);
+        let frames = if ctx.depth() == 0 {
+            Vec::new()
+        } else {
+            vec![(method, location)]
+        };
+        let mut traces = ctx.traces.lock().ok()?;
+        let trace = traces.intern(jvmti, jni, &ctx.ids, &frames, 0)?;
+        let id = ctx.ids.of(jvmti, allocated);
+        let class = traces.class_info_with_id(jvmti, id, allocated);
+        Some((class, trace))
+    }
+
+    /// VMObjectAlloc: an object the VM allocated, counted by (class, trace).
+    pub fn on_vm_alloc(
+        &self,
+        ctx: &Context,
+        jni: Jni,
+        class: jclass,
+        size: i64,
+        class_class: Option<u64>,
+    ) {
+        if in_agent() {
+            return;
+        }
+        let jvmti = ctx.jvmti;
+        let mut frames = Vec::new();
+        let n = jvmti
+            .current_stack_trace(ctx.depth(), &mut frames)
+            .unwrap_or(0);
+        let frames: Vec<_> = frames[..n].iter().map(|f| (f.method, f.location)).collect();
+        let id = ctx.ids.of(jvmti, class);
+        if Some(id) == class_class {
+            return;
+        }
+        let (info, trace) = {
+            let Ok(mut traces) = ctx.traces.lock() else {
+                return;
+            };
+            let Some(trace) = traces.intern(jvmti, jni, &ctx.ids, &frames, 0) else {
+                return;
+            };
+            (traces.class_info_with_id(jvmti, id, class), trace)
+        };
+        if let Ok(mut vm) = self.vm.lock() {
+            let e = vm.entry((id, trace.serial)).or_insert_with(|| VmSite {
+                class: info,
+                trace,
+                objects: 0,
+                bytes: 0,
+            });
+            e.objects += 1;
+            e.bytes += size.max(0) as u64;
+        }
+    }
+
+    /// The VMObjectAlloc counts: (class, trace, objects, bytes).
+    pub fn vm_sites(&self) -> Vec<(Arc<ClassInfo>, Arc<Trace>, u64, u64)> {
+        self.vm
+            .lock()
+            .map(|vm| {
+                vm.values()
+                    .map(|s| (s.class.clone(), s.trace.clone(), s.objects, s.bytes))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Forgets every count (the front-end's "clear sites").
+    pub fn clear(&self, jvmti: Jvmti, jni: Option<Jni>) {
+        // Live threads' arrays keep counting; the counts now become the zero point.
+        if let Some(jni) = jni {
+            let totals = self.totals(jvmti, jni);
+            if let Ok(mut folded) = self.folded.lock() {
+                for (f, t) in folded.iter_mut().zip(&totals) {
+                    *f = f.wrapping_sub(*t);
+                }
+                // Negative offsets for slots only live threads had.
+                for &t in totals.iter().skip(folded.len()) {
+                    folded.push(0u64.wrapping_sub(t));
+                }
+            }
+        }
+        if let Ok(mut vm) = self.vm.lock() {
+            vm.clear();
+        }
+    }
+
+    /// Loaded classes by signature (local references the caller deletes).
+    pub fn classes_by_signature(jvmti: Jvmti) -> HashMap<String, jclass> {
+        let mut map = HashMap::new();
+        for class in jvmti.loaded_classes().unwrap_or_default() {
+            if let Ok(sig) = jvmti.class_signature(class) {
+                map.entry(sig).or_insert(class);
+            }
+        }
+        map
+    }
+}
+
+/// Adds a thread's counts (a `long[][]` of chunks of [`CHUNK`] slots, null where the thread
+/// never counted) into `totals` (by slot).
+fn add_array(jni: Jni, chunks: jobject, totals: &mut Vec<u64>) {
+    let n = jni.array_length(chunks).max(0) as usize;
+    let mut buf = vec![0i64; CHUNK];
+    for c in 0..n {
+        let chunk = jni.object_array_element(chunks, c as i32);
+        if chunk.is_null() {
+            continue;
+        }
+        let len = (jni.array_length(chunk).max(0) as usize).min(CHUNK);
+        let ok = jni.get_longs(chunk, 0, &mut buf[..len]);
+        jni.delete_local_ref(chunk);
+        if !ok {
+            continue;
+        }
+        let at = c * CHUNK;
+        if totals.len() < at + len {
+            totals.resize(at + len, 0);
+        }
+        for (t, v) in totals[at..at + len].iter_mut().zip(&buf[..len]) {
+            *t = t.wrapping_add(*v as u64);
+        }
+    }
+}
+
+/// The JVM's array sizes: for `int[]`, `long[]` and `Object[]`, the offset of element 0
+/// from the sizes of small arrays (the first length whose size grows says where the header
+/// ends), and the size of a reference from `Object[64]`.
+fn measure_layout(jvmti: Jvmti, jni: Jni) -> ArrayLayout {
+    let mut layout = ArrayLayout::default();
+    let size = |make: &dyn Fn(i32) -> Option<jobject>, n: i32| -> Option<u64> {
+        let a = make(n)?;
+        let s = jvmti.object_size(a).ok();
+        jni.delete_local_ref(a);
+        s.map(|s| s.max(0) as u64)
+    };
+    let base = |make: &dyn Fn(i32) -> Option<jobject>, esize: u64| -> Option<u8> {
+        let s0 = size(make, 0)?;
+        for n in 1..=16u64 {
+            if size(make, n as i32)? > s0 {
+                return u8::try_from(s0.checked_sub((n - 1) * esize)?).ok();
+            }
+        }
+        None
+    };
+    let ints = |n| jni.new_int_array(n);
+    let longs = |n| jni.new_long_array(n);
+    let objects = |n| jni.new_object_array(n);
+    let reference = match (size(&objects, 64), size(&objects, 0)) {
+        (Some(a), Some(b)) if a > b => (a - b + 32) / 64,
+        _ => 4,
+    };
+    layout.reference_shift = if reference >= 8 { 3 } else { 2 };
+    if let Some(b) = base(&ints, 4) {
+        // byte, char and int arrays share the unaligned header.
+        layout.base[Element::Byte as usize] = b;
+        layout.base[Element::Char as usize] = b;
+        layout.base[Element::Int as usize] = b;
+    }
+    if let Some(b) = base(&longs, 8) {
+        layout.base[Element::Long as usize] = b;
+    }
+    if let Some(b) = base(&objects, reference) {
+        layout.base[Element::Reference as usize] = b;
+    }
+    layout
+}
+
+/// Retransforms every modifiable loaded class, in batches (one bad class fails its batch:
+/// that batch is retried class by class).
+fn retransform_loaded(jvmti: Jvmti, jni: Jni) {
+    let Ok(classes) = jvmti.loaded_classes() else {
+        return;
+    };
+    let modifiable: Vec<jclass> = classes
+        .iter()
+        .copied()
+        .filter(|&c| jvmti.is_modifiable_class(c))
+        .collect();
+    for batch in modifiable.chunks(256) {
+        if jvmti.retransform_classes(batch).is_err() {
+            for &class in batch {
+                let _ = jvmti.retransform_classes(&[class]);
+            }
+        }
+    }
+    for class in classes {
+        jni.delete_local_ref(class);
+    }
+}
+
+/// The allocated class name of a signature, as sites print it.
+pub fn display_name(signature: &str) -> String {
+    class_name_from_signature(signature)
+}
