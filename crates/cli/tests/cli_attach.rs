@@ -346,9 +346,19 @@ fn a_jvm_in_another_pid_namespace_is_attached_to() {
 #[test]
 fn a_jvm_with_its_own_tmp_in_another_mount_and_pid_namespace_is_attached_to() {
     // As in a container: the JVM's /tmp (its attach socket, the session's files) is a tmpfs
-    // of its own mount namespace, reached from here only through /proc/PID/root/tmp.
-    let Some(target) = in_namespaces(&["--pid", "--mount"], "mount -t tmpfs hprof-test /tmp")
-    else {
+    // of its own mount namespace, reached from here only through /proc/PID/root/tmp. The
+    // host's /tmp stays reachable in there at /mnt, and the Java classes (under /tmp when the
+    // checkout is) are mounted back at their own path.
+    let classes = classes();
+    let keep = match classes.strip_prefix("/tmp") {
+        Ok(rel) => format!(
+            " && mkdir -p '/tmp/{0}' && mount --bind '/mnt/{0}' '/tmp/{0}'",
+            rel.display()
+        ),
+        Err(_) => String::new(),
+    };
+    let setup = format!("mount --bind /tmp /mnt && mount -t tmpfs hprof-test /tmp{keep}");
+    let Some(target) = in_namespaces(&["--pid", "--mount"], &setup) else {
         return;
     };
     let dir = temp_dir();

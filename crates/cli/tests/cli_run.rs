@@ -375,7 +375,9 @@ fn print_of_binary_alloc_sites_equals_the_text_sites() {
             "--format",
             format,
             "--agent-opts",
-            "depth=8,cutoff=0",
+            // Exact per-object sites: the two runs' live counts must agree to the object (the
+            // fast mode's live figures are estimates from samples, different in each run).
+            "depth=8,cutoff=0,sites=exact",
             "--",
             &java(),
             "-cp",
