@@ -514,22 +514,68 @@ fn perf_events_refused_here() -> Option<String> {
 }
 
 #[test]
+fn posix_timers_sample_each_thread_by_default() {
+    for jdk in jdks() {
+        // timer=auto (the default) chooses POSIX timers on the threads' CPU clocks, and says
+        // nothing about it.
+        let (run, p) = sample(&jdk, "cpu=samples,interval=1,depth=8", "kernels", "3");
+        assert!(
+            !run.stderr.contains("HPROF: cpu=samples uses"),
+            "JDK {}: {}",
+            jdk.version,
+            run.stderr
+        );
+        // The main thread (and the JVM's own threads that run Java) hold a timer each, and
+        // no perf event is opened.
+        assert!(
+            printed(&run, "timers") >= 1,
+            "JDK {}: {}",
+            jdk.version,
+            run.stdout
+        );
+        assert_eq!(printed(&run, "perf_events"), 0, "JDK {}", jdk.version);
+        assert_kernel_shares(&run, &p, 800, 5.0);
+    }
+}
+
+#[test]
 fn perf_events_sample_each_thread_where_the_kernel_allows_them() {
     if let Some(why) = perf_events_refused_here() {
         println!("SKIPPED: perf events are not available here: {why}");
         return;
     }
+    // Where POSIX timers are refused, perf events are next, with one verbose line.
+    let (run, p) = sample_with_env(
+        "cpu=samples,interval=1,depth=8",
+        &["_HPROF_NO_THREAD_TIMERS"],
+        "kernels",
+        "3",
+    );
+    assert!(
+        run.stderr.contains(
+            "HPROF: cpu=samples uses perf events instead of POSIX timers on threads' CPU clocks: _HPROF_NO_THREAD_TIMERS is set"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("ITIMER_PROF"), "{}", run.stderr);
+    assert!(printed(&run, "perf_events") >= 1, "{}", run.stdout);
+    assert_eq!(printed(&run, "timers"), 0);
+    assert_kernel_shares(&run, &p, 800, 5.0);
+    // Asked for (timer=perf) on every JDK: no line.
     for jdk in jdks() {
-        // timer=auto (the default) chooses perf events here, and says nothing about it.
-        let (run, p) = sample(&jdk, "cpu=samples,interval=1,depth=8", "kernels", "3");
+        let (run, p) = sample(
+            &jdk,
+            "cpu=samples,interval=1,depth=8,timer=perf",
+            "kernels",
+            "3",
+        );
         assert!(
-            !run.stderr.contains("instead of perf events") && !run.stderr.contains("ITIMER_PROF"),
+            !run.stderr.contains("HPROF: cpu=samples uses"),
             "JDK {}: {}",
             jdk.version,
             run.stderr
         );
-        // The main thread (and the JVM's own threads that run Java) hold an event each, and
-        // no POSIX timer is made.
         assert!(
             printed(&run, "perf_events") >= 1,
             "JDK {}: {}",
@@ -542,44 +588,8 @@ fn perf_events_sample_each_thread_where_the_kernel_allows_them() {
 }
 
 #[test]
-fn without_perf_events_posix_timers_sample_the_cpu() {
-    let (run, p) = sample_with_env(
-        "cpu=samples,interval=1,depth=8",
-        &["_HPROF_NO_PERF_EVENTS"],
-        "kernels",
-        "3",
-    );
-    assert!(
-        run.stderr.contains(
-            "HPROF: cpu=samples uses POSIX timers on threads' CPU clocks instead of perf events: _HPROF_NO_PERF_EVENTS is set"
-        ),
-        "{}",
-        run.stderr
-    );
-    assert!(!run.stderr.contains("ITIMER_PROF"), "{}", run.stderr);
-    assert_eq!(printed(&run, "perf_events"), 0);
-    assert!(printed(&run, "timers") >= 1, "{}", run.stdout);
-    assert_kernel_shares(&run, &p, 800, 5.0);
-    // Forced: no fallback line.
-    let (run, p) = sample_with_env(
-        "cpu=samples,interval=1,depth=8,timer=cpu",
-        &[],
-        "kernels",
-        "3",
-    );
-    assert!(
-        !run.stderr.contains("HPROF: cpu=samples uses"),
-        "{}",
-        run.stderr
-    );
-    assert_eq!(printed(&run, "perf_events"), 0);
-    assert!(printed(&run, "timers") >= 1, "{}", run.stdout);
-    assert_kernel_shares(&run, &p, 800, 5.0);
-}
-
-#[test]
-fn without_thread_timers_one_process_wide_timer_samples_the_cpu() {
-    // Perf events and POSIX timers refused: one verbose line for each fallback.
+fn without_thread_timers_or_perf_events_one_process_wide_timer_samples_the_cpu() {
+    // POSIX timers and perf events refused: one verbose line, with both reasons.
     let (run, p) = sample_with_env(
         "cpu=samples,interval=1,depth=8",
         &["_HPROF_NO_PERF_EVENTS", "_HPROF_NO_THREAD_TIMERS"],
@@ -587,21 +597,15 @@ fn without_thread_timers_one_process_wide_timer_samples_the_cpu() {
         "3",
     );
     assert!(
-        run.stderr
-            .contains("instead of perf events: _HPROF_NO_PERF_EVENTS is set"),
-        "{}",
-        run.stderr
-    );
-    assert!(
         run.stderr.contains(
-            "HPROF: cpu=samples uses one process-wide CPU timer (ITIMER_PROF): _HPROF_NO_THREAD_TIMERS is set"
+            "HPROF: cpu=samples uses one process-wide CPU timer (ITIMER_PROF): POSIX timers: _HPROF_NO_THREAD_TIMERS is set; perf events: _HPROF_NO_PERF_EVENTS is set"
         ),
         "{}",
         run.stderr
     );
     assert_eq!(
         run.stderr.matches("HPROF: cpu=samples uses").count(),
-        2,
+        1,
         "{}",
         run.stderr
     );
