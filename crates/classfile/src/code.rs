@@ -376,3 +376,70 @@ pub fn negate(opcode: u8) -> Option<u8> {
         _ => None,
     }
 }
+
+/// Writes instruction `insn` of the original `code` at offset `here` of new code: as it was,
+/// but for its branch and switch offsets, which `rel` gives (a target's new offset less
+/// `here`); with `widen` (or a wide original), a branch becomes `goto_w`/`jsr_w`, a
+/// conditional one its negation over a `goto_w`. Shared by the rewriters.
+pub(crate) fn emit_moved(
+    out: &mut Vec<u8>,
+    code: &[u8],
+    insn: &Insn,
+    here: u32,
+    widen: bool,
+    rel: impl Fn(u32) -> Result<i64>,
+) -> Result<()> {
+    match &insn.kind {
+        Kind::Plain => {
+            out.extend_from_slice(&code[insn.at as usize..(insn.at + insn.len) as usize])
+        }
+        Kind::Branch { target, wide } => {
+            let delta = rel(*target)?;
+            if *wide || widen {
+                let wide_op = match insn.op {
+                    op::GOTO | op::GOTO_W => op::GOTO_W,
+                    op::JSR | op::JSR_W => op::JSR_W,
+                    cond => {
+                        let not = negate(cond)
+                            .ok_or_else(|| Error::new(insn.at as usize, "bad branch"))?;
+                        out.push(not);
+                        put_u16(out, 8);
+                        op::GOTO_W
+                    }
+                };
+                let from = out.len() as i64;
+                out.push(wide_op);
+                let d = delta - (from - i64::from(here));
+                out.extend_from_slice(&(d as i32).to_be_bytes());
+            } else {
+                out.push(insn.op);
+                out.extend_from_slice(&(delta as i16).to_be_bytes());
+            }
+        }
+        Kind::Switch {
+            default,
+            low,
+            keys,
+            targets,
+        } => {
+            out.push(insn.op);
+            out.resize(out.len() + switch_padding(here) as usize, 0);
+            out.extend_from_slice(&(rel(*default)? as i32).to_be_bytes());
+            if let Some(low) = low {
+                let high = low.wrapping_add(targets.len() as i32 - 1);
+                out.extend_from_slice(&low.to_be_bytes());
+                out.extend_from_slice(&high.to_be_bytes());
+                for &t in targets {
+                    out.extend_from_slice(&(rel(t)? as i32).to_be_bytes());
+                }
+            } else {
+                out.extend_from_slice(&(keys.len() as i32).to_be_bytes());
+                for (&k, &t) in keys.iter().zip(targets) {
+                    out.extend_from_slice(&k.to_be_bytes());
+                    out.extend_from_slice(&(rel(t)? as i32).to_be_bytes());
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use crate::bytes::{put_u16, u16_at};
 use crate::class::{ACC_ABSTRACT, ACC_MODULE, ACC_NATIVE, ACC_STATIC, Attribute, ClassFile};
+use crate::code::emit_moved;
 use crate::code::{
     Code, Handler, Insn, Kind, decode, is_return, negate, op, switch_padding, write_code,
 };
@@ -500,58 +501,7 @@ fn rewrite_method(
         let rel = |t: u32| -> Result<i64> {
             Ok(i64::from(layout.target(t, &index_of, code_len)?) - i64::from(here))
         };
-        match &insn.kind {
-            Kind::Plain => {
-                out.extend_from_slice(&code.code[insn.at as usize..(insn.at + insn.len) as usize])
-            }
-            Kind::Branch { target, wide } => {
-                let delta = rel(*target)?;
-                if *wide || layout.widened[i] {
-                    let wide_op = match insn.op {
-                        op::GOTO | op::GOTO_W => op::GOTO_W,
-                        op::JSR | op::JSR_W => op::JSR_W,
-                        cond => {
-                            let not = negate(cond)
-                                .ok_or_else(|| Error::new(insn.at as usize, "bad branch"))?;
-                            out.push(not);
-                            put_u16(&mut out, 8);
-                            op::GOTO_W
-                        }
-                    };
-                    let from = out.len() as i64;
-                    out.push(wide_op);
-                    let d = delta - (from - i64::from(here));
-                    out.extend_from_slice(&(d as i32).to_be_bytes());
-                } else {
-                    out.push(insn.op);
-                    out.extend_from_slice(&(delta as i16).to_be_bytes());
-                }
-            }
-            Kind::Switch {
-                default,
-                low,
-                keys,
-                targets,
-            } => {
-                out.push(insn.op);
-                out.resize(out.len() + switch_padding(here) as usize, 0);
-                out.extend_from_slice(&(rel(*default)? as i32).to_be_bytes());
-                if let Some(low) = low {
-                    let high = low.wrapping_add(targets.len() as i32 - 1);
-                    out.extend_from_slice(&low.to_be_bytes());
-                    out.extend_from_slice(&high.to_be_bytes());
-                    for &t in targets {
-                        out.extend_from_slice(&(rel(t)? as i32).to_be_bytes());
-                    }
-                } else {
-                    out.extend_from_slice(&(keys.len() as i32).to_be_bytes());
-                    for (&k, &t) in keys.iter().zip(targets) {
-                        out.extend_from_slice(&k.to_be_bytes());
-                        out.extend_from_slice(&(rel(t)? as i32).to_be_bytes());
-                    }
-                }
-            }
-        }
+        emit_moved(&mut out, code.code, insn, here, layout.widened[i], rel)?;
     }
     if out.len() as u32 != layout.end {
         return Err(Error::new(0, "layout and code disagree"));
