@@ -343,7 +343,8 @@ extern "C" fn sampled_object_alloc(
     });
 }
 
-/// The running monitor engine, while the VM is live.
+/// VMObjectAlloc: an object the VM made where bytecode could not count it (heap=sites' fast
+/// mode).
 extern "C" fn vm_object_alloc(
     _jvmti: *mut sys::jvmtiEnv,
     jni: *mut sys::JNIEnv,
@@ -359,6 +360,7 @@ extern "C" fn vm_object_alloc(
     });
 }
 
+/// The running monitor engine, while the VM is live.
 fn monitor_engine() -> Option<(
     &'static crate::engine::Context,
     &'static monitors::Monitors,

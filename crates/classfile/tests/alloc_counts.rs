@@ -77,14 +77,14 @@ fn run(dir: &Path, patch: &Path, args: &[&str]) -> String {
         .arg(dir)
         .arg("CountMe")
         .args(args)
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    // Fails the test if the JVM runs past testkit's time limit.
+    let out = hprof_testkit::java::finish(out);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    out.stdout
 }
 
 /// Slot → count of one output line (`who 3=1000 4=...`).

@@ -304,14 +304,14 @@ fn run_keyed(dir: &Path, class: &str, keying: Keying) -> String {
         .arg("-cp")
         .arg(dir)
         .arg(class)
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{class}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    // Fails the test if the JVM runs past testkit's time limit.
+    let out = hprof_testkit::java::finish(out);
+    assert_eq!(out.code, Some(0), "{class}: {}", out.stderr);
+    out.stdout
 }
 
 fn run_both(name: &str, original: &[u8]) -> (String, String) {
