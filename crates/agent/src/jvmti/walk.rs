@@ -403,8 +403,29 @@ impl Jvmti {
     /// with the world stopped: memory only, never JNI or JVMTI. With untagged objects filtered
     /// out, the JVM undoes no escape-analysis optimizations first (no deoptimization).
     pub fn iterate_tagged(self, visit: &mut dyn FnMut(i64, i64)) -> Result<()> {
+        self.iterate_filtered(
+            sys::JVMTI_HEAP_FILTER_UNTAGGED.0 as sys::jint,
+            on_tagged_object,
+            visit,
+        )
+    }
+
+    /// IterateThroughHeap with `filter`, `callback` handing each object's figures to
+    /// `visit` through a [`TaggedState`].
+    fn iterate_filtered(
+        self,
+        filter: sys::jint,
+        callback: unsafe extern "C" fn(
+            sys::jlong,
+            sys::jlong,
+            *mut sys::jlong,
+            sys::jint,
+            *mut c_void,
+        ) -> sys::jint,
+        visit: &mut dyn FnMut(i64, i64),
+    ) -> Result<()> {
         let callbacks = sys::jvmtiHeapCallbacks {
-            heap_iteration_callback: Some(on_tagged_object),
+            heap_iteration_callback: Some(callback),
             ..Default::default()
         };
         let mut state = TaggedState {
@@ -415,7 +436,7 @@ impl Jvmti {
         jvmti!(
             self,
             IterateThroughHeap,
-            sys::JVMTI_HEAP_FILTER_UNTAGGED.0 as sys::jint,
+            filter,
             std::ptr::null_mut(),
             &callbacks,
             user_data.cast::<c_void>().cast_const()
@@ -454,27 +475,10 @@ impl Jvmti {
     /// (IterateThroughHeap, objects of untagged classes filtered out). `visit` runs in the VM
     /// thread with the world stopped: memory only, never JNI or JVMTI.
     pub fn iterate_by_class(self, visit: &mut dyn FnMut(i64, i64)) -> Result<()> {
-        let callbacks = sys::jvmtiHeapCallbacks {
-            heap_iteration_callback: Some(on_object_of_tagged_class),
-            ..Default::default()
-        };
-        let mut state = TaggedState {
-            visit,
-            failed: false,
-        };
-        let user_data: *mut TaggedState<'_> = &mut state;
-        jvmti!(
-            self,
-            IterateThroughHeap,
+        self.iterate_filtered(
             sys::JVMTI_HEAP_FILTER_CLASS_UNTAGGED.0 as sys::jint,
-            std::ptr::null_mut(),
-            &callbacks,
-            user_data.cast::<c_void>().cast_const()
-        )?;
-        if state.failed {
-            Err(JvmtiError(113))
-        } else {
-            Ok(())
-        }
+            on_object_of_tagged_class,
+            visit,
+        )
     }
 }
