@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Benchmark: heap=sites in its fast mode (the default: allocations counted in bytecode, live
-objects estimated from 128 KB samples), its exact mode (sites=exact: every allocation a JVMTI
+objects estimated from 16 KB samples; also with 128 KB samples, the previous default), its exact mode (sites=exact: every allocation a JVMTI
 event, every object tagged) and sampled (alloc_interval=512k), against no agent and against
 JFR's allocation profiling (-XX:StartFlightRecording=settings=profile, whose
 jdk.ObjectAllocationSample is throttled to 300 samples/s) on an allocation-heavy program
 (java/src/bench/AllocBench.java) and on javac compiling java.util (354 files from Debian's
 openjdk-17-source); runs interleaved, median wall time. Also how close the fast and sampled
-modes' per-site shares of allocated and live bytes come to the exact mode's.
+modes' per-site shares of allocated and live bytes come to the exact mode's, and how close the
+fast mode's live shares come to the truth on java/src/LiveSets.java (six sites of one class and
+one array class keeping known shares of what they allocate).
 
     bench/heap_sites.py [--runs N] [--write] [--modes fast,exact,512k,JFR]
 
@@ -75,6 +77,44 @@ def measure_accuracy(files):
     return accuracy, exact, fast, big
 
 
+def with_env(flags, cmd):
+    """`cmd` with the "env:NAME=VALUE" items of `flags` set in its environment (and taken out
+    of its flags)."""
+    env = [f[4:] for f in flags if f.startswith("env:")]
+    rest = [f for f in flags if not f.startswith("env:")]
+    return (["env", *env] if env else []) + cmd(rest)
+
+
+def live_sets_errors(agent, classes, work, interval, rounds=800_000):
+    """The largest difference, in points of the live heap, between a LiveSets site's live
+    bytes in the fast mode (sampling every `interval` bytes) and what the program kept."""
+    out = work / f"livesets-{interval}.txt"
+    run = subprocess.run(["env", f"HPROF_FAST_SAMPLE_INTERVAL={interval}", "java",
+                          f"-agentpath:{agent}=heap=sites,depth=1,cutoff=0,file={out}", "-cp", str(classes),
+                          "LiveSets", str(rounds)], capture_output=True, text=True, check=True, cwd=work)
+    known = {}
+    for line in run.stdout.splitlines():
+        if line.startswith("site "):
+            _, name, at, allocated, kept, lengths = line.split()
+            known[int(at)] = (name, int(allocated), int(kept), int(lengths))
+    text = out.read_text()
+    tops = {int(m.group(1)): int(m.group(2))
+            for m in re.finditer(r"^TRACE (\d+):\n\tLiveSets\.main\(LiveSets\.java:(\d+)\)", text, re.M)}
+    rows = [l.split() for l in text[text.index("SITES BEGIN"):text.index("SITES END")].splitlines()]
+    rows = [r for r in rows if len(r) == 9 and r[0].isdigit()]
+    total = sum(int(r[3]) for r in rows)
+    worst = 0.0
+    for r in rows:
+        line = tops.get(int(r[7]))
+        if line not in known or r[8] not in ("int[]", "LiveSets$Cell"):
+            continue
+        name, allocated, kept, lengths = known[line]
+        size = int(r[5]) // int(r[6])
+        expected = kept * 16 + 4 * lengths if r[8] == "int[]" else kept * size
+        worst = max(worst, abs(int(r[3]) - expected) / total * 100)
+    return worst
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
@@ -85,7 +125,8 @@ def main():
     work, agent, classes, (javac_name, javac) = prepare()
     profilers = {
         "no agent": [],
-        "hprof heap=sites (fast, default)": [f"-agentpath:{agent}=heap=sites,file={work}/fast.txt"],
+        "hprof heap=sites (fast, default: 16 KB samples)": [f"-agentpath:{agent}=heap=sites,file={work}/fast.txt"],
+        "hprof heap=sites fast, 128 KB samples": ["env:HPROF_FAST_SAMPLE_INTERVAL=131072", f"-agentpath:{agent}=heap=sites,file={work}/fast.txt"],
         "hprof heap=sites sites=exact": [f"-agentpath:{agent}=heap=sites,sites=exact,file={work}/exact.txt"],
         "hprof heap=sites alloc_interval=512k": [f"-agentpath:{agent}=heap=sites,alloc_interval=512k,file={work}/sampled.txt"],
         "JFR profile": [f"-XX:StartFlightRecording=settings=profile,filename={work}/out.jfr"],
@@ -95,8 +136,8 @@ def main():
         wanted = [m.strip() for m in args.modes.split(",") if m.strip()]
         profilers = {k: v for k, v in profilers.items() if k == "no agent" or any(w in k for w in wanted)}
     workloads = {
-        "AllocBench (allocation-heavy)": lambda flags: ["java", *flags, "-cp", str(classes), "bench.AllocBench", "3000"],
-        javac_name: javac,
+        "AllocBench (allocation-heavy)": lambda flags: with_env(flags, lambda f: ["java", *f, "-cp", str(classes), "bench.AllocBench", "3000"]),
+        javac_name: lambda flags: with_env(flags, javac),
     }
     results = interleaved(workloads, profilers, args.runs, work, warmup=0)
 
@@ -119,6 +160,13 @@ def main():
         accuracy, exact, fast, big = measure_accuracy(files)
     except Exception as e:  # the timings above stay worth writing
         accuracy, exact, fast, big = {f"accuracy not measured ({e})": 0.0}, {}, {}, []
+    live_sets = {}
+    for interval in (16384, 131072):
+        try:
+            live_sets[interval] = [live_sets_errors(agent, classes, work, interval) for _ in range(3)]
+        except Exception as e:
+            live_sets[interval] = [float("nan")]
+            print(f"LiveSets at {interval}: {e}", file=sys.stderr)
 
     cpu = re.sub(r"\s+", " ", next((l.split(":", 1)[1] for l in open("/proc/cpuinfo") if l.startswith("model name")), "")).strip()
     java_version = subprocess.run(["java", "-version"], capture_output=True, text=True).stderr.splitlines()[0]
@@ -133,6 +181,8 @@ def main():
         lines.append(f"| {workload} | " + " | ".join(cells) + " |")
     lines += ["", "Accuracy against sites=exact (AllocBench 10000 rounds, depth 4, cutoff 0): largest difference of a site's share, in percentage points:", ""]
     lines += [f"- {k}: **{v:.2f}**" for k, v in accuracy.items()]
+    lines += ["", "Live shares on java/src/LiveSets.java (800,000 rounds, about 145 MB live; six sites of one class and one array class, each keeping a known random share of what it allocates): largest difference between a site's share of the live bytes and the truth, in points, three runs each:", ""]
+    lines += [f"- fast, samples every {i // 1024} KB: " + ", ".join(f"{e:.2f}" for e in errs) + f" (worst **{max(errs):.2f}**)" for i, errs in live_sets.items()]
     lines += ["", "Sites over 1% of allocated bytes, exact vs fast: "
               + ", ".join(f"{k[0]} {exact[k]:.2f}% vs {fast.get(k, 0):.2f}%" for k in big[:6]) + ".", "", ""]
     lines += raw_runs(results, digits=2)

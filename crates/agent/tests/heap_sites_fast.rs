@@ -2,7 +2,8 @@
 //! bytecode, exactly per (class, allocating method, line) on every JDK (11 included, whose
 //! allocation sampler misses allocations in the exact mode); the VM's own allocations
 //! (clone, reflection, JNI) through VMObjectAlloc; capturing lambdas; `multianewarray`'s inner arrays; live objects
-//! exact for classes allocated at one site (java/src/KeptDropped.java, AllocSites.java);
+//! exact for classes allocated at one site (java/src/KeptDropped.java, AllocSites.java), and
+//! within a point of the live heap for sites sharing a class (java/src/LiveSets.java);
 //! the program's output unchanged; every class of java.base and jdk.compiler verifies
 //! rewritten (-Xverify:all).
 
@@ -226,10 +227,10 @@ fn objects_made_by_jni_are_counted() {
         );
         let p = TextProfile::parse(&read_text(&text_output(dir.path())));
         // HotSpot posts no VMObjectAlloc for JNI's NewObject: the 1,000,000 objects (16 MB,
-        // about 120 samples at 128 KB) are estimated from samples; four standard errors.
+        // about 1,000 samples at 16 KB) are estimated from samples; four standard errors.
         let items = totals(&p.sites_at("JniAlloc$Item", "JniAlloc.make"));
         assert!(
-            (640_000..=1_360_000).contains(&items.0),
+            (870_000..=1_130_000).contains(&items.0),
             "JDK {v}: {items:?}"
         );
         // They are all live: the class's live count (one site) is exact, capped by the
@@ -266,4 +267,71 @@ fn rewritten_classes_of_java_base_and_jdk_compiler_verify() {
     let line = verify_all(&jdk17(), &["java.base", "jdk.compiler"]);
     assert!(line.contains(" verify_errors=0 "), "{line}");
     assert!(!line.contains(" linked=0 "), "{line}");
+}
+
+/// The live estimate of sites sharing a class (java/src/LiveSets.java: one class and one
+/// array class allocated at six sites of one loop, each keeping a known share of its
+/// objects, drawn at random): allocated counts exact; a site keeping all or none of its
+/// objects exact (its samples are all live or all dead, and the class's live count, exact,
+/// is reconciled on the others); every site's share of the live bytes within one point
+/// of the truth. With 800,000 rounds (about 145 MB live) the largest of these errors'
+/// standard deviations, at the 16 KB sampling interval, is about 0.3 point (bench/RESULTS.md).
+#[test]
+fn live_shares_of_sites_of_one_class_are_within_a_point() {
+    for jdk in jdks() {
+        let v = jdk.version;
+        let (run, dir) = profile(&jdk, "heap=sites,depth=1,cutoff=0", "LiveSets", &["800000"]);
+        assert_eq!(run.code, Some(0), "JDK {v}: {}", run.stderr);
+        // site NAME LINE allocated kept keptLengths
+        let known: Vec<(String, String, u64, u64, u64)> = run
+            .stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("site "))
+            .map(|l| {
+                let c: Vec<&str> = l.split(' ').collect();
+                (
+                    c[0].to_string(),
+                    c[1].to_string(),
+                    c[2].parse().unwrap(),
+                    c[3].parse().unwrap(),
+                    c[4].parse().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(known.len(), 6, "JDK {v}: {}", run.stdout);
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        let rows = p.sites.last().expect("a SITES section");
+        let live_total: u64 = rows.iter().map(|r| r.live_bytes).sum();
+        let at = |line: &str, class: &str| {
+            let frame = format!("LiveSets.main(LiveSets.java:{line})");
+            let found: Vec<&SiteRow> = rows
+                .iter()
+                .filter(|r| r.class == class && p.traces[&r.trace].frames.first() == Some(&frame))
+                .collect();
+            totals(&found)
+        };
+        let ints16 = known.iter().find(|k| k.0 == "ints16").unwrap();
+        let header = at(&ints16.1, "int[]").1 / ints16.2 - 64;
+        for (name, line, allocated, kept, lengths) in &known {
+            let array = name.starts_with("ints");
+            let s = at(line, if array { "int[]" } else { "LiveSets$Cell" });
+            assert_eq!(s.0, *allocated, "JDK {v}: {name} allocated {s:?}");
+            let expected = if array {
+                kept * header + 4 * lengths
+            } else {
+                kept * (s.1 / s.0)
+            };
+            match name.as_str() {
+                "cellAll" => assert_eq!(s.2, *allocated, "JDK {v}: {name} {s:?}"),
+                "cellNone" => assert_eq!(s.2, 0, "JDK {v}: {name} {s:?}"),
+                _ => {}
+            }
+            let error = (s.3 as f64 - expected as f64).abs() / live_total as f64 * 100.0;
+            assert!(
+                error <= 1.0,
+                "JDK {v}: {name}: live {} bytes, {expected} expected: {error:.2} points off (of {live_total})",
+                s.3
+            );
+        }
+    }
 }

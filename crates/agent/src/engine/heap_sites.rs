@@ -166,7 +166,7 @@ pub fn running() -> Option<(&'static Context, &'static HeapSites)> {
 
 /// The sampling interval of the fast mode: its samples give bytecode sites their deeper
 /// frames and every site its live estimate.
-pub const FAST_SAMPLE_INTERVAL: u64 = 128 * 1024;
+pub const FAST_SAMPLE_INTERVAL: u64 = 16 * 1024;
 
 /// Whether heap=sites runs in its fast mode (counts in bytecode): `sites=fast` (the
 /// default) without `alloc_interval`, loaded with the JVM (a running JVM's
@@ -213,7 +213,10 @@ impl HeapSites {
     pub fn with_mode(alloc_interval: u64, fast: bool) -> HeapSites {
         HeapSites {
             interval: if fast {
-                FAST_SAMPLE_INTERVAL
+                std::env::var("HPROF_FAST_SAMPLE_INTERVAL")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(FAST_SAMPLE_INTERVAL)
             } else {
                 alloc_interval
             },
@@ -489,11 +492,16 @@ impl HeapSites {
         let exact = fast.exact(ctx.jvmti, jni, |sig| sizes.get(&display_name(sig)).copied());
         let mut classes: Option<HashMap<String, crate::jvmti::jclass>> = None;
         let mut out: HashMap<(u64, u32), Site> = HashMap::new();
-        // Sites whose live estimate comes from samples of their own.
-        let mut estimated: std::collections::HashSet<(u64, u32)> = Default::default();
-        let mut add = |site: Site, sampled: bool| {
-            if sampled {
-                estimated.insert((site.class.object_id, site.trace.serial));
+        // Sites whose live estimate comes from samples of their own, with the variances of
+        // their (objects, bytes) estimates.
+        let mut estimated: HashMap<(u64, u32), (f64, f64)> = HashMap::new();
+        let mut add = |site: Site, variance: Option<(f64, f64)>| {
+            if let Some((vo, vb)) = variance {
+                let e = estimated
+                    .entry((site.class.object_id, site.trace.serial))
+                    .or_default();
+                e.0 += vo;
+                e.1 += vb;
             }
             let e = out
                 .entry((site.class.object_id, site.trace.serial))
@@ -525,6 +533,13 @@ impl HeapSites {
                 e.descriptor.clone(),
                 if lineno { e.line } else { -1 },
             );
+            // The site's live estimate: its exact counts times the live fraction of the
+            // objects its probes sampled (shared by its traces).
+            // The site's live estimate: its exact counts times the live fraction of all the
+            // objects sampled at it (whatever their deeper frames), which its traces share.
+            let pooled = groups.get(&key).map(|m| Pooled::of(m, self.interval));
+            let live = |n: u64, b: u64| pooled.map_or((0, 0), |p| p.live(n, b));
+            let variance = |n: u64, b: u64| pooled.map(|p| p.variance(n, b));
             match groups.get(&key) {
                 Some(matches) if !matches.is_empty() => {
                     let weights: Vec<u64> =
@@ -532,17 +547,18 @@ impl HeapSites {
                     let objects = apportion(e.objects, &weights);
                     let bytes = apportion(e.bytes, &weights);
                     for ((s, n), b) in matches.iter().zip(objects).zip(bytes) {
+                        let (live_objects, live_bytes) = live(n, b);
                         add(
                             Site {
                                 class: s.class.clone(),
                                 trace: s.trace.clone(),
                                 array_type: s.array_type,
-                                live_objects: live_share(n, s.live_objects, s.allocated_objects),
-                                live_bytes: live_share(b, s.live_bytes, s.allocated_bytes),
+                                live_objects,
+                                live_bytes,
                                 allocated_objects: n,
                                 allocated_bytes: b,
                             },
-                            true,
+                            variance(n, b),
                         );
                     }
                 }
@@ -550,17 +566,18 @@ impl HeapSites {
                     let classes =
                         classes.get_or_insert_with(|| AllocCounts::classes_by_signature(ctx.jvmti));
                     if let Some((class, trace)) = fast.site_of(ctx, jni, e, classes) {
+                        let (live_objects, live_bytes) = live(e.objects, e.bytes);
                         add(
                             Site {
                                 array_type: array_type(&class.name),
                                 class,
                                 trace,
-                                live_objects: 0,
-                                live_bytes: 0,
+                                live_objects,
+                                live_bytes,
                                 allocated_objects: e.objects,
                                 allocated_bytes: e.bytes,
                             },
-                            false,
+                            variance(e.objects, e.bytes),
                         );
                     } else {
                         self.dropped.fetch_add(e.objects, Ordering::Relaxed);
@@ -589,7 +606,8 @@ impl HeapSites {
                 && !vm_keys.contains(&(s.class.object_id, s.trace.serial))
                 && !lambdas.contains(&s.class.name)
             {
-                add(s.clone(), true);
+                let v = jvmti_variance(s, self.interval, s.allocated_objects, s.allocated_bytes);
+                add(s.clone(), Some(v));
             }
         }
         for (class, trace, n, b) in vm_sites {
@@ -608,7 +626,7 @@ impl HeapSites {
                     allocated_objects: n,
                     allocated_bytes: b,
                 },
-                s.is_some(),
+                s.map(|s| jvmti_variance(s, self.interval, n, b)),
             );
         }
         if let Some(classes) = classes {
@@ -621,17 +639,18 @@ impl HeapSites {
         sites
     }
 
-    /// Replaces the sites' live estimates by each class's live objects, counted by a heap
-    /// walk (less those the class had when counting began), shared among the class's sites:
-    /// in proportion to their sampled estimates where samples saw them, else to their
-    /// allocations times the class's live fraction. A class allocated at one site gets its
-    /// exact live count; no site gets more live than it allocated.
+    /// Replaces the sites' live estimates by each class's live objects and bytes, counted
+    /// by a heap walk (less those the class had when counting began), shared among the
+    /// class's sites in proportion to their estimates: a sampled site's own (its exact
+    /// allocations times its samples' live fraction), and for the others their allocations
+    /// times the live fraction the sampled ones leave to the class. A class allocated at one
+    /// site gets its exact live count; no site gets more live than it allocated.
     fn share_live_by_class(
         &self,
         ctx: &Context,
         fast: &AllocCounts,
         sites: &mut [Site],
-        estimated: &std::collections::HashSet<(u64, u32)>,
+        estimated: &HashMap<(u64, u32), (f64, f64)>,
     ) {
         let mut by_class: HashMap<u64, Vec<usize>> = HashMap::new();
         for (i, s) in sites.iter().enumerate() {
@@ -652,49 +671,226 @@ impl HeapSites {
             let (objects, bytes) = live.get(&class).copied().unwrap_or((0, 0));
             let objects = objects.saturating_sub(before_objects);
             let bytes = bytes.saturating_sub(before_bytes);
-            let _ = bytes;
-            let sampled = |s: &Site| estimated.contains(&(s.class.object_id, s.trace.serial));
+            let array = sites[members[0]].array_type != 0;
             if let [only] = members[..] {
                 // One site: the class's live objects are its (those of allocations no counter
                 // saw aside, which the cap bounds).
                 let s = &mut sites[only];
                 s.live_objects = objects.min(s.allocated_objects);
+                s.live_bytes = bytes.min(s.allocated_bytes);
             } else {
-                // Sites that samples saw keep their estimates; the rest of the class's live
-                // objects go to the sites no sample saw, by their allocations. Live objects
-                // beyond that came from allocations no counter saw (intrinsics, hidden classes).
-                let mut left = objects;
-                for &i in &members {
-                    let s = &mut sites[i];
-                    if sampled(s) {
-                        s.live_objects = s.live_objects.min(s.allocated_objects);
-                        left = left.saturating_sub(s.live_objects);
-                    }
-                }
-                let open: Vec<usize> = members
+                let variance: Vec<Option<(f64, f64)>> = members
                     .iter()
-                    .copied()
-                    .filter(|&i| !sampled(&sites[i]))
+                    .map(|&i| {
+                        estimated
+                            .get(&(sites[i].class.object_id, sites[i].trace.serial))
+                            .copied()
+                    })
                     .collect();
-                let room: u64 = open.iter().map(|&i| sites[i].allocated_objects).sum();
-                let weights: Vec<u64> = open.iter().map(|&i| sites[i].allocated_objects).collect();
-                for (&i, share) in open.iter().zip(apportion(left.min(room), &weights)) {
-                    let s = &mut sites[i];
-                    s.live_objects = share.min(s.allocated_objects);
+                let estimates = |estimate: &dyn Fn(&Site) -> u64,
+                                 allocated: &dyn Fn(&Site) -> u64,
+                                 var: &dyn Fn((f64, f64)) -> f64|
+                 -> Vec<(u64, f64, u64)> {
+                    members
+                        .iter()
+                        .zip(&variance)
+                        .map(|(&i, v)| {
+                            let s = &sites[i];
+                            match v {
+                                Some(v) => (estimate(s), var(*v), allocated(s)),
+                                None => (0, f64::INFINITY, allocated(s)),
+                            }
+                        })
+                        .collect()
+                };
+                let live_objects = reconcile(
+                    objects,
+                    &estimates(&|s| s.live_objects, &|s| s.allocated_objects, &|v| v.0),
+                );
+                let live_bytes = reconcile(
+                    bytes,
+                    &estimates(&|s| s.live_bytes, &|s| s.allocated_bytes, &|v| v.1),
+                );
+                for ((&i, o), b) in members.iter().zip(live_objects).zip(live_bytes) {
+                    sites[i].live_objects = o;
+                    sites[i].live_bytes = b;
                 }
             }
-            // Live bytes follow live objects at the site's mean size (exact for instances).
-            for &i in &members {
-                let s = &mut sites[i];
-                s.live_bytes = if s.allocated_objects == 0 {
-                    0
-                } else {
-                    ((u128::from(s.live_objects) * u128::from(s.allocated_bytes))
-                        / u128::from(s.allocated_objects)) as u64
-                };
+            if !array {
+                // An instance's bytes follow its objects at the class's size.
+                for &i in &members {
+                    let s = &mut sites[i];
+                    s.live_bytes = if s.allocated_objects == 0 {
+                        0
+                    } else {
+                        ((u128::from(s.live_objects) * u128::from(s.allocated_bytes))
+                            / u128::from(s.allocated_objects)) as u64
+                    };
+                }
             }
         }
     }
+}
+
+/// The sampled allocations of one bytecode site (all its traces): what they stand for, all
+/// and live, and how many were sampled.
+#[derive(Debug, Clone, Copy)]
+struct Pooled {
+    objects: u64,
+    bytes: u64,
+    live_objects: u64,
+    live_bytes: u64,
+    samples: f64,
+}
+
+impl Pooled {
+    fn of(sites: &[&Site], interval: u64) -> Pooled {
+        let mut p = Pooled {
+            objects: 0,
+            bytes: 0,
+            live_objects: 0,
+            live_bytes: 0,
+            samples: 0.0,
+        };
+        for s in sites {
+            p.objects += s.allocated_objects;
+            p.bytes += s.allocated_bytes;
+            p.live_objects += s.live_objects.min(s.allocated_objects);
+            p.live_bytes += s.live_bytes.min(s.allocated_bytes);
+            // Objects smaller than the interval stand for interval / size each; larger ones
+            // for themselves.
+            let mean = s.allocated_bytes / s.allocated_objects.max(1);
+            p.samples += if mean >= interval {
+                s.allocated_objects as f64
+            } else {
+                s.allocated_bytes as f64 / interval.max(1) as f64
+            };
+        }
+        p.samples = p.samples.max(1.0);
+        p
+    }
+
+    fn fraction(part: u64, whole: u64) -> f64 {
+        if whole == 0 {
+            0.0
+        } else {
+            part.min(whole) as f64 / whole as f64
+        }
+    }
+
+    /// Live (objects, bytes) of `n` objects and `b` bytes allocated at the site.
+    fn live(&self, n: u64, b: u64) -> (u64, u64) {
+        (
+            (n as f64 * Pooled::fraction(self.live_objects, self.objects)).round() as u64,
+            (b as f64 * Pooled::fraction(self.live_bytes, self.bytes)).round() as u64,
+        )
+    }
+
+    /// The variances of [`Pooled::live`]: n² p (1 − p) / samples.
+    fn variance(&self, n: u64, b: u64) -> (f64, f64) {
+        let v = |n: u64, p: f64| (n as f64).powi(2) * p * (1.0 - p) / self.samples;
+        (
+            v(n, Pooled::fraction(self.live_objects, self.objects)),
+            v(b, Pooled::fraction(self.live_bytes, self.bytes)),
+        )
+    }
+}
+
+/// The variance of a live estimate from the sampled allocations of `s` (sampled every
+/// `interval` bytes), scaled to `n` objects and `b` bytes.
+fn jvmti_variance(s: &Site, interval: u64, n: u64, b: u64) -> (f64, f64) {
+    let samples = Pooled::of(&[s], interval).samples;
+    let v = |n: u64, part: u64, whole: u64| -> f64 {
+        let p = if whole == 0 {
+            0.0
+        } else {
+            part.min(whole) as f64 / whole as f64
+        };
+        (n as f64).powi(2) * p * (1.0 - p) / samples
+    };
+    (
+        v(n, s.live_objects, s.allocated_objects),
+        v(b, s.live_bytes, s.allocated_bytes),
+    )
+}
+
+/// Adjusts the sites' estimates (estimate, variance, allocated) of one class so they add up
+/// to the class's `total`, counted exactly: the difference is spread over the sites in
+/// proportion to their estimates' variances (the least squares adjustment), so a site
+/// whose samples were all live or all dead keeps its estimate, and a site no sample saw
+/// (infinite variance) takes what the others leave. No site goes below 0 or above what it
+/// allocated; a difference no variance can take goes where there is room, in proportion to
+/// the estimates.
+fn reconcile(total: u64, sites: &[(u64, f64, u64)]) -> Vec<u64> {
+    let n = sites.len();
+    let cap: Vec<f64> = sites.iter().map(|s| s.2 as f64).collect();
+    let total = (total as f64).min(cap.iter().sum());
+    let mut x: Vec<f64> = sites.iter().map(|s| (s.0 as f64).min(s.2 as f64)).collect();
+    let unseen = sites.iter().any(|s| s.1.is_infinite());
+    for round in 0..2 * n + 2 {
+        let diff = total - x.iter().sum::<f64>();
+        if diff.abs() < 0.5 {
+            break;
+        }
+        let room = |i: usize| {
+            if diff > 0.0 {
+                cap[i] - x[i] > 1e-9
+            } else {
+                x[i] > 1e-9
+            }
+        };
+        // Weights: infinite variances first (sites no sample saw, by what they
+        // allocated), then the variances, then (none left) the estimates or the room.
+        let mut w: Vec<f64> = (0..n)
+            .map(|i| match sites[i].1 {
+                _ if !room(i) => 0.0,
+                v if v.is_infinite() => cap[i],
+                _ if unseen && (0..n).any(|j| sites[j].1.is_infinite() && room(j)) => 0.0,
+                v => v,
+            })
+            .collect();
+        if w.iter().sum::<f64>() <= 0.0 || round > n {
+            w = (0..n)
+                .map(|i| {
+                    if !room(i) {
+                        0.0
+                    } else if diff > 0.0 {
+                        cap[i] - x[i]
+                    } else {
+                        x[i]
+                    }
+                })
+                .collect();
+        }
+        let sum: f64 = w.iter().sum();
+        if sum <= 0.0 {
+            break;
+        }
+        for i in 0..n {
+            x[i] = (x[i] + diff * w[i] / sum).clamp(0.0, cap[i]);
+        }
+    }
+    // Whole numbers adding up to the total.
+    let whole = total.round() as u64;
+    let floors: Vec<u64> = x.iter().map(|v| v.floor() as u64).collect();
+    let mut out = floors.clone();
+    let mut left = whole.saturating_sub(floors.iter().sum());
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| {
+        (x[b] - x[b].floor())
+            .partial_cmp(&(x[a] - x[a].floor()))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    for i in order {
+        if left == 0 {
+            break;
+        }
+        if out[i] < sites[i].2 {
+            out[i] += 1;
+            left -= 1;
+        }
+    }
+    out
 }
 
 /// Drops the clones whose weak references no longer hold (deleting the references) and calls
