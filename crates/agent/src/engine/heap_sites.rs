@@ -1231,6 +1231,34 @@ mod tests {
     }
 
     #[test]
+    fn reconciled_estimates_add_up_and_certain_ones_stay() {
+        // All live (variance 0), none live (0), two uncertain: the difference goes to the
+        // uncertain ones by variance.
+        let sites = [
+            (1000, 0.0, 1000),
+            (0, 0.0, 1000),
+            (300, 9.0, 1000),
+            (500, 1.0, 1000),
+        ];
+        let out = reconcile(1900, &sites);
+        assert_eq!(out.iter().sum::<u64>(), 1900);
+        assert_eq!((out[0], out[1]), (1000, 0));
+        assert_eq!((out[2], out[3]), (390, 510));
+        // A site no sample saw takes what the others leave, capped at what it allocated;
+        // the rest goes where there is room.
+        let sites = [(100, 4.0, 200), (0, f64::INFINITY, 50), (10, 1.0, 100)];
+        let out = reconcile(250, &sites);
+        assert_eq!(out.iter().sum::<u64>(), 250);
+        assert_eq!(out[1], 50);
+        assert!(out[0] <= 200 && out[2] <= 100, "{out:?}");
+        // Never more than was allocated in all.
+        assert_eq!(reconcile(10_000, &sites), vec![200, 50, 100]);
+        // Too many estimated: taken back from the uncertain ones.
+        let out = reconcile(1000, &[(1000, 0.0, 1000), (200, 4.0, 1000)]);
+        assert_eq!(out, vec![1000, 0]);
+    }
+
+    #[test]
     fn sampled_allocations_stand_for_interval_over_size_objects() {
         let exact = HeapSites::new(0);
         assert_eq!(exact.weight(24), 1);
