@@ -95,8 +95,8 @@ def live_sets_errors(agent, classes, work, interval, rounds=800_000):
     known = {}
     for line in run.stdout.splitlines():
         if line.startswith("site "):
-            _, name, at, allocated, kept, lengths = line.split()
-            known[int(at)] = (name, int(allocated), int(kept), int(lengths))
+            _, name, at, allocated, kept, lengths, odd = line.split()
+            known[int(at)] = (name, int(allocated), int(kept), int(lengths), int(odd))
     text = out.read_text()
     tops = {int(m.group(1)): int(m.group(2))
             for m in re.finditer(r"^TRACE (\d+):\n\tLiveSets\.main\(LiveSets\.java:(\d+)\)", text, re.M)}
@@ -108,9 +108,10 @@ def live_sets_errors(agent, classes, work, interval, rounds=800_000):
         line = tops.get(int(r[7]))
         if line not in known or r[8] not in ("int[]", "LiveSets$Cell"):
             continue
-        name, allocated, kept, lengths = known[line]
+        name, allocated, kept, lengths, odd = known[line]
         size = int(r[5]) // int(r[6])
-        expected = kept * 16 + 4 * lengths if r[8] == "int[]" else kept * size
+        # int[]: a 16-byte header, sizes rounded up to 8 bytes (odd lengths take 4 more).
+        expected = kept * 16 + 4 * lengths + 4 * odd if r[8] == "int[]" else kept * size
         worst = max(worst, abs(int(r[3]) - expected) / total * 100)
     return worst
 

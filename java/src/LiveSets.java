@@ -5,8 +5,9 @@
 //   cellThird keeps about one in three      cellHalf  keeps about one in two
 //   ints16    int[16], keeps about a quarter
 //   intsAny   int[0..255], keeps about a fifth
-// Prints, for each site, "site NAME LINE allocated kept keptLengths" (keptLengths: the sum of
-// the kept arrays' lengths, 0 for Cells), then "done".
+// Prints, for each site, "site NAME LINE allocated kept keptLengths keptOdd" (keptLengths: the
+// sum of the kept arrays' lengths, keptOdd: how many have an odd length; 0 for Cells), then
+// "done".
 // Argument: the rounds (default 200,000).
 
 import java.util.ArrayList;
@@ -34,6 +35,7 @@ public class LiveSets {
         long quarter = 0;
         long fifth = 0;
         long fifthLengths = 0;
+        long fifthOdd = 0;
         int lineAll = 0;
         int lineNone = 0;
         int lineThird = 0;
@@ -66,15 +68,17 @@ public class LiveSets {
                 KEPT.add(f);
                 fifth++;
                 fifthLengths += length;
+                fifthOdd += length % 2;
             }
         }
-        System.out.println("site cellAll " + lineAll + " " + rounds + " " + rounds + " 0");
-        System.out.println("site cellNone " + lineNone + " " + rounds + " 0 0");
-        System.out.println("site cellThird " + lineThird + " " + rounds + " " + third + " 0");
-        System.out.println("site cellHalf " + lineHalf + " " + rounds + " " + half + " 0");
-        System.out.println("site ints16 " + line16 + " " + rounds + " " + quarter + " " + 16 * quarter);
+        System.out.println("site cellAll " + lineAll + " " + rounds + " " + rounds + " 0 0");
+        System.out.println("site cellNone " + lineNone + " " + rounds + " 0 0 0");
+        System.out.println("site cellThird " + lineThird + " " + rounds + " " + third + " 0 0");
+        System.out.println("site cellHalf " + lineHalf + " " + rounds + " " + half + " 0 0");
         System.out.println(
-                "site intsAny " + lineAny + " " + rounds + " " + fifth + " " + fifthLengths);
+                "site ints16 " + line16 + " " + rounds + " " + quarter + " " + 16 * quarter + " 0");
+        System.out.println("site intsAny " + lineAny + " " + rounds + " " + fifth + " "
+                + fifthLengths + " " + fifthOdd);
         System.out.println("done " + KEPT.size() + " " + sink);
     }
 

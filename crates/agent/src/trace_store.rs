@@ -47,10 +47,11 @@ impl ObjectIds {
         self.next.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// The id of `object`: its tag, or a fresh id it is tagged with.
+    /// The id of `object`: its tag, or a fresh id it is tagged with (replacing an
+    /// allocation tag of heap=sites, which is no id).
     pub fn of(&self, jvmti: Jvmti, object: jobject) -> u64 {
         match jvmti.tag(object) {
-            Ok(tag) if tag != 0 => tag as u64,
+            Ok(tag) if tag != 0 && !crate::engine::heap_sites::is_allocation_tag(tag) => tag as u64,
             Ok(_) => {
                 let id = self.fresh();
                 let _ = jvmti.set_tag(object, id as i64);

@@ -272,7 +272,7 @@ fn rewritten_classes_of_java_base_and_jdk_compiler_verify() {
 /// The live estimate of sites sharing a class (java/src/LiveSets.java: one class and one
 /// array class allocated at six sites of one loop, each keeping a known share of its
 /// objects, drawn at random): allocated counts exact; a site keeping all or none of its
-/// objects exact (its samples are all live or all dead, and the class's live count, exact,
+/// objects within 0.1 % (its samples are all live or all dead, and the class's live count, exact,
 /// is reconciled on the others); every site's share of the live bytes within one point
 /// of the truth. With 800,000 rounds (about 145 MB live) the largest of these errors'
 /// standard deviations, at the 16 KB sampling interval, is about 0.3 point (bench/RESULTS.md).
@@ -282,8 +282,8 @@ fn live_shares_of_sites_of_one_class_are_within_a_point() {
         let v = jdk.version;
         let (run, dir) = profile(&jdk, "heap=sites,depth=1,cutoff=0", "LiveSets", &["800000"]);
         assert_eq!(run.code, Some(0), "JDK {v}: {}", run.stderr);
-        // site NAME LINE allocated kept keptLengths
-        let known: Vec<(String, String, u64, u64, u64)> = run
+        // site NAME LINE allocated kept keptLengths keptOdd
+        let known: Vec<(String, String, u64, u64, u64, u64)> = run
             .stdout
             .lines()
             .filter_map(|l| l.strip_prefix("site "))
@@ -295,6 +295,7 @@ fn live_shares_of_sites_of_one_class_are_within_a_point() {
                     c[2].parse().unwrap(),
                     c[3].parse().unwrap(),
                     c[4].parse().unwrap(),
+                    c[5].parse().unwrap(),
                 )
             })
             .collect();
@@ -312,18 +313,22 @@ fn live_shares_of_sites_of_one_class_are_within_a_point() {
         };
         let ints16 = known.iter().find(|k| k.0 == "ints16").unwrap();
         let header = at(&ints16.1, "int[]").1 / ints16.2 - 64;
-        for (name, line, allocated, kept, lengths) in &known {
+        for (name, line, allocated, kept, lengths, odd) in &known {
             let array = name.starts_with("ints");
             let s = at(line, if array { "int[]" } else { "LiveSets$Cell" });
             assert_eq!(s.0, *allocated, "JDK {v}: {name} allocated {s:?}");
             let expected = if array {
-                kept * header + 4 * lengths
+                // Sizes rounded up to 8 bytes: odd lengths take 4 more with a header of 16.
+                let padded = if header % 8 == 0 { *odd } else { kept - odd };
+                kept * header + 4 * lengths + 4 * padded
             } else {
                 kept * (s.1 / s.0)
             };
+            // Sites whose samples were all live, or all dead, take next to nothing of the
+            // reconciliation: within 0.1 % of what they allocated.
             match name.as_str() {
-                "cellAll" => assert_eq!(s.2, *allocated, "JDK {v}: {name} {s:?}"),
-                "cellNone" => assert_eq!(s.2, 0, "JDK {v}: {name} {s:?}"),
+                "cellAll" => assert!(s.2 >= allocated - allocated / 1000, "JDK {v}: {name} {s:?}"),
+                "cellNone" => assert!(s.2 <= allocated / 1000, "JDK {v}: {name} {s:?}"),
                 _ => {}
             }
             let error = (s.3 as f64 - expected as f64).abs() / live_total as f64 * 100.0;

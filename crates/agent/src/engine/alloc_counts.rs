@@ -30,6 +30,10 @@ use crate::engine::Context;
 use crate::jvmti::{FieldId, Jni, Jvmti, jclass, jmethodID, jobject, jthread};
 use crate::trace_store::{ClassInfo, Trace, class_name_from_signature};
 
+/// The tag of the objects in the heap when counting began (an allocation tag no site has:
+/// see [`crate::engine::heap_sites::is_allocation_tag`]).
+pub const BASELINE_TAG: i64 = i64::MAX;
+
 /// Set in `Agent_OnLoad` when the fast mode will run: `java.lang.Thread` gets its counts
 /// field as it first loads.
 static EARLY: AtomicBool = AtomicBool::new(false);
@@ -127,8 +131,6 @@ pub struct AllocCounts {
     vm: Mutex<HashMap<(u64, u32), VmSite>>,
     /// The hidden class of each lambda site (by slot), once found.
     lambda_classes: Mutex<HashMap<u32, String>>,
-    /// Objects and bytes of each class (by tag) in the heap when counting began.
-    baseline: Mutex<HashMap<u64, (u64, u64)>>,
     /// Classes rewritten, sites counted, methods left as they were.
     pub classes: AtomicU64,
     /// Sites given a counter.
@@ -261,21 +263,15 @@ impl AllocCounts {
         if !RUNNING.set(self) {
             return Err("heap=sites' allocation counts were started twice".into());
         }
-        // What the heap holds already, by class, is not the program's allocations.
-        let mut before: HashMap<u64, (u64, u64)> = HashMap::new();
+        // What the heap holds already is not the program's allocations: every object in it
+        // is tagged BASELINE_TAG (classes first get their ids, so they are not), and the
+        // live counts pass over it.
         if let Ok(classes) = jvmti.loaded_classes() {
             for class in classes {
                 ctx.ids.of(jvmti, class);
                 jni.delete_local_ref(class);
             }
-            let _ = jvmti.iterate_by_class(&mut |class, size| {
-                let e = before.entry(class as u64).or_default();
-                e.0 += 1;
-                e.1 += size.max(0) as u64;
-            });
-        }
-        if let Ok(mut baseline) = self.baseline.lock() {
-            *baseline = before;
+            let _ = jvmti.tag_untagged(BASELINE_TAG);
         }
         self.ready.store(true, Ordering::Release);
         let started = std::time::Instant::now();
@@ -283,15 +279,6 @@ impl AllocCounts {
         self.install_ms
             .store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
         Ok(())
-    }
-
-    /// Objects and bytes of the class tagged `class` in the heap when counting began.
-    pub fn baseline(&self, class: u64) -> (u64, u64) {
-        self.baseline
-            .lock()
-            .ok()
-            .and_then(|b| b.get(&class).copied())
-            .unwrap_or((0, 0))
     }
 
     /// The array layout in use.

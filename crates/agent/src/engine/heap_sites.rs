@@ -27,7 +27,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::engine::alloc_counts::{AllocCounts, display_name};
+use crate::engine::alloc_counts::{AllocCounts, BASELINE_TAG, display_name};
 use crate::engine::{Context, Engine};
 use crate::jvmti::{
     Capabilities, Event, Jni, Jvmti, WeakRef, jclass, jobject, jthread, jvmtiFrameInfo,
@@ -188,6 +188,8 @@ pub struct HeapSites {
     fast: Option<AllocCounts>,
     /// The fast mode's sites at the last count.
     fast_sites: Mutex<Vec<Site>>,
+    /// The fast mode: live objects and bytes by class (tag) at the last count.
+    class_live: Mutex<HashMap<u64, (u64, u64)>>,
     /// The fast mode could not start: the sampled allocations are all there is.
     fast_failed: AtomicBool,
     table: Mutex<SiteTable>,
@@ -222,6 +224,7 @@ impl HeapSites {
             },
             fast: fast.then(AllocCounts::default),
             fast_sites: Mutex::new(Vec::new()),
+            class_live: Mutex::new(HashMap::new()),
             fast_failed: AtomicBool::new(false),
             table: Mutex::new(SiteTable {
                 index: HashMap::new(),
@@ -419,13 +422,48 @@ impl HeapSites {
             live[site].0 += weight;
             live[site].1 += weight * size;
         };
-        let walked = jvmti.iterate_tagged(&mut |tag, _size| {
+        let mut site_tag = |tag: i64| {
             let tag = tag as u64;
             let site = tag >> SIZE_BITS;
             if site != 0 {
                 add((site - 1) as usize, tag & SIZE_MASK);
             }
-        });
+        };
+        let walked = if self.fast.is_some() {
+            // Every class gets its id (its tag) first: the walk counts objects by class tag.
+            if let (Some(jni), Some((ctx, _)), Ok(classes)) =
+                (jni, running(), jvmti.loaded_classes())
+            {
+                for class in classes {
+                    ctx.ids.of(jvmti, class);
+                    jni.delete_local_ref(class);
+                }
+            }
+            // The fast mode also counts every class's live objects, in the same walk, right
+            // after the collection: objects allocated later would only add the tails of the
+            // allocating threads' buffers, which the walk sees as filler int[]s on JDK 11-20.
+            // The objects the heap held when counting began are passed over.
+            let mut by_class: HashMap<u64, (u64, u64)> = HashMap::new();
+            let walked = jvmti.iterate_objects(&mut |class, size, tag| {
+                if tag == BASELINE_TAG {
+                    return;
+                }
+                if tag != 0 {
+                    site_tag(tag);
+                }
+                if class != 0 {
+                    let e = by_class.entry(class as u64).or_default();
+                    e.0 += 1;
+                    e.1 += size.max(0) as u64;
+                }
+            });
+            if let Ok(mut live) = self.class_live.lock() {
+                *live = by_class;
+            }
+            walked
+        } else {
+            jvmti.iterate_tagged(&mut |tag, _size| site_tag(tag))
+        };
         if walked.is_err() {
             return;
         }
@@ -635,7 +673,7 @@ impl HeapSites {
             }
         }
         let mut sites: Vec<Site> = out.into_values().collect();
-        self.share_live_by_class(ctx, fast, &mut sites, &estimated);
+        self.share_live_by_class(&mut sites, &estimated);
         sites
     }
 
@@ -645,32 +683,17 @@ impl HeapSites {
     /// allocations times its samples' live fraction), and for the others their allocations
     /// times the live fraction the sampled ones leave to the class. A class allocated at one
     /// site gets its exact live count; no site gets more live than it allocated.
-    fn share_live_by_class(
-        &self,
-        ctx: &Context,
-        fast: &AllocCounts,
-        sites: &mut [Site],
-        estimated: &HashMap<(u64, u32), (f64, f64)>,
-    ) {
+    fn share_live_by_class(&self, sites: &mut [Site], estimated: &HashMap<(u64, u32), (f64, f64)>) {
         let mut by_class: HashMap<u64, Vec<usize>> = HashMap::new();
         for (i, s) in sites.iter().enumerate() {
             by_class.entry(s.class.object_id).or_default().push(i);
         }
-        let mut live: HashMap<u64, (u64, u64)> = by_class.keys().map(|&c| (c, (0, 0))).collect();
-        let walked = ctx.jvmti.iterate_by_class(&mut |class, size| {
-            if let Some(e) = live.get_mut(&(class as u64)) {
-                e.0 += 1;
-                e.1 += size.max(0) as u64;
-            }
-        });
-        if walked.is_err() {
+        // Each class's live objects, counted by the walk of `settle_live_counts`.
+        let Ok(live) = self.class_live.lock() else {
             return;
-        }
+        };
         for (class, members) in by_class {
-            let (before_objects, before_bytes) = fast.baseline(class);
             let (objects, bytes) = live.get(&class).copied().unwrap_or((0, 0));
-            let objects = objects.saturating_sub(before_objects);
-            let bytes = bytes.saturating_sub(before_bytes);
             let array = sites[members[0]].array_type != 0;
             if let [only] = members[..] {
                 // One site: the class's live objects are its (those of allocations no counter
@@ -703,17 +726,34 @@ impl HeapSites {
                         })
                         .collect()
                 };
-                let live_objects = reconcile(
-                    objects,
-                    &estimates(&|s| s.live_objects, &|s| s.allocated_objects, &|v| v.0),
-                );
-                let live_bytes = reconcile(
-                    bytes,
-                    &estimates(&|s| s.live_bytes, &|s| s.allocated_bytes, &|v| v.1),
-                );
-                for ((&i, o), b) in members.iter().zip(live_objects).zip(live_bytes) {
-                    sites[i].live_objects = o;
-                    sites[i].live_bytes = b;
+                if array {
+                    // Arrays: their bytes (what SITES ranks by) reconciled, and their objects
+                    // following at each site's mean size.
+                    let live_bytes = reconcile(
+                        bytes,
+                        &estimates(&|s| s.live_bytes, &|s| s.allocated_bytes, &|v| v.1),
+                    );
+                    for (&i, b) in members.iter().zip(live_bytes) {
+                        let s = &mut sites[i];
+                        s.live_bytes = b;
+                        s.live_objects = if s.allocated_bytes == 0 {
+                            0
+                        } else {
+                            (((u128::from(b) * u128::from(s.allocated_objects)
+                                + u128::from(s.allocated_bytes) / 2)
+                                / u128::from(s.allocated_bytes))
+                                as u64)
+                                .min(s.allocated_objects)
+                        };
+                    }
+                } else {
+                    let live_objects = reconcile(
+                        objects,
+                        &estimates(&|s| s.live_objects, &|s| s.allocated_objects, &|v| v.0),
+                    );
+                    for (&i, o) in members.iter().zip(live_objects) {
+                        sites[i].live_objects = o;
+                    }
                 }
             }
             if !array {
@@ -788,36 +828,52 @@ impl Pooled {
 
     /// The variances of [`Pooled::live`]: n² p (1 − p) / samples.
     fn variance(&self, n: u64, b: u64) -> (f64, f64) {
-        let v = |n: u64, p: f64| (n as f64).powi(2) * p * (1.0 - p) / self.samples;
         (
-            v(n, Pooled::fraction(self.live_objects, self.objects)),
-            v(b, Pooled::fraction(self.live_bytes, self.bytes)),
+            sampled_variance(
+                n,
+                Pooled::fraction(self.live_objects, self.objects),
+                self.samples,
+            ),
+            sampled_variance(
+                b,
+                Pooled::fraction(self.live_bytes, self.bytes),
+                self.samples,
+            ),
         )
     }
+}
+
+/// The variance of `n` × a live fraction `p` estimated from `samples` sampled objects:
+/// n² p̃ (1 − p̃) / samples, with p̃ the fraction given half a sample each way (so that no
+/// sample live, or none dead, which a small fraction of many samples can show by chance,
+/// still leaves room for a few).
+fn sampled_variance(n: u64, p: f64, samples: f64) -> f64 {
+    let smoothed = (p * samples + 0.5) / (samples + 1.0);
+    (n as f64).powi(2) * smoothed * (1.0 - smoothed) / samples
 }
 
 /// The variance of a live estimate from the sampled allocations of `s` (sampled every
 /// `interval` bytes), scaled to `n` objects and `b` bytes.
 fn jvmti_variance(s: &Site, interval: u64, n: u64, b: u64) -> (f64, f64) {
     let samples = Pooled::of(&[s], interval).samples;
-    let v = |n: u64, part: u64, whole: u64| -> f64 {
-        let p = if whole == 0 {
-            0.0
-        } else {
-            part.min(whole) as f64 / whole as f64
-        };
-        (n as f64).powi(2) * p * (1.0 - p) / samples
-    };
     (
-        v(n, s.live_objects, s.allocated_objects),
-        v(b, s.live_bytes, s.allocated_bytes),
+        sampled_variance(
+            n,
+            Pooled::fraction(s.live_objects, s.allocated_objects),
+            samples,
+        ),
+        sampled_variance(
+            b,
+            Pooled::fraction(s.live_bytes, s.allocated_bytes),
+            samples,
+        ),
     )
 }
 
 /// Adjusts the sites' estimates (estimate, variance, allocated) of one class so they add up
 /// to the class's `total`, counted exactly: the difference is spread over the sites in
 /// proportion to their estimates' variances (the least squares adjustment), so a site
-/// whose samples were all live or all dead keeps its estimate, and a site no sample saw
+/// whose samples were all live or all dead takes little of it, and a site no sample saw
 /// (infinite variance) takes what the others leave. No site goes below 0 or above what it
 /// allocated; a difference no variance can take goes where there is room, in proportion to
 /// the estimates.

@@ -481,4 +481,105 @@ impl Jvmti {
             visit,
         )
     }
+
+    /// Calls `visit(class tag, size, tag)` for every object in the heap (IterateThroughHeap,
+    /// unfiltered). `visit` runs in the VM thread with the world stopped: memory only, never
+    /// JNI or JVMTI.
+    pub fn iterate_objects(self, visit: &mut dyn FnMut(i64, i64, i64)) -> Result<()> {
+        let mut state = ObjectState {
+            visit,
+            failed: false,
+        };
+        let callbacks = sys::jvmtiHeapCallbacks {
+            heap_iteration_callback: Some(on_any_object),
+            ..Default::default()
+        };
+        let user_data: *mut ObjectState<'_> = &mut state;
+        jvmti!(
+            self,
+            IterateThroughHeap,
+            0,
+            std::ptr::null_mut(),
+            &callbacks,
+            user_data.cast::<c_void>().cast_const()
+        )?;
+        if state.failed {
+            return Err(JvmtiError(113));
+        }
+        Ok(())
+    }
+
+    /// Tags every untagged object in the heap with `tag` (IterateThroughHeap, tagged
+    /// objects filtered out); returns how many.
+    pub fn tag_untagged(self, tag: i64) -> Result<u64> {
+        let mut state = TagState { tag, count: 0 };
+        let callbacks = sys::jvmtiHeapCallbacks {
+            heap_iteration_callback: Some(tag_object),
+            ..Default::default()
+        };
+        let user_data: *mut TagState = &mut state;
+        jvmti!(
+            self,
+            IterateThroughHeap,
+            sys::JVMTI_HEAP_FILTER_TAGGED.0 as sys::jint,
+            std::ptr::null_mut(),
+            &callbacks,
+            user_data.cast::<c_void>().cast_const()
+        )?;
+        Ok(state.count)
+    }
+}
+
+struct ObjectState<'a> {
+    visit: &'a mut dyn FnMut(i64, i64, i64),
+    failed: bool,
+}
+
+unsafe extern "C" fn on_any_object(
+    class_tag: sys::jlong,
+    size: sys::jlong,
+    tag_ptr: *mut sys::jlong,
+    _length: sys::jint,
+    user_data: *mut c_void,
+) -> sys::jint {
+    // SAFETY: `user_data` is the `ObjectState` that `iterate_objects` passed in, alive and
+    // not otherwise used until IterateThroughHeap returns.
+    let state = unsafe { &mut *user_data.cast::<ObjectState<'_>>() };
+    if state.failed || tag_ptr.is_null() {
+        return ABORT;
+    }
+    // SAFETY: JVMTI passes a valid pointer to the object's tag for the callback's duration.
+    let tag = unsafe { *tag_ptr };
+    let visit = &mut state.visit;
+    if catch_unwind(AssertUnwindSafe(|| visit(class_tag, size, tag))).is_err() {
+        state.failed = true;
+        return ABORT;
+    }
+    0
+}
+
+/// What `tag_untagged` sets, and how many objects it tagged.
+struct TagState {
+    tag: i64,
+    count: u64,
+}
+
+unsafe extern "C" fn tag_object(
+    _class_tag: sys::jlong,
+    _size: sys::jlong,
+    tag_ptr: *mut sys::jlong,
+    _length: sys::jint,
+    user_data: *mut c_void,
+) -> sys::jint {
+    // SAFETY: `user_data` is the `TagState` that `tag_untagged` passed in, alive and not
+    // otherwise used until IterateThroughHeap returns.
+    let state = unsafe { &mut *user_data.cast::<TagState>() };
+    if tag_ptr.is_null() {
+        return ABORT;
+    }
+    // SAFETY: JVMTI passes a valid pointer to the object's tag for the callback's duration;
+    // setting it tags the object.
+    unsafe { *tag_ptr = state.tag };
+    state.count += 1;
+    0
 }
