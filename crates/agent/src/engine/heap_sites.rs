@@ -635,12 +635,17 @@ impl HeapSites {
             .iter()
             .map(|(c, t, _, _)| (c.object_id, t.serial))
             .collect();
-        // What neither bytecode nor VMObjectAlloc sees (JNI's NewObject and AllocObject, for
-        // which HotSpot posts no VMObjectAlloc) is estimated from the samples whose
-        // allocating frame is a native method.
+        // What neither bytecode nor VMObjectAlloc sees is estimated from the samples whose
+        // allocating frame is a native method (JNI's NewObject and AllocObject, for which
+        // HotSpot posts no VMObjectAlloc) or in a hidden class (no class file load hook
+        // shows it, and it can't be retransformed).
         for s in &sampled {
-            let native = s.trace.frames.first().is_some_and(|f| f.method.native);
-            if native
+            let unseen = s
+                .trace
+                .frames
+                .first()
+                .is_some_and(|f| f.method.native || is_hidden_class(&f.method.class.name));
+            if unseen
                 && !vm_keys.contains(&(s.class.object_id, s.trace.serial))
                 && !lambdas.contains(&s.class.name)
             {
@@ -960,6 +965,14 @@ fn purge_clones(list: &mut Vec<TrackedClone>, jni: Jni, mut alive: impl FnMut(&T
             list.push(clone);
         }
     }
+}
+
+/// Whether a class name (`java.lang.invoke.LambdaForm$MH.0x0000000800c01000` on JDK 15+,
+/// `…$MH/0x0000000800c01000` on JDK 11's anonymous classes) is a hidden class's.
+fn is_hidden_class(name: &str) -> bool {
+    name.rsplit(['.', '/'])
+        .next()
+        .is_some_and(|last| last.starts_with("0x") && last.len() > 2)
 }
 
 /// Whether `method` is `java.lang.Object.clone()`.
@@ -1284,6 +1297,16 @@ mod tests {
         assert_eq!(array_type("byte[]"), 8);
         assert_eq!(array_type("java.lang.String[]"), 2);
         assert_eq!(array_type("int[][]"), 2);
+    }
+
+    #[test]
+    fn hidden_class_names_are_told_apart() {
+        assert!(is_hidden_class(
+            "java.lang.invoke.LambdaForm$MH.0x0000000800c01000"
+        ));
+        assert!(is_hidden_class("Foo$$Lambda$14/0x0000000800066840"));
+        assert!(!is_hidden_class("java.lang.String"));
+        assert!(!is_hidden_class("Foo$0x"));
     }
 
     #[test]
