@@ -458,6 +458,7 @@ impl HeapSites {
     /// objects' live fraction; and the VM's allocations (VMObjectAlloc), exact by (class,
     /// trace), with the same live estimate.
     fn compose_fast(&self, ctx: &Context, jni: Jni, fast: &AllocCounts) -> Vec<Site> {
+        crate::progress::step("composing the sites", None, 0);
         let sampled = self.sampled_snapshot();
         let lineno = ctx.options.lineno;
         type Key = (String, String, String, String, i32);
@@ -878,6 +879,11 @@ impl Engine for HeapSites {
     }
 
     fn prepare(&self, ctx: &Context, jni: Option<Jni>) {
+        let _progress = crate::progress::Phase::start(
+            "counting live objects (full GC, heap walks)",
+            "live objects counted",
+            Some(ctx.vm),
+        );
         self.settle_live_counts(ctx.jvmti, jni, true);
     }
 

@@ -757,7 +757,10 @@ impl Jvmti {
 
     /// Runs a full garbage collection.
     pub fn force_garbage_collection(self) -> Result<()> {
-        jvmti!(self, ForceGarbageCollection)
+        crate::progress::step("full GC", None, 0);
+        let collected = jvmti!(self, ForceGarbageCollection);
+        crate::progress::end_step();
+        collected
     }
 
     /// The top `depth` frames of the calling thread.
@@ -1404,6 +1407,66 @@ impl Jni {
             return None;
         }
         Some(class)
+    }
+
+    /// The bytes the Java heap holds now (`Runtime.totalMemory() - freeMemory()`, native
+    /// methods that allocate nothing), if the JVM answers.
+    pub fn heap_used(self) -> Option<u64> {
+        // Never called with an exception pending (that would be the caller's to handle).
+        if jni!(self, ExceptionCheck) == Some(1) {
+            return None;
+        }
+        self.with_local_frame(8, || {
+            let runtime_class = self.find_class(c"java/lang/Runtime")?;
+            let method = |name: &std::ffi::CStr, signature: &std::ffi::CStr, is_static: bool| {
+                let id = if is_static {
+                    jni!(
+                        self,
+                        GetStaticMethodID,
+                        runtime_class,
+                        name.as_ptr(),
+                        signature.as_ptr()
+                    )
+                } else {
+                    jni!(
+                        self,
+                        GetMethodID,
+                        runtime_class,
+                        name.as_ptr(),
+                        signature.as_ptr()
+                    )
+                };
+                match id {
+                    Some(id) if !id.is_null() => Some(id),
+                    _ => {
+                        self.clear_exception();
+                        None
+                    }
+                }
+            };
+            let get = method(c"getRuntime", c"()Ljava/lang/Runtime;", true)?;
+            let total = method(c"totalMemory", c"()J", false)?;
+            let free = method(c"freeMemory", c"()J", false)?;
+            let none: [sys::jvalue; 0] = [];
+            let runtime = jni!(
+                self,
+                CallStaticObjectMethodA,
+                runtime_class,
+                get,
+                none.as_ptr()
+            )
+            .filter(|r| !r.is_null());
+            if self.take_exception() {
+                return None;
+            }
+            let runtime = runtime?;
+            let total = jni!(self, CallLongMethodA, runtime, total, none.as_ptr());
+            let free = jni!(self, CallLongMethodA, runtime, free, none.as_ptr());
+            if self.take_exception() {
+                return None;
+            }
+            Some(total?.saturating_sub(free?).max(0) as u64)
+        })
     }
 
     /// Has Java code allocate a byte array of `len` bytes and drops it: the calling thread

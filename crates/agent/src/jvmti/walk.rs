@@ -339,6 +339,29 @@ impl Jvmti {
 struct TaggedState<'a> {
     visit: &'a mut dyn FnMut(i64, i64),
     failed: bool,
+    /// Objects and bytes seen and not yet counted in the dump's progress.
+    objects: u64,
+    bytes: u64,
+}
+
+/// Objects a walk sees between its reports to the dump's progress.
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+impl TaggedState<'_> {
+    /// Counts an object toward the dump's progress (atomics, every [`PROGRESS_EVERY`]).
+    fn seen(&mut self, size: i64) {
+        self.objects += 1;
+        self.bytes += size.max(0) as u64;
+        if self.objects >= PROGRESS_EVERY {
+            self.report();
+        }
+    }
+
+    fn report(&mut self) {
+        crate::progress::advance(self.objects, self.bytes);
+        self.objects = 0;
+        self.bytes = 0;
+    }
 }
 
 unsafe extern "C" fn on_tagged_object(
@@ -356,6 +379,7 @@ unsafe extern "C" fn on_tagged_object(
     }
     // SAFETY: JVMTI passes a valid pointer to the object's tag for the callback's duration.
     let tag = unsafe { *tag_ptr };
+    state.seen(size);
     let visit = &mut state.visit;
     if catch_unwind(AssertUnwindSafe(|| visit(tag, size))).is_err() {
         state.failed = true;
@@ -403,6 +427,12 @@ impl Jvmti {
     /// with the world stopped: memory only, never JNI or JVMTI. With untagged objects filtered
     /// out, the JVM undoes no escape-analysis optimizations first (no deoptimization).
     pub fn iterate_tagged(self, visit: &mut dyn FnMut(i64, i64)) -> Result<()> {
+        // Only the tagged objects reach the callback: no percentage of the heap.
+        crate::progress::step(
+            "heap walk (tagged objects)",
+            Some(crate::progress::Unit::Objects),
+            0,
+        );
         self.iterate_filtered(
             sys::JVMTI_HEAP_FILTER_UNTAGGED.0 as sys::jint,
             on_tagged_object,
@@ -431,16 +461,21 @@ impl Jvmti {
         let mut state = TaggedState {
             visit,
             failed: false,
+            objects: 0,
+            bytes: 0,
         };
         let user_data: *mut TaggedState<'_> = &mut state;
-        jvmti!(
+        let walked = jvmti!(
             self,
             IterateThroughHeap,
             filter,
             std::ptr::null_mut(),
             &callbacks,
             user_data.cast::<c_void>().cast_const()
-        )?;
+        );
+        state.report();
+        crate::progress::end_step();
+        walked?;
         if state.failed {
             Err(JvmtiError(113))
         } else {
@@ -462,6 +497,7 @@ unsafe extern "C" fn on_object_of_tagged_class(
     if state.failed {
         return ABORT;
     }
+    state.seen(size);
     let visit = &mut state.visit;
     if catch_unwind(AssertUnwindSafe(|| visit(class_tag, size))).is_err() {
         state.failed = true;
@@ -475,6 +511,7 @@ impl Jvmti {
     /// (IterateThroughHeap, objects of untagged classes filtered out). `visit` runs in the VM
     /// thread with the world stopped: memory only, never JNI or JVMTI.
     pub fn iterate_by_class(self, visit: &mut dyn FnMut(i64, i64)) -> Result<()> {
+        crate::progress::heap_walk_step("heap walk");
         self.iterate_filtered(
             sys::JVMTI_HEAP_FILTER_CLASS_UNTAGGED.0 as sys::jint,
             on_object_of_tagged_class,
