@@ -267,3 +267,71 @@ fn rewritten_classes_of_java_base_and_jdk_compiler_verify() {
     assert!(line.contains(" verify_errors=0 "), "{line}");
     assert!(!line.contains(" linked=0 "), "{line}");
 }
+
+/// Runs `main_class args` under the agent with `options` and `_HPROF_NO_FAST_SITES` set.
+fn profile_without_fast_mode(
+    jdk: &hprof_testkit::java::Jdk,
+    options: &str,
+    main_class: &str,
+    args: &[&str],
+) -> (hprof_testkit::java::JavaRun, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = crate::support::agentpath(options);
+    let mut command =
+        crate::support::java_command(jdk, dir.path(), &["-Xmx1g", &agent], main_class, args);
+    command
+        .env("_HPROF_NO_FAST_SITES", "1")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    (
+        crate::support::finish(command.spawn().expect("java starts")),
+        dir,
+    )
+}
+
+const FALLBACK_MESSAGE: &str = "HPROF ERROR: heap=sites' fast mode can't start: \
+    _HPROF_NO_FAST_SITES is set; heap=sites estimates from allocations sampled every 128 KB instead";
+
+#[test]
+fn a_fast_mode_that_cannot_start_falls_back_to_sampled_estimates() {
+    // `_HPROF_NO_FAST_SITES` makes the fast mode's start fail as a refusal by the JVM would
+    // (see alloc_counts.rs): heap=sites says so and lists the allocations sampled every 128 KB.
+    let options = "heap=sites,depth=4,cutoff=0,verbose=n";
+    for jdk in jdks() {
+        let v = jdk.version;
+        let (run, dir) = profile_without_fast_mode(&jdk, options, "ManyLive", &["2000000"]);
+        assert_eq!(run.code, Some(0), "JDK {v}: {}", run.stderr);
+        assert_eq!(
+            run.stdout.trim(),
+            "kept 2000000 sum 1999999000000",
+            "JDK {v}"
+        );
+        assert_eq!(run.stderr.trim(), FALLBACK_MESSAGE, "JDK {v}");
+        // The file is whole (parsing checks its structure) and lists the sampled sites.
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        assert_eq!(p.sites.len(), 1, "JDK {v}");
+        // 2,000,000 cells of 16 bytes (32 MB, about 244 samples of 128 KB): the estimate is
+        // within four standard errors (about 26%); every sampled cell is live, so the live
+        // estimate is the allocated one.
+        let cells = totals(&p.sites_at("ManyLive$Cell", "ManyLive.main"));
+        assert!(
+            (1_480_000..=2_520_000).contains(&cells.0),
+            "JDK {v}: {cells:?}"
+        );
+        assert_eq!((cells.2, cells.3), (cells.0, cells.1), "JDK {v}: {cells:?}");
+        // Cells are the largest site, as they are the most live bytes.
+        assert_eq!(p.sites[0][0].class, "ManyLive$Cell", "JDK {v}");
+    }
+    // KeptDropped: every sampled Kept is live, every sampled Dropped dead (100,000 of each,
+    // 1.6 and 2.4 MB: a dozen samples or more each).
+    let (run, dir) = profile_without_fast_mode(&jdk17(), options, "KeptDropped", &[]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stderr.trim(), FALLBACK_MESSAGE);
+    let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+    let kept = totals(&p.sites_at("KeptDropped$Kept", "KeptDropped.keep"));
+    let dropped = totals(&p.sites_at("KeptDropped$Dropped", "KeptDropped.drop"));
+    assert!(kept.0 > 0 && dropped.0 > 0, "{kept:?} {dropped:?}");
+    assert_eq!((kept.2, kept.3), (kept.0, kept.1), "{kept:?}");
+    assert_eq!((dropped.2, dropped.3), (0, 0), "{dropped:?}");
+}

@@ -30,6 +30,10 @@ use crate::engine::Context;
 use crate::jvmti::{FieldId, Jni, Jvmti, jclass, jmethodID, jobject, jthread};
 use crate::trace_store::{ClassInfo, Trace, class_name_from_signature};
 
+/// Set (to anything), the fast mode fails to start as if the JVM had refused it, and heap=sites
+/// falls back to its sampled estimates (a diagnostic switch, used by the tests of the fallback).
+pub const NO_FAST_ENV: &str = "_HPROF_NO_FAST_SITES";
+
 /// Set in `Agent_OnLoad` when the fast mode will run: `java.lang.Thread` gets its counts
 /// field as it first loads.
 static EARLY: AtomicBool = AtomicBool::new(false);
@@ -237,6 +241,11 @@ impl AllocCounts {
         let jvmti = ctx.jvmti;
         if !EARLY.load(Ordering::Acquire) {
             return Err("the fast mode was not asked for at start-up".into());
+        }
+        if std::env::var_os(NO_FAST_ENV).is_some() {
+            return Err(format!(
+                "heap=sites' fast mode can't start: {NO_FAST_ENV} is set"
+            ));
         }
         let thread = jni
             .find_class(c"java/lang/Thread")

@@ -844,6 +844,8 @@ impl Engine for HeapSites {
             && let Err(why) = fast.start(ctx, jni)
         {
             self.fast_failed.store(true, Ordering::Release);
+            // Nothing counts the VM's allocations now: the samples stand for them.
+            let _ = jvmti.set_event(Event::VmObjectAlloc, false);
             return Err(format!(
                 "{why}; heap=sites estimates from allocations sampled every {} KB instead",
                 self.interval / 1024
@@ -900,9 +902,10 @@ pub const BY_ALLOCATION: u16 = 0x2;
 pub const FORCE_GC: u16 = 0x4;
 
 impl HeapSites {
-    /// Every site with its counts now (the fast mode's as of the last count).
+    /// Every site with its counts now (the fast mode's as of the last count; the sampled
+    /// estimates if the fast mode could not start).
     fn snapshot(&self) -> Vec<Site> {
-        if self.fast.is_some() {
+        if self.fast.is_some() && !self.fast_failed.load(Ordering::Acquire) {
             return self
                 .fast_sites
                 .lock()
