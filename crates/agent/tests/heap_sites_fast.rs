@@ -1,7 +1,8 @@
 //! heap=sites' fast mode (`sites=fast`, the default): allocations counted in the allocating
 //! bytecode, exactly per (class, allocating method, line) on every JDK (11 included, whose
 //! allocation sampler misses allocations in the exact mode); the VM's own allocations
-//! (clone, reflection, JNI) through VMObjectAlloc; capturing lambdas; `multianewarray`'s inner arrays; live objects
+//! (clone, reflection, JNI) through VMObjectAlloc; capturing lambdas, each under its own hidden
+//! class (java/src/LambdaTwins.java); `multianewarray`'s inner arrays; live objects
 //! exact for classes allocated at one site (java/src/KeptDropped.java, AllocSites.java);
 //! the program's output unchanged; every class of java.base and jdk.compiler verifies
 //! rewritten (-Xverify:all).
@@ -334,4 +335,54 @@ fn a_fast_mode_that_cannot_start_falls_back_to_sampled_estimates() {
     assert!(kept.0 > 0 && dropped.0 > 0, "{kept:?} {dropped:?}");
     assert_eq!((kept.2, kept.3), (kept.0, kept.1), "{kept:?}");
     assert_eq!((dropped.2, dropped.3), (0, 0), "{dropped:?}");
+}
+
+#[test]
+fn two_lambdas_alike_each_name_their_own_class() {
+    // LambdaTwins: two capturing lambdas of one class, both IntSupplier capturing an int,
+    // made 3,000 and 7,000 times. Each site names the hidden class made for it (found by the
+    // implementation method its constant pool calls), so each class has one site: exact
+    // allocations and exact live objects.
+    for jdk in jdks() {
+        let v = jdk.version;
+        let (run, dir) = profile(&jdk, "heap=sites,depth=2,cutoff=0", "LambdaTwins", &[]);
+        assert_eq!(run.code, Some(0), "JDK {v}: {}", run.stderr);
+        assert_eq!(run.stdout.trim(), "kept 10000 sum 53491500", "JDK {v}");
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        let lambda_rows = |method: &str| -> Vec<&SiteRow> {
+            p.sites[0]
+                .iter()
+                .filter(|r| {
+                    r.class.starts_with("LambdaTwins$$Lambda")
+                        && p.traces[&r.trace]
+                            .frames
+                            .iter()
+                            .any(|f| f.starts_with(&format!("{method}(")))
+                })
+                .collect()
+        };
+        let class_of = |method: &str, made: u64| -> String {
+            let rows = lambda_rows(method);
+            let t = totals(&rows);
+            assert_eq!((t.0, t.2), (made, made), "JDK {v}: {method}: {rows:?}");
+            assert_eq!(t.1, t.3, "JDK {v}: {method}");
+            let class = rows[0].class.clone();
+            assert!(rows.iter().all(|r| r.class == class), "JDK {v}: {rows:?}");
+            class
+        };
+        let few = class_of("LambdaTwins.few", 3_000);
+        let many = class_of("LambdaTwins.many", 7_000);
+        assert_ne!(few, many, "JDK {v}");
+        // Nothing else is listed under either class.
+        let of_class = |class: &str| {
+            totals(
+                &p.sites[0]
+                    .iter()
+                    .filter(|r| r.class == class)
+                    .collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(of_class(&few).0, 3_000, "JDK {v}");
+        assert_eq!(of_class(&many).0, 7_000, "JDK {v}");
+    }
 }

@@ -165,6 +165,23 @@ impl<'a> Pool<'a> {
         })
     }
 
+    /// Parses a constant pool on its own: `count` (the class file's `constant_pool_count`)
+    /// and the entries' bytes, as JVMTI GetConstantPool gives them.
+    pub fn parse(bytes: &'a [u8], count: u16) -> Result<Pool<'a>> {
+        Pool::read(&mut Cursor::new(bytes, 0), count)
+    }
+
+    /// Whether a method reference (Methodref or InterfaceMethodref) names `class`'s method
+    /// `name` `descriptor`.
+    pub fn refers_to_method(&self, class: &[u8], name: &[u8], descriptor: &[u8]) -> bool {
+        (0..self.entries.len()).any(|i| {
+            matches!(self.entries[i], Entry::Member(t, _, _) if t != tag::FIELDREF)
+                && self
+                    .member(i as u16)
+                    .is_ok_and(|m| m == (class, name, descriptor))
+        })
+    }
+
     /// Number of slots, as the class file's `constant_pool_count`.
     pub fn count(&self) -> usize {
         self.entries.len()

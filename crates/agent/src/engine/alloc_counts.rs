@@ -67,6 +67,8 @@ struct Def {
     kind: AllocKind,
     /// For a lambda: the interface method's name and the call's descriptor.
     lambda: (String, String),
+    /// For a lambda: the class, name and descriptor of its implementation method.
+    implementation: (String, String, String),
 }
 
 #[derive(Debug, Default)]
@@ -111,6 +113,18 @@ pub struct VmSite {
     pub objects: u64,
     /// Bytes.
     pub bytes: u64,
+}
+
+/// A loaded lambda class, as [`AllocCounts::find_lambda_classes`] matches it to sites.
+struct LambdaClass {
+    /// Internal name (`C$$Lambda$14/0x…`).
+    name: String,
+    /// Signatures of the interfaces it implements.
+    interfaces: Vec<String>,
+    /// Descriptors of its constructors.
+    constructors: Vec<String>,
+    /// Its constant pool (count and bytes), if JVMTI gave it.
+    pool: Option<(u16, Vec<u8>)>,
 }
 
 /// The fast mode's counters.
@@ -219,6 +233,11 @@ impl AllocCounts {
                 allocated: text(s.allocated),
                 kind: s.kind,
                 lambda: (text(s.lambda.0), text(s.lambda.1)),
+                implementation: (
+                    text(s.implementation.0),
+                    text(s.implementation.1),
+                    text(s.implementation.2),
+                ),
             };
             let i = defs.defs.len();
             defs.defs.push(def);
@@ -442,9 +461,13 @@ impl AllocCounts {
 
     /// Finds the hidden class of each lambda site that allocated and has none yet: a loaded
     /// class named after the site's class (`C$$Lambda…`) that implements the site's
-    /// interface with a constructor taking the captured values. Two lambdas of one class
-    /// with the same interface and captured types are told apart by nothing: both sites then
-    /// name the first such class found (docs/compatibility.md).
+    /// interface with a constructor taking the captured values, and whose constant pool
+    /// refers to the site's implementation method (javac's `lambda$m$0`, one per lambda
+    /// expression; a method reference's target): each lambda expression names its own class.
+    /// Where no class refers to it (the JVM calls a few targets through a method handle, or
+    /// the pool can't be read), the first class that fits otherwise is taken; two method
+    /// references to one method with the same interface and captured types name the same
+    /// class (their counts stay separate).
     fn find_lambda_classes(&self, jvmti: Jvmti, jni: Jni, defs: &[Def], at: &dyn Fn(u32) -> u64) {
         let Ok(mut found) = self.lambda_classes.lock() else {
             return;
@@ -461,17 +484,16 @@ impl AllocCounts {
         let Ok(classes) = jvmti.loaded_classes() else {
             return;
         };
+        // The lambda classes of the wanted sites' classes: name, interfaces, constructors'
+        // descriptors and constant pool.
+        let mut candidates: Vec<LambdaClass> = Vec::new();
         for class in classes {
             let sig = jvmti.class_signature(class).unwrap_or_default();
-            let candidates: Vec<&&Def> = wanted
+            if wanted
                 .iter()
-                .filter(|d| {
-                    !found.contains_key(&d.slot)
-                        && sig.starts_with(&format!("L{}$$Lambda", d.class))
-                })
-                .collect();
-            if !candidates.is_empty() {
-                let interfaces: Vec<String> = jvmti
+                .any(|d| sig.starts_with(&format!("L{}$$Lambda", d.class)))
+            {
+                let interfaces = jvmti
                     .interfaces(class)
                     .unwrap_or_default()
                     .into_iter()
@@ -481,7 +503,7 @@ impl AllocCounts {
                         s
                     })
                     .collect();
-                let constructors: Vec<String> = jvmti
+                let constructors = jvmti
                     .class_methods(class)
                     .unwrap_or_default()
                     .into_iter()
@@ -489,24 +511,50 @@ impl AllocCounts {
                     .filter(|(n, _)| n == "<init>")
                     .map(|(_, d)| d)
                     .collect();
-                for d in candidates {
-                    let factory = &d.lambda.1;
-                    let params = factory.find(')').map_or("", |close| &factory[1..close]);
-                    let constructor = format!("({params})V");
-                    if interfaces.contains(&signature_of(&d.allocated))
-                        && constructors.contains(&constructor)
-                    {
-                        // The class's name as an internal name (its signature without L;).
-                        let name = sig
-                            .strip_prefix('L')
-                            .and_then(|s| s.strip_suffix(';'))
-                            .unwrap_or(&sig)
-                            .to_string();
-                        found.insert(d.slot, name);
-                    }
-                }
+                // The class's name as an internal name (its signature without L;).
+                let name = sig
+                    .strip_prefix('L')
+                    .and_then(|s| s.strip_suffix(';'))
+                    .unwrap_or(&sig)
+                    .to_string();
+                candidates.push(LambdaClass {
+                    name,
+                    interfaces,
+                    constructors,
+                    pool: jvmti.constant_pool(class).ok(),
+                });
             }
             jni.delete_local_ref(class);
+        }
+        for d in wanted {
+            let factory = &d.lambda.1;
+            let params = factory.find(')').map_or("", |close| &factory[1..close]);
+            let constructor = format!("({params})V");
+            let fits = |c: &&LambdaClass| {
+                c.name.starts_with(&format!("{}$$Lambda", d.class))
+                    && c.interfaces.contains(&signature_of(&d.allocated))
+                    && c.constructors.contains(&constructor)
+            };
+            let (class, name, descriptor) = &d.implementation;
+            let calls = |c: &&LambdaClass| {
+                c.pool.as_ref().is_some_and(|(count, bytes)| {
+                    hprof_classfile::pool::Pool::parse(bytes, *count).is_ok_and(|pool| {
+                        pool.refers_to_method(
+                            class.as_bytes(),
+                            name.as_bytes(),
+                            descriptor.as_bytes(),
+                        )
+                    })
+                })
+            };
+            let chosen = candidates
+                .iter()
+                .filter(fits)
+                .find(|c| !class.is_empty() && calls(c))
+                .or_else(|| candidates.iter().find(fits));
+            if let Some(c) = chosen {
+                found.insert(d.slot, c.name.clone());
+            }
         }
     }
 

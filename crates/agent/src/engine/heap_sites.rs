@@ -807,6 +807,7 @@ impl Engine for HeapSites {
             caps.class_hooks = true;
             caps.early_class_hooks = true;
             caps.vm_object_alloc = true;
+            caps.constant_pool = true;
         }
     }
 

@@ -212,6 +212,8 @@ pub struct Capabilities {
     /// `can_generate_vm_object_alloc_events`: objects the VM allocates itself (clone,
     /// reflection, JNI).
     pub vm_object_alloc: bool,
+    /// `can_get_constant_pool`: a loaded class's constant pool (to tell lambda classes apart).
+    pub constant_pool: bool,
     /// `can_generate_compiled_method_load_events`: with the event enabled, the JIT keeps
     /// debug information at every instruction, so an asynchronous stack walk resolves
     /// inlined methods and lines anywhere in compiled code.
@@ -356,6 +358,7 @@ impl Jvmti {
         caps.set_can_generate_early_class_hook_events(u32::from(wanted.early_class_hooks));
         caps.set_can_generate_compiled_method_load_events(u32::from(wanted.compiled_method_load));
         caps.set_can_generate_vm_object_alloc_events(u32::from(wanted.vm_object_alloc));
+        caps.set_can_get_constant_pool(u32::from(wanted.constant_pool));
         jvmti!(self, AddCapabilities, &caps)
     }
 
@@ -575,6 +578,24 @@ impl Jvmti {
         let mut sig: *mut c_char = ptr::null_mut();
         jvmti!(self, GetClassSignature, class, &mut sig, ptr::null_mut())?;
         Ok(take_string(self, sig).unwrap_or_default())
+    }
+
+    /// A class's constant pool as the class file holds it: `constant_pool_count` and the
+    /// entries' bytes (needs `can_get_constant_pool`).
+    pub fn constant_pool(self, class: jclass) -> Result<(u16, Vec<u8>)> {
+        let mut count: jint = 0;
+        let mut len: jint = 0;
+        let mut bytes: *mut std::ffi::c_uchar = ptr::null_mut();
+        jvmti!(
+            self,
+            GetConstantPool,
+            class,
+            &mut count,
+            &mut len,
+            &mut bytes
+        )?;
+        let bytes = take_slice(self, bytes, len);
+        Ok((u16::try_from(count).unwrap_or(0), bytes))
     }
 
     /// A system property of the VM (`java.specification.version`, ...).
