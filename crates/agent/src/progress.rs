@@ -129,9 +129,11 @@ impl Shared {
         }
     }
 
-    /// Ends the running step: its last figures, if it has any and the phase printed.
-    fn end_step(&self, state: &mut State) {
+    /// Ends the running step: its last figures, if it has any, it `completed` and the phase
+    /// printed.
+    fn end_step(&self, state: &mut State, completed: bool) {
         if let Some(step) = state.step.take()
+            && completed
             && state.announced
             && step.unit.is_some()
         {
@@ -251,7 +253,7 @@ impl Drop for Phase {
             *current = None;
         }
         if let Ok(mut state) = self.shared.state.lock() {
-            self.shared.end_step(&mut state);
+            self.shared.end_step(&mut state, true);
             state.finished = true;
             if state.announced {
                 line(&format!(
@@ -272,7 +274,7 @@ fn begin(shared: &Shared, name: &'static str, unit: Option<Unit>, total: u64) {
     let Ok(mut state) = shared.state.lock() else {
         return;
     };
-    shared.end_step(&mut state);
+    shared.end_step(&mut state, true);
     COUNT.store(0, Ordering::Relaxed);
     DONE.store(0, Ordering::Relaxed);
     state.step = Some(Step { name, unit, total });
@@ -308,13 +310,13 @@ pub fn heap_walk_step(name: &'static str) {
     }
 }
 
-/// Ends the running phase's step (its last figures), if any.
-pub fn end_step() {
+/// Ends the running phase's step, if any: with its last figures if it `completed`.
+pub fn end_step(completed: bool) {
     let current = CURRENT.lock().ok().and_then(|c| c.clone());
     if let Some(shared) = current
         && let Ok(mut state) = shared.state.lock()
     {
-        shared.end_step(&mut state);
+        shared.end_step(&mut state, completed);
     }
 }
 

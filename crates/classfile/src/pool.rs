@@ -171,15 +171,13 @@ impl<'a> Pool<'a> {
         Pool::read(&mut Cursor::new(bytes, 0), count)
     }
 
-    /// Whether a method reference (Methodref or InterfaceMethodref) names `class`'s method
-    /// `name` `descriptor`.
-    pub fn refers_to_method(&self, class: &[u8], name: &[u8], descriptor: &[u8]) -> bool {
-        (0..self.entries.len()).any(|i| {
-            matches!(self.entries[i], Entry::Member(t, _, _) if t != tag::FIELDREF)
-                && self
-                    .member(i as u16)
-                    .is_ok_and(|m| m == (class, name, descriptor))
-        })
+    /// Class, name and descriptor of every method reference (Methodref or
+    /// InterfaceMethodref) of the pool.
+    pub fn method_refs(&self) -> Vec<(&[u8], &[u8], &[u8])> {
+        (0..self.entries.len())
+            .filter(|&i| matches!(self.entries[i], Entry::Member(t, _, _) if t != tag::FIELDREF))
+            .filter_map(|i| self.member(i as u16).ok())
+            .collect()
     }
 
     /// Number of slots, as the class file's `constant_pool_count`.

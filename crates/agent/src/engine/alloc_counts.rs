@@ -123,8 +123,9 @@ struct LambdaClass {
     interfaces: Vec<String>,
     /// Descriptors of its constructors.
     constructors: Vec<String>,
-    /// Its constant pool (count and bytes), if JVMTI gave it.
-    pool: Option<(u16, Vec<u8>)>,
+    /// The methods (class, name, descriptor) its constant pool refers to, if JVMTI gave the
+    /// pool.
+    calls: Option<std::collections::HashSet<(String, String, String)>>,
 }
 
 /// The fast mode's counters.
@@ -465,9 +466,9 @@ impl AllocCounts {
     /// refers to the site's implementation method (javac's `lambda$m$0`, one per lambda
     /// expression; a method reference's target): each lambda expression names its own class.
     /// Where no class refers to it (the JVM calls a few targets through a method handle, or
-    /// the pool can't be read), the first class that fits otherwise is taken; two method
-    /// references to one method with the same interface and captured types name the same
-    /// class (their counts stay separate).
+    /// the pool can't be read), the first class that fits otherwise and calls no other
+    /// site's implementation is taken; two method references to one method with the same
+    /// interface and captured types name the same class (their counts stay separate).
     fn find_lambda_classes(&self, jvmti: Jvmti, jni: Jni, defs: &[Def], at: &dyn Fn(u32) -> u64) {
         let Ok(mut found) = self.lambda_classes.lock() else {
             return;
@@ -521,11 +522,26 @@ impl AllocCounts {
                     name,
                     interfaces,
                     constructors,
-                    pool: jvmti.constant_pool(class).ok(),
+                    calls: jvmti.constant_pool(class).ok().and_then(|(count, bytes)| {
+                        let pool = hprof_classfile::pool::Pool::parse(&bytes, count).ok()?;
+                        Some(
+                            pool.method_refs()
+                                .into_iter()
+                                .map(|(c, n, d)| (text(c), text(n), text(d)))
+                                .collect(),
+                        )
+                    }),
                 });
             }
             jni.delete_local_ref(class);
         }
+        // The implementation methods of every lambda site: a class whose pool calls one of
+        // them belongs to that site.
+        let implementations: Vec<(&u32, &(String, String, String))> = defs
+            .iter()
+            .filter(|d| d.kind == AllocKind::Lambda && !d.implementation.1.is_empty())
+            .map(|d| (&d.slot, &d.implementation))
+            .collect();
         for d in wanted {
             let factory = &d.lambda.1;
             let params = factory.find(')').map_or("", |close| &factory[1..close]);
@@ -535,23 +551,21 @@ impl AllocCounts {
                     && c.interfaces.contains(&signature_of(&d.allocated))
                     && c.constructors.contains(&constructor)
             };
-            let (class, name, descriptor) = &d.implementation;
-            let calls = |c: &&LambdaClass| {
-                c.pool.as_ref().is_some_and(|(count, bytes)| {
-                    hprof_classfile::pool::Pool::parse(bytes, *count).is_ok_and(|pool| {
-                        pool.refers_to_method(
-                            class.as_bytes(),
-                            name.as_bytes(),
-                            descriptor.as_bytes(),
-                        )
-                    })
-                })
+            let calls = |c: &LambdaClass, method: &(String, String, String)| {
+                c.calls.as_ref().is_some_and(|calls| calls.contains(method))
+            };
+            // A class that calls another site's implementation (and not this one's) is
+            // that site's.
+            let others = |c: &LambdaClass| {
+                implementations
+                    .iter()
+                    .any(|&(slot, m)| *slot != d.slot && m != &d.implementation && calls(c, m))
             };
             let chosen = candidates
                 .iter()
                 .filter(fits)
-                .find(|c| !class.is_empty() && calls(c))
-                .or_else(|| candidates.iter().find(fits));
+                .find(|c| !d.implementation.1.is_empty() && calls(c, &d.implementation))
+                .or_else(|| candidates.iter().filter(fits).find(|c| !others(c)));
             if let Some(c) = chosen {
                 found.insert(d.slot, c.name.clone());
             }

@@ -780,7 +780,7 @@ impl Jvmti {
     pub fn force_garbage_collection(self) -> Result<()> {
         crate::progress::step("full GC", None, 0);
         let collected = jvmti!(self, ForceGarbageCollection);
-        crate::progress::end_step();
+        crate::progress::end_step(collected.is_ok());
         collected
     }
 

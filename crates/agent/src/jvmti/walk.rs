@@ -474,7 +474,7 @@ impl Jvmti {
             user_data.cast::<c_void>().cast_const()
         );
         state.report();
-        crate::progress::end_step();
+        crate::progress::end_step(walked.is_ok() && !state.failed);
         walked?;
         if state.failed {
             Err(JvmtiError(113))
