@@ -428,10 +428,22 @@ fn run_thread_stacks(
     args: &[&str],
     before_end: impl FnOnce(u32, &std::path::Path),
 ) -> (JavaRun, tempfile::TempDir) {
+    run_thread_stacks_into("dump.hprof", jdk, options, jvm, args, before_end)
+}
+
+/// [`run_thread_stacks`], with the profile written to `file` in the directory.
+fn run_thread_stacks_into(
+    file: &str,
+    jdk: &Jdk,
+    options: &str,
+    jvm: &[&str],
+    args: &[&str],
+    before_end: impl FnOnce(u32, &std::path::Path),
+) -> (JavaRun, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let agent = agentpath(&format!(
         "{options},file={}",
-        dir.path().join("dump.hprof").display()
+        dir.path().join(file).display()
     ));
     let mut jvm_options: Vec<&str> = jvm.to_vec();
     jvm_options.push(&agent);
@@ -871,14 +883,15 @@ fn a_gz_file_name_gives_a_gzip_profile() {
     let jdk = jdk17();
     {
         let what = format!("JDK {}", jdk.version);
-        let dir = tempfile::tempdir().unwrap();
+        let (run, dir) = run_thread_stacks_into(
+            "dump.hprof.gz",
+            &jdk,
+            "heap=dump,format=b",
+            &[],
+            &[],
+            |_, _| {},
+        );
         let file = dir.path().join("dump.hprof.gz");
-        let agent = agentpath(&format!("heap=dump,format=b,file={}", file.display()));
-        let mut command = java_command(&jdk, dir.path(), &[&agent], "ThreadStacks", &[]);
-        command.stdin(Stdio::piped()).stderr(Stdio::piped());
-        let (mut child, _) = start_until_ready(command);
-        drop(child.stdin.take());
-        let run = finish(child);
         assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
         let bytes = std::fs::read(&file).unwrap();
         assert_eq!(&bytes[..2], &[0x1f, 0x8b], "{what}: not gzip");

@@ -9,18 +9,6 @@
 
 use crate::support::{SiteRow, TextProfile, jdk17, jdks, profile, read_text, text_output};
 
-/// (allocated objects, allocated bytes, live objects, live bytes) summed over `rows`.
-fn totals(rows: &[&SiteRow]) -> (u64, u64, u64, u64) {
-    rows.iter().fold((0, 0, 0, 0), |t, r| {
-        (
-            t.0 + r.allocated_objects,
-            t.1 + r.allocated_bytes,
-            t.2 + r.live_objects,
-            t.3 + r.live_bytes,
-        )
-    })
-}
-
 #[test]
 fn kept_and_dropped_are_counted_exactly_and_the_output_is_unchanged() {
     for jdk in jdks() {
@@ -43,7 +31,7 @@ fn kept_and_dropped_are_counted_exactly_and_the_output_is_unchanged() {
             run.stderr
         );
         let p = TextProfile::parse(&read_text(&text_output(dir.path())));
-        let site = |class: &str, method: &str| totals(&p.sites_at(class, method));
+        let site = |class: &str, method: &str| SiteRow::totals(&p.sites_at(class, method));
         // One site each: allocated exact; live exact (a class allocated at one site gets
         // the live count of the class).
         let kept = site("KeptDropped$Kept", "KeptDropped.keep");
@@ -97,7 +85,7 @@ fn every_kind_of_allocation_is_counted_exactly() {
         let (run, dir) = profile(&jdk, "heap=sites,depth=24,cutoff=0", "AllocSites", &[]);
         assert_eq!(run.code, Some(0), "JDK {v}: {}", run.stderr);
         let p = TextProfile::parse(&read_text(&text_output(dir.path())));
-        let site = |class: &str, method: &str| totals(&p.sites_at(class, method));
+        let site = |class: &str, method: &str| SiteRow::totals(&p.sites_at(class, method));
         let points = site("AllocSites$Point", "AllocSites.makePoints");
         assert_eq!((points.0, points.1), (10_000, 240_000), "JDK {v}");
         // Live: estimated (the class has other sites), never above what was allocated.
@@ -136,7 +124,7 @@ fn every_kind_of_allocation_is_counted_exactly() {
             .into_iter()
             .filter(|r| r.allocated_bytes == 80 * r.allocated_objects)
             .collect();
-        let arrays = totals(&arrays);
+        let arrays = SiteRow::totals(&arrays);
         assert_eq!((arrays.0, arrays.1), (200, 16000), "JDK {v}");
         // Constructor.newInstance: through method handles from JDK 18 on, counted where
         // they allocate; up to JDK 17 the generated accessor's `new` is counted at the
@@ -228,7 +216,7 @@ fn objects_made_by_jni_are_counted() {
         let p = TextProfile::parse(&read_text(&text_output(dir.path())));
         // HotSpot posts no VMObjectAlloc for JNI's NewObject: the 1,000,000 objects (16 MB,
         // about 120 samples at 128 KB) are estimated from samples; four standard errors.
-        let items = totals(&p.sites_at("JniAlloc$Item", "JniAlloc.make"));
+        let items = SiteRow::totals(&p.sites_at("JniAlloc$Item", "JniAlloc.make"));
         assert!(
             (640_000..=1_360_000).contains(&items.0),
             "JDK {v}: {items:?}"
@@ -276,18 +264,13 @@ fn profile_without_fast_mode(
     main_class: &str,
     args: &[&str],
 ) -> (hprof_testkit::java::JavaRun, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let agent = crate::support::agentpath(options);
-    let mut command =
-        crate::support::java_command(jdk, dir.path(), &["-Xmx1g", &agent], main_class, args);
-    command
-        .env("_HPROF_NO_FAST_SITES", "1")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    (
-        crate::support::finish(command.spawn().expect("java starts")),
-        dir,
+    crate::support::profile_with_env(
+        jdk,
+        &["-Xmx1g"],
+        options,
+        main_class,
+        args,
+        &[("_HPROF_NO_FAST_SITES", "1")],
     )
 }
 
@@ -315,7 +298,7 @@ fn a_fast_mode_that_cannot_start_falls_back_to_sampled_estimates() {
         // 2,000,000 cells of 16 bytes (32 MB, about 244 samples of 128 KB): the estimate is
         // within four standard errors (about 26%); every sampled cell is live, so the live
         // estimate is the allocated one.
-        let cells = totals(&p.sites_at("ManyLive$Cell", "ManyLive.main"));
+        let cells = SiteRow::totals(&p.sites_at("ManyLive$Cell", "ManyLive.main"));
         assert!(
             (1_480_000..=2_520_000).contains(&cells.0),
             "JDK {v}: {cells:?}"
@@ -330,8 +313,8 @@ fn a_fast_mode_that_cannot_start_falls_back_to_sampled_estimates() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(run.stderr.trim(), FALLBACK_MESSAGE);
     let p = TextProfile::parse(&read_text(&text_output(dir.path())));
-    let kept = totals(&p.sites_at("KeptDropped$Kept", "KeptDropped.keep"));
-    let dropped = totals(&p.sites_at("KeptDropped$Dropped", "KeptDropped.drop"));
+    let kept = SiteRow::totals(&p.sites_at("KeptDropped$Kept", "KeptDropped.keep"));
+    let dropped = SiteRow::totals(&p.sites_at("KeptDropped$Dropped", "KeptDropped.drop"));
     assert!(kept.0 > 0 && dropped.0 > 0, "{kept:?} {dropped:?}");
     assert_eq!((kept.2, kept.3), (kept.0, kept.1), "{kept:?}");
     assert_eq!((dropped.2, dropped.3), (0, 0), "{dropped:?}");
@@ -363,7 +346,7 @@ fn two_lambdas_alike_each_name_their_own_class() {
         };
         let class_of = |method: &str, made: u64| -> String {
             let rows = lambda_rows(method);
-            let t = totals(&rows);
+            let t = SiteRow::totals(&rows);
             assert_eq!((t.0, t.2), (made, made), "JDK {v}: {method}: {rows:?}");
             assert_eq!(t.1, t.3, "JDK {v}: {method}");
             let class = rows[0].class.clone();
@@ -375,7 +358,7 @@ fn two_lambdas_alike_each_name_their_own_class() {
         assert_ne!(few, many, "JDK {v}");
         // Nothing else is listed under either class.
         let of_class = |class: &str| {
-            totals(
+            SiteRow::totals(
                 &p.sites[0]
                     .iter()
                     .filter(|r| r.class == class)

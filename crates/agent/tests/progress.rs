@@ -3,23 +3,21 @@
 //! steps, gives their figures (never going back) and ends with the time it took; a short dump
 //! prints none of them (java/src/ManyLive.java keeps a known number of objects live).
 
-use crate::support::{Jdk, agentpath, finish, java_command, jdk17, jdks};
+use crate::support::{Jdk, jdk17, jdks, profile_with_env};
 
 /// Runs ManyLive keeping `objects` live under the agent with `options`; `after_ms` sets the
 /// progress threshold. Returns the run's stderr and its directory.
 fn run(jdk: &Jdk, options: &str, objects: u32, after_ms: u32) -> (String, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let agent = agentpath(options);
     let n = objects.to_string();
-    let mut command = java_command(jdk, dir.path(), &["-Xmx1g", &agent], "ManyLive", &[&n]);
-    command.env("_HPROF_PROGRESS_MS", after_ms.to_string());
-    let child = command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("java starts");
-    let run = finish(child);
+    let after = after_ms.to_string();
+    let (run, dir) = profile_with_env(
+        jdk,
+        &["-Xmx1g"],
+        options,
+        "ManyLive",
+        &[&n],
+        &[("_HPROF_PROGRESS_MS", &after)],
+    );
     let v = jdk.version;
     assert_eq!(run.code, Some(0), "JDK {v}: {}", run.stderr);
     let sum = u64::from(objects) * u64::from(objects.saturating_sub(1)) / 2;
