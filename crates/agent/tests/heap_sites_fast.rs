@@ -369,3 +369,33 @@ fn two_lambdas_alike_each_name_their_own_class() {
         assert_eq!(of_class(&many).0, 7_000, "JDK {v}");
     }
 }
+
+#[test]
+fn require_shared_spaces_runs_the_event_based_engine_where_the_jvm_has_the_flag() {
+    // The fast mode's early class hook turns class data sharing off, which
+    // -XX:+RequireSharedSpaces (up to JDK 18) forbids as -Xshare:on does: the JVM refused to
+    // start. The agent now reads the flag and runs the event-based engine. (JDK 17 only among
+    // the installed JDKs up to 18: the JDK 11 runtime the tests install has no CDS archive.)
+    for jdk in jdks().into_iter().filter(|j| j.version != 11) {
+        let v = jdk.version;
+        let (run, dir) = crate::support::profile_with_env(
+            &jdk,
+            &["-XX:+RequireSharedSpaces"],
+            "heap=sites,cutoff=0,verbose=y",
+            "KeptDropped",
+            &[],
+            &[],
+        );
+        assert_eq!(run.code, Some(0), "JDK {v}: {}", run.stderr);
+        let mode = if v <= 18 {
+            "heap=sites records every allocation and object (sites=exact)"
+        } else {
+            // JDK 19 and later ignore the flag (with a warning): the fast mode runs.
+            "heap=sites counts allocations in bytecode (sites=fast)"
+        };
+        assert!(run.stderr.contains(mode), "JDK {v}: {}", run.stderr);
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        let kept = SiteRow::totals(&p.sites_at("KeptDropped$Kept", "KeptDropped.keep"));
+        assert_eq!((kept.0, kept.2), (100_000, 100_000), "JDK {v}: {kept:?}");
+    }
+}
