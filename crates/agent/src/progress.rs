@@ -111,8 +111,10 @@ fn figures(step: &Step, count: u64, done: u64, end: bool) -> String {
     format!(" {percent}% ({amount})")
 }
 
+/// Prints one line on stderr; a stderr that can't be written (a closed pipe) is ignored.
 fn line(text: &str) {
-    eprintln!("HPROF: dump: {text}");
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "HPROF: dump: {text}");
 }
 
 impl Shared {
