@@ -332,14 +332,15 @@ fn a_fast_mode_that_cannot_start_falls_back_to_sampled_estimates() {
 #[test]
 fn two_lambdas_alike_each_name_their_own_class() {
     // LambdaTwins: two capturing lambdas of one class, both IntSupplier capturing an int,
-    // made 3,000 and 7,000 times. Each site names the hidden class made for it (found by the
-    // implementation method its constant pool calls), so each class has one site: exact
-    // allocations and exact live objects.
+    // made 3,000 and 7,000 times, and two capturing `this` and an int (instance lambdas, which
+    // JDK 11 calls with invokespecial), made 2,000 and 5,000 times. Each site names the hidden
+    // class made for it (found by the implementation method its constant pool calls), so each
+    // class has one site: exact allocations and exact live objects.
     for jdk in jdks() {
         let v = jdk.version;
         let (run, dir) = profile(&jdk, "heap=sites,depth=2,cutoff=0", "LambdaTwins", &[]);
         assert_eq!(run.code, Some(0), "JDK {v}: {}", run.stderr);
-        assert_eq!(run.stdout.trim(), "kept 10000 sum 53491500", "JDK {v}");
+        assert_eq!(run.stdout.trim(), "kept 17000 sum 43000000", "JDK {v}");
         let p = TextProfile::parse(&read_text(&text_output(dir.path())));
         let lambda_rows = |method: &str| -> Vec<&SiteRow> {
             p.sites[0]
@@ -364,7 +365,11 @@ fn two_lambdas_alike_each_name_their_own_class() {
         };
         let few = class_of("LambdaTwins.few", 3_000);
         let many = class_of("LambdaTwins.many", 7_000);
-        assert_ne!(few, many, "JDK {v}");
+        let few_own = class_of("LambdaTwins.fewOwn", 2_000);
+        let many_own = class_of("LambdaTwins.manyOwn", 5_000);
+        let classes: std::collections::HashSet<&String> =
+            [&few, &many, &few_own, &many_own].into_iter().collect();
+        assert_eq!(classes.len(), 4, "JDK {v}: {classes:?}");
         // Nothing else is listed under either class.
         let of_class = |class: &str| {
             SiteRow::totals(
@@ -376,6 +381,8 @@ fn two_lambdas_alike_each_name_their_own_class() {
         };
         assert_eq!(of_class(&few).0, 3_000, "JDK {v}");
         assert_eq!(of_class(&many).0, 7_000, "JDK {v}");
+        assert_eq!(of_class(&few_own).0, 2_000, "JDK {v}");
+        assert_eq!(of_class(&many_own).0, 5_000, "JDK {v}");
     }
 }
 
