@@ -93,8 +93,8 @@ fn grouped(n: u64) -> String {
     out
 }
 
-/// The figures of a step: `40% (12,345 objects)`, `(512 MB)`; `end`: the step is over (100%
-/// when a total was known).
+/// The figures of a step, to follow its name: ` 40% (12,345 objects)` with a total, else
+/// `: 512 MB`; `end`: the step is over (100% when a total was known).
 fn figures(step: &Step, count: u64, done: u64, end: bool) -> String {
     let amount = match step.unit {
         Some(Unit::Bytes) => format!("{} MB", grouped(count >> 20)),
