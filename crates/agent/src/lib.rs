@@ -18,6 +18,7 @@ pub mod listener;
 pub mod options;
 pub mod output;
 pub mod profiler;
+pub mod progress;
 pub mod signal;
 pub mod threads;
 pub mod trace_store;

@@ -103,6 +103,7 @@ impl Profiler {
         {
             return Err(format!("cpu=wall can't run: {why}"));
         }
+        crate::engine::cpu_times::note_vm_feature(jvmti.feature_version());
         let engines = select_engines(&options, &asynchronous, late);
         let mut caps = Capabilities {
             line_numbers: true,

@@ -419,25 +419,15 @@ fn sample_with_env(
     mode: &str,
     seconds: &str,
 ) -> (JavaRun, TextProfile) {
-    let jdk = jdk17();
-    let dir = tempfile::tempdir().unwrap();
-    let mut command = crate::support::java_command(
-        &jdk,
-        dir.path(),
-        &[&crate::support::agentpath(options)],
+    let env: Vec<(&str, &str)> = env.iter().map(|&name| (name, "1")).collect();
+    let (run, dir) = crate::support::profile_with_env(
+        &jdk17(),
+        &[],
+        options,
         "Sampling",
         &[mode, seconds],
+        &env,
     );
-    for name in env {
-        command.env(name, "1");
-    }
-    let child = command
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let run = crate::support::finish(child);
     assert_eq!(run.code, Some(0), "{options} {env:?}: {}", run.stderr);
     assert!(!run.stderr.contains("HPROF ERROR"), "{}", run.stderr);
     let p = TextProfile::parse(&read_text(&text_output(dir.path())));

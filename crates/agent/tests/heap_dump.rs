@@ -428,10 +428,22 @@ fn run_thread_stacks(
     args: &[&str],
     before_end: impl FnOnce(u32, &std::path::Path),
 ) -> (JavaRun, tempfile::TempDir) {
+    run_thread_stacks_into("dump.hprof", jdk, options, jvm, args, before_end)
+}
+
+/// [`run_thread_stacks`], with the profile written to `file` in the directory.
+fn run_thread_stacks_into(
+    file: &str,
+    jdk: &Jdk,
+    options: &str,
+    jvm: &[&str],
+    args: &[&str],
+    before_end: impl FnOnce(u32, &std::path::Path),
+) -> (JavaRun, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let agent = agentpath(&format!(
         "{options},file={}",
-        dir.path().join("dump.hprof").display()
+        dir.path().join(file).display()
     ));
     let mut jvm_options: Vec<&str> = jvm.to_vec();
     jvm_options.push(&agent);
@@ -473,19 +485,12 @@ fn threads_stacks_are_in_the_dump_with_their_frames_and_locals() {
     for jdk in jdks() {
         let what = format!("JDK {}", jdk.version);
         let (run, dir) = run_thread_stacks(&jdk, "heap=dump,format=b", &[], &[], |_, _| {});
-        assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
-        assert!(
-            !run.stderr.contains("HPROF ERROR"),
-            "{what}: {}",
-            run.stderr
-        );
         assert!(
             !run.stderr.contains("HPROF WARNING"),
             "{what}: {}",
             run.stderr
         );
-        let b = Binary::read(&dir.path().join("dump.hprof"));
-        assert_eq!(b.dumps.len(), 1, "{what}");
+        let b = checked_dumps(&run, &dir.path().join("dump.hprof"), 1, &what);
         let dump = &b.dumps[0];
         let sleeper = b.thread("stack-sleeper");
         let waiter = b.thread("stack-waiter");
@@ -701,6 +706,21 @@ fn assert_consistent(b: &Binary, what: &str) {
     }
 }
 
+/// Checks a run that wrote heap dumps to `file`: its status 0, no `HPROF ERROR`, `dumps` heap
+/// dumps in the file, and every id and serial the file refers to defined in it.
+fn checked_dumps(run: &JavaRun, file: &std::path::Path, dumps: usize, what: &str) -> Binary {
+    assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
+    assert!(
+        !run.stderr.contains("HPROF ERROR"),
+        "{what}: {}",
+        run.stderr
+    );
+    let b = Binary::read(file);
+    assert_eq!(b.dumps.len(), dumps, "{what}");
+    assert_consistent(&b, what);
+    b
+}
+
 #[test]
 fn every_id_the_merged_file_refers_to_is_defined_in_it() {
     for jdk in jdks() {
@@ -715,20 +735,12 @@ fn every_id_the_merged_file_refers_to_is_defined_in_it() {
                 kill(pid, "-QUIT");
                 wait_for_dumps(&dir.join("dump.hprof"), 1);
             });
-            assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
-            assert!(
-                !run.stderr.contains("HPROF ERROR"),
-                "{what}: {}",
-                run.stderr
-            );
-            let b = Binary::read(&dir.path().join("dump.hprof"));
-            assert_eq!(b.dumps.len(), 2, "{what}");
+            let b = checked_dumps(&run, &dir.path().join("dump.hprof"), 2, &what);
             // The program is idle, so CPU samples may be few; SITES always name traces.
             if options.starts_with("heap=all") {
                 assert!(!b.site_classes.is_empty(), "{what}");
                 assert!(!b.sample_traces.is_empty(), "{what}");
             }
-            assert_consistent(&b, &what);
             // The program's threads keep their serials from one dump to the next.
             let sleeper = b.thread("stack-sleeper");
             for dump in &b.dumps {
@@ -775,20 +787,12 @@ fn a_dump_with_the_heap_nearly_full_completes() {
             &["fill", "52"],
             |_, _| {},
         );
-        assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
-        assert!(
-            !run.stderr.contains("HPROF ERROR"),
-            "{what}: {}",
-            run.stderr
-        );
-        let b = Binary::read(&dir.path().join("dump.hprof"));
-        assert_eq!(b.dumps.len(), 1, "{what}");
+        let b = checked_dumps(&run, &dir.path().join("dump.hprof"), 1, &what);
         let arrays = b.dumps[0]
             .iter()
             .filter(|s| matches!(s, Sub::Array { class: None, .. }))
             .count();
         assert!(arrays >= 52 * 1024, "{what}: {arrays} primitive arrays");
-        assert_consistent(&b, &what);
     }
 }
 
@@ -871,20 +875,18 @@ fn a_gz_file_name_gives_a_gzip_profile() {
     let jdk = jdk17();
     {
         let what = format!("JDK {}", jdk.version);
-        let dir = tempfile::tempdir().unwrap();
+        let (run, dir) = run_thread_stacks_into(
+            "dump.hprof.gz",
+            &jdk,
+            "heap=dump,format=b",
+            &[],
+            &[],
+            |_, _| {},
+        );
         let file = dir.path().join("dump.hprof.gz");
-        let agent = agentpath(&format!("heap=dump,format=b,file={}", file.display()));
-        let mut command = java_command(&jdk, dir.path(), &[&agent], "ThreadStacks", &[]);
-        command.stdin(Stdio::piped()).stderr(Stdio::piped());
-        let (mut child, _) = start_until_ready(command);
-        drop(child.stdin.take());
-        let run = finish(child);
-        assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
         let bytes = std::fs::read(&file).unwrap();
         assert_eq!(&bytes[..2], &[0x1f, 0x8b], "{what}: not gzip");
-        let b = Binary::read(&file);
-        assert_eq!(b.dumps.len(), 1, "{what}");
-        assert_consistent(&b, &what);
+        let b = checked_dumps(&run, &file, 1, &what);
         b.thread("stack-sleeper");
     }
 }

@@ -3,19 +3,7 @@
 
 use hprof_format::{Record, Records};
 
-use crate::support::{TextProfile, jdk17, jdks, profile, read_text, text_output};
-
-/// (allocated objects, allocated bytes, live objects, live bytes) summed over `rows`.
-fn totals(rows: &[&crate::support::SiteRow]) -> (u64, u64, u64, u64) {
-    rows.iter().fold((0, 0, 0, 0), |t, r| {
-        (
-            t.0 + r.allocated_objects,
-            t.1 + r.allocated_bytes,
-            t.2 + r.live_objects,
-            t.3 + r.live_bytes,
-        )
-    })
-}
+use crate::support::{SiteRow, TextProfile, jdk17, jdks, profile, read_text, text_output};
 
 #[test]
 fn exact_counts_for_every_kind_of_allocation() {
@@ -33,7 +21,7 @@ fn exact_counts_for_every_kind_of_allocation() {
             );
             assert_eq!(run.code, Some(0), "JDK 11: {}", run.stderr);
             let p = TextProfile::parse(&read_text(&text_output(dir.path())));
-            let points = totals(&p.sites_at("AllocSites$Point", "AllocSites.makePoints"));
+            let points = SiteRow::totals(&p.sites_at("AllocSites$Point", "AllocSites.makePoints"));
             assert!(
                 points.0 > 0 && points.0 <= 10000 && points.2 <= 2500,
                 "JDK 11: {points:?}"
@@ -55,7 +43,7 @@ fn exact_counts_for_every_kind_of_allocation() {
         );
         let p = TextProfile::parse(&read_text(&text_output(dir.path())));
         assert_eq!(p.sites.len(), 1, "JDK {v}");
-        let site = |class: &str, method: &str| totals(&p.sites_at(class, method));
+        let site = |class: &str, method: &str| SiteRow::totals(&p.sites_at(class, method));
         // Ordinary objects: 10000 allocated, a quarter kept; 24 bytes each with compressed oops.
         assert_eq!(
             site("AllocSites$Point", "AllocSites.makePoints"),
@@ -119,7 +107,11 @@ fn exact_counts_for_every_kind_of_allocation() {
             .into_iter()
             .filter(|r| r.allocated_bytes == 80 * r.allocated_objects)
             .collect();
-        assert_eq!(totals(&long_arrays), (200, 16000, 200, 16000), "JDK {v}");
+        assert_eq!(
+            SiteRow::totals(&long_arrays),
+            (200, 16000, 200, 16000),
+            "JDK {v}"
+        );
         // 500 results, plus the few Strings the first concatenation's bootstrap makes.
         let strings = site("java.lang.String", "AllocSites.makeStrings");
         assert!(
@@ -275,7 +267,7 @@ fn sampled_mode_estimates_the_allocated_bytes() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let p = TextProfile::parse(&read_text(&text_output(dir.path())));
     // AllocBench allocates 300 x 10000 nodes of 24 bytes: 72 MB at one site.
-    let nodes = totals(&p.sites_at("bench.AllocBench$Node", "bench.AllocBench.main"));
+    let nodes = SiteRow::totals(&p.sites_at("bench.AllocBench$Node", "bench.AllocBench.main"));
     assert!(
         (50_000_000..=95_000_000).contains(&nodes.1),
         "estimated {} bytes of nodes",

@@ -1,25 +1,15 @@
 //! heap=sites' fast mode (`sites=fast`, the default): allocations counted in the allocating
 //! bytecode, exactly per (class, allocating method, line) on every JDK (11 included, whose
 //! allocation sampler misses allocations in the exact mode); the VM's own allocations
-//! (clone, reflection, JNI) through VMObjectAlloc; capturing lambdas; `multianewarray`'s inner arrays; live objects
+//! (clone, reflection, JNI) through VMObjectAlloc; capturing lambdas, each under its own hidden
+//! class (java/src/LambdaTwins.java); `multianewarray`'s inner arrays; live objects
 //! exact for classes allocated at one site (java/src/KeptDropped.java, AllocSites.java), and
 //! within a point of the live heap for sites sharing a class (java/src/LiveSets.java);
+//! allocations in hidden classes estimated (java/src/HiddenAllocs.java);
 //! the program's output unchanged; every class of java.base and jdk.compiler verifies
 //! rewritten (-Xverify:all).
 
 use crate::support::{SiteRow, TextProfile, jdk17, jdks, profile, read_text, text_output};
-
-/// (allocated objects, allocated bytes, live objects, live bytes) summed over `rows`.
-fn totals(rows: &[&SiteRow]) -> (u64, u64, u64, u64) {
-    rows.iter().fold((0, 0, 0, 0), |t, r| {
-        (
-            t.0 + r.allocated_objects,
-            t.1 + r.allocated_bytes,
-            t.2 + r.live_objects,
-            t.3 + r.live_bytes,
-        )
-    })
-}
 
 #[test]
 fn kept_and_dropped_are_counted_exactly_and_the_output_is_unchanged() {
@@ -43,7 +33,7 @@ fn kept_and_dropped_are_counted_exactly_and_the_output_is_unchanged() {
             run.stderr
         );
         let p = TextProfile::parse(&read_text(&text_output(dir.path())));
-        let site = |class: &str, method: &str| totals(&p.sites_at(class, method));
+        let site = |class: &str, method: &str| SiteRow::totals(&p.sites_at(class, method));
         // One site each: allocated exact; live exact (a class allocated at one site gets
         // the live count of the class).
         let kept = site("KeptDropped$Kept", "KeptDropped.keep");
@@ -97,7 +87,7 @@ fn every_kind_of_allocation_is_counted_exactly() {
         let (run, dir) = profile(&jdk, "heap=sites,depth=24,cutoff=0", "AllocSites", &[]);
         assert_eq!(run.code, Some(0), "JDK {v}: {}", run.stderr);
         let p = TextProfile::parse(&read_text(&text_output(dir.path())));
-        let site = |class: &str, method: &str| totals(&p.sites_at(class, method));
+        let site = |class: &str, method: &str| SiteRow::totals(&p.sites_at(class, method));
         let points = site("AllocSites$Point", "AllocSites.makePoints");
         assert_eq!((points.0, points.1), (10_000, 240_000), "JDK {v}");
         // Live: estimated (the class has other sites), never above what was allocated.
@@ -136,7 +126,7 @@ fn every_kind_of_allocation_is_counted_exactly() {
             .into_iter()
             .filter(|r| r.allocated_bytes == 80 * r.allocated_objects)
             .collect();
-        let arrays = totals(&arrays);
+        let arrays = SiteRow::totals(&arrays);
         assert_eq!((arrays.0, arrays.1), (200, 16000), "JDK {v}");
         // Constructor.newInstance: through method handles from JDK 18 on, counted where
         // they allocate; up to JDK 17 the generated accessor's `new` is counted at the
@@ -228,7 +218,7 @@ fn objects_made_by_jni_are_counted() {
         let p = TextProfile::parse(&read_text(&text_output(dir.path())));
         // HotSpot posts no VMObjectAlloc for JNI's NewObject: the 1,000,000 objects (16 MB,
         // about 1,000 samples at 16 KB) are estimated from samples; four standard errors.
-        let items = totals(&p.sites_at("JniAlloc$Item", "JniAlloc.make"));
+        let items = SiteRow::totals(&p.sites_at("JniAlloc$Item", "JniAlloc.make"));
         assert!(
             (870_000..=1_130_000).contains(&items.0),
             "JDK {v}: {items:?}"
@@ -267,6 +257,165 @@ fn rewritten_classes_of_java_base_and_jdk_compiler_verify() {
     let line = verify_all(&jdk17(), &["java.base", "jdk.compiler"]);
     assert!(line.contains(" verify_errors=0 "), "{line}");
     assert!(!line.contains(" linked=0 "), "{line}");
+}
+
+/// Runs `main_class args` under the agent with `options` and `_HPROF_NO_FAST_SITES` set.
+fn profile_without_fast_mode(
+    jdk: &hprof_testkit::java::Jdk,
+    options: &str,
+    main_class: &str,
+    args: &[&str],
+) -> (hprof_testkit::java::JavaRun, tempfile::TempDir) {
+    crate::support::profile_with_env(
+        jdk,
+        &["-Xmx1g"],
+        options,
+        main_class,
+        args,
+        &[("_HPROF_NO_FAST_SITES", "1")],
+    )
+}
+
+/// `stderr` without the progress lines a dump that runs more than a second prints.
+fn without_progress(stderr: &str) -> String {
+    stderr
+        .lines()
+        .filter(|l| !l.starts_with("HPROF: dump: "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+const FALLBACK_MESSAGE: &str = "HPROF ERROR: heap=sites' fast mode can't start: \
+    _HPROF_NO_FAST_SITES is set; heap=sites estimates from allocations sampled every 16 KB instead";
+
+#[test]
+fn a_fast_mode_that_cannot_start_falls_back_to_sampled_estimates() {
+    // `_HPROF_NO_FAST_SITES` makes the fast mode's start fail as a refusal by the JVM would
+    // (see alloc_counts.rs): heap=sites says so and lists the allocations sampled every 16 KB.
+    let options = "heap=sites,depth=4,cutoff=0,verbose=n";
+    for jdk in jdks() {
+        let v = jdk.version;
+        let (run, dir) = profile_without_fast_mode(&jdk, options, "ManyLive", &["2000000"]);
+        assert_eq!(run.code, Some(0), "JDK {v}: {}", run.stderr);
+        assert_eq!(
+            run.stdout.trim(),
+            "kept 2000000 sum 1999999000000",
+            "JDK {v}"
+        );
+        assert_eq!(without_progress(&run.stderr), FALLBACK_MESSAGE, "JDK {v}");
+        // The file is whole (parsing checks its structure) and lists the sampled sites.
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        assert_eq!(p.sites.len(), 1, "JDK {v}");
+        // 2,000,000 cells of 16 bytes (32 MB, about 2,000 samples of 16 KB): the estimate
+        // is within four standard errors (about 9%); every sampled cell is live, so the live
+        // estimate is the allocated one.
+        let cells = SiteRow::totals(&p.sites_at("ManyLive$Cell", "ManyLive.main"));
+        assert!(
+            (1_820_000..=2_180_000).contains(&cells.0),
+            "JDK {v}: {cells:?}"
+        );
+        assert_eq!((cells.2, cells.3), (cells.0, cells.1), "JDK {v}: {cells:?}");
+        // Cells are the largest site, as they are the most live bytes.
+        assert_eq!(p.sites[0][0].class, "ManyLive$Cell", "JDK {v}");
+    }
+    // KeptDropped: every sampled Kept is live, every sampled Dropped dead (100,000 of each,
+    // 1.6 and 2.4 MB: about a hundred samples or more each).
+    let (run, dir) = profile_without_fast_mode(&jdk17(), options, "KeptDropped", &[]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(without_progress(&run.stderr), FALLBACK_MESSAGE);
+    let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+    let kept = SiteRow::totals(&p.sites_at("KeptDropped$Kept", "KeptDropped.keep"));
+    let dropped = SiteRow::totals(&p.sites_at("KeptDropped$Dropped", "KeptDropped.drop"));
+    assert!(kept.0 > 0 && dropped.0 > 0, "{kept:?} {dropped:?}");
+    assert_eq!((kept.2, kept.3), (kept.0, kept.1), "{kept:?}");
+    assert_eq!((dropped.2, dropped.3), (0, 0), "{dropped:?}");
+}
+
+#[test]
+fn two_lambdas_alike_each_name_their_own_class() {
+    // LambdaTwins: two capturing lambdas of one class, both IntSupplier capturing an int,
+    // made 3,000 and 7,000 times, and two capturing `this` and an int (instance lambdas, which
+    // JDK 11 calls with invokespecial), made 2,000 and 5,000 times. Each site names the hidden
+    // class made for it (found by the implementation method its constant pool calls), so each
+    // class has one site: exact allocations and exact live objects.
+    for jdk in jdks() {
+        let v = jdk.version;
+        let (run, dir) = profile(&jdk, "heap=sites,depth=2,cutoff=0", "LambdaTwins", &[]);
+        assert_eq!(run.code, Some(0), "JDK {v}: {}", run.stderr);
+        assert_eq!(run.stdout.trim(), "kept 17000 sum 43000000", "JDK {v}");
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        let lambda_rows = |method: &str| -> Vec<&SiteRow> {
+            p.sites[0]
+                .iter()
+                .filter(|r| {
+                    r.class.starts_with("LambdaTwins$$Lambda")
+                        && p.traces[&r.trace]
+                            .frames
+                            .iter()
+                            .any(|f| f.starts_with(&format!("{method}(")))
+                })
+                .collect()
+        };
+        let class_of = |method: &str, made: u64| -> String {
+            let rows = lambda_rows(method);
+            let t = SiteRow::totals(&rows);
+            assert_eq!((t.0, t.2), (made, made), "JDK {v}: {method}: {rows:?}");
+            assert_eq!(t.1, t.3, "JDK {v}: {method}");
+            let class = rows[0].class.clone();
+            assert!(rows.iter().all(|r| r.class == class), "JDK {v}: {rows:?}");
+            class
+        };
+        let few = class_of("LambdaTwins.few", 3_000);
+        let many = class_of("LambdaTwins.many", 7_000);
+        let few_own = class_of("LambdaTwins.fewOwn", 2_000);
+        let many_own = class_of("LambdaTwins.manyOwn", 5_000);
+        let classes: std::collections::HashSet<&String> =
+            [&few, &many, &few_own, &many_own].into_iter().collect();
+        assert_eq!(classes.len(), 4, "JDK {v}: {classes:?}");
+        // Nothing else is listed under either class.
+        let of_class = |class: &str| {
+            SiteRow::totals(
+                &p.sites[0]
+                    .iter()
+                    .filter(|r| r.class == class)
+                    .collect::<Vec<_>>(),
+            )
+        };
+        assert_eq!(of_class(&few).0, 3_000, "JDK {v}");
+        assert_eq!(of_class(&many).0, 7_000, "JDK {v}");
+        assert_eq!(of_class(&few_own).0, 2_000, "JDK {v}");
+        assert_eq!(of_class(&many_own).0, 5_000, "JDK {v}");
+    }
+}
+
+#[test]
+fn require_shared_spaces_runs_the_event_based_engine_where_the_jvm_has_the_flag() {
+    // The fast mode's early class hook turns class data sharing off, which
+    // -XX:+RequireSharedSpaces (up to JDK 18) forbids as -Xshare:on does: the JVM refused to
+    // start. The agent now reads the flag and runs the event-based engine. (JDK 17 only among
+    // the installed JDKs up to 18: the JDK 11 runtime the tests install has no CDS archive.)
+    for jdk in jdks().into_iter().filter(|j| j.version != 11) {
+        let v = jdk.version;
+        let (run, dir) = crate::support::profile_with_env(
+            &jdk,
+            &["-XX:+RequireSharedSpaces"],
+            "heap=sites,cutoff=0,verbose=y",
+            "KeptDropped",
+            &[],
+            &[],
+        );
+        assert_eq!(run.code, Some(0), "JDK {v}: {}", run.stderr);
+        let mode = if v <= 18 {
+            "heap=sites records every allocation and object (sites=exact)"
+        } else {
+            // JDK 19 and later ignore the flag (with a warning): the fast mode runs.
+            "heap=sites counts allocations in bytecode (sites=fast)"
+        };
+        assert!(run.stderr.contains(mode), "JDK {v}: {}", run.stderr);
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        let kept = SiteRow::totals(&p.sites_at("KeptDropped$Kept", "KeptDropped.keep"));
+        assert_eq!((kept.0, kept.2), (100_000, 100_000), "JDK {v}: {kept:?}");
+    }
 }
 
 /// The live estimate of sites sharing a class (java/src/LiveSets.java: one class and one
@@ -309,7 +458,7 @@ fn live_shares_of_sites_of_one_class_are_within_a_point() {
                 .iter()
                 .filter(|r| r.class == class && p.traces[&r.trace].frames.first() == Some(&frame))
                 .collect();
-            totals(&found)
+            SiteRow::totals(&found)
         };
         let ints16 = known.iter().find(|k| k.0 == "ints16").unwrap();
         let header = at(&ints16.1, "int[]").1 / ints16.2 - 64;
@@ -370,7 +519,7 @@ fn allocations_in_hidden_classes_are_estimated() {
                     })
             })
             .collect();
-        let (objects, bytes, _, _) = totals(&rows);
+        let (objects, bytes, _, _) = SiteRow::totals(&rows);
         assert!(
             (920_000..=1_080_000).contains(&objects),
             "JDK {v}: {objects} int[] estimated"

@@ -31,6 +31,30 @@ pub fn profile(
     (run, dir)
 }
 
+/// Runs `main_class args` under the agent with `options` in a fresh directory, after the JVM
+/// options `jvm_options`, with the environment variables `env` set; returns the run and the
+/// directory (which holds the output).
+pub fn profile_with_env(
+    jdk: &Jdk,
+    jvm_options: &[&str],
+    options: &str,
+    main_class: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (JavaRun, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = agentpath(options);
+    let mut all: Vec<&str> = jvm_options.to_vec();
+    all.push(&agent);
+    let mut command = java_command(jdk, dir.path(), &all, main_class, args);
+    command
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    (finish(command.spawn().expect("java starts")), dir)
+}
+
 /// Reads a text output file.
 pub fn read_text(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -113,6 +137,20 @@ pub struct SiteRow {
     pub allocated_objects: u64,
     pub trace: u32,
     pub class: String,
+}
+
+impl SiteRow {
+    /// (allocated objects, allocated bytes, live objects, live bytes) summed over `rows`.
+    pub fn totals(rows: &[&SiteRow]) -> (u64, u64, u64, u64) {
+        rows.iter().fold((0, 0, 0, 0), |t, r| {
+            (
+                t.0 + r.allocated_objects,
+                t.1 + r.allocated_bytes,
+                t.2 + r.live_objects,
+                t.3 + r.live_bytes,
+            )
+        })
+    }
 }
 
 /// What a text profile holds.

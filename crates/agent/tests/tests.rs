@@ -12,5 +12,6 @@ mod heap_sites;
 mod heap_sites_fast;
 mod loading;
 mod monitors;
+mod progress;
 mod reliability;
 mod threads;

@@ -184,6 +184,10 @@ pub struct AllocSite<'s> {
     /// For [`AllocKind::Lambda`]: the interface method's name and the call's descriptor
     /// (the captured values' types, returning the interface); empty otherwise.
     pub lambda: (&'s [u8], &'s [u8]),
+    /// For a capturing lambda: the class, name and descriptor of the method its body is
+    /// (`LambdaMetafactory`'s implementation method: javac's `lambda$main$0`, or a method
+    /// reference's target), which the lambda's class calls; empty otherwise.
+    pub implementation: (&'s [u8], &'s [u8], &'s [u8]),
 }
 
 /// What rewriting a class did.
@@ -287,8 +291,9 @@ const MULTIANEWARRAY: u8 = 0xc5;
 const INVOKEDYNAMIC: u8 = 0xba;
 
 /// Which entries of the class's BootstrapMethods are `LambdaMetafactory.metafactory` or
-/// `altMetafactory` (empty when none is).
-fn lambda_bootstraps(cf: &ClassFile<'_>) -> Vec<bool> {
+/// `altMetafactory`, each with its implementation method handle's reference (`Some(0)` when
+/// the arguments hold none) (empty when none is).
+fn lambda_bootstraps(cf: &ClassFile<'_>) -> Vec<Option<u16>> {
     let Some(attr) = cf
         .attributes
         .iter()
@@ -309,6 +314,15 @@ fn lambda_bootstraps(cf: &ClassFile<'_>) -> Vec<bool> {
         }
         let handle = u16_at(d, at);
         let args = usize::from(u16_at(d, at + 2));
+        // The second argument: the implementation method's handle.
+        let implementation = if args >= 2 && at + 8 <= d.len() {
+            match cf.pool.get(u16_at(d, at + 6)) {
+                Some(crate::pool::Entry::MethodHandle(_, reference)) => *reference,
+                _ => 0,
+            }
+        } else {
+            0
+        };
         at += 4 + 2 * args;
         let lambda = match cf.pool.get(handle) {
             Some(crate::pool::Entry::MethodHandle(_, reference)) => {
@@ -319,9 +333,9 @@ fn lambda_bootstraps(cf: &ClassFile<'_>) -> Vec<bool> {
             }
             _ => false,
         };
-        out.push(lambda);
+        out.push(lambda.then_some(implementation));
     }
-    if out.iter().any(|&l| l) {
+    if out.iter().any(Option::is_some) {
         out
     } else {
         Vec::new()
@@ -381,7 +395,7 @@ fn rewrite_method(
     descriptor: &[u8],
     site: &mut impl FnMut(&AllocSite<'_>) -> Option<u32>,
     refs: &mut HashMap<&'static [u8], u16>,
-    lambdas: &[bool],
+    lambdas: &[Option<u16>],
 ) -> Result<Option<(Vec<u8>, u32)>> {
     let m = &cf.methods[index];
     let is_static = m.access & ACC_STATIC != 0;
@@ -407,15 +421,16 @@ fn rewrite_method(
     for (i, insn) in insns.iter().enumerate() {
         let at = insn.at as usize;
         let mut lambda: (Vec<u8>, Vec<u8>) = (Vec::new(), Vec::new());
+        let mut target: (Vec<u8>, Vec<u8>, Vec<u8>) = Default::default();
         let (allocated, kind): (Vec<u8>, AllocKind) = match insn.op {
             INVOKEDYNAMIC if !lambdas.is_empty() => {
                 let index = u16_at(code.code, at + 1);
                 let Some(crate::pool::Entry::Dynamic(_, bsm, _)) = cf.pool.get(index) else {
                     continue;
                 };
-                if !lambdas.get(usize::from(*bsm)).copied().unwrap_or(false) {
+                let Some(&Some(implementation)) = lambdas.get(usize::from(*bsm)) else {
                     continue;
-                }
+                };
                 let (sam, factory) = cf.pool.dynamic(index)?;
                 // Without captured values the call returns one shared object.
                 if factory.starts_with(b"()") {
@@ -429,6 +444,9 @@ fn rewrite_method(
                     .unwrap_or_default()
                     .to_vec();
                 lambda = (sam.to_vec(), factory.to_vec());
+                if let Ok((class, name, descriptor)) = cf.pool.member(implementation) {
+                    target = (class.to_vec(), name.to_vec(), descriptor.to_vec());
+                }
                 (interface, AllocKind::Lambda)
             }
             NEW => (
@@ -480,6 +498,7 @@ fn rewrite_method(
             allocated: &allocated,
             kind,
             lambda: (&lambda.0, &lambda.1),
+            implementation: (&target.0, &target.1, &target.2),
         };
         if let Some(n) = site(&s) {
             probes[i] = Some(Probe { kind, site: n });

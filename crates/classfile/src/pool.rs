@@ -165,6 +165,21 @@ impl<'a> Pool<'a> {
         })
     }
 
+    /// Parses a constant pool on its own: `count` (the class file's `constant_pool_count`)
+    /// and the entries' bytes, as JVMTI GetConstantPool gives them.
+    pub fn parse(bytes: &'a [u8], count: u16) -> Result<Pool<'a>> {
+        Pool::read(&mut Cursor::new(bytes, 0), count)
+    }
+
+    /// Class, name and descriptor of every method reference (Methodref or
+    /// InterfaceMethodref) of the pool.
+    pub fn method_refs(&self) -> Vec<(&[u8], &[u8], &[u8])> {
+        (0..self.entries.len())
+            .filter(|&i| matches!(self.entries[i], Entry::Member(t, _, _) if t != tag::FIELDREF))
+            .filter_map(|i| self.member(i as u16).ok())
+            .collect()
+    }
+
     /// Number of slots, as the class file's `constant_pool_count`.
     pub fn count(&self) -> usize {
         self.entries.len()

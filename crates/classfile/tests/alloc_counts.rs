@@ -124,11 +124,19 @@ fn allocations_are_counted_exactly_and_the_program_runs_as_before() {
 
     // Rewrite every class of the program, numbering sites as the agent does.
     let mut sites: Vec<(u32, String, String, AllocKind)> = Vec::new();
+    let mut implementations: Vec<(String, String, String)> = Vec::new();
     let mut next = 0u32;
     for entry in std::fs::read_dir(&plain).unwrap() {
         let path = entry.unwrap().path();
         let bytes = std::fs::read(&path).unwrap();
         let outcome = count_allocations(&bytes, |s| {
+            if s.kind == AllocKind::Lambda {
+                implementations.push((
+                    String::from_utf8_lossy(s.implementation.0).into_owned(),
+                    String::from_utf8_lossy(s.implementation.1).into_owned(),
+                    String::from_utf8_lossy(s.implementation.2).into_owned(),
+                ));
+            }
             // An array's two slots share a chunk: arrays start at even slots. Sites are
             // spread over several chunks (a gap of a chunk after each) to check chunks.
             if s.kind != AllocKind::Instance
@@ -234,6 +242,13 @@ fn allocations_are_counted_exactly_and_the_program_runs_as_before() {
             .count()
             == 1
     );
+    // The site knows the method the lambda's body is (javac's lambda$main$N, taking the
+    // captured int), which its hidden class will call.
+    assert_eq!(implementations.len(), 1);
+    let (class, name, descriptor) = &implementations[0];
+    assert_eq!(class, "CountMe");
+    assert!(name.starts_with("lambda$main$"), "{name}");
+    assert_eq!(descriptor, "(I)I");
     let empty = slot("main", "[[I");
     assert_eq!(main.get(&empty), Some(&1));
     assert_eq!(main.get(&(empty + 2)), None);

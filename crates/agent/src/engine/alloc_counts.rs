@@ -34,6 +34,10 @@ use crate::trace_store::{ClassInfo, Trace, class_name_from_signature};
 /// see [`crate::engine::heap_sites::is_allocation_tag`]).
 pub const BASELINE_TAG: i64 = i64::MAX;
 
+/// Set (to anything), the fast mode fails to start as if the JVM had refused it, and heap=sites
+/// falls back to its sampled estimates (a diagnostic switch, used by the tests of the fallback).
+pub const NO_FAST_ENV: &str = "_HPROF_NO_FAST_SITES";
+
 /// Set in `Agent_OnLoad` when the fast mode will run: `java.lang.Thread` gets its counts
 /// field as it first loads.
 static EARLY: AtomicBool = AtomicBool::new(false);
@@ -67,6 +71,8 @@ struct Def {
     kind: AllocKind,
     /// For a lambda: the interface method's name and the call's descriptor.
     lambda: (String, String),
+    /// For a lambda: the class, name and descriptor of its implementation method.
+    implementation: (String, String, String),
 }
 
 #[derive(Debug, Default)]
@@ -111,6 +117,19 @@ pub struct VmSite {
     pub objects: u64,
     /// Bytes.
     pub bytes: u64,
+}
+
+/// A loaded lambda class, as [`AllocCounts::find_lambda_classes`] matches it to sites.
+struct LambdaClass {
+    /// Internal name (`C$$Lambda$14/0x…`).
+    name: String,
+    /// Signatures of the interfaces it implements.
+    interfaces: Vec<String>,
+    /// Descriptors of its constructors.
+    constructors: Vec<String>,
+    /// The methods (class, name, descriptor) its constant pool refers to, if JVMTI gave the
+    /// pool.
+    calls: Option<std::collections::HashSet<(String, String, String)>>,
 }
 
 /// The fast mode's counters.
@@ -217,6 +236,11 @@ impl AllocCounts {
                 allocated: text(s.allocated),
                 kind: s.kind,
                 lambda: (text(s.lambda.0), text(s.lambda.1)),
+                implementation: (
+                    text(s.implementation.0),
+                    text(s.implementation.1),
+                    text(s.implementation.2),
+                ),
             };
             let i = defs.defs.len();
             defs.defs.push(def);
@@ -239,6 +263,11 @@ impl AllocCounts {
         let jvmti = ctx.jvmti;
         if !EARLY.load(Ordering::Acquire) {
             return Err("the fast mode was not asked for at start-up".into());
+        }
+        if std::env::var_os(NO_FAST_ENV).is_some() {
+            return Err(format!(
+                "heap=sites' fast mode can't start: {NO_FAST_ENV} is set"
+            ));
         }
         let thread = jni
             .find_class(c"java/lang/Thread")
@@ -420,9 +449,13 @@ impl AllocCounts {
 
     /// Finds the hidden class of each lambda site that allocated and has none yet: a loaded
     /// class named after the site's class (`C$$Lambda…`) that implements the site's
-    /// interface with a constructor taking the captured values. Two lambdas of one class
-    /// with the same interface and captured types are told apart by nothing: both sites then
-    /// name the first such class found (docs/compatibility.md).
+    /// interface with a constructor taking the captured values, and whose constant pool
+    /// refers to the site's implementation method (javac's `lambda$m$0`, one per lambda
+    /// expression; a method reference's target): each lambda expression names its own class.
+    /// Where no class refers to it (the JVM calls a few targets through a method handle, or
+    /// the pool can't be read), the first class that fits otherwise and calls no other
+    /// site's implementation is taken; two method references to one method with the same
+    /// interface and captured types name the same class (their counts stay separate).
     fn find_lambda_classes(&self, jvmti: Jvmti, jni: Jni, defs: &[Def], at: &dyn Fn(u32) -> u64) {
         let Ok(mut found) = self.lambda_classes.lock() else {
             return;
@@ -439,17 +472,16 @@ impl AllocCounts {
         let Ok(classes) = jvmti.loaded_classes() else {
             return;
         };
+        // The lambda classes of the wanted sites' classes: name, interfaces, constructors'
+        // descriptors and constant pool.
+        let mut candidates: Vec<LambdaClass> = Vec::new();
         for class in classes {
             let sig = jvmti.class_signature(class).unwrap_or_default();
-            let candidates: Vec<&&Def> = wanted
+            if wanted
                 .iter()
-                .filter(|d| {
-                    !found.contains_key(&d.slot)
-                        && sig.starts_with(&format!("L{}$$Lambda", d.class))
-                })
-                .collect();
-            if !candidates.is_empty() {
-                let interfaces: Vec<String> = jvmti
+                .any(|d| sig.starts_with(&format!("L{}$$Lambda", d.class)))
+            {
+                let interfaces = jvmti
                     .interfaces(class)
                     .unwrap_or_default()
                     .into_iter()
@@ -459,7 +491,7 @@ impl AllocCounts {
                         s
                     })
                     .collect();
-                let constructors: Vec<String> = jvmti
+                let constructors = jvmti
                     .class_methods(class)
                     .unwrap_or_default()
                     .into_iter()
@@ -467,24 +499,63 @@ impl AllocCounts {
                     .filter(|(n, _)| n == "<init>")
                     .map(|(_, d)| d)
                     .collect();
-                for d in candidates {
-                    let factory = &d.lambda.1;
-                    let params = factory.find(')').map_or("", |close| &factory[1..close]);
-                    let constructor = format!("({params})V");
-                    if interfaces.contains(&signature_of(&d.allocated))
-                        && constructors.contains(&constructor)
-                    {
-                        // The class's name as an internal name (its signature without L;).
-                        let name = sig
-                            .strip_prefix('L')
-                            .and_then(|s| s.strip_suffix(';'))
-                            .unwrap_or(&sig)
-                            .to_string();
-                        found.insert(d.slot, name);
-                    }
-                }
+                // The class's name as an internal name (its signature without L;).
+                let name = sig
+                    .strip_prefix('L')
+                    .and_then(|s| s.strip_suffix(';'))
+                    .unwrap_or(&sig)
+                    .to_string();
+                candidates.push(LambdaClass {
+                    name,
+                    interfaces,
+                    constructors,
+                    calls: jvmti.constant_pool(class).ok().and_then(|(count, bytes)| {
+                        let pool = hprof_classfile::pool::Pool::parse(&bytes, count).ok()?;
+                        Some(
+                            pool.method_refs()
+                                .into_iter()
+                                .map(|(c, n, d)| (text(c), text(n), text(d)))
+                                .collect(),
+                        )
+                    }),
+                });
             }
             jni.delete_local_ref(class);
+        }
+        // The implementation methods of every lambda site: a class whose pool calls one of
+        // them belongs to that site.
+        let implementations: Vec<(&u32, &(String, String, String))> = defs
+            .iter()
+            .filter(|d| d.kind == AllocKind::Lambda && !d.implementation.1.is_empty())
+            .map(|d| (&d.slot, &d.implementation))
+            .collect();
+        for d in wanted {
+            let factory = &d.lambda.1;
+            let params = factory.find(')').map_or("", |close| &factory[1..close]);
+            let constructor = format!("({params})V");
+            let fits = |c: &&LambdaClass| {
+                c.name.starts_with(&format!("{}$$Lambda", d.class))
+                    && c.interfaces.contains(&signature_of(&d.allocated))
+                    && c.constructors.contains(&constructor)
+            };
+            let calls = |c: &LambdaClass, method: &(String, String, String)| {
+                c.calls.as_ref().is_some_and(|calls| calls.contains(method))
+            };
+            // A class that calls another site's implementation (and not this one's) is
+            // that site's.
+            let others = |c: &LambdaClass| {
+                implementations
+                    .iter()
+                    .any(|&(slot, m)| *slot != d.slot && m != &d.implementation && calls(c, m))
+            };
+            let chosen = candidates
+                .iter()
+                .filter(fits)
+                .find(|c| !d.implementation.1.is_empty() && calls(c, &d.implementation))
+                .or_else(|| candidates.iter().filter(fits).find(|c| !others(c)));
+            if let Some(c) = chosen {
+                found.insert(d.slot, c.name.clone());
+            }
         }
     }
 

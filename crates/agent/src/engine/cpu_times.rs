@@ -344,9 +344,19 @@ pub fn transform_early(name: Option<&[u8]>, class: &[u8]) -> Option<Vec<u8>> {
     }
 }
 
-/// Whether the JVM was told `-Xshare:on` (class data sharing or no start), by the last
-/// `-Xshare:` option among `JAVA_TOOL_OPTIONS`, `JDK_JAVA_OPTIONS`, the command line and
-/// `_JAVA_OPTIONS`, the order in which the JVM reads them.
+/// The JVM's feature version, noted in `Agent_OnLoad` (0: not known).
+static VM_FEATURE: AtomicU32 = AtomicU32::new(0);
+
+/// Notes the JVM's feature version (for [`sharing_required`]), in `Agent_OnLoad`.
+pub(crate) fn note_vm_feature(version: Option<u32>) {
+    VM_FEATURE.store(version.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// Whether the JVM was told to require class data sharing (no start without it): by the last
+/// of `-Xshare:on|auto|off` and, up to JDK 18 (later ones ignore it), `-XX:±RequireSharedSpaces`
+/// among `JAVA_TOOL_OPTIONS`, `JDK_JAVA_OPTIONS`, the command line and `_JAVA_OPTIONS`, the
+/// order in which the JVM reads them. (Options in `@argfiles` or `-XX:VMOptionsFile` are not
+/// seen.)
 pub(crate) fn sharing_required() -> bool {
     let env = |name: &str| std::env::var(name).unwrap_or_default();
     let command_line = std::fs::read("/proc/self/cmdline").unwrap_or_default();
@@ -357,14 +367,21 @@ pub(crate) fn sharing_required() -> bool {
         command_line,
         env("_JAVA_OPTIONS"),
     ];
-    last_share_option(&options.join(" ")) == Some("on")
+    let feature = VM_FEATURE.load(Ordering::Relaxed);
+    last_share_option(&options.join(" "), feature == 0 || feature <= 18) == Some("on")
 }
 
-/// The value of the last `-Xshare:` option in the space-separated `options`.
-fn last_share_option(options: &str) -> Option<&str> {
+/// The value of the last `-Xshare:` option in the space-separated `options`, with
+/// `-XX:+RequireSharedSpaces` read as `on` and `-XX:-RequireSharedSpaces` as `auto` when
+/// `require_flag` (the JVM still has the flag).
+fn last_share_option(options: &str, require_flag: bool) -> Option<&str> {
     options
         .split_whitespace()
-        .filter_map(|o| o.strip_prefix("-Xshare:"))
+        .filter_map(|o| match o {
+            "-XX:+RequireSharedSpaces" if require_flag => Some("on"),
+            "-XX:-RequireSharedSpaces" if require_flag => Some("auto"),
+            _ => o.strip_prefix("-Xshare:"),
+        })
         .next_back()
 }
 
@@ -976,7 +993,7 @@ impl CpuTimes {
             return self.install_late(ctx, jni);
         }
         if !self.early_hooks.load(Ordering::Acquire) {
-            return Err("cpu=times can't run with -Xshare:on: it adds a field to java.lang.Thread as the class first loads, which class data sharing forbids".into());
+            return Err("cpu=times can't run with -Xshare:on (or -XX:+RequireSharedSpaces): it adds a field to java.lang.Thread as the class first loads, which class data sharing forbids".into());
         }
         let thread = jni
             .find_class(&jni_name(THREAD_CLASS))
@@ -1523,12 +1540,33 @@ mod tests {
 
     #[test]
     fn the_last_xshare_option_wins() {
-        assert_eq!(last_share_option("java -cp x Main"), None);
-        assert_eq!(last_share_option("-Xshare:on java -cp x Main"), Some("on"));
+        assert_eq!(last_share_option("java -cp x Main", true), None);
         assert_eq!(
-            last_share_option("-Xshare:on java -Xshare:auto Main"),
+            last_share_option("-Xshare:on java -cp x Main", true),
+            Some("on")
+        );
+        assert_eq!(
+            last_share_option("-Xshare:on java -Xshare:auto Main", true),
             Some("auto")
         );
-        assert_eq!(last_share_option("-Xshare:off  -Xshare:on"), Some("on"));
+        assert_eq!(
+            last_share_option("-Xshare:off  -Xshare:on", true),
+            Some("on")
+        );
+    }
+
+    #[test]
+    fn require_shared_spaces_counts_where_the_jvm_has_the_flag() {
+        let options = "java -XX:+RequireSharedSpaces -cp x Main";
+        assert_eq!(last_share_option(options, true), Some("on"));
+        assert_eq!(last_share_option(options, false), None);
+        assert_eq!(
+            last_share_option("-XX:+RequireSharedSpaces -Xshare:auto", true),
+            Some("auto")
+        );
+        assert_eq!(
+            last_share_option("-Xshare:on -XX:-RequireSharedSpaces", true),
+            Some("auto")
+        );
     }
 }

@@ -302,6 +302,17 @@ fn merge_into(src: impl Read, mut numbering: AgentNumbering<'_>, out: &mut Profi
     }
 }
 
+/// A reader that counts what it reads toward the dump's progress.
+struct Counted<R>(R);
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.0.read(buf)?;
+        crate::progress::advance(n as u64, n as u64);
+        Ok(n)
+    }
+}
+
 /// The read buffer in front of the JVM's file: small records are read through it, segment
 /// bodies (up to 1 MB) mostly straight into the merge's own buffer.
 const READ_BUFFER: usize = 64 << 10;
@@ -325,6 +336,7 @@ impl Read for Follow<'_> {
             let finished = self.done.load(Ordering::Acquire);
             let n = self.file.read(buf)?;
             if n > 0 {
+                crate::progress::advance(n as u64, n as u64);
                 self.read += n as u64;
                 if self.read - self.freed >= 2 * FREE_STEP {
                     let upto = self.read / FREE_STEP * FREE_STEP - FREE_STEP;
@@ -432,7 +444,7 @@ impl HeapDump {
             kept: &mut kept,
         };
         merge_into(
-            std::io::BufReader::with_capacity(READ_BUFFER, file),
+            std::io::BufReader::with_capacity(READ_BUFFER, Counted(file)),
             numbering,
             out,
         );
@@ -1073,6 +1085,12 @@ impl Engine for HeapDump {
 
     fn prepare(&self, ctx: &Context, jni: Option<Jni>) {
         let Some(jni) = jni else { return };
+        let progress = crate::progress::Phase::start(
+            "writing the heap dump (the JVM's dumper, after a full GC)",
+            "heap dump written",
+            None,
+        );
+        progress.step("the JVM writes the heap dump", None, 0);
         let prepared = HeapDump::prepare_file(ctx, jni);
         *self.prepared.lock().unwrap_or_else(|e| e.into_inner()) = Some(prepared);
     }
@@ -1087,6 +1105,12 @@ impl Engine for HeapDump {
             }
             _ => return self.prepare(ctx, Some(jni)),
         };
+        let progress = crate::progress::Phase::start(
+            "writing the heap dump (the JVM's dumper, merged as it writes)",
+            "heap dump written and merged",
+            None,
+        );
+        progress.step("merging", Some(crate::progress::Unit::Bytes), 0);
         let prepared = self.dump_followed(ctx, jni, bean, output);
         *self.prepared.lock().unwrap_or_else(|e| e.into_inner()) = Some(prepared);
     }
@@ -1105,6 +1129,16 @@ impl Engine for HeapDump {
                 names,
                 class_serials,
             }) => {
+                let progress = crate::progress::Phase::start(
+                    "merging the JVM's heap dump into the profile",
+                    "heap dump merged",
+                    None,
+                );
+                progress.step(
+                    "merging",
+                    Some(crate::progress::Unit::Bytes),
+                    std::fs::metadata(&path).map_or(0, |m| m.len()),
+                );
                 self.merge_file(ctx, &path, tids, names, &class_serials, out);
                 drop(dir);
             }
@@ -1130,6 +1164,11 @@ impl Engine for HeapDump {
 impl HeapDump {
     /// The JVMTI heap walk: a full GC, then every reachable object, streamed to the output.
     fn walk(ctx: &Context, jni: Jni, out: &mut ProfileOutput) {
+        let _progress = crate::progress::Phase::start(
+            "writing the heap dump (JVMTI heap walk)",
+            "heap dump written",
+            None,
+        );
         let _ = ctx.jvmti.force_garbage_collection();
         if let Some(reason) = walk_would_crash(ctx, jni) {
             let note = format!("heap dump skipped: {reason}");

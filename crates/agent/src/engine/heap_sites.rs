@@ -499,6 +499,7 @@ impl HeapSites {
     /// objects' live fraction; and the VM's allocations (VMObjectAlloc), exact by (class,
     /// trace), with the same live estimate.
     fn compose_fast(&self, ctx: &Context, jni: Jni, fast: &AllocCounts) -> Vec<Site> {
+        crate::progress::step("composing the sites", None, 0);
         let sampled = self.sampled_snapshot();
         let lineno = ctx.options.lineno;
         type Key = (String, String, String, String, i32);
@@ -1071,6 +1072,7 @@ impl Engine for HeapSites {
             caps.class_hooks = true;
             caps.early_class_hooks = true;
             caps.vm_object_alloc = true;
+            caps.constant_pool = true;
         }
     }
 
@@ -1108,6 +1110,8 @@ impl Engine for HeapSites {
             && let Err(why) = fast.start(ctx, jni)
         {
             self.fast_failed.store(true, Ordering::Release);
+            // Nothing counts the VM's allocations now: the samples stand for them.
+            let _ = jvmti.set_event(Event::VmObjectAlloc, false);
             return Err(format!(
                 "{why}; heap=sites estimates from allocations sampled every {} KB instead",
                 self.interval / 1024
@@ -1143,6 +1147,11 @@ impl Engine for HeapSites {
     }
 
     fn prepare(&self, ctx: &Context, jni: Option<Jni>) {
+        let _progress = crate::progress::Phase::start(
+            "counting live objects (full GC, heap walks)",
+            "live objects counted",
+            Some(ctx.vm),
+        );
         self.settle_live_counts(ctx.jvmti, jni, true);
     }
 
@@ -1159,9 +1168,10 @@ pub const BY_ALLOCATION: u16 = 0x2;
 pub const FORCE_GC: u16 = 0x4;
 
 impl HeapSites {
-    /// Every site with its counts now (the fast mode's as of the last count).
+    /// Every site with its counts now (the fast mode's as of the last count; the sampled
+    /// estimates if the fast mode could not start).
     fn snapshot(&self) -> Vec<Site> {
-        if self.fast.is_some() {
+        if self.fast.is_some() && !self.fast_failed.load(Ordering::Acquire) {
             return self
                 .fast_sites
                 .lock()

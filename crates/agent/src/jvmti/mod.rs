@@ -212,6 +212,8 @@ pub struct Capabilities {
     /// `can_generate_vm_object_alloc_events`: objects the VM allocates itself (clone,
     /// reflection, JNI).
     pub vm_object_alloc: bool,
+    /// `can_get_constant_pool`: a loaded class's constant pool (to tell lambda classes apart).
+    pub constant_pool: bool,
     /// `can_generate_compiled_method_load_events`: with the event enabled, the JIT keeps
     /// debug information at every instruction, so an asynchronous stack walk resolves
     /// inlined methods and lines anywhere in compiled code.
@@ -356,6 +358,7 @@ impl Jvmti {
         caps.set_can_generate_early_class_hook_events(u32::from(wanted.early_class_hooks));
         caps.set_can_generate_compiled_method_load_events(u32::from(wanted.compiled_method_load));
         caps.set_can_generate_vm_object_alloc_events(u32::from(wanted.vm_object_alloc));
+        caps.set_can_get_constant_pool(u32::from(wanted.constant_pool));
         jvmti!(self, AddCapabilities, &caps)
     }
 
@@ -577,6 +580,24 @@ impl Jvmti {
         Ok(take_string(self, sig).unwrap_or_default())
     }
 
+    /// A class's constant pool as the class file holds it: `constant_pool_count` and the
+    /// entries' bytes (needs `can_get_constant_pool`).
+    pub fn constant_pool(self, class: jclass) -> Result<(u16, Vec<u8>)> {
+        let mut count: jint = 0;
+        let mut len: jint = 0;
+        let mut bytes: *mut std::ffi::c_uchar = ptr::null_mut();
+        jvmti!(
+            self,
+            GetConstantPool,
+            class,
+            &mut count,
+            &mut len,
+            &mut bytes
+        )?;
+        let bytes = take_slice(self, bytes, len);
+        Ok((u16::try_from(count).unwrap_or(0), bytes))
+    }
+
     /// A system property of the VM (`java.specification.version`, ...).
     pub fn system_property(self, name: &std::ffi::CStr) -> Result<String> {
         let mut value: *mut c_char = ptr::null_mut();
@@ -757,7 +778,10 @@ impl Jvmti {
 
     /// Runs a full garbage collection.
     pub fn force_garbage_collection(self) -> Result<()> {
-        jvmti!(self, ForceGarbageCollection)
+        crate::progress::step("full GC", None, 0);
+        let collected = jvmti!(self, ForceGarbageCollection);
+        crate::progress::end_step(collected.is_ok());
+        collected
     }
 
     /// The top `depth` frames of the calling thread.
@@ -1404,6 +1428,66 @@ impl Jni {
             return None;
         }
         Some(class)
+    }
+
+    /// The bytes the Java heap holds now (`Runtime.totalMemory() - freeMemory()`, native
+    /// methods that allocate nothing), if the JVM answers.
+    pub fn heap_used(self) -> Option<u64> {
+        // Never called with an exception pending (that would be the caller's to handle).
+        if jni!(self, ExceptionCheck) == Some(1) {
+            return None;
+        }
+        self.with_local_frame(8, || {
+            let runtime_class = self.find_class(c"java/lang/Runtime")?;
+            let method = |name: &std::ffi::CStr, signature: &std::ffi::CStr, is_static: bool| {
+                let id = if is_static {
+                    jni!(
+                        self,
+                        GetStaticMethodID,
+                        runtime_class,
+                        name.as_ptr(),
+                        signature.as_ptr()
+                    )
+                } else {
+                    jni!(
+                        self,
+                        GetMethodID,
+                        runtime_class,
+                        name.as_ptr(),
+                        signature.as_ptr()
+                    )
+                };
+                match id {
+                    Some(id) if !id.is_null() => Some(id),
+                    _ => {
+                        self.clear_exception();
+                        None
+                    }
+                }
+            };
+            let get = method(c"getRuntime", c"()Ljava/lang/Runtime;", true)?;
+            let total = method(c"totalMemory", c"()J", false)?;
+            let free = method(c"freeMemory", c"()J", false)?;
+            let none: [sys::jvalue; 0] = [];
+            let runtime = jni!(
+                self,
+                CallStaticObjectMethodA,
+                runtime_class,
+                get,
+                none.as_ptr()
+            )
+            .filter(|r| !r.is_null());
+            if self.take_exception() {
+                return None;
+            }
+            let runtime = runtime?;
+            let total = jni!(self, CallLongMethodA, runtime, total, none.as_ptr());
+            let free = jni!(self, CallLongMethodA, runtime, free, none.as_ptr());
+            if self.take_exception() {
+                return None;
+            }
+            Some(total?.saturating_sub(free?).max(0) as u64)
+        })
     }
 
     /// Has Java code allocate a byte array of `len` bytes and drops it: the calling thread

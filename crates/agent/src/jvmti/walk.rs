@@ -335,29 +335,53 @@ impl Jvmti {
     }
 }
 
-/// What [`Jvmti::iterate_tagged`] passes its callback.
+/// What the heap walks pass their callback: `visit(class tag, size, tag)`.
 struct TaggedState<'a> {
-    visit: &'a mut dyn FnMut(i64, i64),
+    visit: &'a mut dyn FnMut(i64, i64, i64),
     failed: bool,
+    /// Objects and bytes seen and not yet counted in the dump's progress.
+    objects: u64,
+    bytes: u64,
 }
 
-unsafe extern "C" fn on_tagged_object(
-    _class_tag: sys::jlong,
+/// Objects a walk sees between its reports to the dump's progress.
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+impl TaggedState<'_> {
+    /// Counts an object toward the dump's progress (atomics, every [`PROGRESS_EVERY`]).
+    fn seen(&mut self, size: i64) {
+        self.objects += 1;
+        self.bytes += size.max(0) as u64;
+        if self.objects >= PROGRESS_EVERY {
+            self.report();
+        }
+    }
+
+    fn report(&mut self) {
+        crate::progress::advance(self.objects, self.bytes);
+        self.objects = 0;
+        self.bytes = 0;
+    }
+}
+
+unsafe extern "C" fn on_object(
+    class_tag: sys::jlong,
     size: sys::jlong,
     tag_ptr: *mut sys::jlong,
     _length: sys::jint,
     user_data: *mut c_void,
 ) -> sys::jint {
-    // SAFETY: `user_data` is the `TaggedState` that `iterate_tagged` passed in, alive and not
-    // otherwise used until IterateThroughHeap returns.
+    // SAFETY: `user_data` is the `TaggedState` that `iterate_filtered` passed in, alive and
+    // not otherwise used until IterateThroughHeap returns.
     let state = unsafe { &mut *user_data.cast::<TaggedState<'_>>() };
     if state.failed || tag_ptr.is_null() {
         return ABORT;
     }
     // SAFETY: JVMTI passes a valid pointer to the object's tag for the callback's duration.
     let tag = unsafe { *tag_ptr };
+    state.seen(size);
     let visit = &mut state.visit;
-    if catch_unwind(AssertUnwindSafe(|| visit(tag, size))).is_err() {
+    if catch_unwind(AssertUnwindSafe(|| visit(class_tag, size, tag))).is_err() {
         state.failed = true;
         return ABORT;
     }
@@ -403,44 +427,47 @@ impl Jvmti {
     /// with the world stopped: memory only, never JNI or JVMTI. With untagged objects filtered
     /// out, the JVM undoes no escape-analysis optimizations first (no deoptimization).
     pub fn iterate_tagged(self, visit: &mut dyn FnMut(i64, i64)) -> Result<()> {
+        // Only the tagged objects reach the callback: no percentage of the heap.
+        crate::progress::step(
+            "heap walk (tagged objects)",
+            Some(crate::progress::Unit::Objects),
+            0,
+        );
         self.iterate_filtered(
             sys::JVMTI_HEAP_FILTER_UNTAGGED.0 as sys::jint,
-            on_tagged_object,
-            visit,
+            &mut |_, size, tag| visit(tag, size),
         )
     }
 
-    /// IterateThroughHeap with `filter`, `callback` handing each object's figures to
+    /// IterateThroughHeap with `filter`, handing each object's class tag, size and tag to
     /// `visit` through a [`TaggedState`].
     fn iterate_filtered(
         self,
         filter: sys::jint,
-        callback: unsafe extern "C" fn(
-            sys::jlong,
-            sys::jlong,
-            *mut sys::jlong,
-            sys::jint,
-            *mut c_void,
-        ) -> sys::jint,
-        visit: &mut dyn FnMut(i64, i64),
+        visit: &mut dyn FnMut(i64, i64, i64),
     ) -> Result<()> {
         let callbacks = sys::jvmtiHeapCallbacks {
-            heap_iteration_callback: Some(callback),
+            heap_iteration_callback: Some(on_object),
             ..Default::default()
         };
         let mut state = TaggedState {
             visit,
             failed: false,
+            objects: 0,
+            bytes: 0,
         };
         let user_data: *mut TaggedState<'_> = &mut state;
-        jvmti!(
+        let walked = jvmti!(
             self,
             IterateThroughHeap,
             filter,
             std::ptr::null_mut(),
             &callbacks,
             user_data.cast::<c_void>().cast_const()
-        )?;
+        );
+        state.report();
+        crate::progress::end_step(walked.is_ok() && !state.failed);
+        walked?;
         if state.failed {
             Err(JvmtiError(113))
         } else {
@@ -449,36 +476,15 @@ impl Jvmti {
     }
 }
 
-unsafe extern "C" fn on_object_of_tagged_class(
-    class_tag: sys::jlong,
-    size: sys::jlong,
-    _tag_ptr: *mut sys::jlong,
-    _length: sys::jint,
-    user_data: *mut c_void,
-) -> sys::jint {
-    // SAFETY: `user_data` is the `TaggedState` that `iterate_by_class` passed in, alive and
-    // not otherwise used until IterateThroughHeap returns.
-    let state = unsafe { &mut *user_data.cast::<TaggedState<'_>>() };
-    if state.failed {
-        return ABORT;
-    }
-    let visit = &mut state.visit;
-    if catch_unwind(AssertUnwindSafe(|| visit(class_tag, size))).is_err() {
-        state.failed = true;
-        return ABORT;
-    }
-    0
-}
-
 impl Jvmti {
     /// Calls `visit(class tag, size)` for every object in the heap whose class is tagged
     /// (IterateThroughHeap, objects of untagged classes filtered out). `visit` runs in the VM
     /// thread with the world stopped: memory only, never JNI or JVMTI.
     pub fn iterate_by_class(self, visit: &mut dyn FnMut(i64, i64)) -> Result<()> {
+        crate::progress::heap_walk_step("heap walk");
         self.iterate_filtered(
             sys::JVMTI_HEAP_FILTER_CLASS_UNTAGGED.0 as sys::jint,
-            on_object_of_tagged_class,
-            visit,
+            &mut |class, size, _| visit(class, size),
         )
     }
 
@@ -486,27 +492,8 @@ impl Jvmti {
     /// unfiltered). `visit` runs in the VM thread with the world stopped: memory only, never
     /// JNI or JVMTI.
     pub fn iterate_objects(self, visit: &mut dyn FnMut(i64, i64, i64)) -> Result<()> {
-        let mut state = ObjectState {
-            visit,
-            failed: false,
-        };
-        let callbacks = sys::jvmtiHeapCallbacks {
-            heap_iteration_callback: Some(on_any_object),
-            ..Default::default()
-        };
-        let user_data: *mut ObjectState<'_> = &mut state;
-        jvmti!(
-            self,
-            IterateThroughHeap,
-            0,
-            std::ptr::null_mut(),
-            &callbacks,
-            user_data.cast::<c_void>().cast_const()
-        )?;
-        if state.failed {
-            return Err(JvmtiError(113));
-        }
-        Ok(())
+        crate::progress::heap_walk_step("heap walk");
+        self.iterate_filtered(0, visit)
     }
 
     /// Tags every untagged object in the heap with `tag` (IterateThroughHeap, tagged
@@ -528,34 +515,6 @@ impl Jvmti {
         )?;
         Ok(state.count)
     }
-}
-
-struct ObjectState<'a> {
-    visit: &'a mut dyn FnMut(i64, i64, i64),
-    failed: bool,
-}
-
-unsafe extern "C" fn on_any_object(
-    class_tag: sys::jlong,
-    size: sys::jlong,
-    tag_ptr: *mut sys::jlong,
-    _length: sys::jint,
-    user_data: *mut c_void,
-) -> sys::jint {
-    // SAFETY: `user_data` is the `ObjectState` that `iterate_objects` passed in, alive and
-    // not otherwise used until IterateThroughHeap returns.
-    let state = unsafe { &mut *user_data.cast::<ObjectState<'_>>() };
-    if state.failed || tag_ptr.is_null() {
-        return ABORT;
-    }
-    // SAFETY: JVMTI passes a valid pointer to the object's tag for the callback's duration.
-    let tag = unsafe { *tag_ptr };
-    let visit = &mut state.visit;
-    if catch_unwind(AssertUnwindSafe(|| visit(class_tag, size, tag))).is_err() {
-        state.failed = true;
-        return ABORT;
-    }
-    0
 }
 
 /// What `tag_untagged` sets, and how many objects it tagged.
