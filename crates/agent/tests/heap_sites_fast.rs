@@ -307,11 +307,12 @@ fn a_fast_mode_that_cannot_start_falls_back_to_sampled_estimates() {
         let p = TextProfile::parse(&read_text(&text_output(dir.path())));
         assert_eq!(p.sites.len(), 1, "JDK {v}");
         // 2,000,000 cells of 16 bytes (32 MB, about 2,000 samples of 16 KB): the estimate
-        // is within four standard errors (about 9%); every sampled cell is live, so the live
-        // estimate is the allocated one.
+        // is within four standard errors (about 9%) and JDK 11's sampler's lean (it read 1 to
+        // 7 % high in six runs where JDK 17 read -1 to +2 %); every sampled cell is live, so
+        // the live estimate is the allocated one.
         let cells = SiteRow::totals(&p.sites_at("ManyLive$Cell", "ManyLive.main"));
         assert!(
-            (1_820_000..=2_180_000).contains(&cells.0),
+            (1_820_000..=2_250_000).contains(&cells.0),
             "JDK {v}: {cells:?}"
         );
         assert_eq!((cells.2, cells.3), (cells.0, cells.1), "JDK {v}: {cells:?}");
