@@ -195,6 +195,8 @@ pub struct AllocOutcome {
     pub sites: u32,
     /// Methods left as they were, with the reason.
     pub failed: Vec<(String, String)>,
+    /// Methods of [`ALLOCATING_INTRINSICS`] that lost their intrinsic mark.
+    pub intrinsics: u32,
 }
 
 /// Puts a counter call after every allocating instruction of every method of `class`.
@@ -205,6 +207,17 @@ pub struct AllocOutcome {
 /// class file is an error.
 pub fn count_allocations(
     class: &[u8],
+    site: impl FnMut(&AllocSite<'_>) -> Option<u32>,
+) -> Result<AllocOutcome> {
+    count_allocations_with(class, true, site)
+}
+
+/// [`count_allocations`], taking the intrinsic mark off the [`ALLOCATING_INTRINSICS`]
+/// methods only if `strip_intrinsics` (HotSpot prints a notice on standard output for each
+/// such method it loads: the agent strips them only while it filters that output).
+pub fn count_allocations_with(
+    class: &[u8],
+    strip_intrinsics: bool,
     mut site: impl FnMut(&AllocSite<'_>) -> Option<u32>,
 ) -> Result<AllocOutcome> {
     let mut cf = ClassFile::parse(class)?;
@@ -217,6 +230,11 @@ pub fn count_allocations(
         return Ok(outcome);
     };
     let lambdas = lambda_bootstraps(&cf);
+    let stripped = if strip_intrinsics {
+        strip_allocating_intrinsics(&mut cf)?
+    } else {
+        0
+    };
     let mut refs: HashMap<&'static [u8], u16> = HashMap::new();
     for index in 0..cf.methods.len() {
         let m = &cf.methods[index];
@@ -259,10 +277,151 @@ pub fn count_allocations(
             )),
         }
     }
-    if outcome.sites > 0 {
+    if outcome.sites > 0 || stripped > 0 {
         outcome.bytes = Some(cf.write()?);
     }
+    outcome.intrinsics = stripped;
     Ok(outcome)
+}
+
+/// The methods that HotSpot's JIT replaces by an intrinsic that allocates (holder, name,
+/// descriptor): once a caller is compiled, the intrinsic's allocation passes neither the
+/// probes of the method's bytecode nor, for a native method, VMObjectAlloc. HotSpot
+/// intrinsifies only methods marked `@IntrinsicCandidate` (`@HotSpotIntrinsicCandidate` up to
+/// JDK 15) when their class loads: [`count_allocations`] takes the mark off these, so
+/// compiled code calls them (or inlines their bytecode) like any other method.
+pub const ALLOCATING_INTRINSICS: &[(&str, &str, &str)] = &[
+    (
+        "java/util/Arrays",
+        "copyOf",
+        "([Ljava/lang/Object;ILjava/lang/Class;)[Ljava/lang/Object;",
+    ),
+    (
+        "java/util/Arrays",
+        "copyOfRange",
+        "([Ljava/lang/Object;IILjava/lang/Class;)[Ljava/lang/Object;",
+    ),
+    (
+        "jdk/internal/misc/Unsafe",
+        "allocateUninitializedArray0",
+        "(Ljava/lang/Class;I)Ljava/lang/Object;",
+    ),
+    (
+        "jdk/internal/misc/Unsafe",
+        "allocateInstance",
+        "(Ljava/lang/Class;)Ljava/lang/Object;",
+    ),
+    (
+        "java/lang/reflect/Array",
+        "newArray",
+        "(Ljava/lang/Class;I)Ljava/lang/Object;",
+    ),
+    ("java/lang/Object", "clone", "()Ljava/lang/Object;"),
+    ("java/lang/StringUTF16", "toBytes", "([CII)[B"),
+    ("java/math/BigInteger", "implMultiplyToLen", "([II[II[I)[I"),
+];
+
+/// The annotations that make a method an intrinsic candidate.
+const INTRINSIC_MARKS: [&[u8]; 2] = [
+    b"Ljdk/internal/vm/annotation/IntrinsicCandidate;",
+    b"Ljdk/internal/HotSpotIntrinsicCandidate;",
+];
+
+/// Takes the intrinsic mark off the [`ALLOCATING_INTRINSICS`] methods of `cf`; returns how
+/// many lost it.
+fn strip_allocating_intrinsics(cf: &mut ClassFile<'_>) -> Result<u32> {
+    let class = cf.name().to_vec();
+    if !ALLOCATING_INTRINSICS
+        .iter()
+        .any(|(holder, _, _)| holder.as_bytes() == class.as_slice())
+    {
+        return Ok(0);
+    }
+    let mut stripped = 0;
+    for index in 0..cf.methods.len() {
+        let m = &cf.methods[index];
+        let name = cf.pool.utf8(m.name)?;
+        let descriptor = cf.pool.utf8(m.descriptor)?;
+        if !ALLOCATING_INTRINSICS.iter().any(|(holder, n, d)| {
+            holder.as_bytes() == class.as_slice()
+                && n.as_bytes() == name
+                && d.as_bytes() == descriptor
+        }) {
+            continue;
+        }
+        for a in 0..cf.methods[index].attributes.len() {
+            let attr = &cf.methods[index].attributes[a];
+            if cf.pool.utf8(attr.name)? != b"RuntimeVisibleAnnotations" {
+                continue;
+            }
+            let (data, removed) = without_annotations(&attr.data, |t| {
+                cf.pool
+                    .utf8(t)
+                    .is_ok_and(|t| INTRINSIC_MARKS.contains(&t))
+            })?;
+            if removed > 0 {
+                cf.methods[index].attributes[a].data = Cow::Owned(data);
+                stripped += 1;
+            }
+        }
+    }
+    Ok(stripped)
+}
+
+/// A RuntimeVisibleAnnotations body without the annotations whose type `drop` says yes to,
+/// and how many were dropped.
+fn without_annotations(data: &[u8], drop: impl Fn(u16) -> bool) -> Result<(Vec<u8>, usize)> {
+    let bad = || Error::new(0, "malformed annotations");
+    if data.len() < 2 {
+        return Err(bad());
+    }
+    let n = usize::from(u16_at(data, 0));
+    let mut at = 2;
+    let mut kept = Vec::with_capacity(data.len());
+    kept.extend_from_slice(&[0, 0]);
+    let mut count = 0u16;
+    for _ in 0..n {
+        let start = at;
+        at = skip_annotation(data, at).ok_or_else(bad)?;
+        if drop(u16_at(data, start)) {
+            continue;
+        }
+        kept.extend_from_slice(&data[start..at]);
+        count += 1;
+    }
+    if at != data.len() {
+        return Err(bad());
+    }
+    kept[0..2].copy_from_slice(&count.to_be_bytes());
+    Ok((kept, n - usize::from(count)))
+}
+
+/// The offset after the annotation at `at`.
+fn skip_annotation(d: &[u8], at: usize) -> Option<usize> {
+    let pairs = usize::from(u16::from_be_bytes([*d.get(at + 2)?, *d.get(at + 3)?]));
+    let mut at = at + 4;
+    for _ in 0..pairs {
+        at = skip_element(d, at + 2)?;
+    }
+    Some(at)
+}
+
+/// The offset after the element value at `at`.
+fn skip_element(d: &[u8], at: usize) -> Option<usize> {
+    match *d.get(at)? {
+        b'B' | b'C' | b'D' | b'F' | b'I' | b'J' | b'S' | b'Z' | b's' | b'c' => Some(at + 3),
+        b'e' => Some(at + 5),
+        b'@' => skip_annotation(d, at + 1),
+        b'[' => {
+            let n = usize::from(u16::from_be_bytes([*d.get(at + 1)?, *d.get(at + 2)?]));
+            let mut at = at + 3;
+            for _ in 0..n {
+                at = skip_element(d, at)?;
+            }
+            Some(at)
+        }
+        _ => None,
+    }
 }
 
 /// Whether a Code attribute's bytes contain an allocating opcode anywhere (a byte scan that

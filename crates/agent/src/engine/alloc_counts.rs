@@ -22,8 +22,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use hprof_classfile::{
-    AllocKind, ArrayLayout, CHUNK, COUNTER_CLASS, Element, THREAD_CLASS, THREAD_COUNTS_DESCRIPTOR,
-    THREAD_COUNTS_FIELD, count_allocations, counter_class, with_counts_field,
+    ALLOCATING_INTRINSICS, AllocKind, ArrayLayout, CHUNK, COUNTER_CLASS, Element, THREAD_CLASS, THREAD_COUNTS_DESCRIPTOR,
+    THREAD_COUNTS_FIELD, count_allocations_with, counter_class, with_counts_field,
 };
 
 use crate::engine::Context;
@@ -33,6 +33,11 @@ use crate::trace_store::{ClassInfo, Trace, class_name_from_signature};
 /// Set in `Agent_OnLoad` when the fast mode will run: `java.lang.Thread` gets its counts
 /// field as it first loads.
 static EARLY: AtomicBool = AtomicBool::new(false);
+
+/// Set while the classes loaded before VM init are rewritten: only then do the allocating
+/// intrinsics lose their intrinsic mark (HotSpot's notice about each is filtered out of
+/// standard output then).
+static STRIP_INTRINSICS: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
     /// The agent itself allocates on this thread (measuring sizes): not the program's.
@@ -189,7 +194,8 @@ impl AllocCounts {
         {
             return None;
         }
-        let outcome = count_allocations(class, |s| {
+        let strip = STRIP_INTRINSICS.load(Ordering::Acquire);
+        let outcome = count_allocations_with(class, strip, |s| {
             let mut defs = self.defs.lock().ok()?;
             let key = (text(s.class), text(s.method), text(s.descriptor), s.offset);
             if let Some(&i) = defs.by_key.get(&key) {
@@ -279,7 +285,17 @@ impl AllocCounts {
         }
         self.ready.store(true, Ordering::Release);
         let started = std::time::Instant::now();
-        retransform_loaded(jvmti, jni);
+        // The allocating intrinsics' classes not loaded yet are loaded now, so that they
+        // lose their intrinsic mark with the others, while HotSpot's notices are filtered.
+        STRIP_INTRINSICS.store(true, Ordering::Release);
+        crate::jvmti::stdout::filtered(
+            || {
+                load_intrinsic_holders(jni);
+                retransform_loaded(jvmti, jni);
+            },
+            |line| !line.starts_with(b"Compiler intrinsic is defined for method ["),
+        );
+        STRIP_INTRINSICS.store(false, Ordering::Release);
         self.install_ms
             .store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
         Ok(())
@@ -761,6 +777,20 @@ fn measure_layout(jvmti: Jvmti, jni: Jni) -> ArrayLayout {
         layout.base[Element::Reference as usize] = b;
     }
     layout
+}
+
+/// Loads (without initialising them) the classes of [`ALLOCATING_INTRINSICS`].
+fn load_intrinsic_holders(jni: Jni) {
+    let mut done: Vec<&str> = Vec::new();
+    for (holder, _, _) in ALLOCATING_INTRINSICS {
+        if done.contains(holder) {
+            continue;
+        }
+        done.push(holder);
+        if let Ok(name) = CString::new(holder.replace('/', ".")) {
+            jni.load_boot_class(&name);
+        }
+    }
 }
 
 /// Retransforms every modifiable loaded class, in batches (one bad class fails its batch:

@@ -9,6 +9,7 @@
 // the JVM, never dereference; the JVM checks them (JVMTI_ERROR_INVALID_THREAD, ...).
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod stdout;
 pub mod sys;
 pub mod vmstructs;
 
@@ -1404,6 +1405,42 @@ impl Jni {
             return None;
         }
         Some(class)
+    }
+
+    /// Loads the boot class `name` (a binary name, `java.math.BigInteger`) without
+    /// initialising it (`Class.forName(name, false, null)`); false if it could not be.
+    pub fn load_boot_class(self, name: &std::ffi::CStr) -> bool {
+        let Some(class) = self.find_class(c"java/lang/Class") else {
+            return false;
+        };
+        let method = jni!(
+            self,
+            GetStaticMethodID,
+            class,
+            c"forName".as_ptr(),
+            c"(Ljava/lang/String;ZLjava/lang/ClassLoader;)Ljava/lang/Class;".as_ptr()
+        )
+        .filter(|m| !m.is_null());
+        let text = jni!(self, NewStringUTF, name.as_ptr()).filter(|s| !s.is_null());
+        let mut loaded = false;
+        if let (Some(method), Some(text)) = (method, text) {
+            let args = [
+                sys::jvalue { l: text },
+                sys::jvalue { z: 0 },
+                sys::jvalue { l: ptr::null_mut() },
+            ];
+            let found = jni!(self, CallStaticObjectMethodA, class, method, args.as_ptr());
+            loaded = !self.take_exception() && found.is_some_and(|c| !c.is_null());
+            if let Some(c) = found.filter(|c| !c.is_null()) {
+                self.delete_local_ref(c);
+            }
+        }
+        self.clear_exception();
+        if let Some(text) = text {
+            self.delete_local_ref(text);
+        }
+        self.delete_local_ref(class);
+        loaded
     }
 
     /// Has Java code allocate a byte array of `len` bytes and drops it: the calling thread
