@@ -5,7 +5,9 @@
 //   copyObjects:   N CompiledAllocs$Item[] of length 3 by Arrays.copyOf(Item[], 3)
 //                  (the Array.newInstance path of Arrays.copyOf), and N Object[] of length 3
 //                  by Arrays.copyOfRange(Object[], 1, 4) (its `new Object[]` path)
-//   concatenate:   N java.lang.String and N byte[] by "<" + i + ">" (one concatenation site)
+//   concatenate:   2N java.lang.String and 2N byte[] by "<" + i + ">" and
+//                  "(" + i + "," + (n - i) + ")" (two concatenation sites: on JDK 23+ one
+//                  argument and two take different paths)
 //   newInstance:   N CompiledAllocs$Mark[] of length 2 by Array.newInstance(Mark.class, 2)
 //   cloneObjects:  N CompiledAllocs$Cell by Cell.clone() (Object.clone) and N
 //                  CompiledAllocs$Cell[] of length 4 by an array's clone()
@@ -71,7 +73,9 @@ public class CompiledAllocs {
         for (int i = 0; i < n; i++) {
             String s = "<" + i + ">";
             keep(i, s);
-            checksum += s.length();
+            String t = "(" + i + "," + (n - i) + ")";
+            keep(i + 512, t);
+            checksum += s.length() + t.length();
         }
     }
 

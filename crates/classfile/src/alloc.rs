@@ -355,9 +355,7 @@ fn strip_allocating_intrinsics(cf: &mut ClassFile<'_>) -> Result<u32> {
                 continue;
             }
             let (data, removed) = without_annotations(&attr.data, |t| {
-                cf.pool
-                    .utf8(t)
-                    .is_ok_and(|t| INTRINSIC_MARKS.contains(&t))
+                cf.pool.utf8(t).is_ok_and(|t| INTRINSIC_MARKS.contains(&t))
             })?;
             if removed > 0 {
                 cf.methods[index].attributes[a].data = Cow::Owned(data);

@@ -31,9 +31,9 @@ pub mod pool;
 mod tracker;
 
 pub use alloc::{
-    AllocKind, AllocOutcome, AllocSite, ArrayLayout, CHUNK, CHUNK_BITS, COUNTER_CLASS, Element,
-    ALLOCATING_INTRINSICS, MULTI, THREAD_COUNTS_DESCRIPTOR, THREAD_COUNTS_FIELD, count_allocations, count_allocations_with, counter_class,
-    with_counts_field,
+    ALLOCATING_INTRINSICS, AllocKind, AllocOutcome, AllocSite, ArrayLayout, CHUNK, CHUNK_BITS,
+    COUNTER_CLASS, Element, MULTI, THREAD_COUNTS_DESCRIPTOR, THREAD_COUNTS_FIELD,
+    count_allocations, count_allocations_with, counter_class, with_counts_field,
 };
 pub use class::ClassFile;
 pub use error::{Error, Result};

@@ -22,8 +22,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use hprof_classfile::{
-    ALLOCATING_INTRINSICS, AllocKind, ArrayLayout, CHUNK, COUNTER_CLASS, Element, THREAD_CLASS, THREAD_COUNTS_DESCRIPTOR,
-    THREAD_COUNTS_FIELD, count_allocations_with, counter_class, with_counts_field,
+    ALLOCATING_INTRINSICS, AllocKind, ArrayLayout, CHUNK, COUNTER_CLASS, Element, THREAD_CLASS,
+    THREAD_COUNTS_DESCRIPTOR, THREAD_COUNTS_FIELD, count_allocations_with, counter_class,
+    with_counts_field,
 };
 
 use crate::engine::Context;
@@ -296,6 +297,7 @@ impl AllocCounts {
             |line| !line.starts_with(b"Compiler intrinsic is defined for method ["),
         );
         STRIP_INTRINSICS.store(false, Ordering::Release);
+        concatenation_in_java_base(jvmti, jni);
         self.install_ms
             .store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
         Ok(())
@@ -777,6 +779,30 @@ fn measure_layout(jvmti: Jvmti, jni: Jni) -> ArrayLayout {
         layout.base[Element::Reference as usize] = b;
     }
     layout
+}
+
+/// The most arguments of a string concatenation that JDK 23+ makes in `java.base` (the
+/// threshold JDK 23 had by default).
+const CONCAT_ARITY: i32 = 20;
+
+/// From JDK 23 on, `StringConcatFactory` makes each concatenation of more arguments than its
+/// `HIGH_ARITY_THRESHOLD` (0 by default from JDK 24: all but the simplest) in a generated
+/// hidden class, which no class file load hook sees, so its strings would not be counted.
+/// Unless the program set the threshold (`-Djava.lang.invoke.StringConcat.highArityThreshold`),
+/// it is raised to [`CONCAT_ARITY`], so that those concatenations are made by `java.base`'s
+/// `StringConcatHelper` (the JDK 22 strategy, same strings), whose allocations are counted.
+fn concatenation_in_java_base(jvmti: Jvmti, jni: Jni) {
+    if jvmti.feature_version().is_none_or(|v| v < 23)
+        || jvmti
+            .system_property(c"java.lang.invoke.StringConcat.highArityThreshold")
+            .is_ok()
+    {
+        return;
+    }
+    if let Some(factory) = jni.find_class(c"java/lang/invoke/StringConcatFactory") {
+        jni.set_static_int(factory, c"HIGH_ARITY_THRESHOLD", CONCAT_ARITY);
+        jni.delete_local_ref(factory);
+    }
 }
 
 /// Loads (without initialising them) the classes of [`ALLOCATING_INTRINSICS`].

@@ -1129,6 +1129,15 @@ impl Jni {
         true
     }
 
+    /// Sets the static int field `name` of `class` (final or not: JNI does not check).
+    pub fn set_static_int(self, class: jclass, name: &std::ffi::CStr, value: i32) -> bool {
+        let Some(field) = self.static_field_id(class, name, c"I") else {
+            return false;
+        };
+        jni!(self, SetStaticIntField, class, field, value);
+        !self.take_exception()
+    }
+
     /// Sets the static reference field `name` (of type `signature`) of `class`.
     pub fn set_static_object(
         self,
