@@ -1,7 +1,9 @@
 //! heap=sites' fast mode (`sites=fast`, the default): allocations counted in the allocating
 //! bytecode, exactly per (class, allocating method, line) on every JDK (11 included, whose
 //! allocation sampler misses allocations in the exact mode); the VM's own allocations
-//! (clone, reflection, JNI) through VMObjectAlloc; capturing lambdas; `multianewarray`'s inner arrays; live objects
+//! (clone, reflection, JNI) through VMObjectAlloc; capturing lambdas; `multianewarray`'s inner arrays;
+//! allocations of JIT intrinsics in C2-compiled loops and string concatenation on every JDK
+//! (java/src/CompiledAllocs.java); live objects
 //! exact for classes allocated at one site (java/src/KeptDropped.java, AllocSites.java);
 //! the program's output unchanged; every class of java.base and jdk.compiler verifies
 //! rewritten (-Xverify:all).

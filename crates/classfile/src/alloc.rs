@@ -19,6 +19,11 @@
 //! `multianewarray`, rare, calls `multi`, which walks the new array and counts the outer
 //! array and every inner one: its site numbers `s`, `s + 2`, ... are the levels', each with
 //! objects and bytes.
+//!
+//! The JDK methods C2 replaces by an allocating intrinsic once their caller is compiled
+//! ([`ALLOCATING_INTRINSICS`]: `Arrays.copyOf` of objects, `Object.clone`, ...) lose their
+//! `@IntrinsicCandidate` mark, so that their probes (or, for native methods, the VM's
+//! VMObjectAlloc) still see their allocations in compiled code.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -394,7 +399,7 @@ fn without_annotations(data: &[u8], drop: impl Fn(u16) -> bool) -> Result<(Vec<u
     Ok((kept, n - usize::from(count)))
 }
 
-/// The offset after the annotation at `at`.
+/// The offset after the annotation at `at` (at most `d.len()`).
 fn skip_annotation(d: &[u8], at: usize) -> Option<usize> {
     let pairs = usize::from(u16::from_be_bytes([*d.get(at + 2)?, *d.get(at + 3)?]));
     let mut at = at + 4;
@@ -404,11 +409,12 @@ fn skip_annotation(d: &[u8], at: usize) -> Option<usize> {
     Some(at)
 }
 
-/// The offset after the element value at `at`.
+/// The offset after the element value at `at` (at most `d.len()`).
 fn skip_element(d: &[u8], at: usize) -> Option<usize> {
+    let within = |end: usize| (end <= d.len()).then_some(end);
     match *d.get(at)? {
-        b'B' | b'C' | b'D' | b'F' | b'I' | b'J' | b'S' | b'Z' | b's' | b'c' => Some(at + 3),
-        b'e' => Some(at + 5),
+        b'B' | b'C' | b'D' | b'F' | b'I' | b'J' | b'S' | b'Z' | b's' | b'c' => within(at + 3),
+        b'e' => within(at + 5),
         b'@' => skip_annotation(d, at + 1),
         b'[' => {
             let n = usize::from(u16::from_be_bytes([*d.get(at + 1)?, *d.get(at + 2)?]));
@@ -1472,6 +1478,39 @@ mod tests {
             Element::of_array(b"[Ljava/lang/String;"),
             Element::Reference
         );
+    }
+
+    #[test]
+    fn annotations_with_every_kind_of_value_are_skipped_and_dropped() {
+        // Three annotations: type 7 with one pair per kind of element value (constant,
+        // enum, class, nested annotation, array), type 9 without elements, type 7 again.
+        let mut first = vec![0, 7, 0, 5];
+        first.extend([0, 1, b'I', 0, 2]);
+        first.extend([0, 1, b'e', 0, 3, 0, 4]);
+        first.extend([0, 1, b'c', 0, 5]);
+        first.extend([0, 1, b'@', 0, 9, 0, 1, 0, 1, b's', 0, 6]);
+        first.extend([0, 1, b'[', 0, 2, b'Z', 0, 2, b'J', 0, 3]);
+        let mut data = vec![0, 3];
+        data.extend(&first);
+        data.extend([0, 9, 0, 0]);
+        data.extend(&first);
+        let (kept, dropped) = without_annotations(&data, |t| t == 9).unwrap();
+        assert_eq!(dropped, 1);
+        let mut expected = vec![0, 2];
+        expected.extend(&first);
+        expected.extend(&first);
+        assert_eq!(kept, expected);
+        let (kept, dropped) = without_annotations(&data, |t| t == 7).unwrap();
+        assert_eq!((kept, dropped), (vec![0, 1, 0, 9, 0, 0], 2));
+        // Truncated or trailing bytes are errors, never a panic.
+        for end in 0..data.len() {
+            assert!(without_annotations(&data[..end], |_| false).is_err());
+        }
+        let mut longer = data.clone();
+        longer.push(0);
+        assert!(without_annotations(&longer, |_| false).is_err());
+        // An unknown element tag.
+        assert!(without_annotations(&[0, 1, 0, 7, 0, 1, 0, 1, b'?'], |_| false).is_err());
     }
 
     #[test]

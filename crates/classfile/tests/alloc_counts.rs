@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::Command;
 
 use hprof_classfile::{
-    AllocKind, ArrayLayout, COUNTER_CLASS, Element, THREAD_CLASS, count_allocations, counter_class,
-    with_counts_field,
+    ALLOCATING_INTRINSICS, AllocKind, ArrayLayout, COUNTER_CLASS, ClassFile, Element, THREAD_CLASS,
+    count_allocations, count_allocations_with, counter_class, with_counts_field,
 };
 
 const PROGRAM: &str = r#"
@@ -55,16 +55,100 @@ public class CountMe {
 "#;
 
 fn jdk_thread_class(dir: &Path) -> Vec<u8> {
+    jdk_class(dir, THREAD_CLASS)
+}
+
+/// The class file of java.base's class `name` (internal name) in JDK 17.
+fn jdk_class(dir: &Path, name: &str) -> Vec<u8> {
     let jdk = hprof_testkit::java::jdk17();
     let status = Command::new(jdk.bin("jimage"))
         .arg("extract")
         .arg(format!("--dir={}", dir.display()))
-        .arg(format!("--include=regex:.*/{THREAD_CLASS}\\.class"))
+        .arg(format!("--include=regex:.*/{name}\\.class"))
         .arg(jdk.home.join("lib/modules"))
         .status()
         .unwrap();
     assert!(status.success());
-    std::fs::read(dir.join(format!("java.base/{THREAD_CLASS}.class"))).unwrap()
+    std::fs::read(dir.join(format!("java.base/{name}.class"))).unwrap()
+}
+
+/// The RuntimeVisibleAnnotations body of each method of `class` (empty if none), by name
+/// and descriptor, and the constant pool index of the intrinsic mark's name (0 if none).
+fn method_annotations(class: &[u8]) -> (HashMap<(String, String), Vec<u8>>, u16) {
+    let cf = ClassFile::parse(class).unwrap();
+    let text = |i: u16| String::from_utf8_lossy(cf.pool.utf8(i).unwrap_or_default()).into_owned();
+    let mark = (1..cf.pool.count() as u16)
+        .find(|&i| {
+            cf.pool
+                .utf8(i)
+                .is_ok_and(|t| t == b"Ljdk/internal/vm/annotation/IntrinsicCandidate;")
+        })
+        .unwrap_or(0);
+    let mut out = HashMap::new();
+    for m in &cf.methods {
+        let body = m
+            .attributes
+            .iter()
+            .find(|a| text(a.name) == "RuntimeVisibleAnnotations")
+            .map(|a| a.data.to_vec())
+            .unwrap_or_default();
+        out.insert((text(m.name), text(m.descriptor)), body);
+    }
+    (out, mark)
+}
+
+#[test]
+fn the_allocating_intrinsics_lose_their_mark_and_nothing_else_does() {
+    let dir = tempfile::tempdir().unwrap();
+    for (holder, count) in [
+        ("java/util/Arrays", 2),
+        ("java/lang/Object", 1),
+        ("java/lang/reflect/Array", 1),
+        ("jdk/internal/misc/Unsafe", 2),
+    ] {
+        let original = jdk_class(dir.path(), holder);
+        let (before, _) = method_annotations(&original);
+        let mut next = 0u32;
+        let mut number = |_: &hprof_classfile::AllocSite<'_>| {
+            next += 2;
+            Some(next)
+        };
+        let kept = count_allocations_with(&original, false, &mut number).unwrap();
+        assert_eq!(kept.intrinsics, 0, "{holder}");
+        if let Some(bytes) = &kept.bytes {
+            assert_eq!(method_annotations(bytes).0, before, "{holder}");
+        }
+        let stripped = count_allocations(&original, &mut number).unwrap();
+        assert_eq!(stripped.intrinsics, count, "{holder}");
+        let (after, mark) = method_annotations(stripped.bytes.as_deref().unwrap());
+        assert_ne!(mark, 0, "{holder}");
+        let mark = mark.to_be_bytes();
+        for (key, body) in &before {
+            let listed = ALLOCATING_INTRINSICS
+                .iter()
+                .any(|(h, n, d)| *h == holder && *n == key.0 && *d == key.1);
+            let what = format!("{holder}.{}{}", key.0, key.1);
+            if !listed {
+                assert_eq!(&after[key], body, "{what}");
+                continue;
+            }
+            // One element-less annotation fewer, the mark, and the others as they were.
+            let new = &after[key];
+            assert_eq!(new.len() + 4, body.len(), "{what}");
+            assert_eq!(
+                u16::from_be_bytes([new[0], new[1]]) + 1,
+                u16::from_be_bytes([body[0], body[1]]),
+                "{what}"
+            );
+            let at = (2..body.len() - 3)
+                .find(|&i| body[i..i + 2] == mark && body[i + 2..i + 4] == [0, 0])
+                .unwrap_or_else(|| panic!("{what}: no mark"));
+            let mut expected = body.clone();
+            expected.drain(at..at + 4);
+            expected[0..2].copy_from_slice(&new[0..2]);
+            assert_eq!(new, &expected, "{what}");
+        }
+    }
 }
 
 fn run(dir: &Path, patch: &Path, args: &[&str]) -> String {

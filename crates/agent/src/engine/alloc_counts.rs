@@ -14,6 +14,12 @@
 //! the VM makes) comes through JVMTI VMObjectAlloc events, counted exactly by (class,
 //! trace). Deeper frames of bytecode sites and live objects are estimated by
 //! [`super::heap_sites`] from sampled allocations.
+//!
+//! Compiled code is counted too: the JDK methods C2 would replace by an allocating intrinsic
+//! lose their intrinsic mark as the classes loaded before VM init are retransformed (with
+//! HotSpot's notice about each filtered out of standard output), and on JDK 23+ string
+//! concatenations of up to 20 arguments are made in `java.base` instead of hidden classes
+//! (`StringConcatFactory`'s high-arity threshold raised at VM init).
 
 use std::cell::Cell;
 use std::collections::HashMap;
