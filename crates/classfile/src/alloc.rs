@@ -20,10 +20,12 @@
 //! array and every inner one: its site numbers `s`, `s + 2`, ... are the levels', each with
 //! objects and bytes.
 //!
-//! The JDK methods C2 replaces by an allocating intrinsic once their caller is compiled
-//! ([`ALLOCATING_INTRINSICS`]: `Arrays.copyOf` of objects, `Object.clone`, ...) lose their
-//! `@IntrinsicCandidate` mark, so that their probes (or, for native methods, the VM's
-//! VMObjectAlloc) still see their allocations in compiled code.
+//! The JDK methods with bytecode that C2 replaces by an allocating intrinsic once their
+//! caller is compiled ([`ALLOCATING_INTRINSICS`]: `Arrays.copyOf` of objects, ...) lose their
+//! `@IntrinsicCandidate` mark, so that their probes still run in compiled code. Calls of the
+//! allocating native methods (`Object.clone`, `Array.newArray`, `Unsafe.allocateInstance`:
+//! [`NativeAlloc`]), intrinsics too, are followed by a call to the counter class's native
+//! `n` with the object returned, which the agent counts by its class.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -159,6 +161,10 @@ pub enum AllocKind {
     /// objects). The site's `allocated` is the functional interface, `lambda` the call's
     /// (SAM name, factory descriptor); the agent finds the hidden class.
     Lambda,
+    /// A call of a native method that allocates ([`NativeAlloc`]), counted after it returns
+    /// by the counter class's native method `n(Object, int)` with the object it returned:
+    /// its class is known only then. Never given to the site callback (no slots).
+    Native(NativeAlloc),
     /// `multianewarray` of `dims` dimensions: two slots per level, outer first.
     Multi {
         /// Dimensions created.
@@ -167,6 +173,74 @@ pub enum AllocKind {
         inner: Element,
     },
 }
+
+/// The native methods whose allocations are counted where they are called: C2 replaces each
+/// by an intrinsic, so that once the caller is compiled no VMObjectAlloc is posted for them
+/// (and `Unsafe.allocateInstance` posts none up to JDK 17 in any case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NativeAlloc {
+    /// `Object.clone()`, called as `super.clone()` from a class that inherits it from
+    /// `Object` (`invokespecial java/lang/Object.clone`), or on an array.
+    Clone = 0,
+    /// `java.lang.reflect.Array.newArray(Class, int)` (called by `Array.newInstance`).
+    NewArray = 1,
+    /// `jdk.internal.misc.Unsafe.allocateInstance(Class)`.
+    AllocateInstance = 2,
+}
+
+impl NativeAlloc {
+    /// Every kind, by number.
+    pub const ALL: [NativeAlloc; 3] = [
+        NativeAlloc::Clone,
+        NativeAlloc::NewArray,
+        NativeAlloc::AllocateInstance,
+    ];
+
+    /// The native method: holder, name, descriptor.
+    pub fn method(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            NativeAlloc::Clone => ("java/lang/Object", "clone", "()Ljava/lang/Object;"),
+            NativeAlloc::NewArray => (
+                "java/lang/reflect/Array",
+                "newArray",
+                "(Ljava/lang/Class;I)Ljava/lang/Object;",
+            ),
+            NativeAlloc::AllocateInstance => (
+                "jdk/internal/misc/Unsafe",
+                "allocateInstance",
+                "(Ljava/lang/Class;)Ljava/lang/Object;",
+            ),
+        }
+    }
+
+    /// The kind a call instruction (`op`, to `class.name descriptor`) calls, if any.
+    /// `invokevirtual` of `clone` on a class type is left alone: it may run an override
+    /// (which counts what it allocates itself).
+    fn of_call(op: u8, class: &[u8], name: &[u8], descriptor: &[u8]) -> Option<NativeAlloc> {
+        match (op, name, descriptor) {
+            (INVOKESPECIAL, b"clone", b"()Ljava/lang/Object;") if class == b"java/lang/Object" => {
+                Some(NativeAlloc::Clone)
+            }
+            (INVOKEVIRTUAL, b"clone", b"()Ljava/lang/Object;") if class.first() == Some(&b'[') => {
+                Some(NativeAlloc::Clone)
+            }
+            _ => NativeAlloc::ALL.into_iter().skip(1).find(|k| {
+                let (c, n, d) = k.method();
+                op == if *k == NativeAlloc::NewArray {
+                    INVOKESTATIC
+                } else {
+                    INVOKEVIRTUAL
+                } && class == c.as_bytes()
+                    && name == n.as_bytes()
+                    && descriptor == d.as_bytes()
+            }),
+        }
+    }
+}
+
+/// The counter class's method that counts what a [`NativeAlloc`] returned:
+/// `(Object allocated, int kind)`, native (the agent's).
+pub const NATIVE_PROBE: (&str, &str) = ("n", "(Ljava/lang/Object;I)V");
 
 /// An allocation site the rewriter asks a number for.
 #[derive(Debug, Clone, Copy)]
@@ -235,6 +309,7 @@ pub fn count_allocations_with(
         return Ok(outcome);
     };
     let lambdas = lambda_bootstraps(&cf);
+    let natives = native_calls(&cf);
     let stripped = if strip_intrinsics {
         strip_allocating_intrinsics(&mut cf)?
     } else {
@@ -251,7 +326,7 @@ pub fn count_allocations_with(
         };
         let data = &m.attributes[code_at].data;
         // A quick scan: most methods allocate nothing.
-        if !may_allocate(data, !lambdas.is_empty()) {
+        if !may_allocate(data, !lambdas.is_empty(), !natives.is_empty()) {
             continue;
         }
         let name = cf.pool.utf8(m.name)?.to_vec();
@@ -266,6 +341,7 @@ pub fn count_allocations_with(
             &mut site,
             &mut refs,
             &lambdas,
+            &natives,
         ) {
             Ok(Some((body, n))) => {
                 cf.methods[index].attributes[code_at].data = Cow::Owned(body);
@@ -289,12 +365,13 @@ pub fn count_allocations_with(
     Ok(outcome)
 }
 
-/// The methods that HotSpot's JIT replaces by an intrinsic that allocates (holder, name,
-/// descriptor): once a caller is compiled, the intrinsic's allocation passes neither the
-/// probes of the method's bytecode nor, for a native method, VMObjectAlloc. HotSpot
-/// intrinsifies only methods marked `@IntrinsicCandidate` (`@HotSpotIntrinsicCandidate` up to
-/// JDK 15) when their class loads: [`count_allocations`] takes the mark off these, so
-/// compiled code calls them (or inlines their bytecode) like any other method.
+/// The methods with bytecode that HotSpot's JIT replaces by an intrinsic that allocates
+/// (holder, name, descriptor): once a caller is compiled, the intrinsic's allocation passes
+/// no probe of the method's bytecode. HotSpot intrinsifies only methods marked
+/// `@IntrinsicCandidate` (`@HotSpotIntrinsicCandidate` up to JDK 15) when their class loads:
+/// [`count_allocations`] takes the mark off these, so compiled code inlines their bytecode,
+/// probes included, like any other method's. (The allocating intrinsics of native methods
+/// keep their mark: their calls are counted where they return, see [`NativeAlloc`].)
 pub const ALLOCATING_INTRINSICS: &[(&str, &str, &str)] = &[
     (
         "java/util/Arrays",
@@ -311,17 +388,6 @@ pub const ALLOCATING_INTRINSICS: &[(&str, &str, &str)] = &[
         "allocateUninitializedArray0",
         "(Ljava/lang/Class;I)Ljava/lang/Object;",
     ),
-    (
-        "jdk/internal/misc/Unsafe",
-        "allocateInstance",
-        "(Ljava/lang/Class;)Ljava/lang/Object;",
-    ),
-    (
-        "java/lang/reflect/Array",
-        "newArray",
-        "(Ljava/lang/Class;I)Ljava/lang/Object;",
-    ),
-    ("java/lang/Object", "clone", "()Ljava/lang/Object;"),
     ("java/lang/StringUTF16", "toBytes", "([CII)[B"),
     ("java/math/BigInteger", "implMultiplyToLen", "([II[II[I)[I"),
 ];
@@ -430,16 +496,42 @@ fn skip_element(d: &[u8], at: usize) -> Option<usize> {
 
 /// Whether a Code attribute's bytes contain an allocating opcode anywhere (a byte scan that
 /// may say yes for operands; the decoder decides).
-fn may_allocate(data: &[u8], indy: bool) -> bool {
+fn may_allocate(data: &[u8], indy: bool, calls: bool) -> bool {
     if data.len() < 8 {
         return false;
     }
     let len = u32::from_be_bytes([data[4], data[5], data[6], data[7]]) as usize;
     data.get(8..8 + len).is_some_and(|code| {
         code.iter().any(|&b| {
-            matches!(b, NEW | NEWARRAY | ANEWARRAY | MULTIANEWARRAY) || (indy && b == INVOKEDYNAMIC)
+            matches!(b, NEW | NEWARRAY | ANEWARRAY | MULTIANEWARRAY)
+                || (indy && b == INVOKEDYNAMIC)
+                || (calls && matches!(b, INVOKEVIRTUAL | INVOKESPECIAL | INVOKESTATIC))
         })
     })
+}
+
+/// The method references of the class's constant pool that call a [`NativeAlloc`] (by
+/// pool index, with the instruction that may call each; empty when none does).
+fn native_calls(cf: &ClassFile<'_>) -> HashMap<u16, NativeAlloc> {
+    let mut out = HashMap::new();
+    for index in 1..cf.pool.count() {
+        let Ok(index) = u16::try_from(index) else {
+            break;
+        };
+        if !matches!(cf.pool.get(index), Some(crate::pool::Entry::Member(t, _, _)) if *t == crate::pool::tag::METHODREF)
+        {
+            continue;
+        }
+        let Ok((class, name, descriptor)) = cf.pool.member(index) else {
+            continue;
+        };
+        for op in [INVOKEVIRTUAL, INVOKESPECIAL, INVOKESTATIC] {
+            if let Some(k) = NativeAlloc::of_call(op, class, name, descriptor) {
+                out.insert(index, k);
+            }
+        }
+    }
+    out
 }
 
 const NEW: u8 = 0xbb;
@@ -448,6 +540,9 @@ const ANEWARRAY: u8 = 0xbd;
 const ARRAYLENGTH: u8 = 0xbe;
 const MULTIANEWARRAY: u8 = 0xc5;
 const INVOKEDYNAMIC: u8 = 0xba;
+const INVOKEVIRTUAL: u8 = 0xb6;
+const INVOKESPECIAL: u8 = 0xb7;
+const INVOKESTATIC: u8 = 0xb8;
 
 /// Which entries of the class's BootstrapMethods are `LambdaMetafactory.metafactory` or
 /// `altMetafactory` (empty when none is).
@@ -505,6 +600,8 @@ impl Probe {
         match self.kind {
             // sipush/ldc_w, invokestatic
             AllocKind::Instance | AllocKind::Lambda => 6,
+            // dup, bipush kind, invokestatic
+            AllocKind::Native(_) => 6,
             // dup, arraylength, sipush/ldc_w, invokestatic
             AllocKind::Array(_) => 8,
             // dup, sipush kind << 8 | dims, sipush/ldc_w, invokestatic
@@ -545,6 +642,7 @@ fn rewrite_method(
     site: &mut impl FnMut(&AllocSite<'_>) -> Option<u32>,
     refs: &mut HashMap<&'static [u8], u16>,
     lambdas: &[bool],
+    natives: &HashMap<u16, NativeAlloc>,
 ) -> Result<Option<(Vec<u8>, u32)>> {
     let m = &cf.methods[index];
     let is_static = m.access & ACC_STATIC != 0;
@@ -569,6 +667,20 @@ fn rewrite_method(
     let mut count = 0u32;
     for (i, insn) in insns.iter().enumerate() {
         let at = insn.at as usize;
+        if matches!(insn.op, INVOKEVIRTUAL | INVOKESPECIAL | INVOKESTATIC) && !natives.is_empty() {
+            let index = u16_at(code.code, at + 1);
+            if let Some(&k) = natives.get(&index)
+                && let Ok((class, name, descriptor)) = cf.pool.member(index)
+                && NativeAlloc::of_call(insn.op, class, name, descriptor) == Some(k)
+            {
+                probes[i] = Some(Probe {
+                    kind: AllocKind::Native(k),
+                    site: k as u32,
+                });
+                count += 1;
+            }
+            continue;
+        }
         let mut lambda: (Vec<u8>, Vec<u8>) = (Vec::new(), Vec::new());
         let (allocated, kind): (Vec<u8>, AllocKind) = match insn.op {
             INVOKEDYNAMIC if !lambdas.is_empty() => {
@@ -693,6 +805,7 @@ fn rewrite_method(
     let mut method_ref = |pool: &mut Pool<'_>, kind: AllocKind| -> Result<u16> {
         let (n, d): (&'static [u8], &'static [u8]) = match kind {
             AllocKind::Instance | AllocKind::Lambda => (b"o", b"(I)V"),
+            AllocKind::Native(_) => (NATIVE_PROBE.0.as_bytes(), NATIVE_PROBE.1.as_bytes()),
             AllocKind::Array(e) => (e.probe(), b"(II)V"),
             AllocKind::Multi { .. } => (MULTI.0.as_bytes(), MULTI.1.as_bytes()),
         };
@@ -714,8 +827,16 @@ fn rewrite_method(
         emit_moved(&mut out, code.code, insn, here, layout.widened[i], rel)?;
         if let Some(p) = probes[i] {
             let start = out.len();
+            if let AllocKind::Native(k) = p.kind {
+                out.extend_from_slice(&[op::DUP, op::BIPUSH, k as u8]);
+                let r = method_ref(&mut cf.pool, p.kind)?;
+                out.push(op::INVOKESTATIC);
+                put_u16(&mut out, r);
+                debug_assert_eq!((out.len() - start) as u32, p.len());
+                continue;
+            }
             match p.kind {
-                AllocKind::Instance | AllocKind::Lambda => {}
+                AllocKind::Instance | AllocKind::Lambda | AllocKind::Native(_) => {}
                 AllocKind::Array(_) => out.extend_from_slice(&[op::DUP, ARRAYLENGTH]),
                 AllocKind::Multi { dims, inner } => {
                     out.extend_from_slice(&[op::DUP, op::SIPUSH, inner as u8, dims])
@@ -1396,6 +1517,14 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
             annotation: None,
         },
     ];
+    // n(Object allocated, int kind): the agent's native method (found by its JNI name).
+    methods.push(M {
+        access: public | ACC_NATIVE,
+        name: NATIVE_PROBE.0.as_bytes(),
+        descriptor: NATIVE_PROBE.1.as_bytes(),
+        body: None,
+        annotation: None,
+    });
     for e in Element::ALL {
         let (code, frames) = array_probe(e)?;
         methods.push(M {
@@ -1518,6 +1647,6 @@ mod tests {
         let bytes = counter_class(&ArrayLayout::default(), true);
         let cf = ClassFile::parse(&bytes).unwrap();
         assert_eq!(cf.name(), COUNTER_CLASS.as_bytes());
-        assert_eq!(cf.methods.len(), 11);
+        assert_eq!(cf.methods.len(), 12);
     }
 }

@@ -32,8 +32,9 @@ mod tracker;
 
 pub use alloc::{
     ALLOCATING_INTRINSICS, AllocKind, AllocOutcome, AllocSite, ArrayLayout, CHUNK, CHUNK_BITS,
-    COUNTER_CLASS, Element, MULTI, THREAD_COUNTS_DESCRIPTOR, THREAD_COUNTS_FIELD,
-    count_allocations, count_allocations_with, counter_class, with_counts_field,
+    COUNTER_CLASS, Element, MULTI, NATIVE_PROBE, NativeAlloc, THREAD_COUNTS_DESCRIPTOR,
+    THREAD_COUNTS_FIELD, count_allocations, count_allocations_with, counter_class,
+    with_counts_field,
 };
 pub use class::ClassFile;
 pub use error::{Error, Result};

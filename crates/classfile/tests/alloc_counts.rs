@@ -102,9 +102,9 @@ fn the_allocating_intrinsics_lose_their_mark_and_nothing_else_does() {
     let dir = tempfile::tempdir().unwrap();
     for (holder, count) in [
         ("java/util/Arrays", 2),
-        ("java/lang/Object", 1),
-        ("java/lang/reflect/Array", 1),
-        ("jdk/internal/misc/Unsafe", 2),
+        ("jdk/internal/misc/Unsafe", 1),
+        ("java/lang/StringUTF16", 1),
+        ("java/math/BigInteger", 1),
     ] {
         let original = jdk_class(dir.path(), holder);
         let (before, _) = method_annotations(&original);
@@ -226,7 +226,7 @@ fn allocations_are_counted_exactly_and_the_program_runs_as_before() {
             }
             let n = next;
             next += match s.kind {
-                AllocKind::Instance | AllocKind::Lambda => 1,
+                AllocKind::Instance | AllocKind::Lambda | AllocKind::Native(_) => 1,
                 AllocKind::Array(_) => 2,
                 AllocKind::Multi { dims, .. } => 2 * u32::from(dims),
             };
@@ -321,4 +321,86 @@ fn allocations_are_counted_exactly_and_the_program_runs_as_before() {
     let empty = slot("main", "[[I");
     assert_eq!(main.get(&empty), Some(&1));
     assert_eq!(main.get(&(empty + 2)), None);
+}
+
+/// The calls `(opcode, class, name)` of method `name` `descriptor` of `class`, in order.
+fn calls(class: &[u8], name: &str, descriptor: &str) -> Vec<(u8, String, String)> {
+    let cf = ClassFile::parse(class).unwrap();
+    let text = |i: u16| String::from_utf8_lossy(cf.pool.utf8(i).unwrap()).into_owned();
+    let m = cf
+        .methods
+        .iter()
+        .find(|m| text(m.name) == name && text(m.descriptor) == descriptor)
+        .unwrap();
+    let code = m
+        .attributes
+        .iter()
+        .find(|a| text(a.name) == "Code")
+        .unwrap();
+    let code = hprof_classfile::code::Code::parse(&code.data, 0).unwrap();
+    let mut out = Vec::new();
+    for insn in hprof_classfile::code::decode(code.code).unwrap() {
+        if matches!(insn.op, 0xb6..=0xb8) {
+            let at = insn.at as usize;
+            let index = u16::from_be_bytes([code.code[at + 1], code.code[at + 2]]);
+            let (c, n, _) = cf.pool.member(index).unwrap();
+            out.push((
+                insn.op,
+                String::from_utf8_lossy(c).into_owned(),
+                String::from_utf8_lossy(n).into_owned(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn calls_of_allocating_natives_are_followed_by_the_native_probe() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut next = 0u32;
+    let mut number = |_: &hprof_classfile::AllocSite<'_>| {
+        next += 2;
+        Some(next)
+    };
+    let probe = (0xb8, COUNTER_CLASS.to_string(), "n".to_string());
+    let after = |calls: &[(u8, String, String)], class: &str, name: &str| -> usize {
+        calls
+            .windows(2)
+            .filter(|w| w[0].1 == class && w[0].2 == name && w[1] == probe)
+            .count()
+    };
+    // ArrayList.clone(): super.clone() (invokespecial Object.clone) and an array's clone
+    // through Arrays.copyOf (not a native call: not probed).
+    let list = count_allocations(&jdk_class(dir.path(), "java/util/ArrayList"), &mut number)
+        .unwrap()
+        .bytes
+        .unwrap();
+    let c = calls(&list, "clone", "()Ljava/lang/Object;");
+    assert_eq!(after(&c, "java/lang/Object", "clone"), 1, "{c:?}");
+    assert_eq!(c.iter().filter(|x| **x == probe).count(), 1, "{c:?}");
+    // Array.newInstance calls the native newArray.
+    let array = count_allocations(
+        &jdk_class(dir.path(), "java/lang/reflect/Array"),
+        &mut number,
+    )
+    .unwrap()
+    .bytes
+    .unwrap();
+    let c = calls(
+        &array,
+        "newInstance",
+        "(Ljava/lang/Class;I)Ljava/lang/Object;",
+    );
+    assert_eq!(after(&c, "java/lang/reflect/Array", "newArray"), 1, "{c:?}");
+    // An array's clone (`invokevirtual [Ljava/lang/Class;.clone`):
+    // MethodType.parameterArray() returns a clone of its array.
+    let mt = count_allocations(
+        &jdk_class(dir.path(), "java/lang/invoke/MethodType"),
+        &mut number,
+    )
+    .unwrap()
+    .bytes
+    .unwrap();
+    let c = calls(&mt, "parameterArray", "()[Ljava/lang/Class;");
+    assert_eq!(after(&c, "[Ljava/lang/Class;", "clone"), 1, "{c:?}");
 }

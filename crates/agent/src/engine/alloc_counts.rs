@@ -28,27 +28,40 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use hprof_classfile::{
-    ALLOCATING_INTRINSICS, AllocKind, ArrayLayout, CHUNK, COUNTER_CLASS, Element, THREAD_CLASS,
-    THREAD_COUNTS_DESCRIPTOR, THREAD_COUNTS_FIELD, count_allocations_with, counter_class,
-    with_counts_field,
+    ALLOCATING_INTRINSICS, AllocKind, ArrayLayout, CHUNK, COUNTER_CLASS, Element, NativeAlloc,
+    THREAD_CLASS, THREAD_COUNTS_DESCRIPTOR, THREAD_COUNTS_FIELD, count_allocations_with,
+    counter_class, with_counts_field,
 };
 
 use crate::engine::Context;
-use crate::jvmti::{FieldId, Jni, Jvmti, jclass, jmethodID, jobject, jthread};
+use crate::jvmti::{FieldId, Jni, Jvmti, WeakRef, jclass, jmethodID, jobject, jthread};
 use crate::trace_store::{ClassInfo, Trace, class_name_from_signature};
 
 /// Set in `Agent_OnLoad` when the fast mode will run: `java.lang.Thread` gets its counts
 /// field as it first loads.
 static EARLY: AtomicBool = AtomicBool::new(false);
 
-/// Set while the classes loaded before VM init are rewritten: only then do the allocating
-/// intrinsics lose their intrinsic mark (HotSpot's notice about each is filtered out of
-/// standard output then).
-static STRIP_INTRINSICS: AtomicBool = AtomicBool::new(false);
-
 thread_local! {
     /// The agent itself allocates on this thread (measuring sizes): not the program's.
     static IN_AGENT: Cell<bool> = const { Cell::new(false) };
+    /// The object of this thread's last VMObjectAlloc event: a native allocation counted
+    /// through the event is not counted again by the probe after the call.
+    static LAST_VM_ALLOC: Cell<Option<WeakRef>> = const { Cell::new(None) };
+    /// This thread's recent (class, native kind) → entry of [`AllocCounts::natives`].
+    static NATIVE_CACHE: std::cell::RefCell<Vec<(WeakRef, u8, usize)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Classes a thread keeps in its [`NATIVE_CACHE`].
+const NATIVE_CACHE_SIZE: usize = 8;
+
+/// Objects of one class made by one [`NativeAlloc`] kind where bytecode called it.
+#[derive(Debug, Clone)]
+struct NativeSite {
+    kind: NativeAlloc,
+    signature: String,
+    objects: u64,
+    bytes: u64,
 }
 
 /// Whether the calling thread is allocating for the agent.
@@ -141,6 +154,11 @@ pub struct AllocCounts {
     lambda_classes: Mutex<HashMap<u32, String>>,
     /// Objects and bytes of each class (by tag) in the heap when counting began.
     baseline: Mutex<HashMap<u64, (u64, u64)>>,
+    /// What the natives of [`NativeAlloc`] made, counted where bytecode called them (the
+    /// probe `n` after the call), by (kind, class); an entry's index never changes.
+    natives: Mutex<Vec<NativeSite>>,
+    /// The JVMTI environment, for the native probe.
+    jvmti: OnceLock<Jvmti>,
     /// Classes rewritten, sites counted, methods left as they were.
     pub classes: AtomicU64,
     /// Sites given a counter.
@@ -201,7 +219,9 @@ impl AllocCounts {
         {
             return None;
         }
-        let strip = STRIP_INTRINSICS.load(Ordering::Acquire);
+        // The allocating intrinsics lose their mark only while HotSpot's notice about each is
+        // kept off the program's output (the agent's own class loading and retransformation).
+        let strip = crate::jvmti::stdout::quiet();
         let outcome = count_allocations_with(class, strip, |s| {
             let mut defs = self.defs.lock().ok()?;
             let key = (text(s.class), text(s.method), text(s.descriptor), s.offset);
@@ -214,7 +234,8 @@ impl AllocCounts {
             }
             let slot = defs.next;
             let width = match s.kind {
-                AllocKind::Instance | AllocKind::Lambda => 1,
+                // Native calls are never numbered (the rewriter does not ask).
+                AllocKind::Instance | AllocKind::Lambda | AllocKind::Native(_) => 1,
                 AllocKind::Array(_) => 2,
                 AllocKind::Multi { dims, .. } => 2 * u32::from(dims.max(1)),
             };
@@ -264,6 +285,7 @@ impl AllocCounts {
             "java.lang.Thread has no field for the allocation counts (it was loaded before the agent's class hook)",
         )?;
         let _ = self.field.set(field);
+        let _ = self.jvmti.set(jvmti);
         let layout = as_agent(|| measure_layout(jvmti, jni));
         let _ = self.layout.set(layout);
         let class_name = CString::new(COUNTER_CLASS).unwrap_or_default();
@@ -294,15 +316,10 @@ impl AllocCounts {
         let started = std::time::Instant::now();
         // The allocating intrinsics' classes not loaded yet are loaded now, so that they
         // lose their intrinsic mark with the others, while HotSpot's notices are filtered.
-        STRIP_INTRINSICS.store(true, Ordering::Release);
-        crate::jvmti::stdout::filtered(
-            || {
-                load_intrinsic_holders(jni);
-                retransform_loaded(jvmti, jni);
-            },
-            |line| !line.starts_with(b"Compiler intrinsic is defined for method ["),
-        );
-        STRIP_INTRINSICS.store(false, Ordering::Release);
+        crate::jvmti::stdout::quiet_intrinsic_notices(|| {
+            load_intrinsic_holders(jni);
+            retransform_loaded(jvmti, jni);
+        });
         concatenation_in_java_base(jvmti, jni);
         self.install_ms
             .store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
@@ -325,6 +342,17 @@ impl AllocCounts {
 
     /// ThreadEnd: the thread's counts are kept and its array dropped.
     pub fn thread_end(&self, jni: Jni, thread: jthread) {
+        // ThreadEnd runs in the ending thread: its own references go.
+        if let Ok(Some(last)) = LAST_VM_ALLOC.try_with(Cell::take) {
+            jni.delete_weak_ref(last);
+        }
+        let _ = NATIVE_CACHE.try_with(|cache| {
+            if let Ok(mut cache) = cache.try_borrow_mut() {
+                for (class, _, _) in cache.drain(..) {
+                    jni.delete_weak_ref(class);
+                }
+            }
+        });
         let (Some(&field), Ok(mut folded)) = (self.field.get(), self.folded.lock()) else {
             return;
         };
@@ -418,6 +446,7 @@ impl AllocCounts {
                     }
                 }
                 AllocKind::Array(_) => add(&d.allocated, at(d.slot), at(d.slot + 1)),
+                AllocKind::Native(_) => {}
                 AllocKind::Multi { dims, .. } => {
                     for level in 0..u32::from(dims) {
                         let allocated = d.allocated.get(level as usize..).unwrap_or("");
@@ -429,6 +458,32 @@ impl AllocCounts {
                     }
                 }
             }
+        }
+        // What the natives made where bytecode called them, under the native method (the
+        // allocating frame of the same objects when VMObjectAlloc reports them). A lambda's
+        // object (`Unsafe.allocateInstance` of a method handle) was counted at its call site.
+        let counted_lambdas: std::collections::HashSet<String> =
+            lambda_classes.values().map(|c| signature_of(c)).collect();
+        let natives = self.natives.lock().map(|n| n.clone()).unwrap_or_default();
+        for n in natives {
+            if n.objects == 0 || counted_lambdas.contains(&n.signature) {
+                continue;
+            }
+            let (class, method, descriptor) = n.kind.method();
+            if !n.signature.starts_with('[') {
+                to_size.push(n.signature.clone());
+            }
+            let e = merged
+                .entry((
+                    n.signature,
+                    class.to_string(),
+                    method.to_string(),
+                    descriptor.to_string(),
+                    -1,
+                ))
+                .or_default();
+            e.0 += n.objects;
+            e.1 += n.bytes;
         }
         self.size_instances(jvmti, jni, &to_size, &sampled_size);
         let sizes = self.sizes.lock().map(|s| s.clone()).unwrap_or_default();
@@ -674,6 +729,89 @@ impl AllocCounts {
         }
     }
 
+    /// The native probe `n`: `object` was just returned by a call of the [`NativeAlloc`]
+    /// numbered `kind`, in the calling thread. Counted by class unless VMObjectAlloc
+    /// reported it already (the native ran, not the JIT's intrinsic).
+    pub fn on_native_alloc(&self, jni: Jni, object: jobject, kind: i32) {
+        if object.is_null() || in_agent() {
+            return;
+        }
+        if let Ok(Some(last)) = LAST_VM_ALLOC.try_with(Cell::take) {
+            let reported = jni.is_same_object(last.get(), object);
+            jni.delete_weak_ref(last);
+            if reported {
+                return;
+            }
+        }
+        let Some(kind) = NativeAlloc::ALL.into_iter().find(|k| *k as i32 == kind) else {
+            return;
+        };
+        let Some(&jvmti) = self.jvmti.get() else {
+            return;
+        };
+        let size = jvmti.object_size(object).map_or(0, |s| s.max(0) as u64);
+        let Some(class) = jni.object_class(object) else {
+            return;
+        };
+        let index = NATIVE_CACHE
+            .try_with(|cache| {
+                let mut cache = cache.try_borrow_mut().ok()?;
+                if let Some(&(_, _, i)) = cache
+                    .iter()
+                    .find(|(c, k, _)| *k == kind as u8 && jni.is_same_object(c.get(), class))
+                {
+                    return Some(i);
+                }
+                let signature = jvmti.class_signature(class).ok()?;
+                let i = {
+                    let mut natives = self.natives.lock().ok()?;
+                    match natives
+                        .iter()
+                        .position(|n| n.kind == kind && n.signature == signature)
+                    {
+                        Some(i) => i,
+                        None => {
+                            natives.push(NativeSite {
+                                kind,
+                                signature,
+                                objects: 0,
+                                bytes: 0,
+                            });
+                            natives.len() - 1
+                        }
+                    }
+                };
+                if cache.len() >= NATIVE_CACHE_SIZE {
+                    let (old, _, _) = cache.remove(0);
+                    jni.delete_weak_ref(old);
+                }
+                cache.push((jni.new_weak_ref(class), kind as u8, i));
+                Some(i)
+            })
+            .ok()
+            .flatten();
+        jni.delete_local_ref(class);
+        if let Some(i) = index
+            && let Ok(mut natives) = self.natives.lock()
+            && let Some(n) = natives.get_mut(i)
+        {
+            n.objects += 1;
+            n.bytes += size;
+        }
+    }
+
+    /// VMObjectAlloc, before it is counted: remembers the object, which the probe after a
+    /// native call must not count again.
+    pub fn note_vm_alloc(&self, jni: Jni, object: jobject) {
+        if object.is_null() {
+            return;
+        }
+        let weak = jni.new_weak_ref(object);
+        if let Ok(Some(old)) = LAST_VM_ALLOC.try_with(|last| last.replace(Some(weak))) {
+            jni.delete_weak_ref(old);
+        }
+    }
+
     /// The VMObjectAlloc counts: (class, trace, objects, bytes).
     pub fn vm_sites(&self) -> Vec<(Arc<ClassInfo>, Arc<Trace>, u64, u64)> {
         self.vm
@@ -703,6 +841,12 @@ impl AllocCounts {
         }
         if let Ok(mut vm) = self.vm.lock() {
             vm.clear();
+        }
+        if let Ok(mut natives) = self.natives.lock() {
+            for n in natives.iter_mut() {
+                n.objects = 0;
+                n.bytes = 0;
+            }
         }
     }
 
@@ -846,6 +990,15 @@ fn retransform_loaded(jvmti: Jvmti, jni: Jni) {
     for class in classes {
         jni.delete_local_ref(class);
     }
+}
+
+/// Whether the native method `name` `descriptor` of the class `class` (as sites print it,
+/// `java.lang.Object`) is one whose calls from bytecode are counted ([`NativeAlloc`]).
+pub fn counted_native(class: &str, name: &str, descriptor: &str) -> bool {
+    NativeAlloc::ALL.into_iter().any(|k| {
+        let (c, n, d) = k.method();
+        n == name && d == descriptor && display_name(&format!("L{c};")) == class
+    })
 }
 
 /// The allocated class name of a signature, as sites print it.

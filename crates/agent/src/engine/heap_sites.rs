@@ -584,7 +584,16 @@ impl HeapSites {
         // which HotSpot posts no VMObjectAlloc) is estimated from the samples whose
         // allocating frame is a native method.
         for s in &sampled {
-            let native = s.trace.frames.first().is_some_and(|f| f.method.native);
+            // The natives whose calls from bytecode are counted (AllocCounts::exact) are not
+            // estimated again.
+            let native = s.trace.frames.first().is_some_and(|f| {
+                f.method.native
+                    && !crate::engine::alloc_counts::counted_native(
+                        &f.method.class.name,
+                        &f.method.name,
+                        &f.method.signature,
+                    )
+            });
             if native
                 && !vm_keys.contains(&(s.class.object_id, s.trace.serial))
                 && !lambdas.contains(&s.class.name)

@@ -797,17 +797,21 @@ impl Jvmti {
         jvmti!(self, IsModifiableClass, class, &mut modifiable).is_ok() && modifiable != 0
     }
 
-    /// Retransforms `classes` (the class file load hook sees each again).
+    /// Retransforms `classes` (the class file load hook sees each again), with HotSpot's
+    /// notices about methods that lose their intrinsic mark kept off the program's output
+    /// ([`stdout::quiet_intrinsic_notices`]).
     pub fn retransform_classes(self, classes: &[jclass]) -> Result<()> {
         if classes.is_empty() {
             return Ok(());
         }
-        jvmti!(
-            self,
-            RetransformClasses,
-            classes.len() as jint,
-            classes.as_ptr()
-        )
+        stdout::quiet_intrinsic_notices(|| {
+            jvmti!(
+                self,
+                RetransformClasses,
+                classes.len() as jint,
+                classes.as_ptr()
+            )
+        })
     }
 
     /// Copies `bytes` into memory allocated by JVMTI, which the JVM takes ownership of (as
