@@ -15,11 +15,14 @@
 //! trace). Deeper frames of bytecode sites and live objects are estimated by
 //! [`super::heap_sites`] from sampled allocations.
 //!
-//! Compiled code is counted too: the JDK methods C2 would replace by an allocating intrinsic
-//! lose their intrinsic mark as the classes loaded before VM init are retransformed (with
-//! HotSpot's notice about each filtered out of standard output), and on JDK 23+ string
-//! concatenations of up to 20 arguments are made in `java.base` instead of hidden classes
-//! (`StringConcatFactory`'s high-arity threshold raised at VM init).
+//! Compiled code is counted too: the JDK methods with bytecode that C2 would replace by an
+//! allocating intrinsic lose their intrinsic mark as the agent retransforms classes (with
+//! HotSpot's notice about each filtered out of the program's output); calls of the allocating
+//! natives (`Object.clone`, `Array.newArray`, `Unsafe.allocateInstance`), intrinsics too, are
+//! followed by the counter class's native `n`, counted by class in [`AllocCounts::natives`]
+//! unless VMObjectAlloc reported the object already; and on JDK 23+ string concatenations of
+//! up to 20 arguments are made in `java.base` instead of hidden classes (`StringConcatFactory`'s
+//! high-arity threshold raised at VM init).
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -48,20 +51,24 @@ thread_local! {
     /// through the event is not counted again by the probe after the call.
     static LAST_VM_ALLOC: Cell<Option<WeakRef>> = const { Cell::new(None) };
     /// This thread's recent (class, native kind) → entry of [`AllocCounts::natives`].
-    static NATIVE_CACHE: std::cell::RefCell<Vec<(WeakRef, u8, usize)>> =
+    static NATIVE_CACHE: std::cell::RefCell<Vec<(WeakRef, u8, Arc<NativeSite>)>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Classes a thread keeps in its [`NATIVE_CACHE`].
 const NATIVE_CACHE_SIZE: usize = 8;
 
-/// Objects of one class made by one [`NativeAlloc`] kind where bytecode called it.
-#[derive(Debug, Clone)]
+/// Objects of one class made by one [`NativeAlloc`] kind where bytecode called it; the
+/// counts are added to without a lock.
+#[derive(Debug)]
 struct NativeSite {
     kind: NativeAlloc,
     signature: String,
-    objects: u64,
-    bytes: u64,
+    /// The size of every object of the class, for an instance class (an array's size
+    /// depends on its length).
+    instance_size: Option<u64>,
+    objects: AtomicU64,
+    bytes: AtomicU64,
 }
 
 /// Whether the calling thread is allocating for the agent.
@@ -156,7 +163,7 @@ pub struct AllocCounts {
     baseline: Mutex<HashMap<u64, (u64, u64)>>,
     /// What the natives of [`NativeAlloc`] made, counted where bytecode called them (the
     /// probe `n` after the call), by (kind, class); an entry's index never changes.
-    natives: Mutex<Vec<NativeSite>>,
+    natives: Mutex<Vec<Arc<NativeSite>>>,
     /// The JVMTI environment, for the native probe.
     jvmti: OnceLock<Jvmti>,
     /// Classes rewritten, sites counted, methods left as they were.
@@ -466,7 +473,11 @@ impl AllocCounts {
             lambda_classes.values().map(|c| signature_of(c)).collect();
         let natives = self.natives.lock().map(|n| n.clone()).unwrap_or_default();
         for n in natives {
-            if n.objects == 0 || counted_lambdas.contains(&n.signature) {
+            let (objects, bytes) = (
+                n.objects.load(Ordering::Relaxed),
+                n.bytes.load(Ordering::Relaxed),
+            );
+            if objects == 0 || counted_lambdas.contains(&n.signature) {
                 continue;
             }
             let (class, method, descriptor) = n.kind.method();
@@ -475,15 +486,15 @@ impl AllocCounts {
             }
             let e = merged
                 .entry((
-                    n.signature,
+                    n.signature.clone(),
                     class.to_string(),
                     method.to_string(),
                     descriptor.to_string(),
                     -1,
                 ))
                 .or_default();
-            e.0 += n.objects;
-            e.1 += n.bytes;
+            e.0 += objects;
+            e.1 += bytes;
         }
         self.size_instances(jvmti, jni, &to_size, &sampled_size);
         let sizes = self.sizes.lock().map(|s| s.clone()).unwrap_or_default();
@@ -749,35 +760,38 @@ impl AllocCounts {
         let Some(&jvmti) = self.jvmti.get() else {
             return;
         };
-        let size = jvmti.object_size(object).map_or(0, |s| s.max(0) as u64);
+        let size_of = || jvmti.object_size(object).map_or(0, |s| s.max(0) as u64);
         let Some(class) = jni.object_class(object) else {
             return;
         };
-        let index = NATIVE_CACHE
+        let site = NATIVE_CACHE
             .try_with(|cache| {
                 let mut cache = cache.try_borrow_mut().ok()?;
-                if let Some(&(_, _, i)) = cache
+                if let Some((_, _, site)) = cache
                     .iter()
                     .find(|(c, k, _)| *k == kind as u8 && jni.is_same_object(c.get(), class))
                 {
-                    return Some(i);
+                    return Some(site.clone());
                 }
                 let signature = jvmti.class_signature(class).ok()?;
-                let i = {
+                let site = {
                     let mut natives = self.natives.lock().ok()?;
                     match natives
                         .iter()
-                        .position(|n| n.kind == kind && n.signature == signature)
+                        .find(|n| n.kind == kind && n.signature == signature)
                     {
-                        Some(i) => i,
+                        Some(n) => n.clone(),
                         None => {
-                            natives.push(NativeSite {
+                            let instance_size = (!signature.starts_with('[')).then(size_of);
+                            let n = Arc::new(NativeSite {
                                 kind,
                                 signature,
-                                objects: 0,
-                                bytes: 0,
+                                instance_size,
+                                objects: AtomicU64::new(0),
+                                bytes: AtomicU64::new(0),
                             });
-                            natives.len() - 1
+                            natives.push(n.clone());
+                            n
                         }
                     }
                 };
@@ -785,18 +799,16 @@ impl AllocCounts {
                     let (old, _, _) = cache.remove(0);
                     jni.delete_weak_ref(old);
                 }
-                cache.push((jni.new_weak_ref(class), kind as u8, i));
-                Some(i)
+                cache.push((jni.new_weak_ref(class), kind as u8, site.clone()));
+                Some(site)
             })
             .ok()
             .flatten();
         jni.delete_local_ref(class);
-        if let Some(i) = index
-            && let Ok(mut natives) = self.natives.lock()
-            && let Some(n) = natives.get_mut(i)
-        {
-            n.objects += 1;
-            n.bytes += size;
+        if let Some(site) = site {
+            let size = site.instance_size.unwrap_or_else(size_of);
+            site.objects.fetch_add(1, Ordering::Relaxed);
+            site.bytes.fetch_add(size, Ordering::Relaxed);
         }
     }
 
@@ -842,10 +854,10 @@ impl AllocCounts {
         if let Ok(mut vm) = self.vm.lock() {
             vm.clear();
         }
-        if let Ok(mut natives) = self.natives.lock() {
-            for n in natives.iter_mut() {
-                n.objects = 0;
-                n.bytes = 0;
+        if let Ok(natives) = self.natives.lock() {
+            for n in natives.iter() {
+                n.objects.store(0, Ordering::Relaxed);
+                n.bytes.store(0, Ordering::Relaxed);
             }
         }
     }
