@@ -50,13 +50,10 @@ thread_local! {
     /// The object of this thread's last VMObjectAlloc event: a native allocation counted
     /// through the event is not counted again by the probe after the call.
     static LAST_VM_ALLOC: Cell<Option<WeakRef>> = const { Cell::new(None) };
-    /// This thread's recent (class, native kind) → entry of [`AllocCounts::natives`].
-    static NATIVE_CACHE: std::cell::RefCell<Vec<(WeakRef, u8, Arc<NativeSite>)>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+    /// This thread's (class id, native kind) → entry of [`AllocCounts::natives`].
+    static NATIVE_SITES: std::cell::RefCell<HashMap<(u64, u8), Arc<NativeSite>>> =
+        std::cell::RefCell::new(HashMap::new());
 }
-
-/// Classes a thread keeps in its [`NATIVE_CACHE`].
-const NATIVE_CACHE_SIZE: usize = 8;
 
 /// Objects of one class made by one [`NativeAlloc`] kind where bytecode called it; the
 /// counts are added to without a lock.
@@ -164,8 +161,6 @@ pub struct AllocCounts {
     /// What the natives of [`NativeAlloc`] made, counted where bytecode called them (the
     /// probe `n` after the call), by (kind, class); an entry's index never changes.
     natives: Mutex<Vec<Arc<NativeSite>>>,
-    /// The JVMTI environment, for the native probe.
-    jvmti: OnceLock<Jvmti>,
     /// Classes rewritten, sites counted, methods left as they were.
     pub classes: AtomicU64,
     /// Sites given a counter.
@@ -292,7 +287,6 @@ impl AllocCounts {
             "java.lang.Thread has no field for the allocation counts (it was loaded before the agent's class hook)",
         )?;
         let _ = self.field.set(field);
-        let _ = self.jvmti.set(jvmti);
         let layout = as_agent(|| measure_layout(jvmti, jni));
         let _ = self.layout.set(layout);
         let class_name = CString::new(COUNTER_CLASS).unwrap_or_default();
@@ -353,11 +347,9 @@ impl AllocCounts {
         if let Ok(Some(last)) = LAST_VM_ALLOC.try_with(Cell::take) {
             jni.delete_weak_ref(last);
         }
-        let _ = NATIVE_CACHE.try_with(|cache| {
-            if let Ok(mut cache) = cache.try_borrow_mut() {
-                for (class, _, _) in cache.drain(..) {
-                    jni.delete_weak_ref(class);
-                }
+        let _ = NATIVE_SITES.try_with(|sites| {
+            if let Ok(mut sites) = sites.try_borrow_mut() {
+                sites.clear();
             }
         });
         let (Some(&field), Ok(mut folded)) = (self.field.get(), self.folded.lock()) else {
@@ -757,20 +749,21 @@ impl AllocCounts {
         let Some(kind) = NativeAlloc::ALL.into_iter().find(|k| *k as i32 == kind) else {
             return;
         };
-        let Some(&jvmti) = self.jvmti.get() else {
+        let Some((ctx, _)) = crate::engine::heap_sites::running() else {
             return;
         };
+        let jvmti = ctx.jvmti;
         let size_of = || jvmti.object_size(object).map_or(0, |s| s.max(0) as u64);
         let Some(class) = jni.object_class(object) else {
             return;
         };
-        let site = NATIVE_CACHE
-            .try_with(|cache| {
-                let mut cache = cache.try_borrow_mut().ok()?;
-                if let Some((_, _, site)) = cache
-                    .iter()
-                    .find(|(c, k, _)| *k == kind as u8 && jni.is_same_object(c.get(), class))
-                {
+        // Classes are known by their object ids (tags): one lookup, whatever the number of
+        // classes a thread's calls return.
+        let id = ctx.ids.of(jvmti, class);
+        let site = NATIVE_SITES
+            .try_with(|sites| {
+                let mut sites = sites.try_borrow_mut().ok()?;
+                if let Some(site) = sites.get(&(id, kind as u8)) {
                     return Some(site.clone());
                 }
                 let signature = jvmti.class_signature(class).ok()?;
@@ -795,11 +788,7 @@ impl AllocCounts {
                         }
                     }
                 };
-                if cache.len() >= NATIVE_CACHE_SIZE {
-                    let (old, _, _) = cache.remove(0);
-                    jni.delete_weak_ref(old);
-                }
-                cache.push((jni.new_weak_ref(class), kind as u8, site.clone()));
+                sites.insert((id, kind as u8), site.clone());
                 Some(site)
             })
             .ok()
