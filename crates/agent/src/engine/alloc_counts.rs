@@ -51,8 +51,8 @@ thread_local! {
     /// through the event is not counted again by the probe after the call.
     static LAST_VM_ALLOC: Cell<Option<WeakRef>> = const { Cell::new(None) };
     /// This thread's (class id, native kind) → entry of [`AllocCounts::natives`].
-    static NATIVE_SITES: std::cell::RefCell<HashMap<(u64, u8), Arc<NativeSite>>> =
-        std::cell::RefCell::new(HashMap::new());
+    static NATIVE_SITES: std::cell::RefCell<rustc_hash::FxHashMap<(u64, u8), Arc<NativeSite>>> =
+        std::cell::RefCell::new(rustc_hash::FxHashMap::default());
 }
 
 /// Objects of one class made by one [`NativeAlloc`] kind where bytecode called it; the
