@@ -374,3 +374,33 @@ fn allocations_of_compiled_intrinsics_are_counted_exactly() {
         );
     }
 }
+
+#[test]
+fn hotspot_notices_about_intrinsic_marks_stay_off_stderr_too() {
+    // With -XX:+DisplayVMOutputToStderr HotSpot prints its notice about each method that
+    // lost its intrinsic mark on standard error instead: filtered there too.
+    let jdk = jdk17();
+    let plain_dir = tempfile::tempdir().unwrap();
+    let plain =
+        hprof_testkit::java::run_java(&jdk, plain_dir.path(), &[], "CompiledAllocs", &["2000"]);
+    assert_eq!(plain.code, Some(0), "{}", plain.stderr);
+    let dir = tempfile::tempdir().unwrap();
+    let run = hprof_testkit::java::run_java(
+        &jdk,
+        dir.path(),
+        &[
+            "-XX:+DisplayVMOutputToStderr",
+            &crate::support::agentpath("heap=sites,verbose=y"),
+        ],
+        "CompiledAllocs",
+        &["2000"],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stdout, plain.stdout);
+    assert!(run.stderr.contains("(sites=fast)"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("Compiler intrinsic is defined"),
+        "{}",
+        run.stderr
+    );
+}
