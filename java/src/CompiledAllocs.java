@@ -15,6 +15,8 @@
 //                  through reflection)
 //   builders:      N java.lang.String by StringBuilder.toString() of "[" + i (no indy: an
 //                  explicit StringBuilder)
+//   utf16:         N java.lang.String by new String(char[]) of 3 non-Latin-1 chars, whose
+//                  UTF-16 byte[] (6 bytes) StringUTF16.toBytes makes
 // Then it prints "done <checksum>".
 
 import java.lang.reflect.Array;
@@ -88,6 +90,16 @@ public class CompiledAllocs {
         }
     }
 
+    static void utf16(int n) {
+        char[] chars = {'\u03b1', '\u03b2', 'x'};
+        for (int i = 0; i < n; i++) {
+            chars[2] = (char) ('a' + (i & 15));
+            String s = new String(chars);
+            keep(i, s);
+            checksum += s.length();
+        }
+    }
+
     static void newInstance(int n) {
         for (int i = 0; i < n; i++) {
             Object a = Array.newInstance(Mark.class, 2);
@@ -136,6 +148,7 @@ public class CompiledAllocs {
         copyObjects(n);
         concatenate(n);
         builders(n);
+        utf16(n);
         newInstance(n);
         cloneObjects(n);
         allocateInstance(n);

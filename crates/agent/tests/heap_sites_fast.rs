@@ -361,6 +361,13 @@ fn allocations_of_compiled_intrinsics_are_counted_exactly() {
         // "<0>" .. "<299999>": 3 to 8 Latin-1 bytes, 24 bytes an array; "(0,300000)" ..
         // "(299999,1)": 10 to 15 bytes, 32 bytes an array.
         assert!(bytes.1 >= N * 24 + N * 32, "JDK {v}: {bytes:?}");
+        // new String(char[]) of non-Latin-1 chars: the UTF-16 byte[] (6 bytes, 24 with the
+        // header) that StringUTF16.toBytes, an intrinsic, makes in newBytesFor (48,151 of
+        // 300,000 counted on JDK 17 before its mark was taken off); other UTF-16 strings of
+        // the JDK share the site.
+        let utf16 = allocated(&p, "byte[]", "java.lang.StringUTF16.newBytesFor");
+        assert!((N..N + 1_000).contains(&utf16.0), "JDK {v}: {utf16:?}");
+        assert!(utf16.1 >= N * 24, "JDK {v}: {utf16:?}");
         // Unsafe.allocateInstance (through sun.misc.Unsafe and a method handle): counted after
         // the call on every JDK (JDK 11 and 17 post no VMObjectAlloc for it at all).
         assert_eq!(
