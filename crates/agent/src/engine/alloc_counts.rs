@@ -767,6 +767,8 @@ impl AllocCounts {
                     return Some(site.clone());
                 }
                 let signature = jvmti.class_signature(class).ok()?;
+                // Measured before the lock: no JVMTI call is made while it is held.
+                let instance_size = (!signature.starts_with('[')).then(size_of);
                 let site = {
                     let mut natives = self.natives.lock().ok()?;
                     match natives
@@ -775,7 +777,6 @@ impl AllocCounts {
                     {
                         Some(n) => n.clone(),
                         None => {
-                            let instance_size = (!signature.starts_with('[')).then(size_of);
                             let n = Arc::new(NativeSite {
                                 kind,
                                 signature,
