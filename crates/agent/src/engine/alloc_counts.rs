@@ -317,6 +317,7 @@ impl AllocCounts {
         let started = std::time::Instant::now();
         // The allocating intrinsics' classes not loaded yet are loaded now, so that they
         // lose their intrinsic mark with the others, while HotSpot's notices are filtered.
+        crate::jvmti::stdout::filter_intrinsic_notices();
         crate::jvmti::stdout::quiet_intrinsic_notices(|| {
             load_intrinsic_holders(jni);
             retransform_loaded(jvmti, jni);

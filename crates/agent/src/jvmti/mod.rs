@@ -797,9 +797,9 @@ impl Jvmti {
         jvmti!(self, IsModifiableClass, class, &mut modifiable).is_ok() && modifiable != 0
     }
 
-    /// Retransforms `classes` (the class file load hook sees each again), with HotSpot's
-    /// notices about methods that lose their intrinsic mark kept off the program's output
-    /// ([`stdout::quiet_intrinsic_notices`]).
+    /// Retransforms `classes` (the class file load hook sees each again); once `heap=sites`'
+    /// fast mode runs, with HotSpot's notices about methods that lose their intrinsic mark
+    /// kept off the program's output ([`stdout::quiet_intrinsic_notices`]).
     pub fn retransform_classes(self, classes: &[jclass]) -> Result<()> {
         if classes.is_empty() {
             return Ok(());

@@ -20,6 +20,16 @@ const NOTICE: &[u8] = b"Compiler intrinsic is defined for method [";
 /// Set while [`quiet_intrinsic_notices`] runs.
 static QUIET: AtomicBool = AtomicBool::new(false);
 
+/// Set once the fast mode of `heap=sites` runs: only then are the notices filtered (and the
+/// marks taken off), so that no other session has its output held back.
+static WANTED: AtomicBool = AtomicBool::new(false);
+
+/// Says that the allocation counts run: from now on the agent's class loading and
+/// retransformation may take intrinsic marks off, with HotSpot's notices filtered.
+pub fn filter_intrinsic_notices() {
+    WANTED.store(true, Ordering::Release);
+}
+
 /// Whether HotSpot's intrinsic notices are being filtered out now (so the rewriter may take
 /// the intrinsic marks off).
 pub fn quiet() -> bool {
@@ -27,10 +37,11 @@ pub fn quiet() -> bool {
 }
 
 /// Runs `f` with HotSpot's intrinsic notices filtered out of standard output and standard
-/// error. Nested or concurrent calls just run `f` (the first one's files take every line
-/// written meanwhile, whichever thread wrote it).
+/// error, once [`filter_intrinsic_notices`] was called (else just runs `f`). Nested or
+/// concurrent calls just run `f` (the first one's files take every line written meanwhile,
+/// whichever thread wrote it).
 pub fn quiet_intrinsic_notices<T>(f: impl FnOnce() -> T) -> T {
-    if QUIET.swap(true, Ordering::AcqRel) {
+    if !WANTED.load(Ordering::Acquire) || QUIET.swap(true, Ordering::AcqRel) {
         return f();
     }
     let result = filtered(&[1, 2], f, |line| !line.starts_with(NOTICE));
@@ -137,6 +148,7 @@ mod tests {
     #[test]
     fn quiet_is_set_only_while_filtering() {
         assert!(!quiet());
+        filter_intrinsic_notices();
         // Nested: the inner call just runs.
         let n = quiet_intrinsic_notices(|| quiet_intrinsic_notices(|| u8::from(quiet())));
         assert_eq!(n, 1);
