@@ -460,17 +460,23 @@ impl AllocCounts {
             }
         }
         // What the natives made where bytecode called them, under the native method (the
-        // allocating frame of the same objects when VMObjectAlloc reports them). A lambda's
-        // object (`Unsafe.allocateInstance` of a method handle) was counted at its call site.
-        let counted_lambdas: std::collections::HashSet<String> =
-            lambda_classes.values().map(|c| signature_of(c)).collect();
+        // allocating frame of the same objects when VMObjectAlloc reports them). A capturing
+        // lambda's object (`Unsafe.allocateInstance` of a method handle) was counted at its
+        // call site: the lambda classes of a class whose lambda sites counted are left out
+        // (even one a site could not name, whose objects went to another lambda class of
+        // the same class; a non-capturing lambda's one object is left out with them).
+        let lambda_prefixes: Vec<String> = defs
+            .iter()
+            .filter(|d| d.kind == AllocKind::Lambda && at(d.slot) > 0)
+            .map(|d| format!("L{}$$Lambda", d.class))
+            .collect();
         let natives = self.natives.lock().map(|n| n.clone()).unwrap_or_default();
         for n in natives {
             let (objects, bytes) = (
                 n.objects.load(Ordering::Relaxed),
                 n.bytes.load(Ordering::Relaxed),
             );
-            if objects == 0 || counted_lambdas.contains(&n.signature) {
+            if objects == 0 || lambda_prefixes.iter().any(|p| n.signature.starts_with(p)) {
                 continue;
             }
             let (class, method, descriptor) = n.kind.method();
