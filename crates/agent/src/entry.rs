@@ -349,12 +349,15 @@ extern "C" fn vm_object_alloc(
     _jvmti: *mut sys::jvmtiEnv,
     jni: *mut sys::JNIEnv,
     _thread: jthread,
-    _object: sys::jobject,
+    object: sys::jobject,
     class: sys::jclass,
     size: sys::jlong,
 ) {
     guarded("VMObjectAlloc", (), || {
         if profiler::get().is_some_and(|p| p.is_running()) {
+            if let Some(counts) = alloc_counts::RUNNING.get() {
+                counts.note_vm_alloc(Jni::from_raw(jni), object);
+            }
             heap_sites::on_vm_alloc(Jni::from_raw(jni), class, size);
         }
     });
@@ -570,6 +573,22 @@ extern "C" fn class_file_load_hook(
             }
         }
     });
+}
+
+/// `java.lang.HprofAllocs.n(Object, int)`: the probe after a call of an allocating native
+/// method (heap=sites' fast mode), with the object it returned and the kind of call.
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_java_lang_HprofAllocs_n(
+    jni: *mut sys::JNIEnv,
+    _class: sys::jclass,
+    object: sys::jobject,
+    kind: sys::jint,
+) {
+    guarded("HprofAllocs.n", (), || {
+        if let Some(counts) = alloc_counts::RUNNING.get() {
+            counts.on_native_alloc(Jni::from_raw(jni), object, kind);
+        }
+    })
 }
 
 // The tracker's natives, found by the JVM under their JNI names (it searches agent

@@ -2,10 +2,12 @@
 //! bytecode, exactly per (class, allocating method, line) on every JDK (11 included, whose
 //! allocation sampler misses allocations in the exact mode); the VM's own allocations
 //! (clone, reflection, JNI) through VMObjectAlloc; capturing lambdas, each under its own hidden
-//! class (java/src/LambdaTwins.java); `multianewarray`'s inner arrays; live objects
-//! exact for classes allocated at one site (java/src/KeptDropped.java, AllocSites.java), and
-//! within a point of the live heap for sites sharing a class (java/src/LiveSets.java);
-//! allocations in hidden classes estimated (java/src/HiddenAllocs.java);
+//! class (java/src/LambdaTwins.java); `multianewarray`'s inner arrays; allocations of JIT
+//! intrinsics in C2-compiled loops and string concatenation on every JDK
+//! (java/src/CompiledAllocs.java); live objects exact for classes allocated at one site
+//! (java/src/KeptDropped.java, AllocSites.java), and within a point of the live heap for
+//! sites sharing a class (java/src/LiveSets.java); allocations in hidden classes estimated
+//! (java/src/HiddenAllocs.java);
 //! the program's output unchanged; every class of java.base and jdk.compiler verifies
 //! rewritten (-Xverify:all).
 
@@ -60,17 +62,14 @@ fn kept_and_dropped_are_counted_exactly_and_the_output_is_unchanged() {
                 (t.0 + r.allocated_objects, t.1 + r.live_objects)
             });
         assert_eq!(lambdas, (1_000, 1_000), "JDK {v}");
-        // String concatenation: the strings are made in java.base's StringConcatHelper up to
-        // JDK 22 (JDK 23 and later make them in hidden classes, which no class file load hook
-        // sees: docs/compatibility.md).
-        if v <= 21 {
-            let strings: u64 = p.sites[0]
-                .iter()
-                .filter(|r| r.class == "java.lang.String")
-                .map(|r| r.allocated_objects)
-                .sum();
-            assert!(strings >= 1_000, "JDK {v}: {strings} strings");
-        }
+        // String concatenation: the strings are made in java.base's StringConcatHelper (and
+        // its nested classes on JDK 25), whose code is rewritten.
+        let strings: u64 = p.sites[0]
+            .iter()
+            .filter(|r| r.class == "java.lang.String")
+            .map(|r| r.allocated_objects)
+            .sum();
+        assert!(strings >= 1_000, "JDK {v}: {strings} strings");
         // Ordered by live bytes; the SITES layout is the exact mode's.
         assert!(
             p.sites[0]
@@ -527,4 +526,149 @@ fn allocations_in_hidden_classes_are_estimated() {
         );
         assert_eq!(bytes, objects * 40, "JDK {v}");
     }
+}
+
+/// (allocated objects, allocated bytes) of the sites of `class` whose trace has a frame of
+/// `method` (`java.util.Arrays.copyOf`).
+fn allocated(p: &TextProfile, class: &str, method: &str) -> (u64, u64) {
+    let t = SiteRow::totals(&p.sites_at(class, method));
+    (t.0, t.1)
+}
+
+#[test]
+fn allocations_of_compiled_intrinsics_are_counted_exactly() {
+    // Each loop runs N times, long enough for C2 to compile it: the JIT's intrinsics for
+    // Arrays.copyOf, Unsafe.allocateUninitializedArray (string concatenation's byte[]),
+    // Array.newInstance, Object.clone and Unsafe.allocateInstance would otherwise make most
+    // of these objects where neither the probes nor VMObjectAlloc see them (a short count).
+    const N: u64 = 300_000;
+    for jdk in jdks() {
+        let v = jdk.version;
+        let plain_dir = tempfile::tempdir().unwrap();
+        let plain =
+            hprof_testkit::java::run_java(&jdk, plain_dir.path(), &[], "CompiledAllocs", &[]);
+        assert_eq!(plain.code, Some(0), "JDK {v}: {}", plain.stderr);
+        let (run, dir) = profile(&jdk, "heap=sites,depth=8,cutoff=0", "CompiledAllocs", &[]);
+        assert_eq!(run.code, Some(0), "JDK {v}: {}", run.stderr);
+        // HotSpot's notice for each method that lost its intrinsic mark is not printed.
+        assert_eq!(run.stdout, plain.stdout, "JDK {v}: the program's output");
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        // Arrays.copyOf(Item[], 3): N arrays of 3 references (16 + 12, rounded to 32 bytes),
+        // made by Array.newInstance inside copyOf, whose allocating frame is the native
+        // Array.newArray (compiled: counted after the call; else VMObjectAlloc).
+        assert_eq!(
+            allocated(
+                &p,
+                "CompiledAllocs$Item[]",
+                "java.lang.reflect.Array.newArray"
+            ),
+            (N, N * 32),
+            "JDK {v}"
+        );
+        // Arrays.copyOfRange(Object[], 1, 4): `new Object[3]` in copyOfRange's bytecode, a
+        // site the JDK's own code shares (a few hundred at start-up).
+        let ranges = p
+            .sites_at("java.lang.Object[]", "java.util.Arrays.copyOfRange")
+            .iter()
+            .map(|r| r.allocated_objects)
+            .sum::<u64>();
+        assert!((N..N + 1_000).contains(&ranges), "JDK {v}: {ranges}");
+        // Array.newInstance(Mark.class, 2): N arrays of 24 bytes.
+        assert_eq!(
+            allocated(
+                &p,
+                "CompiledAllocs$Mark[]",
+                "java.lang.reflect.Array.newArray"
+            ),
+            (N, N * 24),
+            "JDK {v}"
+        );
+        // Object.clone(): N cells (16 bytes) and N Cell[4] (32 bytes) copied, besides the
+        // two originals made by `new` in the same method.
+        let cells = allocated(&p, "CompiledAllocs$Cell", "java.lang.Object.clone");
+        assert_eq!(cells, (N, N * 16), "JDK {v}");
+        let arrays = allocated(&p, "CompiledAllocs$Cell[]", "java.lang.Object.clone");
+        assert_eq!(arrays, (N, N * 32), "JDK {v}");
+        // String concatenation ("<" + i + ">" and "(" + i + "," + (N - i) + ")"): one String
+        // and one byte[] each, made in java.base (StringConcatHelper; on JDK 25 the second
+        // would be made in a hidden class unless the agent raised StringConcatFactory's
+        // threshold) and, for the byte[], by Unsafe.allocateUninitializedArray; other
+        // concatenations of the JDK's own code share those sites (a few at start-up).
+        let in_helper = |r: &&crate::support::SiteRow| {
+            p.traces[&r.trace]
+                .frames
+                .first()
+                .is_some_and(|f| f.starts_with("java.lang.StringConcatHelper"))
+        };
+        let strings: u64 = p.sites[0]
+            .iter()
+            .filter(|r| r.class == "java.lang.String")
+            .filter(in_helper)
+            .map(|r| r.allocated_objects)
+            .sum();
+        assert!(
+            (2 * N..2 * N + 1_000).contains(&strings),
+            "JDK {v}: {strings}"
+        );
+        let bytes = allocated(
+            &p,
+            "byte[]",
+            "jdk.internal.misc.Unsafe.allocateUninitializedArray0",
+        );
+        assert!(
+            (2 * N..2 * N + 1_000).contains(&bytes.0),
+            "JDK {v}: {bytes:?}"
+        );
+        // "<0>" .. "<299999>": 3 to 8 Latin-1 bytes, 24 bytes an array; "(0,300000)" ..
+        // "(299999,1)": 10 to 15 bytes, 32 bytes an array.
+        assert!(bytes.1 >= N * 24 + N * 32, "JDK {v}: {bytes:?}");
+        // new String(char[]) of non-Latin-1 chars: the UTF-16 byte[] (6 bytes, 24 with the
+        // header) that StringUTF16.toBytes, an intrinsic, makes in newBytesFor (48,151 of
+        // 300,000 counted on JDK 17 before its mark was taken off); other UTF-16 strings of
+        // the JDK share the site.
+        let utf16 = allocated(&p, "byte[]", "java.lang.StringUTF16.newBytesFor");
+        assert!((N..N + 1_000).contains(&utf16.0), "JDK {v}: {utf16:?}");
+        assert!(utf16.1 >= N * 24, "JDK {v}: {utf16:?}");
+        // Unsafe.allocateInstance (through sun.misc.Unsafe and a method handle): counted after
+        // the call on every JDK (JDK 11 and 17 post no VMObjectAlloc for it at all).
+        assert_eq!(
+            allocated(
+                &p,
+                "CompiledAllocs$Bare",
+                "jdk.internal.misc.Unsafe.allocateInstance"
+            ),
+            (N, N * 16),
+            "JDK {v}"
+        );
+    }
+}
+
+#[test]
+fn hotspot_notices_about_intrinsic_marks_stay_off_stderr_too() {
+    // With -XX:+DisplayVMOutputToStderr HotSpot prints its notice about each method that
+    // lost its intrinsic mark on standard error instead: filtered there too.
+    let jdk = jdk17();
+    let plain_dir = tempfile::tempdir().unwrap();
+    let plain =
+        hprof_testkit::java::run_java(&jdk, plain_dir.path(), &[], "CompiledAllocs", &["2000"]);
+    assert_eq!(plain.code, Some(0), "{}", plain.stderr);
+    let dir = tempfile::tempdir().unwrap();
+    let run = hprof_testkit::java::run_java(
+        &jdk,
+        dir.path(),
+        &[
+            "-XX:+DisplayVMOutputToStderr",
+            &crate::support::agentpath("heap=sites,verbose=y"),
+        ],
+        "CompiledAllocs",
+        &["2000"],
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stdout, plain.stdout);
+    assert!(run.stderr.contains("(sites=fast)"), "{}", run.stderr);
+    assert!(
+        !run.stderr.contains("Compiler intrinsic is defined"),
+        "{}",
+        run.stderr
+    );
 }

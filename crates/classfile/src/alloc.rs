@@ -19,6 +19,13 @@
 //! `multianewarray`, rare, calls `multi`, which walks the new array and counts the outer
 //! array and every inner one: its site numbers `s`, `s + 2`, ... are the levels', each with
 //! objects and bytes.
+//!
+//! The JDK methods with bytecode that C2 replaces by an allocating intrinsic once their
+//! caller is compiled ([`ALLOCATING_INTRINSICS`]: `Arrays.copyOf` of objects, ...) lose their
+//! `@IntrinsicCandidate` mark, so that their probes still run in compiled code. Calls of the
+//! allocating native methods (`Object.clone`, `Array.newArray`, `Unsafe.allocateInstance`:
+//! [`NativeAlloc`]), intrinsics too, are followed by a call to the counter class's native
+//! `n` with the object returned, which the agent counts by its class.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -154,6 +161,10 @@ pub enum AllocKind {
     /// objects). The site's `allocated` is the functional interface, `lambda` the call's
     /// (SAM name, factory descriptor); the agent finds the hidden class.
     Lambda,
+    /// A call of a native method that allocates ([`NativeAlloc`]), counted after it returns
+    /// by the counter class's native method `n(Object, int)` with the object it returned:
+    /// its class is known only then. Never given to the site callback (no slots).
+    Native(NativeAlloc),
     /// `multianewarray` of `dims` dimensions: two slots per level, outer first.
     Multi {
         /// Dimensions created.
@@ -162,6 +173,74 @@ pub enum AllocKind {
         inner: Element,
     },
 }
+
+/// The native methods whose allocations are counted where they are called: C2 replaces each
+/// by an intrinsic, so that once the caller is compiled no VMObjectAlloc is posted for them
+/// (and `Unsafe.allocateInstance` posts none up to JDK 17 in any case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NativeAlloc {
+    /// `Object.clone()`, called as `super.clone()` from a class that inherits it from
+    /// `Object` (`invokespecial java/lang/Object.clone`), or on an array.
+    Clone = 0,
+    /// `java.lang.reflect.Array.newArray(Class, int)` (called by `Array.newInstance`).
+    NewArray = 1,
+    /// `jdk.internal.misc.Unsafe.allocateInstance(Class)`.
+    AllocateInstance = 2,
+}
+
+impl NativeAlloc {
+    /// Every kind, by number.
+    pub const ALL: [NativeAlloc; 3] = [
+        NativeAlloc::Clone,
+        NativeAlloc::NewArray,
+        NativeAlloc::AllocateInstance,
+    ];
+
+    /// The native method: holder, name, descriptor.
+    pub fn method(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            NativeAlloc::Clone => ("java/lang/Object", "clone", "()Ljava/lang/Object;"),
+            NativeAlloc::NewArray => (
+                "java/lang/reflect/Array",
+                "newArray",
+                "(Ljava/lang/Class;I)Ljava/lang/Object;",
+            ),
+            NativeAlloc::AllocateInstance => (
+                "jdk/internal/misc/Unsafe",
+                "allocateInstance",
+                "(Ljava/lang/Class;)Ljava/lang/Object;",
+            ),
+        }
+    }
+
+    /// The kind a call instruction (`op`, to `class.name descriptor`) calls, if any.
+    /// `invokevirtual` of `clone` on a class type is left alone: it may run an override
+    /// (which counts what it allocates itself).
+    fn of_call(op: u8, class: &[u8], name: &[u8], descriptor: &[u8]) -> Option<NativeAlloc> {
+        match (op, name, descriptor) {
+            (INVOKESPECIAL, b"clone", b"()Ljava/lang/Object;") if class == b"java/lang/Object" => {
+                Some(NativeAlloc::Clone)
+            }
+            (INVOKEVIRTUAL, b"clone", b"()Ljava/lang/Object;") if class.first() == Some(&b'[') => {
+                Some(NativeAlloc::Clone)
+            }
+            _ => NativeAlloc::ALL.into_iter().skip(1).find(|k| {
+                let (c, n, d) = k.method();
+                op == if *k == NativeAlloc::NewArray {
+                    INVOKESTATIC
+                } else {
+                    INVOKEVIRTUAL
+                } && class == c.as_bytes()
+                    && name == n.as_bytes()
+                    && descriptor == d.as_bytes()
+            }),
+        }
+    }
+}
+
+/// The counter class's method that counts what a [`NativeAlloc`] returned:
+/// `(Object allocated, int kind)`, native (the agent's).
+pub const NATIVE_PROBE: (&str, &str) = ("n", "(Ljava/lang/Object;I)V");
 
 /// An allocation site the rewriter asks a number for.
 #[derive(Debug, Clone, Copy)]
@@ -199,6 +278,8 @@ pub struct AllocOutcome {
     pub sites: u32,
     /// Methods left as they were, with the reason.
     pub failed: Vec<(String, String)>,
+    /// Methods of [`ALLOCATING_INTRINSICS`] that lost their intrinsic mark.
+    pub intrinsics: u32,
 }
 
 /// Puts a counter call after every allocating instruction of every method of `class`.
@@ -209,6 +290,17 @@ pub struct AllocOutcome {
 /// class file is an error.
 pub fn count_allocations(
     class: &[u8],
+    site: impl FnMut(&AllocSite<'_>) -> Option<u32>,
+) -> Result<AllocOutcome> {
+    count_allocations_with(class, true, site)
+}
+
+/// [`count_allocations`], taking the intrinsic mark off the [`ALLOCATING_INTRINSICS`]
+/// methods only if `strip_intrinsics` (HotSpot prints a notice on standard output for each
+/// such method it loads: the agent strips them only while it filters that output).
+pub fn count_allocations_with(
+    class: &[u8],
+    strip_intrinsics: bool,
     mut site: impl FnMut(&AllocSite<'_>) -> Option<u32>,
 ) -> Result<AllocOutcome> {
     let mut cf = ClassFile::parse(class)?;
@@ -221,6 +313,12 @@ pub fn count_allocations(
         return Ok(outcome);
     };
     let lambdas = lambda_bootstraps(&cf);
+    let natives = native_calls(&cf);
+    let stripped = if strip_intrinsics {
+        strip_allocating_intrinsics(&mut cf)?
+    } else {
+        0
+    };
     let mut refs: HashMap<&'static [u8], u16> = HashMap::new();
     for index in 0..cf.methods.len() {
         let m = &cf.methods[index];
@@ -232,7 +330,7 @@ pub fn count_allocations(
         };
         let data = &m.attributes[code_at].data;
         // A quick scan: most methods allocate nothing.
-        if !may_allocate(data, !lambdas.is_empty()) {
+        if !may_allocate(data, !lambdas.is_empty(), !natives.is_empty()) {
             continue;
         }
         let name = cf.pool.utf8(m.name)?.to_vec();
@@ -247,6 +345,7 @@ pub fn count_allocations(
             &mut site,
             &mut refs,
             &lambdas,
+            &natives,
         ) {
             Ok(Some((body, n))) => {
                 cf.methods[index].attributes[code_at].data = Cow::Owned(body);
@@ -263,24 +362,180 @@ pub fn count_allocations(
             )),
         }
     }
-    if outcome.sites > 0 {
+    if outcome.sites > 0 || stripped > 0 {
         outcome.bytes = Some(cf.write()?);
     }
+    outcome.intrinsics = stripped;
     Ok(outcome)
+}
+
+/// The methods with bytecode that HotSpot's JIT replaces by an intrinsic that allocates
+/// (holder, name, descriptor): once a caller is compiled, the intrinsic's allocation passes
+/// no probe of the method's bytecode. HotSpot intrinsifies only methods marked
+/// `@IntrinsicCandidate` (`@HotSpotIntrinsicCandidate` up to JDK 15) when their class loads:
+/// [`count_allocations`] takes the mark off these, so compiled code inlines their bytecode,
+/// probes included, like any other method's. (The allocating intrinsics of native methods
+/// keep their mark: their calls are counted where they return, see [`NativeAlloc`].)
+pub const ALLOCATING_INTRINSICS: &[(&str, &str, &str)] = &[
+    (
+        "java/util/Arrays",
+        "copyOf",
+        "([Ljava/lang/Object;ILjava/lang/Class;)[Ljava/lang/Object;",
+    ),
+    (
+        "java/util/Arrays",
+        "copyOfRange",
+        "([Ljava/lang/Object;IILjava/lang/Class;)[Ljava/lang/Object;",
+    ),
+    (
+        "jdk/internal/misc/Unsafe",
+        "allocateUninitializedArray0",
+        "(Ljava/lang/Class;I)Ljava/lang/Object;",
+    ),
+    ("java/lang/StringUTF16", "toBytes", "([CII)[B"),
+    ("java/math/BigInteger", "implMultiplyToLen", "([II[II[I)[I"),
+];
+
+/// The annotations that make a method an intrinsic candidate.
+const INTRINSIC_MARKS: [&[u8]; 2] = [
+    b"Ljdk/internal/vm/annotation/IntrinsicCandidate;",
+    b"Ljdk/internal/HotSpotIntrinsicCandidate;",
+];
+
+/// Takes the intrinsic mark off the [`ALLOCATING_INTRINSICS`] methods of `cf`; returns how
+/// many lost it.
+fn strip_allocating_intrinsics(cf: &mut ClassFile<'_>) -> Result<u32> {
+    let class = cf.name().to_vec();
+    if !ALLOCATING_INTRINSICS
+        .iter()
+        .any(|(holder, _, _)| holder.as_bytes() == class.as_slice())
+    {
+        return Ok(0);
+    }
+    let mut stripped = 0;
+    for index in 0..cf.methods.len() {
+        let m = &cf.methods[index];
+        let name = cf.pool.utf8(m.name)?;
+        let descriptor = cf.pool.utf8(m.descriptor)?;
+        if !ALLOCATING_INTRINSICS.iter().any(|(holder, n, d)| {
+            holder.as_bytes() == class.as_slice()
+                && n.as_bytes() == name
+                && d.as_bytes() == descriptor
+        }) {
+            continue;
+        }
+        for a in 0..cf.methods[index].attributes.len() {
+            let attr = &cf.methods[index].attributes[a];
+            if cf.pool.utf8(attr.name)? != b"RuntimeVisibleAnnotations" {
+                continue;
+            }
+            let (data, removed) = without_annotations(&attr.data, |t| {
+                cf.pool.utf8(t).is_ok_and(|t| INTRINSIC_MARKS.contains(&t))
+            })?;
+            if removed > 0 {
+                cf.methods[index].attributes[a].data = Cow::Owned(data);
+                stripped += 1;
+            }
+        }
+    }
+    Ok(stripped)
+}
+
+/// A RuntimeVisibleAnnotations body without the annotations whose type `drop` says yes to,
+/// and how many were dropped.
+fn without_annotations(data: &[u8], drop: impl Fn(u16) -> bool) -> Result<(Vec<u8>, usize)> {
+    let bad = || Error::new(0, "malformed annotations");
+    if data.len() < 2 {
+        return Err(bad());
+    }
+    let n = usize::from(u16_at(data, 0));
+    let mut at = 2;
+    let mut kept = Vec::with_capacity(data.len());
+    kept.extend_from_slice(&[0, 0]);
+    let mut count = 0u16;
+    for _ in 0..n {
+        let start = at;
+        at = skip_annotation(data, at).ok_or_else(bad)?;
+        if drop(u16_at(data, start)) {
+            continue;
+        }
+        kept.extend_from_slice(&data[start..at]);
+        count += 1;
+    }
+    if at != data.len() {
+        return Err(bad());
+    }
+    kept[0..2].copy_from_slice(&count.to_be_bytes());
+    Ok((kept, n - usize::from(count)))
+}
+
+/// The offset after the annotation at `at` (at most `d.len()`).
+fn skip_annotation(d: &[u8], at: usize) -> Option<usize> {
+    let pairs = usize::from(u16::from_be_bytes([*d.get(at + 2)?, *d.get(at + 3)?]));
+    let mut at = at + 4;
+    for _ in 0..pairs {
+        at = skip_element(d, at + 2)?;
+    }
+    Some(at)
+}
+
+/// The offset after the element value at `at` (at most `d.len()`).
+fn skip_element(d: &[u8], at: usize) -> Option<usize> {
+    let within = |end: usize| (end <= d.len()).then_some(end);
+    match *d.get(at)? {
+        b'B' | b'C' | b'D' | b'F' | b'I' | b'J' | b'S' | b'Z' | b's' | b'c' => within(at + 3),
+        b'e' => within(at + 5),
+        b'@' => skip_annotation(d, at + 1),
+        b'[' => {
+            let n = usize::from(u16::from_be_bytes([*d.get(at + 1)?, *d.get(at + 2)?]));
+            let mut at = at + 3;
+            for _ in 0..n {
+                at = skip_element(d, at)?;
+            }
+            Some(at)
+        }
+        _ => None,
+    }
 }
 
 /// Whether a Code attribute's bytes contain an allocating opcode anywhere (a byte scan that
 /// may say yes for operands; the decoder decides).
-fn may_allocate(data: &[u8], indy: bool) -> bool {
+fn may_allocate(data: &[u8], indy: bool, calls: bool) -> bool {
     if data.len() < 8 {
         return false;
     }
     let len = u32::from_be_bytes([data[4], data[5], data[6], data[7]]) as usize;
     data.get(8..8 + len).is_some_and(|code| {
         code.iter().any(|&b| {
-            matches!(b, NEW | NEWARRAY | ANEWARRAY | MULTIANEWARRAY) || (indy && b == INVOKEDYNAMIC)
+            matches!(b, NEW | NEWARRAY | ANEWARRAY | MULTIANEWARRAY)
+                || (indy && b == INVOKEDYNAMIC)
+                || (calls && matches!(b, INVOKEVIRTUAL | INVOKESPECIAL | INVOKESTATIC))
         })
     })
+}
+
+/// The method references of the class's constant pool that call a [`NativeAlloc`] (by
+/// pool index, with the instruction that may call each; empty when none does).
+fn native_calls(cf: &ClassFile<'_>) -> HashMap<u16, NativeAlloc> {
+    let mut out = HashMap::new();
+    for index in 1..cf.pool.count() {
+        let Ok(index) = u16::try_from(index) else {
+            break;
+        };
+        if !matches!(cf.pool.get(index), Some(crate::pool::Entry::Member(t, _, _)) if *t == crate::pool::tag::METHODREF)
+        {
+            continue;
+        }
+        let Ok((class, name, descriptor)) = cf.pool.member(index) else {
+            continue;
+        };
+        for op in [INVOKEVIRTUAL, INVOKESPECIAL, INVOKESTATIC] {
+            if let Some(k) = NativeAlloc::of_call(op, class, name, descriptor) {
+                out.insert(index, k);
+            }
+        }
+    }
+    out
 }
 
 const NEW: u8 = 0xbb;
@@ -289,6 +544,9 @@ const ANEWARRAY: u8 = 0xbd;
 const ARRAYLENGTH: u8 = 0xbe;
 const MULTIANEWARRAY: u8 = 0xc5;
 const INVOKEDYNAMIC: u8 = 0xba;
+const INVOKEVIRTUAL: u8 = 0xb6;
+const INVOKESPECIAL: u8 = 0xb7;
+const INVOKESTATIC: u8 = 0xb8;
 
 /// Which entries of the class's BootstrapMethods are `LambdaMetafactory.metafactory` or
 /// `altMetafactory`, each with its implementation method handle's reference (`Some(0)` when
@@ -356,6 +614,8 @@ impl Probe {
         match self.kind {
             // sipush/ldc_w, invokestatic
             AllocKind::Instance | AllocKind::Lambda => 6,
+            // dup, bipush kind, invokestatic
+            AllocKind::Native(_) => 6,
             // dup, arraylength, sipush/ldc_w, invokestatic
             AllocKind::Array(_) => 8,
             // dup, sipush kind << 8 | dims, sipush/ldc_w, invokestatic
@@ -396,6 +656,7 @@ fn rewrite_method(
     site: &mut impl FnMut(&AllocSite<'_>) -> Option<u32>,
     refs: &mut HashMap<&'static [u8], u16>,
     lambdas: &[Option<u16>],
+    natives: &HashMap<u16, NativeAlloc>,
 ) -> Result<Option<(Vec<u8>, u32)>> {
     let m = &cf.methods[index];
     let is_static = m.access & ACC_STATIC != 0;
@@ -420,6 +681,20 @@ fn rewrite_method(
     let mut count = 0u32;
     for (i, insn) in insns.iter().enumerate() {
         let at = insn.at as usize;
+        if matches!(insn.op, INVOKEVIRTUAL | INVOKESPECIAL | INVOKESTATIC) && !natives.is_empty() {
+            let index = u16_at(code.code, at + 1);
+            if let Some(&k) = natives.get(&index)
+                && let Ok((class, name, descriptor)) = cf.pool.member(index)
+                && NativeAlloc::of_call(insn.op, class, name, descriptor) == Some(k)
+            {
+                probes[i] = Some(Probe {
+                    kind: AllocKind::Native(k),
+                    site: k as u32,
+                });
+                count += 1;
+            }
+            continue;
+        }
         let mut lambda: (Vec<u8>, Vec<u8>) = (Vec::new(), Vec::new());
         let mut target: (Vec<u8>, Vec<u8>, Vec<u8>) = Default::default();
         let (allocated, kind): (Vec<u8>, AllocKind) = match insn.op {
@@ -549,6 +824,7 @@ fn rewrite_method(
     let mut method_ref = |pool: &mut Pool<'_>, kind: AllocKind| -> Result<u16> {
         let (n, d): (&'static [u8], &'static [u8]) = match kind {
             AllocKind::Instance | AllocKind::Lambda => (b"o", b"(I)V"),
+            AllocKind::Native(_) => (NATIVE_PROBE.0.as_bytes(), NATIVE_PROBE.1.as_bytes()),
             AllocKind::Array(e) => (e.probe(), b"(II)V"),
             AllocKind::Multi { .. } => (MULTI.0.as_bytes(), MULTI.1.as_bytes()),
         };
@@ -570,8 +846,16 @@ fn rewrite_method(
         emit_moved(&mut out, code.code, insn, here, layout.widened[i], rel)?;
         if let Some(p) = probes[i] {
             let start = out.len();
+            if let AllocKind::Native(k) = p.kind {
+                out.extend_from_slice(&[op::DUP, op::BIPUSH, k as u8]);
+                let r = method_ref(&mut cf.pool, p.kind)?;
+                out.push(op::INVOKESTATIC);
+                put_u16(&mut out, r);
+                debug_assert_eq!((out.len() - start) as u32, p.len());
+                continue;
+            }
             match p.kind {
-                AllocKind::Instance | AllocKind::Lambda => {}
+                AllocKind::Instance | AllocKind::Lambda | AllocKind::Native(_) => {}
                 AllocKind::Array(_) => out.extend_from_slice(&[op::DUP, ARRAYLENGTH]),
                 AllocKind::Multi { dims, inner } => {
                     out.extend_from_slice(&[op::DUP, op::SIPUSH, inner as u8, dims])
@@ -1252,6 +1536,14 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
             annotation: None,
         },
     ];
+    // n(Object allocated, int kind): the agent's native method (found by its JNI name).
+    methods.push(M {
+        access: public | ACC_NATIVE,
+        name: NATIVE_PROBE.0.as_bytes(),
+        descriptor: NATIVE_PROBE.1.as_bytes(),
+        body: None,
+        annotation: None,
+    });
     for e in Element::ALL {
         let (code, frames) = array_probe(e)?;
         methods.push(M {
@@ -1337,10 +1629,43 @@ mod tests {
     }
 
     #[test]
+    fn annotations_with_every_kind_of_value_are_skipped_and_dropped() {
+        // Three annotations: type 7 with one pair per kind of element value (constant,
+        // enum, class, nested annotation, array), type 9 without elements, type 7 again.
+        let mut first = vec![0, 7, 0, 5];
+        first.extend([0, 1, b'I', 0, 2]);
+        first.extend([0, 1, b'e', 0, 3, 0, 4]);
+        first.extend([0, 1, b'c', 0, 5]);
+        first.extend([0, 1, b'@', 0, 9, 0, 1, 0, 1, b's', 0, 6]);
+        first.extend([0, 1, b'[', 0, 2, b'Z', 0, 2, b'J', 0, 3]);
+        let mut data = vec![0, 3];
+        data.extend(&first);
+        data.extend([0, 9, 0, 0]);
+        data.extend(&first);
+        let (kept, dropped) = without_annotations(&data, |t| t == 9).unwrap();
+        assert_eq!(dropped, 1);
+        let mut expected = vec![0, 2];
+        expected.extend(&first);
+        expected.extend(&first);
+        assert_eq!(kept, expected);
+        let (kept, dropped) = without_annotations(&data, |t| t == 7).unwrap();
+        assert_eq!((kept, dropped), (vec![0, 1, 0, 9, 0, 0], 2));
+        // Truncated or trailing bytes are errors, never a panic.
+        for end in 0..data.len() {
+            assert!(without_annotations(&data[..end], |_| false).is_err());
+        }
+        let mut longer = data.clone();
+        longer.push(0);
+        assert!(without_annotations(&longer, |_| false).is_err());
+        // An unknown element tag.
+        assert!(without_annotations(&[0, 1, 0, 7, 0, 1, 0, 1, b'?'], |_| false).is_err());
+    }
+
+    #[test]
     fn the_counter_class_parses() {
         let bytes = counter_class(&ArrayLayout::default(), true);
         let cf = ClassFile::parse(&bytes).unwrap();
         assert_eq!(cf.name(), COUNTER_CLASS.as_bytes());
-        assert_eq!(cf.methods.len(), 11);
+        assert_eq!(cf.methods.len(), 12);
     }
 }

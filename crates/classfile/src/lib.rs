@@ -31,8 +31,9 @@ pub mod pool;
 mod tracker;
 
 pub use alloc::{
-    AllocKind, AllocOutcome, AllocSite, ArrayLayout, CHUNK, CHUNK_BITS, COUNTER_CLASS, Element,
-    MULTI, THREAD_COUNTS_DESCRIPTOR, THREAD_COUNTS_FIELD, count_allocations, counter_class,
+    ALLOCATING_INTRINSICS, AllocKind, AllocOutcome, AllocSite, ArrayLayout, CHUNK, CHUNK_BITS,
+    COUNTER_CLASS, Element, MULTI, NATIVE_PROBE, NativeAlloc, THREAD_COUNTS_DESCRIPTOR,
+    THREAD_COUNTS_FIELD, count_allocations, count_allocations_with, counter_class,
     with_counts_field,
 };
 pub use class::ClassFile;

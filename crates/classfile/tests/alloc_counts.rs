@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::Command;
 
 use hprof_classfile::{
-    AllocKind, ArrayLayout, COUNTER_CLASS, Element, THREAD_CLASS, count_allocations, counter_class,
-    with_counts_field,
+    ALLOCATING_INTRINSICS, AllocKind, ArrayLayout, COUNTER_CLASS, ClassFile, Element, THREAD_CLASS,
+    count_allocations, count_allocations_with, counter_class, with_counts_field,
 };
 
 const PROGRAM: &str = r#"
@@ -55,16 +55,100 @@ public class CountMe {
 "#;
 
 fn jdk_thread_class(dir: &Path) -> Vec<u8> {
+    jdk_class(dir, THREAD_CLASS)
+}
+
+/// The class file of java.base's class `name` (internal name) in JDK 17.
+fn jdk_class(dir: &Path, name: &str) -> Vec<u8> {
     let jdk = hprof_testkit::java::jdk17();
     let status = Command::new(jdk.bin("jimage"))
         .arg("extract")
         .arg(format!("--dir={}", dir.display()))
-        .arg(format!("--include=regex:.*/{THREAD_CLASS}\\.class"))
+        .arg(format!("--include=regex:.*/{name}\\.class"))
         .arg(jdk.home.join("lib/modules"))
         .status()
         .unwrap();
     assert!(status.success());
-    std::fs::read(dir.join(format!("java.base/{THREAD_CLASS}.class"))).unwrap()
+    std::fs::read(dir.join(format!("java.base/{name}.class"))).unwrap()
+}
+
+/// The RuntimeVisibleAnnotations body of each method of `class` (empty if none), by name
+/// and descriptor, and the constant pool index of the intrinsic mark's name (0 if none).
+fn method_annotations(class: &[u8]) -> (HashMap<(String, String), Vec<u8>>, u16) {
+    let cf = ClassFile::parse(class).unwrap();
+    let text = |i: u16| String::from_utf8_lossy(cf.pool.utf8(i).unwrap_or_default()).into_owned();
+    let mark = (1..cf.pool.count() as u16)
+        .find(|&i| {
+            cf.pool
+                .utf8(i)
+                .is_ok_and(|t| t == b"Ljdk/internal/vm/annotation/IntrinsicCandidate;")
+        })
+        .unwrap_or(0);
+    let mut out = HashMap::new();
+    for m in &cf.methods {
+        let body = m
+            .attributes
+            .iter()
+            .find(|a| text(a.name) == "RuntimeVisibleAnnotations")
+            .map(|a| a.data.to_vec())
+            .unwrap_or_default();
+        out.insert((text(m.name), text(m.descriptor)), body);
+    }
+    (out, mark)
+}
+
+#[test]
+fn the_allocating_intrinsics_lose_their_mark_and_nothing_else_does() {
+    let dir = tempfile::tempdir().unwrap();
+    for (holder, count) in [
+        ("java/util/Arrays", 2),
+        ("jdk/internal/misc/Unsafe", 1),
+        ("java/lang/StringUTF16", 1),
+        ("java/math/BigInteger", 1),
+    ] {
+        let original = jdk_class(dir.path(), holder);
+        let (before, _) = method_annotations(&original);
+        let mut next = 0u32;
+        let mut number = |_: &hprof_classfile::AllocSite<'_>| {
+            next += 2;
+            Some(next)
+        };
+        let kept = count_allocations_with(&original, false, &mut number).unwrap();
+        assert_eq!(kept.intrinsics, 0, "{holder}");
+        if let Some(bytes) = &kept.bytes {
+            assert_eq!(method_annotations(bytes).0, before, "{holder}");
+        }
+        let stripped = count_allocations(&original, &mut number).unwrap();
+        assert_eq!(stripped.intrinsics, count, "{holder}");
+        let (after, mark) = method_annotations(stripped.bytes.as_deref().unwrap());
+        assert_ne!(mark, 0, "{holder}");
+        let mark = mark.to_be_bytes();
+        for (key, body) in &before {
+            let listed = ALLOCATING_INTRINSICS
+                .iter()
+                .any(|(h, n, d)| *h == holder && *n == key.0 && *d == key.1);
+            let what = format!("{holder}.{}{}", key.0, key.1);
+            if !listed {
+                assert_eq!(&after[key], body, "{what}");
+                continue;
+            }
+            // One element-less annotation fewer, the mark, and the others as they were.
+            let new = &after[key];
+            assert_eq!(new.len() + 4, body.len(), "{what}");
+            assert_eq!(
+                u16::from_be_bytes([new[0], new[1]]) + 1,
+                u16::from_be_bytes([body[0], body[1]]),
+                "{what}"
+            );
+            let at = (2..body.len() - 3)
+                .find(|&i| body[i..i + 2] == mark && body[i + 2..i + 4] == [0, 0])
+                .unwrap_or_else(|| panic!("{what}: no mark"));
+            let mut expected = body.clone();
+            expected.drain(at..at + 4);
+            expected[0..2].copy_from_slice(&new[0..2]);
+            assert_eq!(new, &expected, "{what}");
+        }
+    }
 }
 
 fn run(dir: &Path, patch: &Path, args: &[&str]) -> String {
@@ -150,7 +234,7 @@ fn allocations_are_counted_exactly_and_the_program_runs_as_before() {
             }
             let n = next;
             next += match s.kind {
-                AllocKind::Instance | AllocKind::Lambda => 1,
+                AllocKind::Instance | AllocKind::Lambda | AllocKind::Native(_) => 1,
                 AllocKind::Array(_) => 2,
                 AllocKind::Multi { dims, .. } => 2 * u32::from(dims),
             };
@@ -252,4 +336,86 @@ fn allocations_are_counted_exactly_and_the_program_runs_as_before() {
     let empty = slot("main", "[[I");
     assert_eq!(main.get(&empty), Some(&1));
     assert_eq!(main.get(&(empty + 2)), None);
+}
+
+/// The calls `(opcode, class, name)` of method `name` `descriptor` of `class`, in order.
+fn calls(class: &[u8], name: &str, descriptor: &str) -> Vec<(u8, String, String)> {
+    let cf = ClassFile::parse(class).unwrap();
+    let text = |i: u16| String::from_utf8_lossy(cf.pool.utf8(i).unwrap()).into_owned();
+    let m = cf
+        .methods
+        .iter()
+        .find(|m| text(m.name) == name && text(m.descriptor) == descriptor)
+        .unwrap();
+    let code = m
+        .attributes
+        .iter()
+        .find(|a| text(a.name) == "Code")
+        .unwrap();
+    let code = hprof_classfile::code::Code::parse(&code.data, 0).unwrap();
+    let mut out = Vec::new();
+    for insn in hprof_classfile::code::decode(code.code).unwrap() {
+        if matches!(insn.op, 0xb6..=0xb8) {
+            let at = insn.at as usize;
+            let index = u16::from_be_bytes([code.code[at + 1], code.code[at + 2]]);
+            let (c, n, _) = cf.pool.member(index).unwrap();
+            out.push((
+                insn.op,
+                String::from_utf8_lossy(c).into_owned(),
+                String::from_utf8_lossy(n).into_owned(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn calls_of_allocating_natives_are_followed_by_the_native_probe() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut next = 0u32;
+    let mut number = |_: &hprof_classfile::AllocSite<'_>| {
+        next += 2;
+        Some(next)
+    };
+    let probe = (0xb8, COUNTER_CLASS.to_string(), "n".to_string());
+    let after = |calls: &[(u8, String, String)], class: &str, name: &str| -> usize {
+        calls
+            .windows(2)
+            .filter(|w| w[0].1 == class && w[0].2 == name && w[1] == probe)
+            .count()
+    };
+    // ArrayList.clone(): super.clone() (invokespecial Object.clone) and an array's clone
+    // through Arrays.copyOf (not a native call: not probed).
+    let list = count_allocations(&jdk_class(dir.path(), "java/util/ArrayList"), &mut number)
+        .unwrap()
+        .bytes
+        .unwrap();
+    let c = calls(&list, "clone", "()Ljava/lang/Object;");
+    assert_eq!(after(&c, "java/lang/Object", "clone"), 1, "{c:?}");
+    assert_eq!(c.iter().filter(|x| **x == probe).count(), 1, "{c:?}");
+    // Array.newInstance calls the native newArray.
+    let array = count_allocations(
+        &jdk_class(dir.path(), "java/lang/reflect/Array"),
+        &mut number,
+    )
+    .unwrap()
+    .bytes
+    .unwrap();
+    let c = calls(
+        &array,
+        "newInstance",
+        "(Ljava/lang/Class;I)Ljava/lang/Object;",
+    );
+    assert_eq!(after(&c, "java/lang/reflect/Array", "newArray"), 1, "{c:?}");
+    // An array's clone (`invokevirtual [Ljava/lang/Class;.clone`):
+    // MethodType.parameterArray() returns a clone of its array.
+    let mt = count_allocations(
+        &jdk_class(dir.path(), "java/lang/invoke/MethodType"),
+        &mut number,
+    )
+    .unwrap()
+    .bytes
+    .unwrap();
+    let c = calls(&mt, "parameterArray", "()[Ljava/lang/Class;");
+    assert_eq!(after(&c, "[Ljava/lang/Class;", "clone"), 1, "{c:?}");
 }

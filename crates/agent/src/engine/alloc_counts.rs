@@ -14,6 +14,15 @@
 //! the VM makes) comes through JVMTI VMObjectAlloc events, counted exactly by (class,
 //! trace). Deeper frames of bytecode sites and live objects are estimated by
 //! [`super::heap_sites`] from sampled allocations.
+//!
+//! Compiled code is counted too: the JDK methods with bytecode that C2 would replace by an
+//! allocating intrinsic lose their intrinsic mark as the agent retransforms classes (with
+//! HotSpot's notice about each filtered out of the program's output); calls of the allocating
+//! natives (`Object.clone`, `Array.newArray`, `Unsafe.allocateInstance`), intrinsics too, are
+//! followed by the counter class's native `n`, counted by class in [`AllocCounts::natives`]
+//! unless VMObjectAlloc reported the object already; and on JDK 23+ string concatenations of
+//! up to 20 arguments are made in `java.base` instead of hidden classes (`StringConcatFactory`'s
+//! high-arity threshold raised at VM init).
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -22,12 +31,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use hprof_classfile::{
-    AllocKind, ArrayLayout, CHUNK, COUNTER_CLASS, Element, THREAD_CLASS, THREAD_COUNTS_DESCRIPTOR,
-    THREAD_COUNTS_FIELD, count_allocations, counter_class, with_counts_field,
+    ALLOCATING_INTRINSICS, AllocKind, ArrayLayout, CHUNK, COUNTER_CLASS, Element, NativeAlloc,
+    THREAD_CLASS, THREAD_COUNTS_DESCRIPTOR, THREAD_COUNTS_FIELD, count_allocations_with,
+    counter_class, with_counts_field,
 };
 
 use crate::engine::Context;
-use crate::jvmti::{FieldId, Jni, Jvmti, jclass, jmethodID, jobject, jthread};
+use crate::jvmti::{FieldId, Jni, Jvmti, WeakRef, jclass, jmethodID, jobject, jthread};
 use crate::trace_store::{ClassInfo, Trace, class_name_from_signature};
 
 /// The tag of the objects in the heap when counting began (an allocation tag no site has:
@@ -45,6 +55,25 @@ static EARLY: AtomicBool = AtomicBool::new(false);
 thread_local! {
     /// The agent itself allocates on this thread (measuring sizes): not the program's.
     static IN_AGENT: Cell<bool> = const { Cell::new(false) };
+    /// The object of this thread's last VMObjectAlloc event: a native allocation counted
+    /// through the event is not counted again by the probe after the call.
+    static LAST_VM_ALLOC: Cell<Option<WeakRef>> = const { Cell::new(None) };
+    /// This thread's (class id, native kind) → entry of [`AllocCounts::natives`].
+    static NATIVE_SITES: std::cell::RefCell<rustc_hash::FxHashMap<(u64, u8), Arc<NativeSite>>> =
+        std::cell::RefCell::new(rustc_hash::FxHashMap::default());
+}
+
+/// Objects of one class made by one [`NativeAlloc`] kind where bytecode called it; the
+/// counts are added to without a lock.
+#[derive(Debug)]
+struct NativeSite {
+    kind: NativeAlloc,
+    signature: String,
+    /// The size of every object of the class, for an instance class (an array's size
+    /// depends on its length).
+    instance_size: Option<u64>,
+    objects: AtomicU64,
+    bytes: AtomicU64,
 }
 
 /// Whether the calling thread is allocating for the agent.
@@ -150,6 +179,9 @@ pub struct AllocCounts {
     vm: Mutex<HashMap<(u64, u32), VmSite>>,
     /// The hidden class of each lambda site (by slot), once found.
     lambda_classes: Mutex<HashMap<u32, String>>,
+    /// What the natives of [`NativeAlloc`] made, counted where bytecode called them (the
+    /// probe `n` after the call), by (kind, class); an entry's index never changes.
+    natives: Mutex<Vec<Arc<NativeSite>>>,
     /// Classes rewritten, sites counted, methods left as they were.
     pub classes: AtomicU64,
     /// Sites given a counter.
@@ -210,7 +242,10 @@ impl AllocCounts {
         {
             return None;
         }
-        let outcome = count_allocations(class, |s| {
+        // The allocating intrinsics lose their mark only while HotSpot's notice about each is
+        // kept off the program's output (the agent's own class loading and retransformation).
+        let strip = crate::jvmti::stdout::quiet();
+        let outcome = count_allocations_with(class, strip, |s| {
             let mut defs = self.defs.lock().ok()?;
             let key = (text(s.class), text(s.method), text(s.descriptor), s.offset);
             if let Some(&i) = defs.by_key.get(&key) {
@@ -222,7 +257,8 @@ impl AllocCounts {
             }
             let slot = defs.next;
             let width = match s.kind {
-                AllocKind::Instance | AllocKind::Lambda => 1,
+                // Native calls are never numbered (the rewriter does not ask).
+                AllocKind::Instance | AllocKind::Lambda | AllocKind::Native(_) => 1,
                 AllocKind::Array(_) => 2,
                 AllocKind::Multi { dims, .. } => 2 * u32::from(dims.max(1)),
             };
@@ -304,7 +340,14 @@ impl AllocCounts {
         }
         self.ready.store(true, Ordering::Release);
         let started = std::time::Instant::now();
-        retransform_loaded(jvmti, jni);
+        // The allocating intrinsics' classes not loaded yet are loaded now, so that they
+        // lose their intrinsic mark with the others, while HotSpot's notices are filtered.
+        crate::jvmti::stdout::filter_intrinsic_notices();
+        crate::jvmti::stdout::quiet_intrinsic_notices(|| {
+            load_intrinsic_holders(jni);
+            retransform_loaded(jvmti, jni);
+        });
+        concatenation_in_java_base(jvmti, jni);
         self.install_ms
             .store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
         Ok(())
@@ -317,6 +360,15 @@ impl AllocCounts {
 
     /// ThreadEnd: the thread's counts are kept and its array dropped.
     pub fn thread_end(&self, jni: Jni, thread: jthread) {
+        // ThreadEnd runs in the ending thread: its own references go.
+        if let Ok(Some(last)) = LAST_VM_ALLOC.try_with(Cell::take) {
+            jni.delete_weak_ref(last);
+        }
+        let _ = NATIVE_SITES.try_with(|sites| {
+            if let Ok(mut sites) = sites.try_borrow_mut() {
+                sites.clear();
+            }
+        });
         let (Some(&field), Ok(mut folded)) = (self.field.get(), self.folded.lock()) else {
             return;
         };
@@ -410,6 +462,7 @@ impl AllocCounts {
                     }
                 }
                 AllocKind::Array(_) => add(&d.allocated, at(d.slot), at(d.slot + 1)),
+                AllocKind::Native(_) => {}
                 AllocKind::Multi { dims, .. } => {
                     for level in 0..u32::from(dims) {
                         let allocated = d.allocated.get(level as usize..).unwrap_or("");
@@ -421,6 +474,42 @@ impl AllocCounts {
                     }
                 }
             }
+        }
+        // What the natives made where bytecode called them, under the native method (the
+        // allocating frame of the same objects when VMObjectAlloc reports them). A capturing
+        // lambda's object (`Unsafe.allocateInstance` of a method handle) was counted at its
+        // call site: the lambda classes of a class whose lambda sites counted are left out
+        // (even one a site could not name, whose objects went to another lambda class of
+        // the same class; a non-capturing lambda's one object is left out with them).
+        let lambda_prefixes: Vec<String> = defs
+            .iter()
+            .filter(|d| d.kind == AllocKind::Lambda && at(d.slot) > 0)
+            .map(|d| format!("L{}$$Lambda", d.class))
+            .collect();
+        let natives = self.natives.lock().map(|n| n.clone()).unwrap_or_default();
+        for n in natives {
+            let (objects, bytes) = (
+                n.objects.load(Ordering::Relaxed),
+                n.bytes.load(Ordering::Relaxed),
+            );
+            if objects == 0 || lambda_prefixes.iter().any(|p| n.signature.starts_with(p)) {
+                continue;
+            }
+            let (class, method, descriptor) = n.kind.method();
+            if !n.signature.starts_with('[') {
+                to_size.push(n.signature.clone());
+            }
+            let e = merged
+                .entry((
+                    n.signature.clone(),
+                    class.to_string(),
+                    method.to_string(),
+                    descriptor.to_string(),
+                    -1,
+                ))
+                .or_default();
+            e.0 += objects;
+            e.1 += bytes;
         }
         self.size_instances(jvmti, jni, &to_size, &sampled_size);
         let sizes = self.sizes.lock().map(|s| s.clone()).unwrap_or_default();
@@ -708,6 +797,88 @@ impl AllocCounts {
         }
     }
 
+    /// The native probe `n`: `object` was just returned by a call of the [`NativeAlloc`]
+    /// numbered `kind`, in the calling thread. Counted by class unless VMObjectAlloc
+    /// reported it already (the native ran, not the JIT's intrinsic).
+    pub fn on_native_alloc(&self, jni: Jni, object: jobject, kind: i32) {
+        if object.is_null() || in_agent() {
+            return;
+        }
+        if let Ok(Some(last)) = LAST_VM_ALLOC.try_with(Cell::take) {
+            let reported = jni.is_same_object(last.get(), object);
+            jni.delete_weak_ref(last);
+            if reported {
+                return;
+            }
+        }
+        let Some(kind) = NativeAlloc::ALL.into_iter().find(|k| *k as i32 == kind) else {
+            return;
+        };
+        let Some((ctx, _)) = crate::engine::heap_sites::running() else {
+            return;
+        };
+        let jvmti = ctx.jvmti;
+        let size_of = || jvmti.object_size(object).map_or(0, |s| s.max(0) as u64);
+        let Some(class) = jni.object_class(object) else {
+            return;
+        };
+        // Classes are known by their object ids (tags): one lookup, whatever the number of
+        // classes a thread's calls return.
+        let id = ctx.ids.of(jvmti, class);
+        let site = NATIVE_SITES
+            .try_with(|sites| {
+                let mut sites = sites.try_borrow_mut().ok()?;
+                if let Some(site) = sites.get(&(id, kind as u8)) {
+                    return Some(site.clone());
+                }
+                let signature = jvmti.class_signature(class).ok()?;
+                // Measured before the lock: no JVMTI call is made while it is held.
+                let instance_size = (!signature.starts_with('[')).then(size_of);
+                let site = {
+                    let mut natives = self.natives.lock().ok()?;
+                    match natives
+                        .iter()
+                        .find(|n| n.kind == kind && n.signature == signature)
+                    {
+                        Some(n) => n.clone(),
+                        None => {
+                            let n = Arc::new(NativeSite {
+                                kind,
+                                signature,
+                                instance_size,
+                                objects: AtomicU64::new(0),
+                                bytes: AtomicU64::new(0),
+                            });
+                            natives.push(n.clone());
+                            n
+                        }
+                    }
+                };
+                sites.insert((id, kind as u8), site.clone());
+                Some(site)
+            })
+            .ok()
+            .flatten();
+        jni.delete_local_ref(class);
+        if let Some(site) = site {
+            let size = site.instance_size.unwrap_or_else(size_of);
+            site.objects.fetch_add(1, Ordering::Relaxed);
+            site.bytes.fetch_add(size, Ordering::Relaxed);
+        }
+    }
+
+    /// VMObjectAlloc, before it is counted: remembers the object, which the probe after a
+    /// native call must not count again.
+    pub fn note_vm_alloc(&self, jni: Jni, object: jobject) {
+        if object.is_null() {
+            return;
+        }
+        let weak = jni.new_weak_ref(object);
+        if let Ok(Some(old)) = LAST_VM_ALLOC.try_with(|last| last.replace(Some(weak))) {
+            jni.delete_weak_ref(old);
+        }
+    }
+
     /// The VMObjectAlloc counts: (class, trace, objects, bytes).
     pub fn vm_sites(&self) -> Vec<(Arc<ClassInfo>, Arc<Trace>, u64, u64)> {
         self.vm
@@ -737,6 +908,12 @@ impl AllocCounts {
         }
         if let Ok(mut vm) = self.vm.lock() {
             vm.clear();
+        }
+        if let Ok(natives) = self.natives.lock() {
+            for n in natives.iter() {
+                n.objects.store(0, Ordering::Relaxed);
+                n.bytes.store(0, Ordering::Relaxed);
+            }
         }
     }
 
@@ -821,6 +998,44 @@ fn measure_layout(jvmti: Jvmti, jni: Jni) -> ArrayLayout {
     layout
 }
 
+/// The most arguments of a string concatenation that JDK 23+ makes in `java.base` (the
+/// threshold JDK 23 had by default).
+const CONCAT_ARITY: i32 = 20;
+
+/// From JDK 23 on, `StringConcatFactory` makes each concatenation of more arguments than its
+/// `HIGH_ARITY_THRESHOLD` (0 by default from JDK 24: all but the simplest) in a generated
+/// hidden class, which no class file load hook sees, so its strings would not be counted.
+/// Unless the program set the threshold (`-Djava.lang.invoke.StringConcat.highArityThreshold`),
+/// it is raised to [`CONCAT_ARITY`], so that those concatenations are made by `java.base`'s
+/// `StringConcatHelper` (the JDK 22 strategy, same strings), whose allocations are counted.
+fn concatenation_in_java_base(jvmti: Jvmti, jni: Jni) {
+    if jvmti.feature_version().is_none_or(|v| v < 23)
+        || jvmti
+            .system_property(c"java.lang.invoke.StringConcat.highArityThreshold")
+            .is_ok()
+    {
+        return;
+    }
+    if let Some(factory) = jni.find_class(c"java/lang/invoke/StringConcatFactory") {
+        jni.set_static_int(factory, c"HIGH_ARITY_THRESHOLD", CONCAT_ARITY);
+        jni.delete_local_ref(factory);
+    }
+}
+
+/// Loads (without initialising them) the classes of [`ALLOCATING_INTRINSICS`].
+fn load_intrinsic_holders(jni: Jni) {
+    let mut done: Vec<&str> = Vec::new();
+    for (holder, _, _) in ALLOCATING_INTRINSICS {
+        if done.contains(holder) {
+            continue;
+        }
+        done.push(holder);
+        if let Ok(name) = CString::new(holder.replace('/', ".")) {
+            jni.load_boot_class(&name);
+        }
+    }
+}
+
 /// Retransforms every modifiable loaded class, in batches (one bad class fails its batch:
 /// that batch is retried class by class).
 fn retransform_loaded(jvmti: Jvmti, jni: Jni) {
@@ -842,6 +1057,15 @@ fn retransform_loaded(jvmti: Jvmti, jni: Jni) {
     for class in classes {
         jni.delete_local_ref(class);
     }
+}
+
+/// Whether the native method `name` `descriptor` of the class `class` (as sites print it,
+/// `java.lang.Object`) is one whose calls from bytecode are counted ([`NativeAlloc`]).
+pub fn counted_native(class: &str, name: &str, descriptor: &str) -> bool {
+    NativeAlloc::ALL.into_iter().any(|k| {
+        let (c, n, d) = k.method();
+        n == name && d == descriptor && display_name(&format!("L{c};")) == class
+    })
 }
 
 /// The allocated class name of a signature, as sites print it.

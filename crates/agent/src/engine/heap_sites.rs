@@ -641,11 +641,17 @@ impl HeapSites {
         // HotSpot posts no VMObjectAlloc) or in a hidden class (no class file load hook
         // shows it, and it can't be retransformed).
         for s in &sampled {
-            let unseen = s
-                .trace
-                .frames
-                .first()
-                .is_some_and(|f| f.method.native || is_hidden_class(&f.method.class.name));
+            // The natives whose calls from bytecode are counted (AllocCounts::exact) are not
+            // estimated again; natives otherwise (JNI's) and hidden classes are.
+            let unseen = s.trace.frames.first().is_some_and(|f| {
+                (f.method.native
+                    && !crate::engine::alloc_counts::counted_native(
+                        &f.method.class.name,
+                        &f.method.name,
+                        &f.method.signature,
+                    ))
+                    || is_hidden_class(&f.method.class.name)
+            });
             if unseen
                 && !vm_keys.contains(&(s.class.object_id, s.trace.serial))
                 && !lambdas.contains(&s.class.name)

@@ -9,6 +9,7 @@
 // the JVM, never dereference; the JVM checks them (JVMTI_ERROR_INVALID_THREAD, ...).
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod stdout;
 pub mod sys;
 pub mod vmstructs;
 
@@ -820,17 +821,21 @@ impl Jvmti {
         jvmti!(self, IsModifiableClass, class, &mut modifiable).is_ok() && modifiable != 0
     }
 
-    /// Retransforms `classes` (the class file load hook sees each again).
+    /// Retransforms `classes` (the class file load hook sees each again); once `heap=sites`'
+    /// fast mode runs, with HotSpot's notices about methods that lose their intrinsic mark
+    /// kept off the program's output ([`stdout::quiet_intrinsic_notices`]).
     pub fn retransform_classes(self, classes: &[jclass]) -> Result<()> {
         if classes.is_empty() {
             return Ok(());
         }
-        jvmti!(
-            self,
-            RetransformClasses,
-            classes.len() as jint,
-            classes.as_ptr()
-        )
+        stdout::quiet_intrinsic_notices(|| {
+            jvmti!(
+                self,
+                RetransformClasses,
+                classes.len() as jint,
+                classes.as_ptr()
+            )
+        })
     }
 
     /// Copies `bytes` into memory allocated by JVMTI, which the JVM takes ownership of (as
@@ -1150,6 +1155,15 @@ impl Jni {
         };
         jni!(self, SetStaticBooleanField, class, field, u8::from(value));
         true
+    }
+
+    /// Sets the static int field `name` of `class` (final or not: JNI does not check).
+    pub fn set_static_int(self, class: jclass, name: &std::ffi::CStr, value: i32) -> bool {
+        let Some(field) = self.static_field_id(class, name, c"I") else {
+            return false;
+        };
+        jni!(self, SetStaticIntField, class, field, value);
+        !self.take_exception()
     }
 
     /// Sets the static reference field `name` (of type `signature`) of `class`.
@@ -1488,6 +1502,42 @@ impl Jni {
             }
             Some(total?.saturating_sub(free?).max(0) as u64)
         })
+    }
+
+    /// Loads the boot class `name` (a binary name, `java.math.BigInteger`) without
+    /// initialising it (`Class.forName(name, false, null)`); false if it could not be.
+    pub fn load_boot_class(self, name: &std::ffi::CStr) -> bool {
+        let Some(class) = self.find_class(c"java/lang/Class") else {
+            return false;
+        };
+        let method = jni!(
+            self,
+            GetStaticMethodID,
+            class,
+            c"forName".as_ptr(),
+            c"(Ljava/lang/String;ZLjava/lang/ClassLoader;)Ljava/lang/Class;".as_ptr()
+        )
+        .filter(|m| !m.is_null());
+        let text = jni!(self, NewStringUTF, name.as_ptr()).filter(|s| !s.is_null());
+        let mut loaded = false;
+        if let (Some(method), Some(text)) = (method, text) {
+            let args = [
+                sys::jvalue { l: text },
+                sys::jvalue { z: 0 },
+                sys::jvalue { l: ptr::null_mut() },
+            ];
+            let found = jni!(self, CallStaticObjectMethodA, class, method, args.as_ptr());
+            loaded = !self.take_exception() && found.is_some_and(|c| !c.is_null());
+            if let Some(c) = found.filter(|c| !c.is_null()) {
+                self.delete_local_ref(c);
+            }
+        }
+        self.clear_exception();
+        if let Some(text) = text {
+            self.delete_local_ref(text);
+        }
+        self.delete_local_ref(class);
+        loaded
     }
 
     /// Has Java code allocate a byte array of `len` bytes and drops it: the calling thread
