@@ -328,16 +328,6 @@ impl AllocCounts {
         if !RUNNING.set(self) {
             return Err("heap=sites' allocation counts were started twice".into());
         }
-        // What the heap holds already is not the program's allocations: every object in it
-        // is tagged BASELINE_TAG (classes first get their ids, so they are not), and the
-        // live counts pass over it.
-        if let Ok(classes) = jvmti.loaded_classes() {
-            for class in classes {
-                ctx.ids.of(jvmti, class);
-                jni.delete_local_ref(class);
-            }
-            let _ = jvmti.tag_untagged(BASELINE_TAG);
-        }
         self.ready.store(true, Ordering::Release);
         let started = std::time::Instant::now();
         // The allocating intrinsics' classes not loaded yet are loaded now, so that they
@@ -348,6 +338,16 @@ impl AllocCounts {
             retransform_loaded(jvmti, jni);
         });
         concatenation_in_java_base(jvmti, jni);
+        // What the heap holds now, the JVM's start-up and what the agent's own start made, is
+        // not the program's: every object in it is tagged BASELINE_TAG (classes first get
+        // their ids, so they are not), and the live counts pass over it.
+        if let Ok(classes) = jvmti.loaded_classes() {
+            for class in classes {
+                ctx.ids.of(jvmti, class);
+                jni.delete_local_ref(class);
+            }
+            let _ = jvmti.tag_untagged(BASELINE_TAG);
+        }
         self.install_ms
             .store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
         Ok(())

@@ -410,6 +410,21 @@ impl HeapSites {
     /// holds no lock that an event callback may want. `jni` (the calling thread's) purges dead
     /// clones; without it they are not counted.
     pub fn settle_live_counts(&self, jvmti: Jvmti, jni: Option<Jni>, collect: bool) {
+        // The fast mode's walk counts objects by class right after the collection, and
+        // nothing that calls Java may run in between (see below): every class gets its id
+        // (its tag) and the heap's size (for the walk's progress) is read first.
+        let mut heap_used = 0;
+        if self.fast.is_some()
+            && let (Some(jni), Some((ctx, _))) = (jni, running())
+        {
+            if let Ok(classes) = jvmti.loaded_classes() {
+                for class in classes {
+                    ctx.ids.of(jvmti, class);
+                    jni.delete_local_ref(class);
+                }
+            }
+            heap_used = jni.heap_used().unwrap_or(0);
+        }
         if collect {
             let _ = jvmti.force_garbage_collection();
         }
@@ -430,21 +445,13 @@ impl HeapSites {
             }
         };
         let walked = if self.fast.is_some() {
-            // Every class gets its id (its tag) first: the walk counts objects by class tag.
-            if let (Some(jni), Some((ctx, _)), Ok(classes)) =
-                (jni, running(), jvmti.loaded_classes())
-            {
-                for class in classes {
-                    ctx.ids.of(jvmti, class);
-                    jni.delete_local_ref(class);
-                }
-            }
             // The fast mode also counts every class's live objects, in the same walk, right
-            // after the collection: objects allocated later would only add the tails of the
-            // allocating threads' buffers, which the walk sees as filler int[]s on JDK 11-20.
-            // The objects the heap held when counting began are passed over.
+            // after the collection: objects allocated in between would add the unused ends of
+            // the allocating threads' buffers, which the walk sees as filler int[]s on JDK
+            // 11-20 (a JNI call into Java from the dumping thread took a 0.5 MB one). The
+            // objects the heap held when counting began are passed over.
             let mut by_class: HashMap<u64, (u64, u64)> = HashMap::new();
-            let walked = jvmti.iterate_objects(&mut |class, size, tag| {
+            let walked = jvmti.iterate_objects(heap_used, &mut |class, size, tag| {
                 if tag == BASELINE_TAG {
                     return;
                 }
@@ -572,10 +579,9 @@ impl HeapSites {
                 e.descriptor.clone(),
                 if lineno { e.line } else { -1 },
             );
-            // The site's live estimate: its exact counts times the live fraction of the
-            // objects its probes sampled (shared by its traces).
-            // The site's live estimate: its exact counts times the live fraction of all the
-            // objects sampled at it (whatever their deeper frames), which its traces share.
+            // Each trace's live estimate: its share of the site's exact counts times the live
+            // fraction of the objects sampled with that trace (traces of one site can keep
+            // different shares: a helper called from two places), with its variance.
             let pooled = groups.get(&key).map(|m| Pooled::of(m, self.interval));
             let live = |n: u64, b: u64| pooled.map_or((0, 0), |p| p.live(n, b));
             let variance = |n: u64, b: u64| pooled.map(|p| p.variance(n, b));
@@ -586,7 +592,9 @@ impl HeapSites {
                     let objects = apportion(e.objects, &weights);
                     let bytes = apportion(e.bytes, &weights);
                     for ((s, n), b) in matches.iter().zip(objects).zip(bytes) {
-                        let (live_objects, live_bytes) = live(n, b);
+                        let own = Pooled::of(&[s], self.interval);
+                        let (live_objects, live_bytes) = own.live(n, b);
+                        let variance = |n: u64, b: u64| Some(own.variance(n, b));
                         add(
                             Site {
                                 class: s.class.clone(),
@@ -887,13 +895,34 @@ fn jvmti_variance(s: &Site, interval: u64, n: u64, b: u64) -> (f64, f64) {
 /// proportion to their estimates' variances (the least squares adjustment), so a site
 /// whose samples were all live or all dead takes little of it, and a site no sample saw
 /// (infinite variance) takes what the others leave. No site goes below 0 or above what it
-/// allocated; a difference no variance can take goes where there is room, in proportion to
-/// the estimates.
+/// allocated. A class total above the estimates by more than the unseen sites' room and one
+/// standard deviation of the sampled ones' sum is cut to that (objects no site counted: the
+/// VM's own, made after counting began, which would otherwise go to the sites whose estimates
+/// are the least certain, the largest ones).
 fn reconcile(total: u64, sites: &[(u64, f64, u64)]) -> Vec<u64> {
     let n = sites.len();
     let cap: Vec<f64> = sites.iter().map(|s| s.2 as f64).collect();
-    let total = (total as f64).min(cap.iter().sum());
     let mut x: Vec<f64> = sites.iter().map(|s| (s.0 as f64).min(s.2 as f64)).collect();
+    let mut total = (total as f64).min(cap.iter().sum());
+    let estimated: f64 = x.iter().sum();
+    if total > estimated {
+        // More live than the estimates say: the sites no sample saw may hold it, and the
+        // sampled ones up to one standard deviation of their sum; the rest was made by
+        // allocations no site counted (the VM's own, threads' buffers the walk sees as
+        // fillers, before counting began) and is left out rather than given to sites whose
+        // samples say it isn't theirs.
+        let unseen: f64 = (0..n)
+            .filter(|&i| sites[i].1.is_infinite())
+            .map(|i| cap[i] - x[i])
+            .sum();
+        let spread: f64 = sites
+            .iter()
+            .map(|s| s.1)
+            .filter(|v| v.is_finite())
+            .sum::<f64>()
+            .sqrt();
+        total = total.min(estimated + unseen + spread);
+    }
     let unseen = sites.iter().any(|s| s.1.is_infinite());
     for round in 0..2 * n + 2 {
         let diff = total - x.iter().sum::<f64>();
@@ -1332,22 +1361,22 @@ mod tests {
         let sites = [
             (1000, 0.0, 1000),
             (0, 0.0, 1000),
-            (300, 9.0, 1000),
-            (500, 1.0, 1000),
+            (300, 9000.0, 1000),
+            (500, 1000.0, 1000),
         ];
         let out = reconcile(1900, &sites);
         assert_eq!(out.iter().sum::<u64>(), 1900);
         assert_eq!((out[0], out[1]), (1000, 0));
         assert_eq!((out[2], out[3]), (390, 510));
-        // A site no sample saw takes what the others leave, capped at what it allocated;
-        // the rest goes where there is room.
+        // A site no sample saw takes what the others leave, capped at what it allocated; the
+        // sampled ones take up to one standard deviation (√5) more, the rest is left out.
         let sites = [(100, 4.0, 200), (0, f64::INFINITY, 50), (10, 1.0, 100)];
         let out = reconcile(250, &sites);
-        assert_eq!(out.iter().sum::<u64>(), 250);
-        assert_eq!(out[1], 50);
-        assert!(out[0] <= 200 && out[2] <= 100, "{out:?}");
-        // Never more than was allocated in all.
-        assert_eq!(reconcile(10_000, &sites), vec![200, 50, 100]);
+        assert_eq!(out, vec![102, 50, 10]);
+        assert_eq!(reconcile(10_000, &sites), out);
+        // Within the spread, the whole class total is taken.
+        let out = reconcile(161, &sites);
+        assert_eq!(out.iter().sum::<u64>(), 161, "{out:?}");
         // Too many estimated: taken back from the uncertain ones.
         let out = reconcile(1000, &[(1000, 0.0, 1000), (200, 4.0, 1000)]);
         assert_eq!(out, vec![1000, 0]);

@@ -490,9 +490,14 @@ impl Jvmti {
 
     /// Calls `visit(class tag, size, tag)` for every object in the heap (IterateThroughHeap,
     /// unfiltered). `visit` runs in the VM thread with the world stopped: memory only, never
-    /// JNI or JVMTI.
-    pub fn iterate_objects(self, visit: &mut dyn FnMut(i64, i64, i64)) -> Result<()> {
-        crate::progress::heap_walk_step("heap walk");
+    /// JNI or JVMTI. `heap_used` (bytes, 0 if unknown) is the progress's 100 %: read by the
+    /// caller, as the walk must not be preceded by a call into Java.
+    pub fn iterate_objects(
+        self,
+        heap_used: u64,
+        visit: &mut dyn FnMut(i64, i64, i64),
+    ) -> Result<()> {
+        crate::progress::step("heap walk", Some(crate::progress::Unit::Objects), heap_used);
         self.iterate_filtered(0, visit)
     }
 
