@@ -1117,6 +1117,27 @@ const ACC_SYNTHETIC: u16 = 0x1000;
 const FORCE_INLINE: &[u8] = b"Ljdk/internal/vm/annotation/ForceInline;";
 const DONT_INLINE: &[u8] = b"Ljdk/internal/vm/annotation/DontInline;";
 
+/// Pushes, as a long, the bytes of an array of `e` whose length `load` (an `iload_<n>`)
+/// pushes: `align8(base + length << shift)`, as [`ArrayLayout::size`] computes it.
+fn array_bytes(a: &mut Asm, layout: &ArrayLayout, e: Element, load: u8) {
+    const I2L: u8 = 0x85;
+    const LSHL: u8 = 0x79;
+    const LADD: u8 = 0x61;
+    const LAND: u8 = 0x7f;
+    let base = i64::from(layout.base[e.index()]) + 7;
+    a.raw(&[load, I2L, op::BIPUSH, layout.shift(e), LSHL]);
+    a.raw(&[
+        op::BIPUSH,
+        base as u8,
+        I2L,
+        LADD,
+        op::BIPUSH,
+        0xf8,
+        I2L,
+        LAND,
+    ]);
+}
+
 /// The counter class file: probes `o(int site)` for instances and `b`, `c`, `i`, `j`, `l`
 /// `(int length, int site)` for arrays by element kind, whose sizes `layout` gives; with
 /// `carrier`, a virtual thread counts into its carrier's array
@@ -1139,9 +1160,6 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
     const IADD: u8 = 0x60;
     const LADD: u8 = 0x61;
     const ISHL: u8 = 0x78;
-    const LSHL: u8 = 0x79;
-    const LAND: u8 = 0x7f;
-    const I2L: u8 = 0x85;
     const DUP2: u8 = 0x5c;
     const LALOAD: u8 = 0x2f;
     const LASTORE: u8 = 0x50;
@@ -1250,18 +1268,7 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
     let array_probe = |e: Element| -> Result<(Vec<u8>, Vec<Frame>)> {
         let mut a = Asm::new();
         let slow_a = a.label();
-        let base = i64::from(layout.base[e.index()]) + 7;
-        a.raw(&[ILOAD_0, I2L, op::BIPUSH, layout.shift(e), LSHL]);
-        a.raw(&[
-            op::BIPUSH,
-            base as u8,
-            I2L,
-            LADD,
-            op::BIPUSH,
-            0xf8,
-            I2L,
-            LAND,
-        ]);
+        array_bytes(&mut a, layout, e, ILOAD_0);
         a.raw(&[LSTORE_0 + 2]);
         a.op16(INVOKESTATIC, current)
             .op16(GETFIELD, counts)
@@ -1396,19 +1403,8 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
         let next = a.label();
         a.raw(&[ILOAD_0, op::BIPUSH, e as u8])
             .branch(IF_ICMPNE, next);
-        let base = i64::from(layout.base[e.index()]) + 7;
-        a.raw(&[ILOAD_0 + 1, I2L, op::BIPUSH, layout.shift(e), LSHL]);
-        a.raw(&[
-            op::BIPUSH,
-            base as u8,
-            I2L,
-            LADD,
-            op::BIPUSH,
-            0xf8,
-            I2L,
-            LAND,
-            LRETURN,
-        ]);
+        array_bytes(&mut a, layout, e, ILOAD_0 + 1);
+        a.raw(&[LRETURN]);
         a.bind(next, &[Int, Int], &[]);
     }
     a.raw(&[LCONST_0, LRETURN]);

@@ -659,19 +659,23 @@ impl AllocCounts {
         signatures: &[String],
         sampled_size: &impl Fn(&str) -> Option<u64>,
     ) {
-        let Ok(mut sizes) = self.sizes.lock() else {
-            return;
-        };
+        // The lock is not held across the JNI and JVMTI calls below: AllocObject can wait
+        // for a collection.
         let mut missing: Vec<&String> = Vec::new();
-        for s in signatures {
-            if sizes.contains_key(s) {
-                continue;
-            }
-            match sampled_size(s) {
-                Some(size) => {
-                    sizes.insert(s.clone(), size);
+        {
+            let Ok(mut sizes) = self.sizes.lock() else {
+                return;
+            };
+            for s in signatures {
+                if sizes.contains_key(s) {
+                    continue;
                 }
-                None => missing.push(s),
+                match sampled_size(s) {
+                    Some(size) => {
+                        sizes.insert(s.clone(), size);
+                    }
+                    None => missing.push(s),
+                }
             }
         }
         if missing.is_empty() {
@@ -680,10 +684,11 @@ impl AllocCounts {
         let Ok(classes) = jvmti.loaded_classes() else {
             return;
         };
+        let mut measured: Vec<(String, u64)> = Vec::new();
         for class in classes {
             if let Ok(sig) = jvmti.class_signature(class)
                 && missing.iter().any(|m| **m == sig)
-                && !sizes.contains_key(&sig)
+                && !measured.iter().any(|(m, _)| *m == sig)
             {
                 let size = as_agent(|| {
                     let object = jni.alloc_object(class)?;
@@ -692,10 +697,13 @@ impl AllocCounts {
                     size
                 });
                 if let Some(size) = size {
-                    sizes.insert(sig, size.max(0) as u64);
+                    measured.push((sig, size.max(0) as u64));
                 }
             }
             jni.delete_local_ref(class);
+        }
+        if let Ok(mut sizes) = self.sizes.lock() {
+            sizes.extend(measured);
         }
     }
 
