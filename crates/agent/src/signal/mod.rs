@@ -60,6 +60,17 @@ unsafe extern "C" {
     ) -> c_int;
 }
 
+/// `CallFrame::bci` of a frame in native code of user space (a JNI library, libc, libjvm, the
+/// vDSO): `method` holds its program counter, named at the drain from the libraries' symbols.
+pub const FRAME_NATIVE: i32 = -10;
+/// `CallFrame::bci` of a frame in the kernel: `method` holds a kernel address (from a perf
+/// event's call chain), named from `/proc/kallsyms`.
+pub const FRAME_KERNEL: i32 = -11;
+/// `CallFrame::bci` of a frame in a code-cache blob that is no Java method (an intrinsic or
+/// runtime stub, a vtable stub, an adapter): `method` holds a program counter inside it,
+/// named at the drain from the blob's name.
+pub const FRAME_STUB: i32 = -12;
+
 /// `num_frames` of a sample whose walk faulted and was abandoned by the guard.
 pub const WALK_CRASHED: i32 = -100;
 /// `num_frames` of a sample not walked: no guard slot was free.
