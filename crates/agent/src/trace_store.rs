@@ -150,9 +150,12 @@ pub struct TraceStore {
     empty: Arc<Trace>,
     next_class_serial: u32,
     next_frame_id: u64,
-    /// Names of the pseudo-methods handed out by [`TraceStore::pseudo_method`]; the key of
-    /// the n-th is n + 1 (no real jmethodID is that small).
-    pseudo: Vec<String>,
+    /// The pseudo-methods handed out by [`TraceStore::code_method`] (and
+    /// [`TraceStore::pseudo_method`]), by (class, name); the key of the n-th is n + 1 (no real
+    /// jmethodID is that small).
+    pseudo: HashMap<(String, String), usize>,
+    /// The classes of the pseudo-methods, by name.
+    pseudo_classes: HashMap<String, Arc<ClassInfo>>,
     /// New traces not kept because the table was full.
     pub overflow: u64,
 }
@@ -175,7 +178,8 @@ impl TraceStore {
             }),
             next_class_serial: 1,
             next_frame_id: 1,
-            pseudo: Vec::new(),
+            pseudo: HashMap::new(),
+            pseudo_classes: HashMap::new(),
             overflow: 0,
         }
     }
@@ -369,35 +373,51 @@ impl TraceStore {
     /// print as `<hprof>.NAME(<Unknown Source>:Unknown line)`. Returns the key to use as its
     /// jmethodID in [`TraceStore::record`].
     pub fn pseudo_method(&mut self, ids: &ObjectIds, name: &str) -> jmethodID {
-        if let Some(index) = self.pseudo.iter().position(|n| n == name) {
-            return (index + 1) as jmethodID;
+        self.code_method(ids, PSEUDO_CLASS, name, false)
+    }
+
+    /// A method for code that is no Java method: a native function (`class` its library,
+    /// `native` true) or a JVM stub (`class` its group). Its frames print as
+    /// `CLASS.NAME(<Unknown Source>:Unknown line)`. Returns the key to use as its jmethodID
+    /// in [`TraceStore::record`].
+    pub fn code_method(
+        &mut self,
+        ids: &ObjectIds,
+        class: &str,
+        name: &str,
+        native: bool,
+    ) -> jmethodID {
+        let key = (class.to_string(), name.to_string());
+        if let Some(&index) = self.pseudo.get(&key) {
+            return index as jmethodID;
         }
-        let class = match self.methods.get(&1).filter(|_| !self.pseudo.is_empty()) {
-            Some(first) => first.class.clone(),
+        let class = match self.pseudo_classes.get(class) {
+            Some(info) => info.clone(),
             None => {
                 let info = Arc::new(ClassInfo {
                     serial: self.next_class_serial,
                     object_id: ids.fresh(),
-                    name: PSEUDO_CLASS.into(),
+                    name: class.to_string(),
                     source: None,
                 });
                 self.next_class_serial += 1;
+                self.pseudo_classes.insert(class.to_string(), info.clone());
                 info
             }
         };
-        self.pseudo.push(name.to_string());
-        let key = self.pseudo.len();
+        let index = self.pseudo.len() + 1;
         self.methods.insert(
-            key,
+            index,
             Arc::new(MethodInfo {
                 class,
                 name: name.to_string(),
                 signature: "()V".into(),
-                native: false,
+                native,
                 lines: Vec::new(),
             }),
         );
-        key as jmethodID
+        self.pseudo.insert(key, index);
+        index as jmethodID
     }
 
     fn unknown_class(&mut self, ids: &ObjectIds) -> Arc<ClassInfo> {

@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::engine::frame_names::{self, FrameNames};
 use crate::engine::ticker::Ticker;
 use crate::engine::{Context, Engine};
 use crate::jvmti::{
@@ -95,6 +96,8 @@ pub struct AsyncSampler {
     dropped: Mutex<u64>,
     /// Whether virtual threads' mounts are followed, to charge their samples to them.
     follows_vthreads: std::sync::atomic::AtomicBool,
+    /// The trace-store methods of the samples' native, stub and broken-walk frames.
+    names: Mutex<FrameNames>,
 }
 
 pub(crate) static SAMPLER: crate::engine::Current<(&'static Context, &'static AsyncSampler)> =
@@ -203,6 +206,7 @@ impl AsyncSampler {
             source: std::sync::atomic::AtomicU8::new(0),
             dropped: Mutex::new(0),
             follows_vthreads: std::sync::atomic::AtomicBool::new(false),
+            names: Mutex::new(FrameNames::default()),
         }
     }
 
@@ -444,6 +448,7 @@ impl AsyncSampler {
     /// Moves the ring's samples into the trace store; samples of virtual threads not named
     /// yet wait for their name, unless `final_drain` (before a dump: they go to their carrier).
     fn drain_samples(&self, ctx: &Context, jni: Jni, final_drain: bool) {
+        signal::refresh_walker_tables();
         // The front-end's CONTROL may have changed the depth: the next walks follow it, and
         // the samples taken before are cut to it.
         let depth = ctx.depth();
@@ -472,17 +477,19 @@ impl AsyncSampler {
                         None => carrier,
                     },
                 };
+                let kept = frame_names::kept(sample.frames.iter().map(|f| f.bci), depth);
                 let frames: Vec<(usize, jlocation)> = sample
                     .frames
                     .iter()
-                    .take(depth)
+                    .take(kept)
                     .map(|f| {
+                        let location = jlocation::from(f.bci);
                         (
                             f.method as usize,
-                            if f.bci < 0 {
-                                -1
+                            if frame_names::is_code_frame(location) || f.bci >= 0 {
+                                location
                             } else {
-                                jlocation::from(f.bci)
+                                -1
                             },
                         )
                     })
@@ -552,11 +559,20 @@ impl AsyncSampler {
         let Ok(mut traces) = ctx.traces.lock() else {
             return;
         };
+        let Ok(mut names) = self.names.lock() else {
+            return;
+        };
         let mut dropped = 0;
         for (serial, frames, failure, state, weight) in pending {
             let mut frames: Vec<(jmethodID, jlocation)> = frames
                 .into_iter()
-                .map(|(method, location)| (method as jmethodID, location))
+                .map(|(method, location)| {
+                    if frame_names::is_code_frame(location) {
+                        (names.method(&mut traces, &ctx.ids, method, location), -1)
+                    } else {
+                        (method as jmethodID, location)
+                    }
+                })
                 .collect();
             if serial.is_some_and(|s| unsampled.contains(&s)) {
                 continue;
@@ -811,6 +827,43 @@ impl AsyncSampler {
         }
     }
 
+    /// Turns on the sampler's own stack walk (HotSpot's structures and native code, with
+    /// AsyncGetCallTrace where it breaks), once what it reads checked out; where it cannot, one
+    /// verbose line says why and AsyncGetCallTrace takes every stack. `_HPROF_NO_WALKER` (a
+    /// diagnostic switch, for comparisons) keeps it off.
+    fn start_walker(ctx: &Context, jni: Jni) {
+        // The stubs' ranges and names: those generated from now on, and those made before.
+        let events = ctx
+            .jvmti
+            .set_event(Event::DynamicCodeGenerated, true)
+            .and_then(|()| ctx.jvmti.generate_events(Event::DynamicCodeGenerated));
+        signal::refresh_walker_tables();
+        let started = (|| -> Result<(), String> {
+            if std::env::var_os("_HPROF_NO_WALKER").is_some() {
+                return Err("_HPROF_NO_WALKER is set".into());
+            }
+            let version = ctx
+                .jvmti
+                .feature_version()
+                .ok_or("the JVM's version is unknown")?;
+            let tables = crate::jvmti::vmstructs::VmStructs::read(ctx.vm)?;
+            let env_offset = env_offset(ctx, jni)
+                .ok_or("the JNI environment's place in HotSpot's thread is unknown")?;
+            let layout = signal::hotspot::Layout::read(&tables, version, env_offset)?;
+            signal::enable_walker(layout, &sample_methods(ctx, jni), ctx.options.native)
+        })();
+        if !ctx.options.verbose {
+            return;
+        }
+        if let Err(why) = started {
+            eprintln!("HPROF: cpu samples take stacks with AsyncGetCallTrace alone: {why}");
+        } else if let Err(e) = events {
+            eprintln!(
+                "HPROF: stub frames are named from their code blobs (DynamicCodeGenerated: {e})"
+            );
+        }
+    }
+
     /// Creates the jmethodIDs of every method of `class`, so a stack walk in a signal handler
     /// finds them (it cannot create them).
     pub fn prepare_class(jvmti: Jvmti, jni: Jni, class: crate::jvmti::jclass) {
@@ -1008,6 +1061,7 @@ impl Engine for AsyncSampler {
                 }
             }
         });
+        Self::start_walker(ctx, jni);
         if !self.wall {
             let source = choose_source(ctx);
             self.source
@@ -1093,6 +1147,38 @@ impl Engine for AsyncSampler {
     fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
         crate::engine::cpu_samples::write_samples(ctx, out, ctx.options.cutoff);
     }
+}
+
+/// Where HotSpot keeps a thread's JNI environment: its offset from the thread structure
+/// that `java.lang.Thread.eetop` points to, measured on the calling thread.
+fn env_offset(ctx: &Context, jni: Jni) -> Option<usize> {
+    let class = jni.find_class(c"java/lang/Thread")?;
+    let eetop = jni.field_id(class, c"eetop", c"J");
+    jni.delete_local_ref(class);
+    let (eetop, current) = (eetop?, ctx.jvmti.current_thread().ok()?);
+    let thread = jni.long_field(current, eetop) as usize;
+    jni.delete_local_ref(current);
+    let env = jni.raw() as usize;
+    (thread != 0 && env > thread && env - thread < 1 << 16).then(|| env - thread)
+}
+
+/// jmethodIDs the JVM made (the methods of `java.lang.Object` and `java.lang.Thread`), to
+/// check the stack walk's reading of HotSpot's methods against.
+fn sample_methods(ctx: &Context, jni: Jni) -> Vec<usize> {
+    let mut methods = Vec::new();
+    for name in [c"java/lang/Object", c"java/lang/Thread"] {
+        if let Some(class) = jni.find_class(name) {
+            methods.extend(
+                ctx.jvmti
+                    .class_methods(class)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|m| m as usize),
+            );
+            jni.delete_local_ref(class);
+        }
+    }
+    methods
 }
 
 /// Kernel ids of this process's threads, as this process names them (`gettid`): in a pid

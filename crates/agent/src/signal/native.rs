@@ -1,0 +1,319 @@
+//! Owns the walk through native code: the table of loaded libraries (their code and their
+//! `.eh_frame_hdr` / `.eh_frame` unwind tables), rebuilt outside the handler when libraries
+//! come and go, and one unwinding step from a native frame to its caller, by the library's
+//! DWARF call frame information (gimli, with in-line storage: no allocation, no lock) or by
+//! the frame pointer where a library has none. Also how a native pc is named until the
+//! `symbols` crate does it (library and symbol from `dladdr`).
+
+#![allow(unsafe_code)]
+
+use std::ffi::{CStr, c_int, c_void};
+use std::sync::Mutex;
+
+use gimli::{
+    BaseAddresses, CfaRule, EhFrame, EhFrameHdr, NativeEndian, Register, RegisterRule,
+    UnwindContext, UnwindContextStorage, UnwindSection, UnwindTableRow, X86_64,
+};
+
+use super::hotspot::{plausible, word};
+use super::publish::Published;
+
+/// The most a native frame may span (a bigger step is taken as a broken walk).
+const MAX_FRAME: usize = 1 << 20;
+
+/// A loaded library's executable code and unwind tables.
+#[derive(Debug, Clone, Copy)]
+pub struct Module {
+    /// Where its executable segment starts.
+    pub low: usize,
+    /// Where its executable segment ends.
+    pub high: usize,
+    /// Its `.eh_frame_hdr` (0 when it has none) and that section's length.
+    eh_frame_hdr: usize,
+    eh_frame_hdr_len: usize,
+    /// Its `.eh_frame`, up to the end of the segment that holds it.
+    eh_frame: usize,
+    eh_frame_end: usize,
+}
+
+/// The loaded libraries, by address.
+#[derive(Debug, Default)]
+pub struct Modules {
+    list: Box<[Module]>,
+}
+
+impl Modules {
+    /// The library whose code holds `pc`.
+    pub fn find(&self, pc: usize) -> Option<&Module> {
+        let i = self.list.partition_point(|m| m.low <= pc);
+        let m = self.list.get(i.checked_sub(1)?)?;
+        (pc < m.high).then_some(m)
+    }
+}
+
+static MODULES: Published<Modules> = Published::new();
+
+/// The dl_iterate_phdr counters of loads and unloads when the table was last built.
+static SEEN: Mutex<(u64, u64)> = Mutex::new((u64::MAX, u64::MAX));
+
+/// The published table of libraries. In the signal handler (or inside `publish::reading`)
+/// only.
+pub fn modules() -> Option<&'static Modules> {
+    MODULES.get()
+}
+
+struct Collected {
+    modules: Vec<Module>,
+    adds: u64,
+    subs: u64,
+}
+
+extern "C" fn collect(info: *mut libc::dl_phdr_info, size: usize, data: *mut c_void) -> c_int {
+    // SAFETY: dl_iterate_phdr passes a valid info of at least `size` bytes and our `data`.
+    let (info, collected) = unsafe { (&*info, &mut *data.cast::<Collected>()) };
+    if size >= std::mem::size_of::<libc::dl_phdr_info>() {
+        collected.adds = info.dlpi_adds;
+        collected.subs = info.dlpi_subs;
+    }
+    if info.dlpi_phdr.is_null() {
+        return 0;
+    }
+    // SAFETY: dlpi_phdr points to dlpi_phnum program headers of a loaded object.
+    let headers =
+        unsafe { std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
+    let bias = info.dlpi_addr as usize;
+    let mut hdr = (0, 0);
+    for h in headers {
+        if h.p_type == libc::PT_GNU_EH_FRAME {
+            hdr = (bias + h.p_vaddr as usize, h.p_memsz as usize);
+        }
+    }
+    let (eh_frame, eh_frame_end) = if hdr.0 != 0 {
+        eh_frame_of(hdr.0, hdr.1, headers, bias)
+    } else {
+        (0, 0)
+    };
+    for h in headers {
+        if h.p_type == libc::PT_LOAD && h.p_flags & libc::PF_X != 0 && h.p_memsz > 0 {
+            let low = bias + h.p_vaddr as usize;
+            collected.modules.push(Module {
+                low,
+                high: low + h.p_memsz as usize,
+                eh_frame_hdr: if eh_frame != 0 { hdr.0 } else { 0 },
+                eh_frame_hdr_len: hdr.1,
+                eh_frame,
+                eh_frame_end,
+            });
+        }
+    }
+    0
+}
+
+/// Where the `.eh_frame` an `.eh_frame_hdr` points to starts, and the end of the loaded
+/// segment that holds it: (0, 0) when the header cannot be read.
+fn eh_frame_of(
+    hdr: usize,
+    len: usize,
+    headers: &[libc::Elf64_Phdr],
+    bias: usize,
+) -> (usize, usize) {
+    // SAFETY: the header lies in a loaded, readable segment of the object (PT_GNU_EH_FRAME).
+    let section = unsafe { std::slice::from_raw_parts(hdr as *const u8, len) };
+    let bases = BaseAddresses::default().set_eh_frame_hdr(hdr as u64);
+    let Ok(parsed) = EhFrameHdr::new(section, NativeEndian).parse(&bases, 8) else {
+        return (0, 0);
+    };
+    let gimli::Pointer::Direct(eh_frame) = parsed.eh_frame_ptr() else {
+        return (0, 0);
+    };
+    let eh_frame = eh_frame as usize;
+    let end = headers
+        .iter()
+        .filter(|h| h.p_type == libc::PT_LOAD)
+        .map(|h| {
+            (
+                bias + h.p_vaddr as usize,
+                bias + (h.p_vaddr + h.p_memsz) as usize,
+            )
+        })
+        .find(|&(low, high)| (low..high).contains(&eh_frame))
+        .map_or(0, |(_, high)| high);
+    if end == 0 { (0, 0) } else { (eh_frame, end) }
+}
+
+/// Rebuilds the table of libraries if one was loaded or unloaded since the last call (and
+/// frees tables no handler reads any more). Not in the signal handler.
+pub fn refresh() {
+    let mut collected = Collected {
+        modules: Vec::new(),
+        adds: 0,
+        subs: 0,
+    };
+    // SAFETY: dl_iterate_phdr calls `collect` once per loaded object with our `collected`.
+    unsafe { libc::dl_iterate_phdr(Some(collect), (&mut collected as *mut Collected).cast()) };
+    let Ok(mut seen) = SEEN.lock() else {
+        return;
+    };
+    if *seen != (collected.adds, collected.subs) {
+        *seen = (collected.adds, collected.subs);
+        collected.modules.sort_by_key(|m| m.low);
+        MODULES.publish(Box::new(Modules {
+            list: collected.modules.into_boxed_slice(),
+        }));
+    } else {
+        MODULES.reclaim();
+    }
+}
+
+/// The storage of the DWARF unwinder: in-line, small (x86-64 code saves at most the six
+/// callee-saved registers and the return address), on the handler's stack.
+struct Small;
+
+impl UnwindContextStorage<usize> for Small {
+    type Rules = [(Register, RegisterRule<usize>); 12];
+    type Stack = [UnwindTableRow<usize, Self>; 3];
+}
+
+/// One step of a native walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// The caller's pc, stack pointer and frame pointer.
+    Next {
+        /// The caller's pc (a return address).
+        pc: usize,
+        /// The caller's stack pointer.
+        sp: usize,
+        /// The caller's frame pointer.
+        fp: usize,
+    },
+    /// The outermost frame (its return address is undefined).
+    End,
+    /// The frame cannot be unwound.
+    Fail,
+}
+
+/// Unwinds the native frame at `pc` (`sp`, `fp`) of `module` to its caller. `returned`:
+/// `pc` is a return address (the call is just before it), not the interrupted instruction.
+/// In the signal handler, inside the crash guard.
+pub fn unwind(module: &Module, pc: usize, sp: usize, fp: usize, returned: bool) -> Step {
+    if module.eh_frame_hdr == 0 {
+        return by_frame_pointer(sp, fp);
+    }
+    let lookup = if returned { pc.wrapping_sub(1) } else { pc };
+    // SAFETY: the sections lie in the library's loaded segments (from its program headers);
+    // a library unloaded since the table was built faults inside the crash guard.
+    let (hdr, frame) = unsafe {
+        (
+            std::slice::from_raw_parts(module.eh_frame_hdr as *const u8, module.eh_frame_hdr_len),
+            std::slice::from_raw_parts(
+                module.eh_frame as *const u8,
+                module.eh_frame_end.saturating_sub(module.eh_frame),
+            ),
+        )
+    };
+    let bases = BaseAddresses::default()
+        .set_eh_frame_hdr(module.eh_frame_hdr as u64)
+        .set_eh_frame(module.eh_frame as u64)
+        .set_text(module.low as u64);
+    let Ok(parsed) = EhFrameHdr::new(hdr, NativeEndian).parse(&bases, 8) else {
+        return by_frame_pointer(sp, fp);
+    };
+    let Some(table) = parsed.table() else {
+        return by_frame_pointer(sp, fp);
+    };
+    let eh_frame = EhFrame::new(frame, NativeEndian);
+    let mut context = UnwindContext::<usize, Small>::new_in();
+    let row = match table.unwind_info_for_address(
+        &eh_frame,
+        &bases,
+        &mut context,
+        lookup as u64,
+        EhFrame::cie_from_offset,
+    ) {
+        Ok(row) => row,
+        Err(gimli::Error::NoUnwindInfoForAddress) => return by_frame_pointer(sp, fp),
+        Err(_) => return Step::Fail,
+    };
+    let cfa = match *row.cfa() {
+        CfaRule::RegisterAndOffset { register, offset } if register == X86_64::RSP => {
+            sp.wrapping_add_signed(offset as isize)
+        }
+        CfaRule::RegisterAndOffset { register, offset } if register == X86_64::RBP => {
+            fp.wrapping_add_signed(offset as isize)
+        }
+        // A PLT entry describes its CFA by an expression; it has no frame of its own.
+        CfaRule::Expression(_) => {
+            return Step::Next {
+                pc: word(sp),
+                sp: sp.wrapping_add(8),
+                fp,
+            };
+        }
+        _ => return Step::Fail,
+    };
+    if cfa <= sp || cfa - sp > MAX_FRAME || !plausible(cfa, 8) {
+        return Step::Fail;
+    }
+    let caller_pc = match row.register(X86_64::RA) {
+        Some(RegisterRule::Offset(offset)) => word(cfa.wrapping_add_signed(offset as isize)),
+        Some(RegisterRule::Undefined) => return Step::End,
+        _ => return Step::Fail,
+    };
+    let caller_fp = match row.register(X86_64::RBP) {
+        Some(RegisterRule::Offset(offset)) => word(cfa.wrapping_add_signed(offset as isize)),
+        Some(RegisterRule::ValOffset(offset)) => cfa.wrapping_add_signed(offset as isize),
+        _ => fp,
+    };
+    if caller_pc == 0 {
+        return Step::End;
+    }
+    Step::Next {
+        pc: caller_pc,
+        sp: cfa,
+        fp: caller_fp,
+    }
+}
+
+/// Unwinds a frame that keeps the frame pointer chain (`push rbp; mov rbp, rsp`).
+pub fn by_frame_pointer(sp: usize, fp: usize) -> Step {
+    if fp < sp || fp - sp > MAX_FRAME || !plausible(fp, 8) {
+        return Step::Fail;
+    }
+    let pc = word(fp.wrapping_add(8));
+    if pc == 0 {
+        return Step::End;
+    }
+    Step::Next {
+        pc,
+        sp: fp.wrapping_add(16),
+        fp: word(fp),
+    }
+}
+
+/// A native pc's library (its file's base name) and symbol (`+0x...` from the library's
+/// start when no symbol covers it), from `dladdr`: the dynamic symbols only, until the
+/// `symbols` crate reads the libraries' full symbol tables. None when no library holds it.
+pub fn name(pc: usize) -> Option<(String, String)> {
+    let mut info = libc::Dl_info {
+        dli_fname: std::ptr::null(),
+        dli_fbase: std::ptr::null_mut(),
+        dli_sname: std::ptr::null(),
+        dli_saddr: std::ptr::null_mut(),
+    };
+    // SAFETY: dladdr only looks the address up and fills `info`.
+    if unsafe { libc::dladdr(pc as *const c_void, &mut info) } == 0 || info.dli_fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr's strings are NUL-terminated and live as long as the library.
+    let file = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy();
+    let library = file.rsplit('/').next().unwrap_or(&file).to_string();
+    let symbol = if info.dli_sname.is_null() {
+        format!("+0x{:x}", pc.wrapping_sub(info.dli_fbase as usize))
+    } else {
+        // SAFETY: as above.
+        unsafe { CStr::from_ptr(info.dli_sname) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    Some((library, symbol))
+}
