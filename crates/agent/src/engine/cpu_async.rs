@@ -1114,6 +1114,11 @@ impl Engine for AsyncSampler {
     }
 
     fn stop(&self, ctx: &Context) {
+        if ctx.options.verbose
+            && let Some(summary) = signal::walk_summary()
+        {
+            eprintln!("HPROF: cpu samples: {summary}");
+        }
         self.unfollow_virtual_threads(ctx);
         if !self.wall && self.source() == TimerSource::Process {
             let _ = signal::process_timer(None);

@@ -826,6 +826,32 @@ pub fn refresh_walker_tables() {
     stubs::refresh();
 }
 
+/// What became of the stacks the agent's walk took, for one verbose line: `N stacks walked`,
+/// then those AsyncGetCallTrace took further and those that broke, by reason. None before
+/// any walk.
+pub fn walk_summary() -> Option<String> {
+    let walked = WALKS.walked.load(Ordering::Relaxed);
+    let fallback = WALKS.fallback.load(Ordering::Relaxed);
+    let broken: Vec<String> = walker::Failure::ALL
+        .iter()
+        .filter_map(|&f| {
+            let n = WALKS.broken.get(f as usize)?.load(Ordering::Relaxed);
+            (n > 0).then(|| format!("{} {n}", f.name()))
+        })
+        .collect();
+    if walked + fallback == 0 && broken.is_empty() {
+        return None;
+    }
+    let mut line = format!("{walked} stacks walked through HotSpot's frames and native code");
+    if fallback > 0 {
+        line += &format!(", {fallback} by AsyncGetCallTrace where the walk broke");
+    }
+    if !broken.is_empty() {
+        line += &format!(", broken: {}", broken.join(", "));
+    }
+    Some(line)
+}
+
 /// Whether the agent's own stack walk is on.
 pub fn walker_enabled() -> bool {
     LAYOUT.get().is_some()

@@ -134,7 +134,7 @@ pub struct Walk<'a> {
     pub layout: &'a Layout,
     /// The thread's JNI environment (0: a thread the JVM runs no Java on).
     pub env: usize,
-    /// Whether native frames are written (they are walked through either way).
+    /// Whether native and stub frames are written (they are walked through either way).
     pub native: bool,
     /// Where the frames go.
     pub out: &'a mut [CallFrame],
@@ -673,7 +673,9 @@ impl Walk<'_> {
         top: Option<&Regs>,
     ) -> Next {
         let layout = self.layout;
-        self.emit(FRAME_STUB, pc);
+        if self.native {
+            self.emit(FRAME_STUB, pc);
+        }
         let start = stubs::index()
             .and_then(|index| index.find(pc))
             .map_or_else(|| layout.code_begin(blob), |(start, _)| start);
