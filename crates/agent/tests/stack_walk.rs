@@ -310,11 +310,38 @@ fn a_stress_run_ends_well_with_a_well_formed_profile() {
         let (run, p) = walk(
             &jdk,
             &["-Xmx64m"],
-            "cpu=samples,interval=1,depth=64,thread=y",
+            "cpu=samples,interval=1,depth=64,thread=y,vmthreads=y",
             &["stress", "4000"],
         );
         let total = p.cpu.last().expect("a CPU SAMPLES section").total;
         assert!(total >= 1000, "JDK {v}: {total} samples: {}", run.stdout);
+        // vmthreads=y: the JIT's and the collector's threads are sampled too, under the
+        // names the kernel gives them, with native frames only.
+        let vm_thread = |name: &str| {
+            [
+                "C1 CompilerThre",
+                "C2 CompilerThre",
+                "GC Thread",
+                "VM Thread",
+                "G1 ",
+            ]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+        };
+        let vm_serials: Vec<u32> = p
+            .thread_starts
+            .iter()
+            .filter(|(_, name)| vm_thread(name))
+            .map(|(serial, _)| *serial)
+            .collect();
+        let vm_samples = samples(&p, |f, t| {
+            t.is_some_and(|t| vm_serials.contains(&t)) && f.iter().all(|x| x.contains(".so."))
+        });
+        assert!(
+            vm_samples > 0,
+            "JDK {v}: no sample of the JVM's threads: {:?}",
+            p.thread_starts
+        );
         // Every trace's frames are named (none is a bare pc outside any library).
         for trace in p.traces.values() {
             assert!(

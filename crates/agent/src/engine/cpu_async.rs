@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use crate::engine::frame_names::{self, FrameNames};
 use crate::engine::ticker::Ticker;
+use crate::engine::vm_threads::VmThreads;
 use crate::engine::{Context, Engine};
 use crate::jvmti::{
     Capabilities, Event, GlobalRef, Jni, Jvmti, jlocation, jmethodID, jthread, vthreads,
@@ -98,6 +99,10 @@ pub struct AsyncSampler {
     follows_vthreads: std::sync::atomic::AtomicBool,
     /// The trace-store methods of the samples' native, stub and broken-walk frames.
     names: Mutex<FrameNames>,
+    /// Whether the JVM's threads that run no Java are sampled too (`vmthreads=y`).
+    samples_vm_threads: std::sync::atomic::AtomicBool,
+    /// Those threads' serials.
+    vm_threads: Mutex<VmThreads>,
 }
 
 pub(crate) static SAMPLER: crate::engine::Current<(&'static Context, &'static AsyncSampler)> =
@@ -207,6 +212,8 @@ impl AsyncSampler {
             dropped: Mutex::new(0),
             follows_vthreads: std::sync::atomic::AtomicBool::new(false),
             names: Mutex::new(FrameNames::default()),
+            samples_vm_threads: std::sync::atomic::AtomicBool::new(false),
+            vm_threads: Mutex::new(VmThreads::default()),
         }
     }
 
@@ -454,10 +461,13 @@ impl AsyncSampler {
         let depth = ctx.depth();
         signal::set_depth(depth);
         let mut pending: Vec<Pending> = Vec::new();
+        let mut vm_samples: Vec<(i32, Pending)> = Vec::new();
         {
             let Ok(mut registry) = self.registry.lock() else {
                 return;
             };
+            let vm_threads = self.samples_vm_threads();
+            let known_vm = self.vm_threads.lock().ok();
             let mut not_java = Vec::new();
             let mut identified = Vec::new();
             signal::drain(|sample: &Sample<'_>| {
@@ -469,7 +479,11 @@ impl AsyncSampler {
                     identified.push((sample.tid, sample.env));
                     return;
                 }
-                let carrier = registry.serial_by_env.get(&sample.env).copied();
+                let carrier = registry
+                    .serial_by_env
+                    .get(&sample.env)
+                    .copied()
+                    .or_else(|| known_vm.as_ref().and_then(|vm| vm.serial(sample.tid)));
                 let serial = match sample.vthread {
                     0 => carrier,
                     vthread => match registry.vthreads.get(&vthread) {
@@ -499,6 +513,15 @@ impl AsyncSampler {
                     SampleKind::Wall(state) => (Some(state_name(state)), 1),
                     SampleKind::Cpu(weight) => (None, u64::from(weight)),
                 };
+                if vm_threads
+                    && carrier.is_none()
+                    && sample.vthread == 0
+                    && !registry.by_tid.contains_key(&sample.tid)
+                {
+                    // A thread of the JVM's own (vmthreads=y), sampled for the first time.
+                    vm_samples.push((sample.tid, (None, frames, failure, state, weight)));
+                    return;
+                }
                 let unnamed = (sample.vthread != 0
                     && !registry.vthreads.contains_key(&sample.vthread))
                 .then_some(sample.vthread);
@@ -530,7 +553,7 @@ impl AsyncSampler {
                     // threads, HotSpot's other hidden threads): not sampled, as JVMTI never
                     // shows them (a thread that started meanwhile keeps the timer its
                     // ThreadStart gave it).
-                    if !registry.serial_by_env.contains_key(&env) {
+                    if !registry.serial_by_env.contains_key(&env) && !vm_threads {
                         registry.unknown.remove(&tid);
                     }
                     continue;
@@ -544,6 +567,9 @@ impl AsyncSampler {
                     jni.delete_global_ref(old.thread);
                 }
             }
+        }
+        if self.samples_vm_threads() {
+            pending.extend(self.vm_thread_samples(ctx, vm_samples));
         }
         let waiting = self.registry.lock().map(|r| r.pending_count).unwrap_or(0) > 0;
         if self.follows_vthreads() || waiting {
@@ -604,6 +630,58 @@ impl AsyncSampler {
         {
             *total += dropped;
         }
+    }
+
+    /// Whether the JVM's threads that run no Java are sampled (`vmthreads=y`).
+    fn samples_vm_threads(&self) -> bool {
+        self.samples_vm_threads
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The samples of the JVM's own threads (`vmthreads=y`) drained without a serial, with
+    /// one: the threads sampled for the first time get theirs (and a THREAD START record)
+    /// now. Once a second, the threads that appeared since get a timer, and those that ended
+    /// a THREAD END record.
+    fn vm_thread_samples(&self, ctx: &Context, samples: Vec<(i32, Pending)>) -> Vec<Pending> {
+        // The registry's lock is taken before this one elsewhere (the drain): never inside.
+        let known: std::collections::HashSet<i32> = match self.registry.lock() {
+            Ok(registry) => registry
+                .by_tid
+                .keys()
+                .chain(registry.unknown.keys())
+                .copied()
+                .collect(),
+            Err(_) => return Vec::new(),
+        };
+        let Ok(mut vm) = self.vm_threads.lock() else {
+            return Vec::new();
+        };
+        let mut new: Vec<i32> = samples.iter().map(|(tid, _)| *tid).collect();
+        new.sort_unstable();
+        new.dedup();
+        vm.register(ctx, &new);
+        let appeared = vm.scan(|tid| known.contains(&tid));
+        let timers: Vec<(i32, ThreadTimer)> = appeared
+            .into_iter()
+            .filter_map(|tid| {
+                ThreadTimer::start(self.source(), tid, Self::interval(ctx))
+                    .ok()
+                    .map(|timer| (tid, timer))
+            })
+            .collect();
+        let serials: Vec<Option<u32>> = samples.iter().map(|(tid, _)| vm.serial(*tid)).collect();
+        drop(vm);
+        if let Ok(mut registry) = self.registry.lock() {
+            registry.unknown.extend(timers);
+        }
+        samples
+            .into_iter()
+            .zip(serials)
+            .filter_map(|((_, mut sample), serial)| {
+                sample.0 = Some(serial?);
+                Some(sample)
+            })
+            .collect()
     }
 
     /// Whether virtual threads' samples are charged to them.
@@ -1071,6 +1149,28 @@ impl Engine for AsyncSampler {
                     .map_err(|e| format!("can't start the process-wide CPU timer ({e})"))?;
             }
         }
+        if ctx.options.vm_threads {
+            let refused = if self.wall {
+                Some("it applies to cpu=samples only")
+            } else if self.source() == TimerSource::Process {
+                Some("the process-wide timer samples whichever thread runs")
+            } else if !signal::walker_enabled() {
+                Some("the agent's own stack walk is off")
+            } else {
+                None
+            };
+            match refused {
+                None => {
+                    self.samples_vm_threads
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    signal::set_vm_threads(true);
+                }
+                Some(why) if ctx.options.verbose => {
+                    eprintln!("HPROF: vmthreads=y samples no thread of the JVM's own: {why}");
+                }
+                Some(_) => {}
+            }
+        }
         if !self.wall && self.source() != TimerSource::Process {
             // Threads running before VM init (the JVM's own and the main thread): a timer each;
             // those that turn out to run no Java lose theirs at their first signal.
@@ -1124,6 +1224,7 @@ impl Engine for AsyncSampler {
             let _ = signal::process_timer(None);
         }
         signal::set_active(false);
+        signal::set_vm_threads(false);
         self.ticker.stop();
         if let Ok(mut registry) = self.registry.lock() {
             registry.unknown.clear();
@@ -1189,7 +1290,7 @@ fn sample_methods(ctx: &Context, jni: Jni) -> Vec<usize> {
 /// Kernel ids of this process's threads, as this process names them (`gettid`): in a pid
 /// namespace whose /proc is the host's, /proc/self/task lists the host's ids, and each
 /// thread's `NSpid` line ends with its id here.
-fn task_ids() -> Vec<i32> {
+pub(crate) fn task_ids() -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
         return Vec::new();
     };

@@ -12,6 +12,7 @@ pub mod heap_merge;
 pub mod heap_sites;
 pub mod monitors;
 pub mod ticker;
+pub mod vm_threads;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, RwLock};

@@ -750,6 +750,14 @@ fn current_env() -> *mut sys::JNIEnv {
 static LAYOUT: OnceLock<hotspot::Layout> = OnceLock::new();
 /// Whether native frames are written into samples (`native=y`).
 static NATIVE_FRAMES: AtomicBool = AtomicBool::new(true);
+/// Whether threads the JVM runs no Java on are walked too (`vmthreads=y`).
+static VM_THREADS: AtomicBool = AtomicBool::new(false);
+
+/// Walks (`on`) or leaves (`NOT_JAVA`) the stacks of threads the JVM runs no Java on, when
+/// the agent's own walk is on.
+pub fn set_vm_threads(on: bool) {
+    VM_THREADS.store(on, Ordering::Release);
+}
 
 /// How the samples' stacks were taken.
 #[derive(Debug)]
@@ -966,7 +974,7 @@ fn walk_stack(
         progress.depth
     };
     let wanted = depth.min(room.saturating_sub(top));
-    if wanted > 0 {
+    if wanted > 0 && !env.is_null() {
         let taken = agct(scratch, wanted);
         if taken > 0 && taken as usize > progress.java {
             let taken = (taken as usize).min(wanted);
@@ -1016,7 +1024,11 @@ fn take_sample(kind: SampleKind, context: *mut c_void) {
         return;
     };
     let env = current_env();
-    let num_frames = if env.is_null() {
+    let walk_native_thread = env.is_null()
+        && kind != SampleKind::Wall(IDENTIFY)
+        && VM_THREADS.load(Ordering::Relaxed)
+        && LAYOUT.get().is_some();
+    let num_frames = if env.is_null() && !walk_native_thread {
         NOT_JAVA
     } else if kind == SampleKind::Wall(IDENTIFY) {
         IDENTIFIED
