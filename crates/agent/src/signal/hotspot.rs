@@ -799,9 +799,7 @@ impl Layout {
         }
     }
 
-    /// The PcDesc that describes `pc` in the nmethod: the first at or after it (a PcDesc's
-    /// offset is where its instruction ends: the return address of a call); its address and
-    /// whether its offset is `pc`'s exactly.
+    /// The nmethod's PcDescs (first, count), scopes data and metadata, if plausible.
     fn pc_desc(&self, nm: usize) -> Option<(usize, usize, usize, usize)> {
         let (pcs, pcs_end, data, metadata) = self.debug_info(nm);
         if !plausible(pcs, 4) || pcs_end < pcs || !plausible(data, 1) || !plausible(metadata, 8) {
@@ -814,7 +812,10 @@ impl Layout {
         Some((pcs, count, data, metadata))
     }
 
-    fn find_pc_desc(&self, nm: usize, pc: usize) -> Option<(usize, bool, usize, usize)> {
+    /// The PcDesc that describes `pc` in the nmethod: the first at or after it (a PcDesc's
+    /// offset is where its instruction ends: the return address of a call); its address,
+    /// with the scopes data and metadata.
+    fn find_pc_desc(&self, nm: usize, pc: usize) -> Option<(usize, usize, usize)> {
         let (pcs, count, data, metadata) = self.pc_desc(nm)?;
         let target = pc.wrapping_sub(self.code_begin(nm));
         if target > i32::MAX as usize {
@@ -835,20 +836,13 @@ impl Layout {
             return None;
         }
         let at = pcs + low * size;
-        Some((at, i32_at(at + self.pc_desc_pc) == target, data, metadata))
-    }
-
-    /// Whether the nmethod has debug information for exactly `pc` (as it has at the return
-    /// address of each of its calls into the VM).
-    pub fn has_pc_desc_at(&self, nm: usize, pc: usize) -> bool {
-        self.find_pc_desc(nm, pc)
-            .is_some_and(|(_, exact, _, _)| exact)
+        Some((at, data, metadata))
     }
 
     /// The inlined frames of the nmethod at `pc`, innermost first; None when the nmethod
     /// has no debug information at `pc`.
     pub fn scopes(&self, nm: usize, pc: usize) -> Option<Scopes> {
-        let (at, _, data, metadata) = self.find_pc_desc(nm, pc)?;
+        let (at, data, metadata) = self.find_pc_desc(nm, pc)?;
         let offset = i32_at(at + self.pc_desc_scope);
         Some(Scopes {
             data,

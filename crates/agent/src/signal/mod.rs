@@ -944,14 +944,14 @@ fn walk_stack(
     };
     let native = NATIVE_FRAMES.load(Ordering::Relaxed);
     let result = guarded(|| {
-        walker::Walk {
+        walker::Walk::new(
             layout,
-            env: env as usize,
+            env as usize,
             native,
-            out: &mut *out,
-            java_depth: depth,
-            progress: &mut progress,
-        }
+            &mut *out,
+            depth,
+            &mut progress,
+        )
         .run(&regs)
     });
     // SAFETY: the walk wrote `progress` with volatile stores before any read that could

@@ -192,12 +192,20 @@ pub enum Step {
     Fail,
 }
 
-/// Unwinds the native frame at `pc` (`sp`, `fp`) of `module` to its caller. `returned`:
-/// `pc` is a return address (the call is just before it), not the interrupted instruction.
+/// Unwinds the native frame at `pc` (`sp`, `fp`) of `module`, on a stack that ends at
+/// `high`, to its caller. `returned`: `pc` is a return address (the call is just before it),
+/// not the interrupted instruction.
 /// In the signal handler, inside the crash guard.
-pub fn unwind(module: &Module, pc: usize, sp: usize, fp: usize, returned: bool) -> Step {
+pub fn unwind(
+    module: &Module,
+    pc: usize,
+    sp: usize,
+    fp: usize,
+    returned: bool,
+    high: usize,
+) -> Step {
     if module.eh_frame_hdr == 0 {
-        return by_frame_pointer(sp, fp);
+        return by_frame_pointer(sp, fp, high);
     }
     let lookup = if returned { pc.wrapping_sub(1) } else { pc };
     // SAFETY: the sections lie in the library's loaded segments (from its program headers);
@@ -216,10 +224,10 @@ pub fn unwind(module: &Module, pc: usize, sp: usize, fp: usize, returned: bool) 
         .set_eh_frame(module.eh_frame as u64)
         .set_text(module.low as u64);
     let Ok(parsed) = EhFrameHdr::new(hdr, NativeEndian).parse(&bases, 8) else {
-        return by_frame_pointer(sp, fp);
+        return by_frame_pointer(sp, fp, high);
     };
     let Some(table) = parsed.table() else {
-        return by_frame_pointer(sp, fp);
+        return by_frame_pointer(sp, fp, high);
     };
     let eh_frame = EhFrame::new(frame, NativeEndian);
     let mut context = UnwindContext::<usize, Small>::new_in();
@@ -231,7 +239,7 @@ pub fn unwind(module: &Module, pc: usize, sp: usize, fp: usize, returned: bool) 
         EhFrame::cie_from_offset,
     ) {
         Ok(row) => row,
-        Err(gimli::Error::NoUnwindInfoForAddress) => return by_frame_pointer(sp, fp),
+        Err(gimli::Error::NoUnwindInfoForAddress) => return by_frame_pointer(sp, fp, high),
         Err(_) => return Step::Fail,
     };
     let cfa = match *row.cfa() {
@@ -251,7 +259,7 @@ pub fn unwind(module: &Module, pc: usize, sp: usize, fp: usize, returned: bool) 
         }
         _ => return Step::Fail,
     };
-    if cfa <= sp || cfa - sp > MAX_FRAME || !plausible(cfa, 8) {
+    if cfa <= sp || cfa - sp > MAX_FRAME || cfa > high || !plausible(cfa, 8) {
         return Step::Fail;
     }
     let caller_pc = match row.register(X86_64::RA) {
@@ -274,9 +282,10 @@ pub fn unwind(module: &Module, pc: usize, sp: usize, fp: usize, returned: bool) 
     }
 }
 
-/// Unwinds a frame that keeps the frame pointer chain (`push rbp; mov rbp, rsp`).
-pub fn by_frame_pointer(sp: usize, fp: usize) -> Step {
-    if fp < sp || fp - sp > MAX_FRAME || !plausible(fp, 8) {
+/// Unwinds a frame that keeps the frame pointer chain (`push rbp; mov rbp, rsp`), on a
+/// stack that ends at `high`.
+pub fn by_frame_pointer(sp: usize, fp: usize, high: usize) -> Step {
+    if fp < sp || fp - sp > MAX_FRAME || fp.saturating_add(16) > high || !plausible(fp, 8) {
         return Step::Fail;
     }
     let pc = word(fp.wrapping_add(8));

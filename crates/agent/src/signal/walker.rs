@@ -11,7 +11,7 @@
 
 #![allow(unsafe_code)]
 
-use super::hotspot::{Anchor, BlobKind, Entry, Layout, plausible, u8_at, word};
+use super::hotspot::{Anchor, BlobKind, Entry, Layout, c_str_starts, plausible, u8_at, word};
 use super::native::{self, Step};
 use super::stubs;
 use super::{CallFrame, FRAME_NATIVE, FRAME_STUB};
@@ -143,6 +143,35 @@ pub struct Walk<'a> {
     pub java_depth: usize,
     /// How far the walk got.
     pub progress: &'a mut Progress,
+    /// The end of the thread's stack (known once the walk started).
+    high: usize,
+    /// The thread's JavaThread (0 for none; known once the walk started).
+    thread: usize,
+}
+
+impl<'a> Walk<'a> {
+    /// A walk of the thread with JNI environment `env` (0: one the JVM runs no Java on)
+    /// into `out`, `java_depth` Java frames at most, native and stub frames written if
+    /// `native`.
+    pub fn new(
+        layout: &'a Layout,
+        env: usize,
+        native: bool,
+        out: &'a mut [CallFrame],
+        java_depth: usize,
+        progress: &'a mut Progress,
+    ) -> Walk<'a> {
+        Walk {
+            layout,
+            env,
+            native,
+            out,
+            java_depth,
+            progress,
+            high: 0,
+            thread: 0,
+        }
+    }
 }
 
 /// The farthest a walk looks above the stack pointer of a thread whose stack it does not
@@ -307,6 +336,8 @@ impl Walk<'_> {
         } else {
             (regs.sp, regs.sp.saturating_add(UNKNOWN_STACK))
         };
+        self.high = high;
+        self.thread = thread;
         let in_stack = |sp: usize| sp >= low && sp < high && sp & 7 == 0;
         let mut anchor = if thread != 0 {
             layout
@@ -369,7 +400,7 @@ impl Walk<'_> {
                                     // that called Java, the saved anchor as the fallback.
                                     anchor = Some(a);
                                     self.emit(FRAME_STUB, pc);
-                                    match native::by_frame_pointer(sp, fp) {
+                                    match native::by_frame_pointer(sp, fp, high) {
                                         Step::Next { pc, sp, fp } => Next::Go(pc, sp, fp),
                                         _ => Next::Go(frame_of(a).0, a.sp, frame_of(a).2),
                                     }
@@ -390,7 +421,7 @@ impl Walk<'_> {
                         if self.native {
                             self.emit(FRAME_NATIVE, pc);
                         }
-                        match native::unwind(module, pc, sp, fp, !top) {
+                        match native::unwind(module, pc, sp, fp, !top, high) {
                             Step::Next { pc, sp, fp } => Next::Go(pc, sp, fp),
                             Step::End => Next::End,
                             Step::Fail => Next::Fail(Failure::Native),
@@ -484,10 +515,12 @@ impl Walk<'_> {
                 return Next::Go(word(sp), sp.wrapping_add(8), fp);
             }
             // A return address patched to the deoptimization handler: the frame saved its
-            // pc.
+            // pc. Else a call from the stub section (the exception handler's call into a
+            // runtime stub) in the method's own, complete frame.
             let original = layout.original_pc(nm, sp);
             if original < layout.code_begin(nm) || original >= layout.stub_begin(nm) {
-                return Next::Fail(Failure::Compiled);
+                self.method_frame(method);
+                return self.by_frame_size(nm, sp);
             }
             pc = original;
         }
@@ -537,6 +570,9 @@ impl Walk<'_> {
             return Next::Fail(Failure::Compiled);
         }
         let sender = sp.wrapping_add(size * 8);
+        if sender > self.high || sender < sp {
+            return Next::Fail(Failure::StackRange);
+        }
         Next::Go(
             word(sender.wrapping_sub(8)),
             sender,
@@ -599,6 +635,7 @@ impl Walk<'_> {
         }
         let built = plausible(fp, 8)
             && fp > sp
+            && fp.saturating_add(16) <= self.high
             && fp - sp <= MAX_INTERPRETER_FRAME
             && fp - sp >= layout.interpreter_slots_bytes();
         if built {
@@ -629,7 +666,10 @@ impl Walk<'_> {
     /// return address on top of the stack).
     fn interpreter_entry(&mut self, regs: &Regs, sp: usize, fp: usize) -> Next {
         let layout = self.layout;
-        let fp_ok = plausible(fp, 8) && fp >= sp && fp - sp <= MAX_INTERPRETER_FRAME;
+        let fp_ok = plausible(fp, 8)
+            && fp >= sp
+            && fp - sp <= MAX_INTERPRETER_FRAME
+            && fp.saturating_add(16) <= self.high;
         let method_pushed = fp_ok && fp - sp >= layout.method_slot_bytes();
         let method = if method_pushed {
             layout.interpreter_frame(fp).0
@@ -676,6 +716,14 @@ impl Walk<'_> {
         if self.native {
             self.emit(FRAME_STUB, pc);
         }
+        // The blobs that turn a compiled frame into interpreter frames: once the thread holds
+        // the frames to unpack, the stack below them is being rebuilt.
+        if self.thread != 0 && layout.deoptimizing(self.thread) {
+            let name = layout.blob_name(blob);
+            if c_str_starts(name, b"Deoptimization") || c_str_starts(name, b"UncommonTrap") {
+                return Next::Fail(Failure::Deoptimizing);
+            }
+        }
         let start = stubs::index()
             .and_then(|index| index.find(pc))
             .map_or_else(|| layout.code_begin(blob), |(start, _)| start);
@@ -685,8 +733,9 @@ impl Walk<'_> {
         let adapter_sp = top
             .filter(|regs| regs.r13 > sp && regs.r13 - sp < 1 << 16)
             .map(|regs| (word(sp), regs.r13, fp));
-        let chain = (plausible(fp, 8) && fp >= sp && fp < high && fp - sp < 1 << 16)
-            .then(|| (word(fp.wrapping_add(8)), fp.wrapping_add(16), word(fp)));
+        let chain =
+            (plausible(fp, 8) && fp >= sp && fp.saturating_add(16) <= high && fp - sp < 1 << 16)
+                .then(|| (word(fp.wrapping_add(8)), fp.wrapping_add(16), word(fp)));
         let pushed = (word(sp.wrapping_add(8)), sp.wrapping_add(16), word(sp));
         // Past the prologue, a stub or runtime blob with a frame size is unwound by it: the
         // pc is a return address into it (it called out), or after its frame is complete.
@@ -750,7 +799,7 @@ impl Walk<'_> {
     }
 
     /// The first of the 16 words above `sp` that holds a return address to a call site of an
-    /// nmethod (whose debug information has that very pc), whose frame returns in turn.
+    /// nmethod whose frame (by its size) returns to code in turn.
     fn scan_for_return(&self, sp: usize, high: usize) -> Option<usize> {
         let layout = self.layout;
         (1..16)
@@ -760,9 +809,9 @@ impl Walk<'_> {
                 let pc = word(at);
                 layout.in_code_cache(pc)
                     && after_call(pc)
-                    && layout.find_blob(pc.wrapping_sub(1)).is_some_and(|nm| {
-                        layout.kind(nm, pc) == BlobKind::Nmethod && layout.has_pc_desc_at(nm, pc)
-                    })
+                    && layout
+                        .find_blob(pc.wrapping_sub(1))
+                        .is_some_and(|nm| layout.kind(nm, pc) == BlobKind::Nmethod)
                     && self.caller_returns(pc, at.wrapping_add(8), high)
             })
     }
