@@ -326,3 +326,70 @@ pub fn name(pc: usize) -> Option<(String, String)> {
     };
     Some((library, symbol))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The return addresses above the caller, by this module's unwinding from registers
+    /// `getcontext` saved here.
+    #[inline(never)]
+    fn unwound_from_here() -> Vec<usize> {
+        // SAFETY: a zeroed ucontext_t is a valid value for getcontext to fill.
+        let mut context: libc::ucontext_t = unsafe { std::mem::zeroed() };
+        // SAFETY: getcontext writes the calling thread's registers into `context`.
+        assert_eq!(unsafe { libc::getcontext(&mut context) }, 0);
+        let regs = &context.uc_mcontext.gregs;
+        let (mut pc, mut sp, mut fp) = (
+            regs[libc::REG_RIP as usize] as usize,
+            regs[libc::REG_RSP as usize] as usize,
+            regs[libc::REG_RBP as usize] as usize,
+        );
+        let high = sp + (1 << 20);
+        let mut pcs = Vec::new();
+        crate::signal::publish::reading(|| {
+            for _ in 0..32 {
+                let Some(module) = modules().and_then(|m| m.find(pc)) else {
+                    break;
+                };
+                match unwind(module, pc, sp, fp, true, high) {
+                    Step::Next {
+                        pc: p,
+                        sp: s,
+                        fp: f,
+                    } => {
+                        pcs.push(p);
+                        (pc, sp, fp) = (p, s, f);
+                    }
+                    _ => break,
+                }
+            }
+        });
+        pcs
+    }
+
+    #[inline(never)]
+    fn caller_of_the_walk() -> Vec<usize> {
+        let pcs = unwound_from_here();
+        std::hint::black_box(pcs)
+    }
+
+    #[test]
+    fn call_frame_information_leads_through_the_callers() {
+        refresh();
+        let pcs = caller_of_the_walk();
+        let start = caller_of_the_walk as *const () as usize;
+        assert!(
+            pcs.iter().any(|&pc| pc > start && pc < start + 4096),
+            "{start:x}: {pcs:x?}"
+        );
+        // And on through the test harness to the thread's start.
+        assert!(pcs.len() >= 4, "{pcs:x?}");
+    }
+
+    #[test]
+    fn the_unwinder_state_is_small_enough_for_a_signal_handler_stack() {
+        let size = std::mem::size_of::<UnwindContext<usize, Small>>();
+        assert!(size <= 4096, "{size} bytes");
+    }
+}
