@@ -186,6 +186,9 @@ pub enum Step {
         /// The caller's frame pointer.
         fp: usize,
     },
+    /// A signal handler's frame was left: the registers of the code the signal interrupted
+    /// (its pc is that of an instruction, not a return address).
+    Interrupted(super::walker::Regs),
     /// The outermost frame (its return address is undefined).
     End,
     /// The frame cannot be unwound.
@@ -204,6 +207,11 @@ pub fn unwind(
     returned: bool,
     high: usize,
 ) -> Step {
+    // The kernel's signal frame: the return address of a signal handler is the signal
+    // trampoline, and the registers of the interrupted code are in the ucontext above it.
+    if returned && is_sigreturn(pc) {
+        return interrupted(sp, high);
+    }
     if module.eh_frame_hdr == 0 {
         return by_frame_pointer(sp, fp, high);
     }
@@ -280,6 +288,38 @@ pub fn unwind(
         sp: cfa,
         fp: caller_fp,
     }
+}
+
+/// Whether `pc` is the signal trampoline (`__restore_rt`: `mov rax, 15; syscall`), where a
+/// signal handler returns to.
+fn is_sigreturn(pc: usize) -> bool {
+    const RESTORE_RT: [u8; 9] = [0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05];
+    RESTORE_RT
+        .iter()
+        .enumerate()
+        .all(|(i, &b)| super::hotspot::u8_at(pc.wrapping_add(i)) == b)
+}
+
+/// The registers a signal interrupted, from the ucontext at `sp` (x86-64 Linux: the
+/// general registers are at offset 40, rip, rsp and rbp the 17th, 16th and 11th).
+fn interrupted(sp: usize, high: usize) -> Step {
+    const GREGS: usize = 40;
+    let reg = |index: i32| word(sp.wrapping_add(GREGS + index as usize * 8));
+    if sp.saturating_add(GREGS + 23 * 8) > high {
+        return Step::Fail;
+    }
+    let regs = super::walker::Regs {
+        pc: reg(libc::REG_RIP),
+        sp: reg(libc::REG_RSP),
+        fp: reg(libc::REG_RBP),
+        rbx: reg(libc::REG_RBX),
+        r13: reg(libc::REG_R13),
+        rax: reg(libc::REG_RAX),
+    };
+    if regs.sp <= sp || regs.sp > high || regs.pc == 0 {
+        return Step::Fail;
+    }
+    Step::Interrupted(regs)
 }
 
 /// Unwinds a frame that keeps the frame pointer chain (`push rbp; mov rbp, rsp`), on a
@@ -385,6 +425,76 @@ mod tests {
         );
         // And on through the test harness to the thread's start.
         assert!(pcs.len() >= 4, "{pcs:x?}");
+    }
+
+    /// Unwinds from `pc`, `sp`, `fp` through at most 32 frames (signal frames included);
+    /// the pcs met.
+    fn walk_from(mut pc: usize, mut sp: usize, mut fp: usize) -> Vec<usize> {
+        let high = sp + (1 << 20);
+        let mut pcs = Vec::new();
+        crate::signal::publish::reading(|| {
+            let mut returned = true;
+            for _ in 0..32 {
+                let Some(module) = modules().and_then(|m| m.find(pc)) else {
+                    break;
+                };
+                match unwind(module, pc, sp, fp, returned, high) {
+                    Step::Next {
+                        pc: p,
+                        sp: s,
+                        fp: f,
+                    } => {
+                        (pc, sp, fp, returned) = (p, s, f, true);
+                    }
+                    Step::Interrupted(regs) => {
+                        (pc, sp, fp, returned) = (regs.pc, regs.sp, regs.fp, false);
+                    }
+                    _ => break,
+                }
+                pcs.push(pc);
+            }
+        });
+        pcs
+    }
+
+    static IN_HANDLER_WALK: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+
+    extern "C" fn on_usr1(_: libc::c_int) {
+        // SAFETY: a zeroed ucontext_t is a valid value for getcontext to fill.
+        let mut context: libc::ucontext_t = unsafe { std::mem::zeroed() };
+        // SAFETY: getcontext writes the calling thread's registers into `context`.
+        unsafe { libc::getcontext(&mut context) };
+        let regs = &context.uc_mcontext.gregs;
+        let pcs = walk_from(
+            regs[libc::REG_RIP as usize] as usize,
+            regs[libc::REG_RSP as usize] as usize,
+            regs[libc::REG_RBP as usize] as usize,
+        );
+        if let Ok(mut walked) = IN_HANDLER_WALK.lock() {
+            *walked = pcs;
+        }
+    }
+
+    #[inline(never)]
+    fn raises_a_signal() {
+        // SAFETY: installs a handler for SIGUSR1 (this test's own), then sends it to this thread.
+        unsafe {
+            libc::signal(libc::SIGUSR1, on_usr1 as *const () as libc::sighandler_t);
+            libc::pthread_kill(libc::pthread_self(), libc::SIGUSR1);
+        }
+        std::hint::black_box(());
+    }
+
+    #[test]
+    fn a_walk_from_a_signal_handler_goes_on_through_the_code_it_interrupted() {
+        refresh();
+        raises_a_signal();
+        let pcs = IN_HANDLER_WALK.lock().unwrap().clone();
+        let start = raises_a_signal as *const () as usize;
+        assert!(
+            pcs.iter().any(|&pc| pc > start && pc < start + 4096),
+            "{start:x}: {pcs:x?}"
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use super::stubs;
 use super::{CallFrame, FRAME_NATIVE, FRAME_STUB};
 
 /// The registers the walk starts from.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Regs {
     /// The interrupted instruction.
     pub pc: usize,
@@ -268,6 +268,8 @@ fn after_call(at: usize) -> bool {
 enum Next {
     /// Go on from these registers.
     Go(usize, usize, usize),
+    /// Go on from the registers a signal interrupted (a pc that is no return address).
+    Interrupted(Regs),
     /// The stack ends here.
     End,
     /// The walk breaks.
@@ -325,6 +327,7 @@ impl Walk<'_> {
     }
 
     fn walk(&mut self, regs: &Regs) -> Result<(), Failure> {
+        let mut regs = *regs;
         let layout = self.layout;
         let thread = if self.env != 0 {
             layout.thread_of(self.env)
@@ -388,7 +391,7 @@ impl Walk<'_> {
                 }
                 match kind {
                     BlobKind::Nmethod => self.compiled(blob, pc, sp, fp, top, high),
-                    BlobKind::Interpreter => self.interpreted(thread, regs, sp, fp, top),
+                    BlobKind::Interpreter => self.interpreted(thread, &regs, sp, fp, top),
                     BlobKind::Stub if layout.is_entry_return(pc) => {
                         match layout.entry_anchor(fp) {
                             Entry::Broken => Next::Fail(Failure::EntryFrame),
@@ -411,7 +414,7 @@ impl Walk<'_> {
                             }
                         }
                     }
-                    BlobKind::Stub => self.stub(blob, pc, sp, fp, high, top.then_some(regs)),
+                    BlobKind::Stub => self.stub(blob, pc, sp, fp, high, top.then_some(&regs)),
                 }
             } else {
                 let module = native::modules().and_then(|m| m.find(pc));
@@ -423,6 +426,7 @@ impl Walk<'_> {
                         }
                         match native::unwind(module, pc, sp, fp, !top, high) {
                             Step::Next { pc, sp, fp } => Next::Go(pc, sp, fp),
+                            Step::Interrupted(regs) => Next::Interrupted(regs),
                             Step::End => Next::End,
                             Step::Fail => Next::Fail(Failure::Native),
                         }
@@ -430,6 +434,16 @@ impl Walk<'_> {
                 }
             };
             match next {
+                Next::Interrupted(interrupted) => {
+                    if interrupted.sp <= sp {
+                        return Err(Failure::StackRange);
+                    }
+                    regs = interrupted;
+                    (pc, sp, fp) = (regs.pc, regs.sp, regs.fp);
+                    // The interrupted code is walked as a top frame is.
+                    top = true;
+                    continue;
+                }
                 Next::Go(next_pc, next_sp, next_fp) => {
                     if next_sp < sp || (next_sp == sp && next_pc == pc) {
                         return Err(Failure::StackRange);
