@@ -13,10 +13,11 @@ default stack walk: HotSpot's structures since 4.2, native frames included).
     JVM and the vDSO) and plain arithmetic, each measuring its own CPU time; at 1 ms, each
     kernel's share of the samples (stacks through its method) against its share of the CPU:
     the worst difference in points.
-  - Overhead: whole-JVM wall time of java/src/bench/CpuBench.java and of javac compiling
-    java.util (354 files, Debian's openjdk-17-source, as bench/cpu_samples.py) under no agent,
-    cpu=samples at 10 ms and 1 ms (native frames on), and async-profiler at 10 ms and 1 ms;
-    interleaved runs, median (targets: 1.02x at 10 ms, 1.05x at 1 ms).
+  - Overhead: whole-JVM wall time and CPU time (user + system) of
+    java/src/bench/CpuBench.java and of javac compiling java.util (354 files, Debian's
+    openjdk-17-source, as bench/cpu_samples.py) under no agent, cpu=samples at 10 ms and 1 ms
+    (native frames on), and async-profiler at 10 ms and 1 ms; interleaved runs, median
+    (targets: 1.02x at 10 ms, 1.05x at 1 ms).
 
 async-profiler comes from $ASYNC_PROFILER_LIB, /work/ap/build/lib/libasyncProfiler.so, or is
 built from the mirror of its repository (`git archive HEAD | tar -x`, `make`) into .tools/.
@@ -25,7 +26,7 @@ built from the mirror of its repository (`git archive HEAD | tar -x`, `make`) in
 
 --write replaces the "Stack walks" section of bench/RESULTS.md.
 """
-import argparse, os, re, shutil, statistics, subprocess, sys, tempfile
+import argparse, os, re, resource, shutil, statistics, subprocess, sys, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -177,7 +178,20 @@ def kernels(work, classes, ap_lib, cpu_ms):
     return rows
 
 
+def timed(command, cwd):
+    """(wall seconds, CPU seconds) of one run: the CPU time of its processes, user and system,
+    counts less of the other work on a shared machine than the wall time does."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(command, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def overhead(work, classes, ap_lib, runs, javac_workload):
+    """{workload: {profiler: [(wall, cpu)]}}: one warm-up round, then `runs` rounds, each
+    running every profiler in turn."""
     javac_name, javac = javac_workload
     cpubench = lambda flags: ["java", *flags, "-cp", str(classes), "bench.CpuBench"]
     profilers = {
@@ -187,7 +201,16 @@ def overhead(work, classes, ap_lib, runs, javac_workload):
         "async-profiler 10 ms": [f"-agentpath:{ap_lib}=start,event=ctimer,interval=10ms,collapsed,file={work}/ov.ap"],
         "async-profiler 1 ms": [f"-agentpath:{ap_lib}=start,event=ctimer,interval=1ms,collapsed,file={work}/ov.ap"],
     }
-    return common.interleaved({"CpuBench": cpubench, javac_name: javac}, profilers, runs, work)
+    results = {}
+    for workload, make in {"CpuBench": cpubench, javac_name: javac}.items():
+        for flags in profilers.values():
+            timed(make(flags), work)
+        times = {name: [] for name in profilers}
+        for _ in range(runs):
+            for name, flags in profilers.items():
+                times[name].append(timed(make(flags), work))
+        results[workload] = times
+    return results
 
 
 def main():
@@ -215,14 +238,21 @@ def main():
               "| sampler | libm (intrinsic stubs) | nanotime (leaf call, vDSO) | plain | samples |", "|---|---|---|---|---|"]
     for name, (errors, sampled) in kernel_rows.items():
         lines.append(f"| {name} | {errors['libm']:+.2f} | {errors['nanotime']:+.2f} | {errors['plain']:+.2f} | {sampled} |")
-    lines += ["", "Overhead, median wall time (s) and ratio to no agent:", "",
-              "| workload | " + " | ".join(next(iter(times.values())).keys()) + " |",
-              "|---|" + "---|" * len(next(iter(times.values())))]
+    for index, what in ((0, "wall time"), (1, "CPU time (user + system)")):
+        lines += ["", f"Overhead, median {what} (s) and ratio to no agent:", "",
+                  "| workload | " + " | ".join(next(iter(times.values())).keys()) + " |",
+                  "|---|" + "---|" * len(next(iter(times.values())))]
+        for workload, by in times.items():
+            base = statistics.median(t[index] for t in by["no agent"])
+            cells = []
+            for runs in by.values():
+                median = statistics.median(t[index] for t in runs)
+                cells.append(f"{median:.2f} ({median / base:.3f}x)")
+            lines.append(f"| {workload} | " + " | ".join(cells) + " |")
+    lines += ["", "Raw runs (wall s / CPU s):", ""]
     for workload, by in times.items():
-        base = statistics.median(by["no agent"])
-        cells = [f"{statistics.median(v):.2f} ({statistics.median(v) / base:.3f}x)" for v in by.values()]
-        lines.append(f"| {workload} | " + " | ".join(cells) + " |")
-    lines += [""] + common.raw_runs(times)
+        for name, runs in by.items():
+            lines.append(f"- {workload}, {name}: " + " ".join(f"{w:.2f}/{c:.2f}" for w, c in runs))
     section = "\n".join(lines) + "\n"
     print(section)
     if args.write:
