@@ -628,8 +628,9 @@ extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut 
                 // SAFETY: a signal raised by a descriptor (F_SETSIG) has si_band and si_fd.
                 let fd = unsafe { (*(info as *const libc::siginfo_t).cast::<PollInfo>()).fd };
                 perf::is_own(fd).then(|| {
+                    perf::quiet(fd);
                     perf_fd = Some(fd);
-                    SampleKind::Cpu(1)
+                    SampleKind::Cpu(perf::weight(fd))
                 })
             }
             // The process-wide timer's signal, while it is the sampler's.

@@ -8,13 +8,22 @@
 //!
 //! Each event is armed for one overflow (`PERF_EVENT_IOC_REFRESH` 1): the overflow disables it
 //! and raises the signal, and the handler arms it again ([`rearm`], one `ioctl`, a system
-//! call, async-signal-safe). The handler knows the signal is the sampler's from its `si_code`
-//! (`POLL_IN`, or `POLL_HUP` when the refresh count ran out) and its `si_fd`, marked in
-//! [`OWN`], a table of every possible descriptor allocated before the first event is opened.
+//! call, async-signal-safe). On Linux 6.16 and 6.17, whose `PERF_EVENT_IOC_REFRESH` can hang
+//! the whole system, the event runs enabled instead and the handler disables it while it
+//! walks ([`quiet`]) and enables it after. The handler knows the signal is the sampler's from
+//! its `si_code` (`POLL_IN`, or `POLL_HUP` when the refresh count ran out) and its `si_fd`,
+//! marked in [`OWN`], a table of every possible descriptor allocated before the first event
+//! is opened.
+//!
+//! Each sample weighs the intervals of CPU time the event counted since the thread's last
+//! sample ([`weight`], the count read in the handler): one, unless overflows were lost (a
+//! signal still pending when the next came) or skipped (where the kernel's code is left
+//! out, the kernel drops overflows that land in it, and the time counts for the thread's
+//! next sample).
 
 use std::ffi::c_int;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use perf_event_open_sys as sys;
@@ -29,6 +38,30 @@ static OWN: [AtomicBool; MAX_FD] = [const { AtomicBool::new(false) }; MAX_FD];
 
 /// The sampler's events open now.
 static OPEN: AtomicUsize = AtomicUsize::new(0);
+
+/// Per descriptor: the count (CPU time, ns) its event had when the thread's last sample was
+/// weighed, plus the part of an interval the weights gave ahead. Written by the owner thread's
+/// signal handler only (and reset before the event is armed).
+static WEIGHED: [AtomicU64; MAX_FD] = [const { AtomicU64::new(0) }; MAX_FD];
+
+/// The sample period of the events, ns (one `interval` for every thread).
+static PERIOD: AtomicU64 = AtomicU64::new(0);
+
+/// Whether this kernel's `PERF_EVENT_IOC_REFRESH` must be avoided (Linux 6.16 and 6.17 can hang
+/// in it): events then run enabled, and the handler disables them while it walks.
+fn refresh_hangs() -> bool {
+    static HANGS: OnceLock<bool> = OnceLock::new();
+    *HANGS.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .is_ok_and(|release| refresh_hangs_on(release.trim()))
+    })
+}
+
+/// Whether kernel release `release` (`uname -r`) is one whose `PERF_EVENT_IOC_REFRESH` can
+/// hang the system.
+fn refresh_hangs_on(release: &str) -> bool {
+    release.starts_with("6.16.") || release.starts_with("6.17.")
+}
 
 /// How many events the sampler keeps open at most: a quarter of the process's descriptor
 /// limit (the application's own files and sockets keep the rest), at most [`MAX_FD`].
@@ -82,6 +115,11 @@ pub fn paranoid() -> Option<i32> {
         .ok()
 }
 
+/// The sample period of an event for `interval`, ns (at least 10 µs).
+fn period(interval: Duration) -> u64 {
+    (interval.as_nanos() as u64).max(10_000)
+}
+
 fn open(tid: i32, interval: Duration, exclude_kernel: bool) -> std::io::Result<c_int> {
     let mut attr = sys::bindings::perf_event_attr {
         type_: sys::bindings::PERF_TYPE_SOFTWARE,
@@ -89,7 +127,7 @@ fn open(tid: i32, interval: Duration, exclude_kernel: bool) -> std::io::Result<c
         config: u64::from(sys::bindings::PERF_COUNT_SW_TASK_CLOCK),
         ..Default::default()
     };
-    attr.__bindgen_anon_1.sample_period = (interval.as_nanos() as u64).max(10_000);
+    attr.__bindgen_anon_1.sample_period = period(interval);
     attr.__bindgen_anon_2.wakeup_events = 1;
     attr.set_disabled(1);
     attr.set_exclude_kernel(u64::from(exclude_kernel));
@@ -159,9 +197,21 @@ impl PerfTimer {
         if !setup {
             return Err(std::io::Error::last_os_error());
         }
+        PERIOD.store(period(interval), Ordering::Relaxed);
+        if let Some(weighed) = WEIGHED.get(fd as usize) {
+            weighed.store(0, Ordering::Relaxed);
+        }
         own.store(true, Ordering::Release);
-        // SAFETY: arms the event for one overflow (the handler arms it again).
-        if unsafe { sys::ioctls::REFRESH(fd, 1) } != 0 {
+        // SAFETY: arms the event for one overflow (the handler arms it again), or for good
+        // where REFRESH hangs.
+        let armed = unsafe {
+            if refresh_hangs() {
+                sys::ioctls::ENABLE(fd, 0)
+            } else {
+                sys::ioctls::REFRESH(fd, 1)
+            }
+        };
+        if armed != 0 {
             return Err(std::io::Error::last_os_error());
         }
         Ok(timer)
@@ -196,11 +246,56 @@ pub fn is_own(fd: c_int) -> bool {
             .is_some_and(|own| own.load(Ordering::Acquire))
 }
 
-/// Arms the event again for one overflow (called in the signal handler).
+/// Stops the event from overflowing while the handler walks, where it runs enabled (called
+/// in the signal handler, first).
+pub fn quiet(fd: c_int) {
+    if refresh_hangs() {
+        // SAFETY: an ioctl, a system call: async-signal-safe. The descriptor is the sampler's
+        // (checked by the caller); if it was closed since, the ioctl fails harmlessly.
+        unsafe { sys::ioctls::DISABLE(fd, 0) };
+    }
+}
+
+/// Arms the event again for one overflow (called in the signal handler, last).
 pub fn rearm(fd: c_int) {
     // SAFETY: an ioctl, a system call: async-signal-safe. The descriptor is the sampler's
     // (checked by the caller); if it was closed since, the ioctl fails harmlessly.
-    unsafe { sys::ioctls::REFRESH(fd, 1) };
+    unsafe {
+        if refresh_hangs() {
+            sys::ioctls::ENABLE(fd, 0);
+        } else {
+            sys::ioctls::REFRESH(fd, 1);
+        }
+    }
+}
+
+/// The intervals of CPU time the sample of event `fd` stands for (called in its thread's
+/// signal handler): the event's count since the last sample, in periods, rounded, at least
+/// one; what the rounding gave ahead or left is carried to the next sample.
+pub fn weight(fd: c_int) -> u32 {
+    let (Some(weighed), period) = (WEIGHED.get(fd as usize), PERIOD.load(Ordering::Relaxed)) else {
+        return 1;
+    };
+    let mut count: u64 = 0;
+    // SAFETY: read(2) of a perf event's descriptor writes its count (8 bytes, the default
+    // read format) into `count`; async-signal-safe. A closed descriptor fails harmlessly.
+    let read = unsafe { libc::read(fd, (&mut count as *mut u64).cast(), 8) };
+    if read != 8 || period == 0 {
+        return 1;
+    }
+    let last = weighed.load(Ordering::Relaxed);
+    let (weight, next) = weigh(count, last, period);
+    weighed.store(next, Ordering::Relaxed);
+    weight
+}
+
+/// The weight of a sample taken at event count `count` when the last one was weighed at
+/// `last` (periods of `period` ns, rounded, at least 1, at most 2^20), and the count the
+/// next one is weighed from.
+fn weigh(count: u64, last: u64, period: u64) -> (u32, u64) {
+    let elapsed = count.saturating_sub(last);
+    let weight = ((elapsed + period / 2) / period).clamp(1, 1 << 20);
+    (weight as u32, last.saturating_add(weight * period))
 }
 
 /// Why perf events cannot be the sampler's clock here, if they cannot: an event on the
@@ -222,4 +317,41 @@ pub fn refused(tid: i32) -> Option<String> {
 /// Whether events leave the kernel's time out (decided by the first event opened).
 pub fn excludes_kernel() -> bool {
     EXCLUDE_KERNEL.load(Ordering::Relaxed) == 2
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn samples_weigh_the_periods_counted_since_the_last() {
+        let ms = 1_000_000;
+        // On time: one interval each.
+        assert_eq!(weigh(ms, 0, ms), (1, ms));
+        assert_eq!(weigh(2 * ms + 3_000, ms, ms), (1, 2 * ms));
+        // Early (the count a little short of the period): still one; the next gives it back.
+        assert_eq!(weigh(ms - 20_000, 0, ms), (1, ms));
+        assert_eq!(weigh(2 * ms - 30_000, ms, ms), (1, 2 * ms));
+        // Three overflows skipped in the kernel, or lost while a signal was pending.
+        assert_eq!(weigh(4 * ms + 100, 0, ms), (4, 4 * ms));
+        assert_eq!(weigh(4 * ms + 600_000, 0, ms), (5, 5 * ms));
+        // Over many samples the weights add up to the count.
+        let (mut last, mut total) = (0, 0);
+        for i in 1..=1000u64 {
+            let count = i * ms + (i * 7919 % 400_000);
+            let (w, next) = weigh(count, last, ms);
+            total += u64::from(w);
+            last = next;
+        }
+        assert!((999..=1001).contains(&total), "{total}");
+    }
+
+    #[test]
+    fn refresh_is_avoided_on_the_kernels_where_it_hangs() {
+        assert!(refresh_hangs_on("6.16.3-arch1-1"));
+        assert!(refresh_hangs_on("6.17.0"));
+        assert!(!refresh_hangs_on("6.18.44-fc-v657"));
+        assert!(!refresh_hangs_on("6.1.0-18-amd64"));
+        assert!(!refresh_hangs_on("5.16.1"));
+    }
 }
