@@ -472,7 +472,7 @@ fn assert_inline_profile(p: &TextProfile) {
 
 /// Why this machine cannot open a perf event on the task clock of a thread of its own, as the
 /// agent would (user time only if the kernel refuses more), if it cannot.
-fn perf_events_refused_here() -> Option<String> {
+pub(crate) fn perf_events_refused_here() -> Option<String> {
     use perf_event_open_sys as perf;
     let mut last = None;
     for exclude_kernel in [0, 1] {

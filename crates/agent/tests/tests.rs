@@ -10,6 +10,7 @@ mod exit_paths;
 mod heap_dump;
 mod heap_sites;
 mod heap_sites_fast;
+mod kernel_frames;
 mod loading;
 mod monitors;
 mod progress;

@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::code_names;
 use crate::engine::ticker::Ticker;
 use crate::engine::{Context, Engine};
 use crate::jvmti::{
@@ -25,6 +26,7 @@ use crate::jvmti::{
 use crate::options::Timer;
 use crate::output::ProfileOutput;
 use crate::signal::{self, CpuTimer, Sample, SampleKind, ThreadTimer, TimerSource};
+use crate::trace_store::Code;
 
 /// Name of the sampler's agent thread.
 pub const THREAD_NAME: &str = "HPROF cpu sampling thread";
@@ -242,6 +244,14 @@ impl AsyncSampler {
         } else {
             DRAIN_PERIOD_MS.max(i64::from(ctx.options.interval_ms))
         };
+        if !sampler.wall
+            && sampler.source() == TimerSource::Perf
+            && signal::perf::records_kernel_frames()
+        {
+            // The kernel's symbols are read here, on the agent's thread, before the first
+            // drain needs them (a drain at exit runs on a sampled thread).
+            code_names::kernel_symbols();
+        }
         sampler.ticker.run(period, || {
             jni.with_local_frame(64, || {
                 if sampler.wall {
@@ -480,11 +490,14 @@ impl AsyncSampler {
                         None => carrier,
                     },
                 };
+                // The kernel's frames (a sample in a system call, an interrupt or a fault)
+                // above the walked ones.
+                let kernel = code_names::frame_location(Code::Kernel);
                 let frames: Vec<(usize, jlocation)> = sample
-                    .frames
+                    .kernel
                     .iter()
-                    .take(depth)
-                    .map(|f| {
+                    .map(|f| (f.method as usize, kernel))
+                    .chain(sample.frames.iter().map(|f| {
                         (
                             f.method as usize,
                             if f.bci < 0 {
@@ -493,9 +506,12 @@ impl AsyncSampler {
                                 jlocation::from(f.bci)
                             },
                         )
-                    })
+                    }))
+                    .take(depth)
                     .collect();
-                let failure = (sample.num_frames <= 0).then(|| failure_name(sample.num_frames));
+                // (A walk that failed, unless the kernel's frames took the whole depth.)
+                let failure = (sample.num_frames <= 0 && sample.kernel.len() < depth)
+                    .then(|| failure_name(sample.num_frames));
                 let (state, weight) = match sample.kind {
                     SampleKind::Wall(state) => (Some(state_name(state)), 1),
                     SampleKind::Cpu(weight) => (None, u64::from(weight)),
@@ -557,21 +573,34 @@ impl AsyncSampler {
             return;
         }
         let unsampled = unsampled_threads(ctx);
+        // Native and kernel frames are named before the trace table is locked (naming the
+        // first address of a library reads its symbols).
+        let located = Self::locate_code_frames(&pending);
         let Ok(mut traces) = ctx.traces.lock() else {
             return;
         };
         let mut dropped = 0;
         for (serial, frames, failure, state, weight) in pending {
-            let mut frames: Vec<(jmethodID, jlocation)> = frames
-                .into_iter()
-                .map(|(method, location)| (method as jmethodID, location))
-                .collect();
             if serial.is_some_and(|s| unsampled.contains(&s)) {
                 continue;
             }
+            let mut frames: Vec<(jmethodID, jlocation)> = frames
+                .into_iter()
+                .enumerate()
+                .map(|(index, (method, location))| {
+                    let code = code_names::code_of(location);
+                    match located.get(&(code, method, index > 0)) {
+                        Some(at) => (code_names::key(&mut traces, &ctx.ids, code, at), -1),
+                        None => (method as jmethodID, location),
+                    }
+                })
+                .collect();
             if let Some(reason) = failure {
+                // The frames of native and kernel code the handler recorded stay above the
+                // reason the walk failed.
+                frames.retain(|&(method, _)| traces.is_code_method(method));
                 let method = traces.pseudo_method(&ctx.ids, reason);
-                frames = vec![(method, -1)];
+                frames.push((method, -1));
             }
             if let Some(state) = state {
                 let method = traces.pseudo_method(&ctx.ids, state);
@@ -596,6 +625,26 @@ impl AsyncSampler {
         {
             *total += dropped;
         }
+    }
+
+    /// The locations of the native and kernel frames of `pending` (by code, address, and whether
+    /// the address is a return address: any frame but a sample's first).
+    fn locate_code_frames(
+        pending: &[Pending],
+    ) -> HashMap<(Code, usize, bool), hprof_symbols::Location> {
+        let mut located = HashMap::new();
+        for (_, frames, _, _, _) in pending {
+            for (index, &(address, location)) in frames.iter().enumerate() {
+                let code = code_names::code_of(location);
+                if code == Code::Java {
+                    continue;
+                }
+                located
+                    .entry((code, address, index > 0))
+                    .or_insert_with(|| code_names::locate(code, address as u64, index > 0));
+            }
+        }
+        located
     }
 
     /// Whether virtual threads' samples are charged to them.

@@ -108,6 +108,9 @@ pub struct Sample<'a> {
     pub num_frames: i32,
     /// The frames, innermost first (empty unless `num_frames > 0`).
     pub frames: &'a [CallFrame],
+    /// The kernel's frames above them ([`FRAME_KERNEL`], innermost first), from a perf
+    /// event's call chain: the sample was taken in a system call, an interrupt or a fault.
+    pub kernel: &'a [CallFrame],
     /// What it measures.
     pub kind: SampleKind,
     /// The Java thread id (`Thread.threadId()`) of the virtual thread the thread ran, 0 for
@@ -129,6 +132,8 @@ struct Slot {
     env: AtomicUsize,
     tid: AtomicI32,
     num_frames: AtomicI32,
+    /// Kernel frames in front of the walked ones.
+    kernel: AtomicU32,
     value: AtomicU32,
     vthread: AtomicU64,
 }
@@ -252,6 +257,7 @@ pub fn install(vm: JavaVm, slots: usize, depth: usize) -> Result<(), String> {
                 env: AtomicUsize::new(0),
                 tid: AtomicI32::new(0),
                 num_frames: AtomicI32::new(0),
+                kernel: AtomicU32::new(0),
                 value: AtomicU32::new(0),
                 vthread: AtomicU64::new(0),
             })
@@ -580,13 +586,16 @@ pub fn drain(mut f: impl FnMut(&Sample<'_>)) -> usize {
             continue;
         }
         let num_frames = slot.num_frames.load(Ordering::Relaxed);
-        let walked = (num_frames.max(0) as usize).min(ring.depth);
+        let kernel = (slot.kernel.load(Ordering::Relaxed) as usize).min(ring.depth);
+        let walked = (num_frames.max(0) as usize).min(ring.depth - kernel);
         let start = index * ring.depth;
-        let cells = &ring.frames[start..start + walked];
+        let cells = &ring.frames[start..start + kernel + walked];
         // SAFETY: UnsafeCell<CallFrame> has CallFrame's layout; the slot is READY, so the
         // handler that wrote these frames is done and none writes them until it is FREE.
-        let frames =
-            unsafe { std::slice::from_raw_parts(cells.as_ptr().cast::<CallFrame>(), walked) };
+        let all = unsafe {
+            std::slice::from_raw_parts(cells.as_ptr().cast::<CallFrame>(), kernel + walked)
+        };
+        let (kernel, frames) = all.split_at(kernel);
         let value = slot.value.load(Ordering::Relaxed);
         let kind = match slot.kind.load(Ordering::Relaxed) {
             KIND_WALL => SampleKind::Wall(value),
@@ -597,6 +606,7 @@ pub fn drain(mut f: impl FnMut(&Sample<'_>)) -> usize {
             tid: slot.tid.load(Ordering::Relaxed),
             num_frames,
             frames,
+            kernel,
             kind,
             vthread: slot.vthread.load(Ordering::Relaxed),
         });
@@ -646,7 +656,7 @@ extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut 
         }
     };
     match kind {
-        Some(kind) => take_sample(kind, context),
+        Some(kind) => take_sample(kind, context, perf_fd),
         None => pass_on(signo, info, context),
     }
     if let Some(fd) = perf_fd {
@@ -704,7 +714,9 @@ fn current_env() -> *mut sys::JNIEnv {
     }
 }
 
-fn take_sample(kind: SampleKind, context: *mut c_void) {
+/// Takes a sample into a free slot of the ring: the kernel frames of perf event `perf_fd`'s
+/// call chain, if any, then the walked stack.
+fn take_sample(kind: SampleKind, context: *mut c_void, perf_fd: Option<c_int>) {
     if !ACTIVE.load(Ordering::Acquire) {
         return;
     }
@@ -731,36 +743,53 @@ fn take_sample(kind: SampleKind, context: *mut c_void) {
         return;
     };
     let env = current_env();
+    let mut kernel = 0;
     let num_frames = if env.is_null() {
         NOT_JAVA
     } else if kind == SampleKind::Wall(IDENTIFY) {
         IDENTIFIED
     } else {
         let depth = (DEPTH.load(Ordering::Relaxed) as usize).min(ring.depth);
+        let start = index * ring.depth;
+        if let (Some(fd), Some(cells)) = (perf_fd, ring.frames.get(start..start + depth)) {
+            // SAFETY: UnsafeCell<CallFrame> has CallFrame's layout; this handler owns the
+            // slot's frames (the slot is WRITING).
+            let out = unsafe {
+                std::slice::from_raw_parts_mut(UnsafeCell::raw_get(cells.as_ptr()), depth)
+            };
+            kernel = perf::kernel_frames(fd, out);
+        }
+        let depth = depth - kernel;
         let frames = ring
             .frames
-            .get(index * ring.depth)
+            .get(start + kernel)
             .map_or(ptr::null_mut(), UnsafeCell::get);
         let mut trace = CallTrace {
             env,
             num_frames: 0,
             frames,
         };
-        // SAFETY: `trace.frames` points at this slot's `ring.depth` frames, which this handler
-        // owns (the slot is WRITING); `walk` is AsyncGetCallTrace, called on the interrupted
-        // thread with its signal context, inside guard.c's fault guard.
-        let guarded = unsafe {
-            hprof_walk_guarded(
-                walk,
-                (&mut trace as *mut CallTrace).cast(),
-                depth as c_int,
-                context,
-            )
-        };
-        match guarded {
-            0 => trace.num_frames,
-            1 => WALK_CRASHED,
-            _ => WALK_SKIPPED,
+        if depth == 0 {
+            // The kernel's frames took the whole depth.
+            0
+        } else {
+            // SAFETY: `trace.frames` points at this slot's frames after the kernel's, `depth`
+            // of them, which this handler owns (the slot is WRITING); `walk` is
+            // AsyncGetCallTrace, called on the interrupted thread with its signal context,
+            // inside guard.c's fault guard.
+            let guarded = unsafe {
+                hprof_walk_guarded(
+                    walk,
+                    (&mut trace as *mut CallTrace).cast(),
+                    depth as c_int,
+                    context,
+                )
+            };
+            match guarded {
+                0 => trace.num_frames,
+                1 => WALK_CRASHED,
+                _ => WALK_SKIPPED,
+            }
         }
     };
     let (code, value) = match kind {
@@ -772,6 +801,7 @@ fn take_sample(kind: SampleKind, context: *mut c_void) {
     slot.env.store(env as usize, Ordering::Relaxed);
     slot.tid.store(current_tid(), Ordering::Relaxed);
     slot.num_frames.store(num_frames, Ordering::Relaxed);
+    slot.kernel.store(kernel as u32, Ordering::Relaxed);
     slot.vthread.store(
         if env.is_null() || num_frames == IDENTIFIED {
             0

@@ -348,6 +348,7 @@ pub(crate) fn report(
         rows: top,
         stacks: false,
         json: false,
+        color: crate::cmd::top::Colour::Never,
     };
     let kinds: Vec<Kind> = [Kind::Cpu, Kind::Times, Kind::Alloc, Kind::Lock]
         .into_iter()
