@@ -4,6 +4,7 @@ mod support;
 
 mod async_sampler;
 mod binary;
+mod cpu_accuracy;
 mod cpu_samples;
 mod cpu_times;
 mod exit_paths;
