@@ -7,9 +7,10 @@
 //! [`FRAME_KERNEL`]: crate::signal::FRAME_KERNEL
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, Once, OnceLock};
+use std::time::{Duration, Instant};
 
-use hprof_symbols::{Location, Symbolizer};
+use hprof_symbols::{KernelSymbols, Location, Symbolizer};
 
 use crate::jvmti::{jlocation, jmethodID};
 use crate::trace_store::{Code, ObjectIds, TraceStore};
@@ -24,8 +25,50 @@ struct Names {
 
 static NAMES: Mutex<Option<Names>> = Mutex::new(None);
 
+/// Most bytes the kernel's symbols may hold.
+const KERNEL_SYMBOLS_LIMIT: usize = 64 << 20;
+
+/// The kernel's symbols, once read (`None` inside: the kernel hides their addresses).
+static KERNEL: OnceLock<Option<KernelSymbols>> = OnceLock::new();
+static KERNEL_LOADER: Once = Once::new();
+
+/// Starts reading the kernel's symbols on a thread of the agent's own (reading
+/// `/proc/kallsyms` takes the kernel 0.1 s or more: neither the application's threads nor the
+/// sampler's drain wait for it).
+pub fn load_kernel_symbols() {
+    KERNEL_LOADER.call_once(|| {
+        let spawned = std::thread::Builder::new()
+            .name("HPROF kallsyms".into())
+            .spawn(|| {
+                let _ = KERNEL.set(KernelSymbols::read(KERNEL_SYMBOLS_LIMIT));
+            });
+        if spawned.is_err() {
+            let _ = KERNEL.set(KernelSymbols::read(KERNEL_SYMBOLS_LIMIT));
+        }
+    });
+}
+
+/// Whether the kernel's symbols were read (or found hidden): kernel frames can be named.
+pub fn kernel_symbols_ready() -> bool {
+    KERNEL.get().is_some()
+}
+
+/// Waits at most `timeout` for the kernel's symbols; whether they were read.
+pub fn wait_for_kernel_symbols(timeout: Duration) -> bool {
+    load_kernel_symbols();
+    let deadline = Instant::now() + timeout;
+    while !kernel_symbols_ready() {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    true
+}
+
 /// Where the address `address` of code `code` (native or kernel) is; `returns` says it is a
-/// return address (a frame below the innermost), named by the call before it.
+/// return address (a frame below the innermost), named by the call before it. A kernel
+/// address met before the kernel's symbols were read is named by its address.
 pub fn locate(code: Code, address: u64, returns: bool) -> Location {
     let mut names = match NAMES.lock() {
         Ok(names) => names,
@@ -47,26 +90,26 @@ pub fn locate(code: Code, address: u64, returns: bool) -> Location {
         names.cache.clear();
     }
     let location = match code {
-        Code::Kernel => names.symbolizer.kernel(lookup),
+        Code::Kernel => match KERNEL.get() {
+            Some(Some(kernel)) => kernel.locate(lookup),
+            Some(None) => unnamed_kernel(lookup),
+            // (Not read yet: named by address, not kept.)
+            None => return unnamed_kernel(lookup),
+        },
         _ => names.symbolizer.user(lookup),
     };
     names.cache.insert((code, lookup), location.clone());
     location
 }
 
-/// Whether kernel addresses can be named here (`/proc/kallsyms` shows their addresses).
-pub fn kernel_symbols() -> bool {
-    let mut names = match NAMES.lock() {
-        Ok(names) => names,
-        Err(poisoned) => poisoned.into_inner(),
-    };
-    names
-        .get_or_insert_with(|| Names {
-            symbolizer: Symbolizer::new(),
-            cache: HashMap::new(),
-        })
-        .symbolizer
-        .kernel_symbols()
+/// A kernel address named by itself.
+fn unnamed_kernel(address: u64) -> Location {
+    Location {
+        library: hprof_symbols::KERNEL.into(),
+        path: hprof_symbols::KERNEL.into(),
+        symbol: None,
+        offset: address,
+    }
 }
 
 /// The function name a frame at `location` gets: its symbol, or its offset in its library

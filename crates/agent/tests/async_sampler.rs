@@ -535,11 +535,14 @@ fn perf_events_sample_each_thread_by_default_where_the_kernel_allows_them() {
 #[test]
 fn posix_timers_sample_each_thread_where_perf_events_are_refused() {
     // Where perf events are refused, POSIX timers on the threads' CPU clocks are next, with
-    // one verbose line.
+    // one verbose line. (The kernel checks them at its tick: threads that run in bursts shorter
+    // than the tick, as the `kernels` mode's do, are sampled where ticks land, which on a
+    // loaded machine is far from their share: see docs/compatibility.md. Hence the program
+    // with one busy thread here.)
     let (run, p) = sample_with_env(
         "cpu=samples,interval=1,depth=8",
         &["_HPROF_NO_PERF_EVENTS"],
-        "kernels",
+        "inline",
         "3",
     );
     assert!(
@@ -552,13 +555,13 @@ fn posix_timers_sample_each_thread_where_perf_events_are_refused() {
     assert!(!run.stderr.contains("ITIMER_PROF"), "{}", run.stderr);
     assert!(printed(&run, "timers") >= 1, "{}", run.stdout);
     assert_eq!(printed(&run, "perf_events"), 0);
-    assert_kernel_shares(&run, &p, 800, 5.0);
+    assert_inline_profile(&p);
     // Asked for (timer=cpu) on every JDK: no line.
     for jdk in jdks() {
         let (run, p) = sample(
             &jdk,
             "cpu=samples,interval=1,depth=8,timer=cpu",
-            "kernels",
+            "inline",
             "3",
         );
         assert!(
@@ -574,7 +577,7 @@ fn posix_timers_sample_each_thread_where_perf_events_are_refused() {
             run.stdout
         );
         assert_eq!(printed(&run, "perf_events"), 0, "JDK {}", jdk.version);
-        assert_kernel_shares(&run, &p, 800, 5.0);
+        assert_inline_profile(&p);
     }
 }
 

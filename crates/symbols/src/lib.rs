@@ -74,8 +74,47 @@ struct Library {
 #[derive(Debug)]
 enum Kernel {
     NotRead,
-    Read(SymbolTable),
+    Read(KernelSymbols),
     Unavailable,
+}
+
+/// The kernel's function symbols, read from `/proc/kallsyms` (on their own, so they can be
+/// read on another thread than the one that names addresses).
+#[derive(Debug)]
+pub struct KernelSymbols {
+    table: SymbolTable,
+}
+
+impl KernelSymbols {
+    /// Reads `/proc/kallsyms`, at most `limit` bytes of symbols; `None` when the kernel hides
+    /// their addresses.
+    pub fn read(limit: usize) -> Option<KernelSymbols> {
+        KernelSymbols::read_from(Path::new("/proc/kallsyms"), limit)
+    }
+
+    /// Reads the kernel's symbols from `path` (the format of `/proc/kallsyms`).
+    pub fn read_from(path: &Path, limit: usize) -> Option<KernelSymbols> {
+        let text = std::fs::read_to_string(path).ok()?;
+        kallsyms::parse(&text, limit).map(|table| KernelSymbols { table })
+    }
+
+    /// Where the kernel address `address` is.
+    pub fn locate(&self, address: u64) -> Location {
+        match self.table.find(address) {
+            Some(hit) => Location {
+                library: Arc::from(KERNEL),
+                path: Arc::from(KERNEL),
+                symbol: Some(Arc::from(hit.name)),
+                offset: address - hit.start,
+            },
+            None => plain(KERNEL, address),
+        }
+    }
+
+    /// Bytes the symbols hold.
+    pub fn bytes(&self) -> usize {
+        self.table.bytes()
+    }
 }
 
 /// Names addresses of one process (this one by default).
@@ -90,7 +129,7 @@ pub struct Symbolizer {
     by_file: HashMap<(String, (String, u64)), usize>,
     read_at: Option<Instant>,
     kernel: Kernel,
-    /// Demangled names by (library index, or `usize::MAX` for the kernel; symbol index).
+    /// Demangled names by (library index, symbol index).
     names: HashMap<(usize, usize), Arc<str>>,
     limit: usize,
     used: usize,
@@ -233,29 +272,17 @@ impl Symbolizer {
     pub fn kernel(&mut self, address: u64) -> Location {
         if matches!(self.kernel, Kernel::NotRead) {
             let budget = self.limit.saturating_sub(self.used);
-            self.kernel = match std::fs::read_to_string(&self.kallsyms)
-                .ok()
-                .and_then(|text| kallsyms::parse(&text, budget))
-            {
-                Some(table) => {
-                    self.used += table.bytes();
-                    Kernel::Read(table)
+            self.kernel = match KernelSymbols::read_from(&self.kallsyms, budget) {
+                Some(symbols) => {
+                    self.used += symbols.bytes();
+                    Kernel::Read(symbols)
                 }
                 None => Kernel::Unavailable,
             };
         }
-        let Kernel::Read(table) = &self.kernel else {
-            return plain(KERNEL, address);
-        };
-        let found = table.find(address).map(|hit| (hit.index, hit.start));
-        let Some((index, start)) = found else {
-            return plain(KERNEL, address);
-        };
-        Location {
-            library: Arc::from(KERNEL),
-            path: Arc::from(KERNEL),
-            symbol: self.name(usize::MAX, index),
-            offset: address - start,
+        match &self.kernel {
+            Kernel::Read(symbols) => symbols.locate(address),
+            _ => plain(KERNEL, address),
         }
     }
 
@@ -267,22 +294,14 @@ impl Symbolizer {
         matches!(self.kernel, Kernel::Read(_))
     }
 
-    /// The demangled name of symbol `index` of `library` (`usize::MAX`: the kernel),
-    /// demangled once.
+    /// The demangled name of symbol `index` of `library`, demangled once.
     fn name(&mut self, library: usize, index: usize) -> Option<Arc<str>> {
         if let Some(name) = self.names.get(&(library, index)) {
             return Some(name.clone());
         }
-        let table = if library == usize::MAX {
-            match &self.kernel {
-                Kernel::Read(table) => table,
-                _ => return None,
-            }
-        } else {
-            match &self.libraries.get(library)?.symbols {
-                Symbols::Read(loaded) => &loaded.table,
-                _ => return None,
-            }
+        let table = match &self.libraries.get(library)?.symbols {
+            Symbols::Read(loaded) => &loaded.table,
+            _ => return None,
         };
         let name: Arc<str> = Arc::from(demangle::demangle(table.name_at(index)?));
         self.names.insert((library, index), name.clone());

@@ -159,6 +159,8 @@ pub struct Counters {
     pub dropped: AtomicU64,
     /// Signals handled (each one a sample, recorded or not).
     pub signals: AtomicU64,
+    /// SIGPROF signals that were not the sampler's, passed to the handler before it.
+    pub foreign: AtomicU64,
 }
 
 static RING: OnceLock<Ring> = OnceLock::new();
@@ -180,6 +182,7 @@ static PROCESS_TIMER: AtomicBool = AtomicBool::new(false);
 pub static COUNTERS: Counters = Counters {
     dropped: AtomicU64::new(0),
     signals: AtomicU64::new(0),
+    foreign: AtomicU64::new(0),
 };
 
 /// Marks the sampler's own signals in the high half of their value ("HPRO"), so a SIGPROF
@@ -295,6 +298,14 @@ fn install_handlers() -> Result<(), String> {
             std::io::Error::last_os_error()
         ));
     }
+    install_sigprof().map_err(|e| format!("can't install the SIGPROF handler ({e})"))?;
+    HANDLER_INSTALLED.store(true, Ordering::Release);
+    Ok(())
+}
+
+/// Installs the sampler's SIGPROF handler in front of the one there now, which becomes the
+/// handler of the signals that are not the sampler's.
+fn install_sigprof() -> std::io::Result<()> {
     // SAFETY: a zeroed sigaction is a valid value to fill in.
     let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
     action.sa_sigaction = on_signal as *const () as usize;
@@ -305,14 +316,83 @@ fn install_handlers() -> Result<(), String> {
     let mut previous: libc::sigaction = unsafe { std::mem::zeroed() };
     // SAFETY: installs `on_signal` for SIGPROF and reads back the handler it replaces.
     if unsafe { libc::sigaction(SIGNAL, &action, &mut previous) } != 0 {
-        return Err(format!(
-            "can't install the SIGPROF handler ({})",
-            std::io::Error::last_os_error()
-        ));
+        return Err(std::io::Error::last_os_error());
     }
+    // (The copy it replaces is leaked: a handler running now may still read it.)
     PREVIOUS.store(Box::into_raw(Box::new(previous)), Ordering::Release);
-    HANDLER_INSTALLED.store(true, Ordering::Release);
     Ok(())
+}
+
+/// Times the sampler put its handler back in front of another ([`check_handler`]), at most
+/// (past them, it stays displaced and says so).
+pub const MAX_REINSTALLS: u32 = 16;
+
+static REINSTALLS: AtomicU32 = AtomicU32::new(0);
+
+/// What [`check_handler`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandlerCheck {
+    /// The sampler's handler is SIGPROF's (or none is installed).
+    Ours,
+    /// The sampler gave SIGPROF up to another handler before ([`displaced_for_good`]).
+    Abandoned,
+    /// Another handler had replaced it: the address of that handler (0 for the default
+    /// action, 1 for ignored), and whether the sampler's was put back in front of it.
+    Replaced {
+        /// The handler's address.
+        handler: usize,
+        /// Whether the sampler's handler is SIGPROF's again (the other one gets the signals
+        /// that are not the sampler's).
+        reinstalled: bool,
+    },
+}
+
+/// Checks that SIGPROF's handler is still the sampler's (a JNI library may install its own
+/// after the agent's); when another replaced it, puts the sampler's back in front of it, at
+/// most [`MAX_REINSTALLS`] times. Call from an agent thread (never a signal handler).
+pub fn check_handler() -> HandlerCheck {
+    if !HANDLER_INSTALLED.load(Ordering::Acquire) {
+        return HandlerCheck::Ours;
+    }
+    if displaced_for_good() {
+        return HandlerCheck::Abandoned;
+    }
+    // SAFETY: a zeroed sigaction is a valid value for sigaction to fill in.
+    let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: reads SIGPROF's action without changing it.
+    if unsafe { libc::sigaction(SIGNAL, ptr::null(), &mut current) } != 0 {
+        return HandlerCheck::Ours;
+    }
+    if current.sa_sigaction == on_signal as *const () as usize {
+        return HandlerCheck::Ours;
+    }
+    let reinstalled =
+        REINSTALLS.fetch_add(1, Ordering::AcqRel) < MAX_REINSTALLS && install_sigprof().is_ok();
+    HandlerCheck::Replaced {
+        handler: current.sa_sigaction,
+        reinstalled,
+    }
+}
+
+/// Whether the sampler gave its SIGPROF handler up to another, for good ([`check_handler`]
+/// replaced it [`MAX_REINSTALLS`] times): no timer or wall-clock signal should be sent.
+pub fn displaced_for_good() -> bool {
+    REINSTALLS.load(Ordering::Acquire) > MAX_REINSTALLS
+}
+
+/// The address of the handler the sampler's passes foreign signals to (`SIG_DFL` for none).
+pub fn previous_handler() -> usize {
+    let previous = PREVIOUS.load(Ordering::Acquire);
+    if previous.is_null() {
+        return libc::SIG_DFL;
+    }
+    // SAFETY: a non-null PREVIOUS points to a leaked copy, never freed.
+    unsafe { (*previous).sa_sigaction }
+}
+
+/// SIGPROF signals that were not the sampler's so far (passed to the handler before it).
+pub fn foreign_signals() -> u64 {
+    COUNTERS.foreign.load(Ordering::Relaxed)
 }
 
 /// Most time [`uninstall`] waits for signals still on their way.
@@ -381,6 +461,16 @@ pub fn handler_installed() -> bool {
 /// Turns sampling on or off: signals that arrive while off are ignored.
 pub fn set_active(on: bool) {
     ACTIVE.store(on, Ordering::Release);
+}
+
+/// The frames per sample the ring has room for (0 before it is allocated).
+pub fn ring_depth() -> usize {
+    RING.get().map_or(0, |r| r.depth)
+}
+
+/// The samples the ring holds between two drains (0 before it is allocated).
+pub fn ring_slots() -> usize {
+    RING.get().map_or(0, |r| r.slots.len())
 }
 
 /// Sets the frames walked per sample (at most the ring's depth).
@@ -629,10 +719,14 @@ extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut 
         // SAFETY: the kernel passes a valid siginfo_t to an SA_SIGINFO handler.
         let info = unsafe { &*info };
         match info.si_code {
-            // SAFETY: si_overrun is valid for a timer's signal.
-            libc::SI_TIMER => Some(SampleKind::Cpu(
-                1 + unsafe { info.si_overrun() }.clamp(0, 1 << 20) as u32,
-            )),
+            // A POSIX timer's signal, if the timer is one of the sampler's (its value carries
+            // the mark: another tool's timers in this process have their own values).
+            libc::SI_TIMER => {
+                // SAFETY: si_value and si_overrun are valid for a timer's signal.
+                let (value, overrun) = unsafe { (info.si_value(), info.si_overrun()) };
+                (value.sival_ptr as usize & !0xFFFF_FFFF == MARK)
+                    .then(|| SampleKind::Cpu(1 + overrun.clamp(0, 1 << 20) as u32))
+            }
             // A perf event's overflow, if the event is one of the sampler's.
             perf::POLL_IN | perf::POLL_HUP => {
                 // SAFETY: a signal raised by a descriptor (F_SETSIG) has si_band and si_fd.
@@ -657,7 +751,10 @@ extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut 
     };
     match kind {
         Some(kind) => take_sample(kind, context, perf_fd),
-        None => pass_on(signo, info, context),
+        None => {
+            COUNTERS.foreign.fetch_add(1, Ordering::Relaxed);
+            pass_on(signo, info, context)
+        }
     }
     if let Some(fd) = perf_fd {
         perf::rearm(fd);
