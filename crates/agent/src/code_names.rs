@@ -34,12 +34,15 @@ static KERNEL_LOADER: Once = Once::new();
 
 /// Starts reading the kernel's symbols on a thread of the agent's own (reading
 /// `/proc/kallsyms` takes the kernel 0.1 s or more: neither the application's threads nor the
-/// sampler's drain wait for it).
+/// sampler's drain wait for it). The thread blocks SIGPROF: the sampler's handler must never
+/// run on it (the JVM's `GetEnv` on a thread that never entered the JVM allocates its
+/// thread-local storage, and this thread allocates all the time).
 pub fn load_kernel_symbols() {
     KERNEL_LOADER.call_once(|| {
         let spawned = std::thread::Builder::new()
             .name("HPROF kallsyms".into())
             .spawn(|| {
+                crate::signal::block_in_this_thread();
                 let _ = KERNEL.set(KernelSymbols::read(KERNEL_SYMBOLS_LIMIT));
             });
         if spawned.is_err() {

@@ -1138,9 +1138,6 @@ impl Engine for AsyncSampler {
                 signal::process_timer(Some(Self::interval(ctx)))
                     .map_err(|e| format!("can't start the process-wide CPU timer ({e})"))?;
             }
-            if source == TimerSource::Perf && signal::perf::records_kernel_frames() {
-                code_names::load_kernel_symbols();
-            }
         }
         if !self.wall && self.source() != TimerSource::Process {
             // Threads running before VM init (the JVM's own and the main thread): a timer each;
@@ -1176,6 +1173,12 @@ impl Engine for AsyncSampler {
         self.follow_virtual_threads(ctx, jni);
         signal::set_active(true);
         self.identify_running_threads(ctx, jni);
+        // (After the running threads were listed, signalled and given timers: the loader's
+        // thread gets none.)
+        if !self.wall && self.source() == TimerSource::Perf && signal::perf::records_kernel_frames()
+        {
+            code_names::load_kernel_symbols();
+        }
         self.ticker.start(
             ctx.jvmti,
             jni,

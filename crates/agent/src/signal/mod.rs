@@ -485,6 +485,19 @@ pub fn guard_faults() -> u64 {
     unsafe { hprof_guard_faults() }
 }
 
+/// Blocks the sampler's signal in the calling thread (a thread of the agent's own that no
+/// sampling signal may interrupt: a process-wide timer's signal then goes to another thread).
+pub fn block_in_this_thread() {
+    // SAFETY: a zeroed sigset_t is a valid value for sigemptyset to fill in.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: builds a set of one signal and adds it to the calling thread's blocked mask.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, SIGNAL);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, ptr::null_mut());
+    }
+}
+
 /// The calling thread's kernel id.
 pub fn current_tid() -> i32 {
     // SAFETY: gettid has no arguments and cannot fail.
