@@ -23,10 +23,11 @@ fn kernel_sampling_allowed() -> bool {
     paranoid < 2 || (root && paranoid < 3)
 }
 
-/// Profiles KernelCalls for 2 s into `dir/java.hprof.txt`.
-fn profile_kernel_calls(dir: &Path) {
+/// Profiles KernelCalls for 2 s into `dir` (`java.hprof.txt`, or with `extra` options such as
+/// `,format=b`, where they say).
+fn profile_kernel_calls(dir: &Path, extra: &str) {
     let agent = format!(
-        "-agentpath:{}=cpu=samples,interval=1,depth=48",
+        "-agentpath:{}=cpu=samples,interval=1,depth=48{extra}",
         libhprof().display()
     );
     let child = java_command(&jdk17(), dir, &[&agent], "KernelCalls", &["2"])
@@ -60,7 +61,7 @@ fn top_and_the_flame_graph_tell_kernel_native_and_java_frames_apart() {
         return;
     }
     let dir = temp_dir();
-    profile_kernel_calls(dir.path());
+    profile_kernel_calls(dir.path(), "");
     let text = dir.path().join("java.hprof.txt");
     let text = text.to_str().unwrap();
 
@@ -172,4 +173,28 @@ setTimeout(function () {
     );
     assert!(fields[2].starts_with("kernel=rgb("), "{result}");
     assert!(fields[3].starts_with("application=rgb("), "{result}");
+}
+
+#[test]
+fn print_renders_binary_kernel_frames_as_the_agents_text_does() {
+    if !kernel_sampling_allowed() {
+        println!("SKIPPED: the kernel's code cannot be sampled here");
+        return;
+    }
+    let dir = temp_dir();
+    profile_kernel_calls(dir.path(), ",format=b");
+    let binary = dir.path().join("java.hprof");
+    let text = hprof_ok(&["print", binary.to_str().unwrap()]);
+    let kernel: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("\t[kernel]."))
+        .collect();
+    assert!(!kernel.is_empty(), "{text}");
+    assert!(kernel.iter().all(|l| l.ends_with("(Kernel)")), "{kernel:?}");
+    // The Java frames keep their source files and lines.
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("\tKernelCalls.writeBytes(KernelCalls.java:")),
+        "{text}"
+    );
 }
