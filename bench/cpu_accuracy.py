@@ -11,6 +11,11 @@ the worst kernel error in points, by thread (each kernel's thread's share of the
 against its share of the CPU time: the clock) and by frame (the share of the samples whose
 stack holds the kernel's method: the clock and the walk), and the samples of the four threads.
 
+The clocks alone: bench/floor/timer_bursts.c (compiled here with cc), a C thread computing in
+1 ms bursts between 5 ms sleeps for 4 s, with a perf event on its task clock or a POSIX timer on
+its CPU clock every 1 ms of its CPU time, alone and beside two spinning threads: its CPU time,
+the signals it got and the intervals they stand for.
+
 Overhead: CpuBench (java/src/bench) and javac compiling java.util at 10 ms and 1 ms: CPU time
 (user + system of the JVM) and wall time against no agent, runs interleaved, medians.
 
@@ -153,6 +158,19 @@ def accuracy(work, agent, ap, seconds):
     return rows
 
 
+def timer_bursts(work):
+    """The lines timer_bursts.c prints for each clock, alone and beside two spinners."""
+    binary = work / "timer_bursts"
+    subprocess.run(["cc", "-O2", "-Wall", "-Wextra", "-o", str(binary), str(ROOT / "bench/floor/timer_bursts.c"),
+                    "-lpthread"], check=True)
+    lines = []
+    for spinners in (0, 2):
+        for mode in (0, 1):
+            out = subprocess.run([str(binary), str(mode), str(spinners)], capture_output=True, text=True, timeout=120)
+            lines.append(out.stdout.strip() or out.stderr.strip())
+    return lines
+
+
 def cpu_and_wall(command, cwd):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
@@ -219,6 +237,11 @@ def main():
         pair_text = " / ".join(f"{r[0]:.2f}" for r in pair) + " | " + " / ".join(f"{r[1]:.2f}" for r in pair) \
             + " | " + " / ".join(str(r[2]) for r in pair)
         lines.append(f"| {version} | {name} | {fmt(alone)} | {pair_text} |")
+    lines += ["", "The clocks alone (bench/floor/timer_bursts.c: a C thread in 1 ms bursts between 5 ms sleeps, "
+              "a signal asked for every 1 ms of its CPU time; `intervals` counts a POSIX signal's overruns and "
+              "a perf event's count):", "", "```"]
+    lines += timer_bursts(work)
+    lines += ["```"]
     if not args.skip_overhead:
         results = overhead(work, agent, ap, javac, args.runs)
         lines += ["", f"Overhead: CPU time (user + system of the JVM) and wall time, medians of {args.runs} interleaved runs "

@@ -49,6 +49,7 @@ const RING_FRAMES: usize = 1024 * 512;
 const MIN_RING_DEPTH: usize = 64;
 /// The deepest stack the ring has room for: `depth=` above it is cut to it, with a warning.
 pub const MAX_RING_DEPTH: usize = 16_384;
+
 /// How often the agent thread drains the ring, at most (the tick of `cpu=samples`).
 const DRAIN_PERIOD_MS: i64 = 20;
 /// How often the agent thread drains a ring of fewer slots, at most.
@@ -504,13 +505,13 @@ impl AsyncSampler {
                     },
                 };
                 // The kernel's frames (a sample in a system call, an interrupt or a fault)
-                // above the walked ones.
+                // above the walked ones (`depth=` counts the walked ones).
                 let kernel = code_names::frame_location(Code::Kernel);
                 let frames: Vec<(usize, jlocation)> = sample
                     .kernel
                     .iter()
                     .map(|f| (f.method as usize, kernel))
-                    .chain(sample.frames.iter().map(|f| {
+                    .chain(sample.frames.iter().take(depth).map(|f| {
                         (
                             f.method as usize,
                             if f.bci < 0 {
@@ -520,11 +521,8 @@ impl AsyncSampler {
                             },
                         )
                     }))
-                    .take(depth)
                     .collect();
-                // (A walk that failed, unless the kernel's frames took the whole depth.)
-                let failure = (sample.num_frames <= 0 && sample.kernel.len() < depth)
-                    .then(|| failure_name(sample.num_frames));
+                let failure = (sample.num_frames <= 0).then(|| failure_name(sample.num_frames));
                 let (state, weight) = match sample.kind {
                     SampleKind::Wall(state) => (Some(state_name(state)), 1),
                     SampleKind::Cpu(weight) => (None, u64::from(weight)),

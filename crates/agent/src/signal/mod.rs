@@ -237,7 +237,12 @@ pub fn find_walker(vm: JavaVm) -> Option<()> {
     Some(())
 }
 
-/// Allocates the ring (`slots` samples of at most `depth` frames), installs the crash guard
+/// Room each sample of the ring has for the kernel's frames beyond the walked ones (a perf
+/// event's call chain holds 127 at most by default: `perf_event_max_stack`).
+pub const KERNEL_ROOM: usize = 128;
+
+/// Allocates the ring (`slots` samples of at most `depth` walked frames, and
+/// [`KERNEL_ROOM`] kernel frames), installs the crash guard
 /// and the SIGPROF handler (in front of any handler already there, which still gets the
 /// signals that are not the sampler's). Call after [`find_walker`]. A later session (an
 /// attached agent started again) reuses the ring and handler of the first.
@@ -251,7 +256,7 @@ pub fn install(vm: JavaVm, slots: usize, depth: usize) -> Result<(), String> {
         set_depth(depth);
         return install_handlers();
     }
-    let depth = depth.max(1);
+    let depth = depth.max(1) + KERNEL_ROOM;
     let ring = Ring {
         slots: (0..slots.max(1))
             .map(|_| Slot {
@@ -281,7 +286,7 @@ pub fn install(vm: JavaVm, slots: usize, depth: usize) -> Result<(), String> {
     }
     VM.store(vm, Ordering::Release);
     PID.store(std::process::id() as i32, Ordering::Release);
-    DEPTH.store(depth as u32, Ordering::Release);
+    DEPTH.store((depth - KERNEL_ROOM) as u32, Ordering::Release);
     install_handlers()
 }
 
@@ -463,9 +468,9 @@ pub fn set_active(on: bool) {
     ACTIVE.store(on, Ordering::Release);
 }
 
-/// The frames per sample the ring has room for (0 before it is allocated).
+/// The walked frames per sample the ring has room for (0 before it is allocated).
 pub fn ring_depth() -> usize {
-    RING.get().map_or(0, |r| r.depth)
+    RING.get().map_or(0, |r| r.depth - KERNEL_ROOM)
 }
 
 /// The samples the ring holds between two drains (0 before it is allocated).
@@ -475,8 +480,7 @@ pub fn ring_slots() -> usize {
 
 /// Sets the frames walked per sample (at most the ring's depth).
 pub fn set_depth(depth: usize) {
-    let cap = RING.get().map_or(0, |r| r.depth);
-    DEPTH.store(depth.min(cap) as u32, Ordering::Release);
+    DEPTH.store(depth.min(ring_depth()) as u32, Ordering::Release);
 }
 
 /// Faults the crash guard caught in stack walks.
@@ -861,15 +865,17 @@ fn take_sample(kind: SampleKind, context: *mut c_void, perf_fd: Option<c_int>) {
     } else {
         let depth = (DEPTH.load(Ordering::Relaxed) as usize).min(ring.depth);
         let start = index * ring.depth;
-        if let (Some(fd), Some(cells)) = (perf_fd, ring.frames.get(start..start + depth)) {
+        // The kernel's frames go first, in the room the ring has beyond `depth` (`depth=`
+        // counts the walked frames).
+        let room = ring.depth - depth;
+        if let (Some(fd), Some(cells)) = (perf_fd, ring.frames.get(start..start + room)) {
             // SAFETY: UnsafeCell<CallFrame> has CallFrame's layout; this handler owns the
             // slot's frames (the slot is WRITING).
             let out = unsafe {
-                std::slice::from_raw_parts_mut(UnsafeCell::raw_get(cells.as_ptr()), depth)
+                std::slice::from_raw_parts_mut(UnsafeCell::raw_get(cells.as_ptr()), room)
             };
             kernel = perf::kernel_frames(fd, out);
         }
-        let depth = depth - kernel;
         let frames = ring
             .frames
             .get(start + kernel)
@@ -880,7 +886,7 @@ fn take_sample(kind: SampleKind, context: *mut c_void, perf_fd: Option<c_int>) {
             frames,
         };
         if depth == 0 {
-            // The kernel's frames took the whole depth.
+            // (depth=0: no frame walked.)
             0
         } else {
             // SAFETY: `trace.frames` points at this slot's frames after the kernel's, `depth`
