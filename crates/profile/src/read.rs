@@ -8,6 +8,7 @@ use hprof_format::{Record, Records};
 use std::sync::Arc;
 
 use crate::model::{Frame, FrameKind, Kind, Profile, Selection};
+use crate::timed::{Filter, Timed};
 
 /// Why a file could not be read or converted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,12 +80,15 @@ enum SectionKind {
 }
 
 impl SectionKind {
-    fn of(kind: Kind) -> SectionKind {
+    /// The section a profile of `kind` is made from (wall samples have none: the agent's
+    /// `cpu=wall` writes CPU SAMPLES).
+    fn of(kind: Kind) -> Option<SectionKind> {
         match kind {
-            Kind::Cpu => SectionKind::Cpu,
-            Kind::Times => SectionKind::Times,
-            Kind::Alloc | Kind::Live => SectionKind::Sites,
-            Kind::Lock => SectionKind::Lock,
+            Kind::Cpu => Some(SectionKind::Cpu),
+            Kind::Times => Some(SectionKind::Times),
+            Kind::Alloc | Kind::Live => Some(SectionKind::Sites),
+            Kind::Lock => Some(SectionKind::Lock),
+            Kind::Wall => None,
         }
     }
 }
@@ -101,11 +105,19 @@ pub struct Recording {
     traces: HashMap<u32, Trace>,
     threads: HashMap<u32, String>,
     sections: Vec<Section>,
+    /// Samples with their times (a JFR recording's events).
+    pub(crate) timed: Option<Timed>,
 }
 
 impl Recording {
-    /// Reads the agent's text or binary output.
+    /// Reads the agent's text or binary output, or a JFR recording (JDK 11 to 25,
+    /// async-profiler); any of them gzip-compressed.
     pub fn read(bytes: &[u8]) -> Result<Recording, Error> {
+        if crate::jfr::is_jfr(bytes) {
+            let mut recording = Recording::default();
+            crate::jfr::read(bytes, &mut recording)?;
+            return Ok(recording);
+        }
         if bytes.starts_with(b"JAVA PROFILE 1.0.1, created") {
             let text = std::str::from_utf8(bytes)
                 .map_err(|e| Error::at(e.valid_up_to() as u64, "the text profile is not UTF-8"))?;
@@ -115,14 +127,23 @@ impl Recording {
             return read_binary(bytes);
         }
         if bytes.starts_with(&[0x1f, 0x8b]) {
-            return Err(Error::new(
-                "a gzip file: hprof convert reads the agent's profiles, not compressed heap dumps",
-            ));
+            return Recording::read(&gunzip(bytes)?);
         }
         Err(Error::at(
             0,
             "not a profile written by hprof (no \"JAVA PROFILE 1.0.x\" header)",
         ))
+    }
+
+    /// The wall-clock span of the file's timed samples (nanoseconds since the Unix epoch),
+    /// when it has any.
+    pub fn span(&self) -> Option<(i64, i64)> {
+        self.timed.as_ref().map(|t| (t.start, t.end))
+    }
+
+    /// Whether the file's samples of `kind` carry their times.
+    pub fn is_timed(&self, kind: Kind) -> bool {
+        self.timed.as_ref().is_some_and(|t| t.has(kind))
     }
 
     /// The number of a name or file, stored once.
@@ -140,7 +161,7 @@ impl Recording {
     }
 
     /// The index of the frame (`name` of kind `kind`, in `file` at `line`), added if new.
-    fn frame(
+    pub(crate) fn frame(
         &mut self,
         name: &str,
         kind: FrameKind,
@@ -166,8 +187,14 @@ impl Recording {
 
     /// How many dumps hold a section of `kind`.
     pub fn dumps(&self, kind: Kind) -> usize {
+        if self.is_timed(kind) {
+            return 1;
+        }
         let wanted = SectionKind::of(kind);
-        self.sections.iter().filter(|s| s.kind == wanted).count()
+        self.sections
+            .iter()
+            .filter(|s| Some(s.kind) == wanted)
+            .count()
     }
 
     /// The first kind, in [`Kind::ALL`]'s order, the file has a section of.
@@ -183,8 +210,56 @@ impl Recording {
         selection: Selection,
         by_thread: bool,
     ) -> Result<Profile, Error> {
+        let filter = Filter {
+            by_thread,
+            ..Filter::default()
+        };
+        self.profile_filtered(kind, selection, &filter)
+    }
+
+    /// The profile of `kind` from the selected dumps, of the samples `filter` keeps. A time
+    /// range or thread pattern needs samples with their times or threads.
+    pub fn profile_filtered(
+        &self,
+        kind: Kind,
+        selection: Selection,
+        filter: &Filter,
+    ) -> Result<Profile, Error> {
+        if let Some(timed) = &self.timed {
+            let Some(stream) = timed.stream_for(kind) else {
+                return Err(Error::new(format!(
+                    "the recording has no {} events",
+                    Timed::wanted(kind)
+                )));
+            };
+            if let Selection::Nth(n) = selection
+                && n != 1
+            {
+                return Err(Error::new(format!(
+                    "dump {n} does not exist: a JFR recording is one profile (--from and --to pick a time range)"
+                )));
+            }
+            let mut profile = Profile::with_frames(kind, self.frames.clone());
+            if kind == Kind::Alloc {
+                profile.sample_types[1].name = "alloc_samples".into();
+            }
+            if kind == Kind::Lock {
+                profile.sample_types[0].unit = "nanoseconds".into();
+            }
+            return Ok(timed.profile(stream, filter, profile));
+        }
+        if filter.from.is_some() || filter.to.is_some() {
+            return Err(Error::new(
+                "the file's samples carry no times (--from and --to need a JFR recording)",
+            ));
+        }
+        let by_thread = filter.by_thread || filter.threads.is_some();
         let wanted = SectionKind::of(kind);
-        let sections: Vec<&Section> = self.sections.iter().filter(|s| s.kind == wanted).collect();
+        let sections: Vec<&Section> = self
+            .sections
+            .iter()
+            .filter(|s| Some(s.kind) == wanted)
+            .collect();
         if sections.is_empty() {
             return Err(Error::new(format!(
                 "the file has no {} section",
@@ -234,15 +309,40 @@ impl Recording {
                         },
                     )
                 });
+                if let (Some(pattern), Some(name)) = (&filter.threads, &thread)
+                    && !pattern.is_match(name)
+                {
+                    continue;
+                }
                 profile.samples.push(crate::model::Sample {
                     stack,
-                    thread,
+                    thread: if filter.by_thread { thread } else { None },
                     values,
                 });
             }
         }
         Ok(profile)
     }
+}
+
+/// Most bytes a gzip-compressed profile may decompress to.
+const MAX_GUNZIPPED: u64 = 64 << 30;
+
+/// The decompressed bytes of a gzip file (every member).
+fn gunzip(bytes: &[u8]) -> Result<Vec<u8>, Error> {
+    use std::io::Read;
+    let mut plain = Vec::new();
+    flate2::read::MultiGzDecoder::new(bytes)
+        .take(MAX_GUNZIPPED)
+        .read_to_end(&mut plain)
+        .map_err(|e| {
+            Error::new(if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                format!("gzip data ends early (the file is truncated): {e}")
+            } else {
+                format!("corrupt gzip data: {e}")
+            })
+        })?;
+    Ok(plain)
 }
 
 /// How the agent's pseudo-frames begin: their class is `<hprof>`.

@@ -331,19 +331,7 @@ pub(crate) fn report(
     let recording = Recording::read(&bytes).with_context(|| format!("{}", path.display()))?;
     writeln!(out, "\nProfile written to {}", path.display())?;
     let args = crate::cmd::top::TopArgs {
-        profile: crate::cmd::convert::ProfileArgs {
-            input: path.to_path_buf(),
-            cpu: false,
-            times: false,
-            alloc: false,
-            live: false,
-            lock: false,
-            dump: None,
-            all: false,
-            threads: false,
-            include: None,
-            exclude: None,
-        },
+        profile: crate::cmd::convert::ProfileArgs::of(path),
         by: crate::cmd::top::By::Method,
         rows: top,
         stacks: false,

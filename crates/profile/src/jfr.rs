@@ -1,0 +1,393 @@
+//! Reads JDK Flight Recorder recordings (JDK 11 to 25, async-profiler) into a recording's
+//! timed events: execution and CPU-time samples (CPU), native-method and wall-clock samples
+//! (wall, the thread's state as the root frame), allocation samples and TLAB events (the
+//! allocated class as the leaf), monitor enters and parks (the monitor's class as the leaf,
+//! the time blocked as the value).
+
+use std::sync::Arc;
+
+use hprof_jfr::{Chunk, Value};
+use rustc_hash::FxHashMap;
+
+use crate::model::FrameKind;
+use crate::read::{Error, Recording};
+use crate::timed::{Stream, Timed, TimedEvent};
+
+/// Whether `bytes` start like a JFR recording.
+pub(crate) fn is_jfr(bytes: &[u8]) -> bool {
+    bytes.starts_with(&hprof_jfr::MAGIC)
+}
+
+fn error(e: hprof_jfr::Error) -> Error {
+    Error {
+        offset: Some(e.offset()),
+        message: e.what(),
+    }
+}
+
+/// Where an event type's fields are.
+#[derive(Debug, Clone)]
+struct Plan {
+    stream: Stream,
+    time: Option<usize>,
+    thread: Option<usize>,
+    stack: Option<usize>,
+    /// The thread state (wall samples only).
+    state: Option<usize>,
+    /// The class that becomes the leaf frame.
+    class: Option<usize>,
+    value: Value_,
+}
+
+/// What an event's value is.
+#[derive(Debug, Clone, Copy)]
+enum Value_ {
+    /// One.
+    One,
+    /// A field's integer.
+    Field(usize),
+    /// A field's duration in ticks, as nanoseconds.
+    Duration(usize),
+}
+
+impl Plan {
+    fn of(chunk: &Chunk<'_>, class: u32) -> Option<Plan> {
+        let c = chunk.class(class);
+        let f = |name: &str| c.field(name);
+        let (stream, thread, state, leaf, value) = match c.name.as_str() {
+            "jdk.ExecutionSample" => (Stream::Execution, "sampledThread", false, None, None),
+            "jdk.CPUTimeSample" => (Stream::CpuTime, "eventThread", false, None, None),
+            "jdk.NativeMethodSample" => (Stream::Wall, "sampledThread", true, None, None),
+            "profiler.WallClockSample" => {
+                (Stream::Wall, "sampledThread", true, None, Some("samples"))
+            }
+            "jdk.ObjectAllocationSample" => (
+                Stream::AllocSample,
+                "eventThread",
+                false,
+                Some("objectClass"),
+                Some("weight"),
+            ),
+            "jdk.ObjectAllocationInNewTLAB" => (
+                Stream::AllocTlab,
+                "eventThread",
+                false,
+                Some("objectClass"),
+                Some("tlabSize"),
+            ),
+            "jdk.ObjectAllocationOutsideTLAB" => (
+                Stream::AllocTlab,
+                "eventThread",
+                false,
+                Some("objectClass"),
+                Some("allocationSize"),
+            ),
+            "jdk.JavaMonitorEnter" => (
+                Stream::Lock,
+                "eventThread",
+                false,
+                Some("monitorClass"),
+                Some("duration"),
+            ),
+            "jdk.ThreadPark" => (
+                Stream::Lock,
+                "eventThread",
+                false,
+                Some("parkedClass"),
+                Some("duration"),
+            ),
+            _ => return None,
+        };
+        let value = match value {
+            None => Value_::One,
+            Some("duration") => Value_::Duration(f("duration")?),
+            Some(name) => match f(name) {
+                Some(i) => Value_::Field(i),
+                // Older TLAB events: the allocation's size when there is no TLAB size.
+                None => Value_::Field(f("allocationSize")?),
+            },
+        };
+        Some(Plan {
+            stream,
+            time: f("startTime"),
+            thread: f(thread).or_else(|| f("eventThread")),
+            stack: f("stackTrace"),
+            state: if state { f("state") } else { None },
+            class: leaf.and_then(f),
+            value,
+        })
+    }
+}
+
+/// Most `Ref`s followed to reach a string (a symbol's string, a class's name).
+const MAX_HOPS: usize = 4;
+
+/// The text a value stands for: a string, a pooled constant that is one, or an object's
+/// `string` field (a symbol).
+fn text(chunk: &Chunk<'_>, value: &Value<'_>, hops: usize) -> Option<String> {
+    match value {
+        Value::Str(s) => Some(s.to_string()),
+        Value::Ref { class, key } if hops < MAX_HOPS => {
+            let v = chunk.constant(*class, *key).ok()??;
+            text(chunk, &v, hops + 1)
+        }
+        Value::Object(class, fields) if hops < MAX_HOPS => {
+            let i = chunk.class(*class).field("string")?;
+            text(chunk, fields.get(i)?, hops + 1)
+        }
+        _ => None,
+    }
+}
+
+/// A field of an object by name.
+fn field<'v, 'a>(chunk: &Chunk<'_>, object: &'v Value<'a>, name: &str) -> Option<&'v Value<'a>> {
+    match object {
+        Value::Object(class, fields) => fields.get(chunk.class(*class).field(name)?),
+        _ => None,
+    }
+}
+
+/// The constant a reference names.
+fn deref<'a>(chunk: &Chunk<'a>, value: &Value<'a>) -> Option<Value<'a>> {
+    match value {
+        Value::Ref { class, key } => chunk.constant(*class, *key).ok()?,
+        Value::Object(..) => Some(value.clone()),
+        _ => None,
+    }
+}
+
+/// The name of a class constant, dotted (`java.lang.String`, `int[]`).
+fn class_name(chunk: &Chunk<'_>, class: &Value<'_>) -> Option<String> {
+    let class = deref(chunk, class)?;
+    let name = text(chunk, field(chunk, &class, "name")?, 0)?;
+    Some(hprof_format::java_class_name(&name))
+}
+
+/// What one chunk's constants have become, looked up once each.
+#[derive(Default)]
+struct Caches {
+    threads: FxHashMap<i64, u32>,
+    /// Stack trace key to its frames (recording frame indices), root first.
+    stacks: FxHashMap<i64, Arc<[u32]>>,
+    methods: FxHashMap<i64, Option<(String, FrameKind)>>,
+    frames: FxHashMap<(i64, i32), u32>,
+    /// Class or state key to the recording frame of its pseudo-frame.
+    pseudo: FxHashMap<(u32, i64), Option<u32>>,
+    /// (stack, state, class) keys to the timed stack.
+    composed: FxHashMap<(i64, i64, i64), u32>,
+}
+
+struct Reader<'r, 'a> {
+    recording: &'r mut Recording,
+    timed: Timed,
+    chunk: &'r Chunk<'a>,
+    caches: Caches,
+}
+
+impl Reader<'_, '_> {
+    fn thread(&mut self, v: &Value<'_>) -> u32 {
+        let Some(key) = v.as_key() else {
+            return u32::MAX;
+        };
+        if let Some(&t) = self.caches.threads.get(&key) {
+            return t;
+        }
+        let chunk = self.chunk;
+        let name = deref(chunk, v).and_then(|t| {
+            ["javaName", "osName"]
+                .iter()
+                .find_map(|n| field(chunk, &t, n).and_then(|v| text(chunk, v, 0)))
+                .filter(|n| !n.is_empty())
+        });
+        let t = match name {
+            Some(name) => self.timed.thread(&name),
+            None if key == 0 => u32::MAX,
+            None => self.timed.thread(&format!("thread {key}")),
+        };
+        self.caches.threads.insert(key, t);
+        t
+    }
+
+    fn method(&mut self, v: &Value<'_>) -> Option<(String, FrameKind)> {
+        let key = v.as_key()?;
+        if let Some(m) = self.caches.methods.get(&key) {
+            return m.clone();
+        }
+        let chunk = self.chunk;
+        let method = deref(chunk, v).and_then(|m| {
+            let name = text(chunk, field(chunk, &m, "name")?, 0)?;
+            let class = field(chunk, &m, "type")
+                .and_then(|c| class_name(chunk, c))
+                .unwrap_or_default();
+            Some(if class.is_empty() {
+                // A native symbol (async-profiler's native, C++ and kernel frames).
+                (name, FrameKind::Application)
+            } else {
+                let kind = FrameKind::of_class(&class);
+                (format!("{class}.{name}"), kind)
+            })
+        });
+        self.caches.methods.insert(key, method.clone());
+        method
+    }
+
+    fn stack(&mut self, v: &Value<'_>) -> Arc<[u32]> {
+        let Some(key) = v.as_key() else {
+            return Arc::from([]);
+        };
+        if let Some(s) = self.caches.stacks.get(&key) {
+            return s.clone();
+        }
+        let chunk = self.chunk;
+        let mut frames: Vec<u32> = Vec::new();
+        if let Some(trace) = deref(chunk, v)
+            && let Some(Value::Array(items)) = field(chunk, &trace, "frames")
+        {
+            for frame in items {
+                let line = field(chunk, frame, "lineNumber")
+                    .and_then(Value::as_int)
+                    .unwrap_or(0) as i32;
+                let Some(method) = field(chunk, frame, "method") else {
+                    continue;
+                };
+                let method_key = method.as_key().unwrap_or(-1);
+                let index = match self.caches.frames.get(&(method_key, line)) {
+                    Some(&i) => i,
+                    None => {
+                        let (name, kind) = self
+                            .method(method)
+                            .unwrap_or_else(|| ("<unknown method>".into(), FrameKind::Pseudo));
+                        let shown = u32::try_from(line).ok().filter(|&l| l > 0);
+                        let i = self.recording.frame(&name, kind, None, shown) as u32;
+                        self.caches.frames.insert((method_key, line), i);
+                        i
+                    }
+                };
+                frames.push(index);
+            }
+            if field(chunk, &trace, "truncated").and_then(Value::as_int) == Some(1) {
+                frames.push(
+                    self.recording
+                        .frame("<truncated>", FrameKind::Pseudo, None, None)
+                        as u32,
+                );
+            }
+        }
+        // JFR lists frames top first.
+        frames.reverse();
+        let frames: Arc<[u32]> = frames.into();
+        self.caches.stacks.insert(key, frames.clone());
+        frames
+    }
+
+    /// The pseudo-frame of a class (`is_state`: a thread state) constant.
+    fn pseudo(&mut self, v: &Value<'_>, is_state: bool) -> Option<u32> {
+        let (class, key) = match *v {
+            Value::Ref { class, key } => (class, key),
+            _ => return None,
+        };
+        if let Some(&p) = self.caches.pseudo.get(&(class, key)) {
+            return p;
+        }
+        let chunk = self.chunk;
+        let name = if is_state {
+            deref(chunk, v)
+                .and_then(|s| field(chunk, &s, "name").and_then(|n| text(chunk, n, 0)))
+                .map(|s| format!("<{}>", s.strip_prefix("STATE_").unwrap_or(&s)))
+        } else {
+            class_name(chunk, v)
+        };
+        let p = name.map(|n| self.recording.frame(&n, FrameKind::Pseudo, None, None) as u32);
+        self.caches.pseudo.insert((class, key), p);
+        p
+    }
+}
+
+/// Reads every chunk of the recording `bytes` into `recording`'s timed events.
+pub(crate) fn read(bytes: &[u8], recording: &mut Recording) -> Result<(), Error> {
+    let mut timed = Timed::default();
+    timed.start = i64::MAX;
+    timed.end = i64::MIN;
+    let mut values: Vec<Value<'_>> = Vec::new();
+    let mut composed: Vec<u32> = Vec::new();
+    for chunk in hprof_jfr::chunks(bytes) {
+        let chunk = chunk.map_err(error)?;
+        let h = chunk.header;
+        timed.start = timed.start.min(h.start_nanos);
+        timed.end = timed
+            .end
+            .max(h.start_nanos.saturating_add(h.duration_nanos));
+        let plans: Vec<Option<Plan>> = (0..chunk.metadata.classes.len() as u32)
+            .map(|c| Plan::of(&chunk, c))
+            .collect();
+        let mut reader = Reader {
+            recording: &mut *recording,
+            timed: std::mem::take(&mut timed),
+            chunk: &chunk,
+            caches: Caches::default(),
+        };
+        for event in chunk.events() {
+            let event = event.map_err(error)?;
+            let Some(plan) = &plans[event.class as usize] else {
+                continue;
+            };
+            chunk.read_event(&event, &mut values).map_err(error)?;
+            let get = |i: Option<usize>| i.and_then(|i| values.get(i));
+            let time = get(plan.time)
+                .and_then(Value::as_int)
+                .map_or(h.start_nanos, |t| chunk.nanos(t));
+            let value = match plan.value {
+                Value_::One => 1,
+                Value_::Field(i) => values.get(i).and_then(Value::as_int).unwrap_or(0),
+                Value_::Duration(i) => {
+                    chunk.duration_nanos(values.get(i).and_then(Value::as_int).unwrap_or(0))
+                }
+            };
+            let thread = get(plan.thread).map_or(u32::MAX, |t| reader.thread(t));
+            let key = |i: Option<usize>| get(i).and_then(Value::as_key).unwrap_or(i64::MIN);
+            let keys = (key(plan.stack), key(plan.state), key(plan.class));
+            let stack = match reader.caches.composed.get(&keys) {
+                Some(&s) => s,
+                None => {
+                    composed.clear();
+                    if let Some(state) = get(plan.state).and_then(|s| reader.pseudo(s, true)) {
+                        composed.push(state);
+                    }
+                    if let Some(v) = get(plan.stack) {
+                        composed.extend_from_slice(&reader.stack(v));
+                    }
+                    if composed.is_empty() {
+                        composed.push(reader.recording.frame(
+                            "<empty trace>",
+                            FrameKind::Pseudo,
+                            None,
+                            None,
+                        ) as u32);
+                    }
+                    if let Some(class) = get(plan.class).and_then(|c| reader.pseudo(c, false)) {
+                        composed.push(class);
+                    }
+                    let s = reader.timed.stack(&composed);
+                    reader.caches.composed.insert(keys, s);
+                    s
+                }
+            };
+            reader.timed.push(
+                plan.stream,
+                TimedEvent {
+                    time,
+                    stack,
+                    thread,
+                    value,
+                },
+            );
+        }
+        timed = reader.timed;
+    }
+    if timed.start > timed.end {
+        timed.start = 0;
+        timed.end = 0;
+    }
+    recording.timed = Some(timed);
+    Ok(())
+}
