@@ -63,6 +63,9 @@ tags! {
         HeapDumpSegment = 0x1C, "HEAP DUMP SEGMENT";
         /// The end of a segmented heap dump.
         HeapDumpEnd = 0x2C, "HEAP DUMP END";
+        /// hprof-rs's extension: samples with the times they were taken (readers that do not
+        /// know it skip it by its length).
+        TimedSamples = 0xD0, "TIMED SAMPLES";
     }
 }
 

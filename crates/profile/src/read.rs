@@ -27,7 +27,7 @@ impl Error {
         }
     }
 
-    fn new(message: impl Into<String>) -> Error {
+    pub(crate) fn new(message: impl Into<String>) -> Error {
         Error {
             offset: None,
             message: message.into(),
@@ -226,32 +226,34 @@ impl Recording {
         filter: &Filter,
     ) -> Result<Profile, Error> {
         if let Some(timed) = &self.timed {
-            let Some(stream) = timed.stream_for(kind) else {
-                return Err(Error::new(format!(
-                    "the recording has no {} events",
-                    Timed::wanted(kind)
-                )));
-            };
-            if let Selection::Nth(n) = selection
-                && n != 1
-            {
-                return Err(Error::new(format!(
-                    "dump {n} does not exist: a JFR recording is one profile (--from and --to pick a time range)"
-                )));
+            // A JFR recording has no sections: its events are all it has.
+            let jfr = self.sections.is_empty();
+            match timed.stream_for(kind) {
+                Some(stream) if jfr || filter.narrows() || filter.timeline => {
+                    let events = timed.select(stream, selection, kind)?;
+                    let mut profile = Profile::with_frames(kind, self.frames.clone());
+                    if kind == Kind::Alloc {
+                        profile.sample_types[1].name = "alloc_samples".into();
+                    }
+                    if kind == Kind::Lock {
+                        profile.sample_types[0].unit = "nanoseconds".into();
+                    }
+                    return Ok(timed.profile(events, filter, profile));
+                }
+                None if jfr => {
+                    return Err(Error::new(format!(
+                        "the recording has no {} events",
+                        Timed::wanted(kind)
+                    )));
+                }
+                _ => {}
             }
-            let mut profile = Profile::with_frames(kind, self.frames.clone());
-            if kind == Kind::Alloc {
-                profile.sample_types[1].name = "alloc_samples".into();
-            }
-            if kind == Kind::Lock {
-                profile.sample_types[0].unit = "nanoseconds".into();
-            }
-            return Ok(timed.profile(stream, filter, profile));
         }
         if filter.from.is_some() || filter.to.is_some() {
-            return Err(Error::new(
-                "the file's samples carry no times (--from and --to need a JFR recording)",
-            ));
+            return Err(Error::new(format!(
+                "the file's {} carry no times (--from and --to need a JFR recording, or the CPU samples of the agent's binary output)",
+                kind.section()
+            )));
         }
         let by_thread = filter.by_thread || filter.threads.is_some();
         let wanted = SectionKind::of(kind);
@@ -577,10 +579,78 @@ fn parse_row(kind: SectionKind, line: &str, total: i64) -> Option<Row> {
     }
 }
 
+/// The timed events of an HPROF file's TIMED SAMPLES (each with the number of CPU SAMPLES
+/// sections before it), whose times count from `start` (the header's timestamp).
+fn timed_of_hprof(
+    recording: &mut Recording,
+    start: i64,
+    samples: &[(hprof_format::TimedSample, usize)],
+) -> Timed {
+    use crate::timed::{Stream, TimedEvent};
+    let mut timed = Timed::default();
+    timed.start = start;
+    timed.end = start;
+    let mut stacks: HashMap<u32, u32> = HashMap::default();
+    let mut threads: HashMap<u32, u32> = HashMap::default();
+    let mut ends: Vec<usize> = Vec::new();
+    let mut count = 0usize;
+    for &(sample, dump) in samples {
+        while ends.len() < dump {
+            ends.push(count);
+        }
+        let stack = match stacks.get(&sample.trace_serial) {
+            Some(&s) => s,
+            None => {
+                let frames: Vec<u32> = match recording.traces.get(&sample.trace_serial) {
+                    Some(trace) if !trace.frames.is_empty() => {
+                        trace.frames.iter().rev().map(|&f| f as u32).collect()
+                    }
+                    _ => {
+                        vec![recording.frame("<empty trace>", FrameKind::Pseudo, None, None) as u32]
+                    }
+                };
+                let s = timed.stack(&frames);
+                stacks.insert(sample.trace_serial, s);
+                s
+            }
+        };
+        let thread = match sample.thread_serial {
+            0 => u32::MAX,
+            serial => *threads.entry(serial).or_insert_with(|| {
+                let name = recording
+                    .threads
+                    .get(&serial)
+                    .cloned()
+                    .unwrap_or_else(|| format!("thread {serial}"));
+                timed.thread(&name)
+            }),
+        };
+        let time = start.saturating_add(sample.time_ns.min(i64::MAX as u64) as i64);
+        timed.end = timed.end.max(time);
+        timed.push(
+            Stream::Execution,
+            TimedEvent {
+                time,
+                stack,
+                thread,
+                value: i64::from(sample.weight),
+            },
+        );
+        count += 1;
+    }
+    while ends.len() < recording.dumps(Kind::Cpu) {
+        ends.push(count);
+    }
+    timed.dump_ends.insert(Stream::Execution, ends);
+    timed
+}
+
 fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
     let bad = |e: hprof_format::Error| Error::at(e.offset(), e.to_string());
-    let (_, mut records) = Records::new(bytes).map_err(bad)?;
+    let (header, mut records) = Records::new(bytes).map_err(bad)?;
     let mut recording = Recording::default();
+    // TIMED SAMPLES, with the number of CPU SAMPLES sections before each.
+    let mut timed: Vec<(hprof_format::TimedSample, usize)> = Vec::new();
     let mut strings: HashMap<u64, String> = HashMap::default();
     let mut classes: HashMap<u32, String> = HashMap::default();
     let mut frames: HashMap<u64, usize> = HashMap::default();
@@ -646,6 +716,10 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                     recording.threads.insert(thread_serial, name);
                 }
             }
+            Record::TimedSamples(samples) => {
+                let dump = recording.dumps(Kind::Cpu);
+                timed.extend(samples.iter().map(|s| (s, dump)));
+            }
             Record::CpuSamples { traces, .. } => {
                 let rows = traces
                     .iter()
@@ -686,6 +760,10 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
             }
             _ => {}
         }
+    }
+    if !timed.is_empty() {
+        let start = header.timestamp_ms as i64 * 1_000_000;
+        recording.timed = Some(timed_of_hprof(&mut recording, start, &timed));
     }
     Ok(recording)
 }

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use crate::model::{Kind, Profile, Sample};
+use crate::model::{Kind, Profile, Sample, Selection};
+use crate::read::Error;
 
 /// Where a kind's timed events came from; a kind reads one stream (see [`Timed::stream_for`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -65,6 +66,9 @@ pub(crate) struct Timed {
     thread_index: FxHashMap<Arc<str>, u32>,
     /// The events of each stream, in file order.
     pub events: FxHashMap<Stream, Vec<TimedEvent>>,
+    /// Where each dump of an HPROF file ends: the index of the first event of each stream
+    /// drained after the dump's CPU SAMPLES section (empty for JFR: one dump).
+    pub dump_ends: FxHashMap<Stream, Vec<usize>>,
     /// The recording's span: wall-clock nanoseconds since the epoch.
     pub start: i64,
     /// Its end.
@@ -198,10 +202,44 @@ fn bucket_length(span: i64) -> i64 {
 }
 
 impl Timed {
-    /// The profile of the events of `stream` that `filter` keeps, added to `profile` (empty,
-    /// with the recording's frames: stacks index them).
-    pub(crate) fn profile(&self, stream: Stream, filter: &Filter, mut profile: Profile) -> Profile {
+    /// The events of `stream` in the selected dumps (a JFR recording is one dump).
+    pub(crate) fn select(
+        &self,
+        stream: Stream,
+        selection: Selection,
+        kind: Kind,
+    ) -> Result<&[TimedEvent], Error> {
         let events = self.events.get(&stream).map_or(&[][..], Vec::as_slice);
+        let ends = self.dump_ends.get(&stream).map_or(&[][..], Vec::as_slice);
+        let dump = |n: usize| -> &[TimedEvent] {
+            let start = if n >= 2 { ends[n - 2] } else { 0 };
+            &events[start.min(events.len())..ends[n - 1].min(events.len())]
+        };
+        match selection {
+            Selection::All => Ok(events),
+            Selection::Last if ends.is_empty() => Ok(events),
+            Selection::Last => Ok(dump(ends.len())),
+            Selection::Nth(1) if ends.is_empty() => Ok(events),
+            Selection::Nth(n) if n >= 1 && n <= ends.len() => Ok(dump(n)),
+            Selection::Nth(n) if ends.is_empty() => Err(Error::new(format!(
+                "dump {n} does not exist: a JFR recording is one profile (--from and --to pick a time range)"
+            ))),
+            Selection::Nth(n) => Err(Error::new(format!(
+                "dump {n} does not exist: the file has {} {} sections",
+                ends.len(),
+                kind.section()
+            ))),
+        }
+    }
+
+    /// The profile of `events` that `filter` keeps, added to `profile` (empty, with the
+    /// recording's frames: stacks index them).
+    pub(crate) fn profile(
+        &self,
+        events: &[TimedEvent],
+        filter: &Filter,
+        mut profile: Profile,
+    ) -> Profile {
         let keep_thread: Vec<bool> = self
             .threads
             .iter()
