@@ -1,5 +1,6 @@
 // Test program for time ranges: main computes in first() for the first MILLIS (default 2000)
-// milliseconds, then in second() for as long again, then prints "done". Nothing else runs.
+// milliseconds, prints "switch <epoch milliseconds>", computes in second() for as long again,
+// then prints "done". Nothing else runs.
 
 public class Phases {
     static volatile long sink;
@@ -31,6 +32,7 @@ public class Phases {
         long millis = args.length > 0 ? Long.parseLong(args[0]) : 2000;
         long start = System.nanoTime();
         first(start + millis * 1_000_000L);
+        System.out.println("switch " + System.currentTimeMillis());
         second(start + 2 * millis * 1_000_000L);
         System.out.println("done");
     }

@@ -14,6 +14,18 @@ use crate::support::{hprof_ok, run_hprof, temp_dir};
 /// Records `program args` on `jdk` with JFR's `profile` settings (and `extra` settings) into
 /// `dir/name`.
 fn record(jdk: &Jdk, dir: &Path, name: &str, extra: &str, program: &str, args: &[&str]) -> PathBuf {
+    record_with_output(jdk, dir, name, extra, program, args).0
+}
+
+/// [`record`], and what the program printed.
+fn record_with_output(
+    jdk: &Jdk,
+    dir: &Path,
+    name: &str,
+    extra: &str,
+    program: &str,
+    args: &[&str],
+) -> (PathBuf, String) {
     let file = dir.join(name);
     let option = format!(
         "-XX:StartFlightRecording=filename={},settings=profile{extra}",
@@ -28,7 +40,23 @@ fn record(jdk: &Jdk, dir: &Path, name: &str, extra: &str, program: &str, args: &
     let run = finish(child);
     assert_eq!(run.code, Some(0), "JDK {}: {}", jdk.version, run.stderr);
     assert!(file.is_file(), "JDK {} wrote no recording", jdk.version);
-    file
+    (file, run.stdout)
+}
+
+/// The epoch milliseconds Phases printed when it switched from first() to second().
+fn switch_millis(stdout: &str) -> i64 {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("switch "))
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or_else(|| panic!("Phases printed no switch time: {stdout}"))
+}
+
+/// An RFC 3339 time (UTC) of epoch milliseconds, as --from takes it.
+fn rfc3339(millis: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(millis)
+        .unwrap()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// `hprof top --json` of `file` with `extra` options.
@@ -56,6 +84,16 @@ fn self_value(top: &Value, method: &str) -> i64 {
         .iter()
         .find(|m| m["method"] == method)
         .map_or(0, |m| m["self"].as_i64().unwrap())
+}
+
+/// A method's total value in a `top --json` ranking (0 when absent).
+fn total_value(top: &Value, method: &str) -> i64 {
+    top["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["method"] == method)
+        .map_or(0, |m| m["total"].as_i64().unwrap())
 }
 
 /// The stack (leaf first) of the first trace of a `top --by trace --json` ranking.
@@ -272,14 +310,17 @@ fn async_profiler_recordings_read_as_the_jdks() {
 #[test]
 fn a_time_range_keeps_only_its_samples() {
     let dir = temp_dir();
-    let file = record(&jdk17(), dir.path(), "phases.jfr", "", "Phases", &["2000"]);
+    let (file, stdout) =
+        record_with_output(&jdk17(), dir.path(), "phases.jfr", "", "Phases", &["2000"]);
     // The recording starts before main: its first two seconds are first()'s.
     let early = top(&file, &["--from", "0", "--to", "2"]);
-    assert!(self_value(&early, "Phases.first") > 0, "{early}");
-    assert_eq!(self_value(&early, "Phases.second"), 0, "{early}");
-    let late = top(&file, &["--from", "2.5"]);
-    assert!(self_value(&late, "Phases.second") > 0, "{late}");
-    assert_eq!(self_value(&late, "Phases.first"), 0, "{late}");
+    assert!(total_value(&early, "Phases.first") > 0, "{early}");
+    assert_eq!(total_value(&early, "Phases.second"), 0, "{early}");
+    // From a wall-clock time just after the switch: second()'s only.
+    let after_switch = rfc3339(switch_millis(&stdout) + 50);
+    let late = top(&file, &["--from", &after_switch]);
+    assert!(total_value(&late, "Phases.second") > 0, "{late}");
+    assert_eq!(total_value(&late, "Phases.first"), 0, "{late}");
     // Times outside the recording keep nothing; a range backwards is refused.
     let after = top(&file, &["--from", "3600"]);
     assert_eq!(after["total"], 0, "{after}");
@@ -343,5 +384,88 @@ fn randomly_damaged_recordings_never_panic() {
                 }
             }
         }
+    }
+}
+
+/// Loads the flame graph page `page` in headless Chromium, drags across its timeline from
+/// `from` to `to` seconds from the start (JavaScript expressions, `t` the page's timeline
+/// object), and returns the frames (and values) of the range's flame graph.
+fn dragged_range(page: &Path, from: &str, to: &str) -> serde_json::Map<String, Value> {
+    let html = std::fs::read_to_string(page).unwrap();
+    let probe = format!(
+        r##"<script>
+setTimeout(function () {{
+  try {{
+    var t = window.hprofTimeline, c = document.getElementById("tl-canvas");
+    var y = c.getBoundingClientRect().top + 10;
+    c.dispatchEvent(new MouseEvent("mousedown", {{clientX: t.xOf({from}), clientY: y, bubbles: true}}));
+    window.dispatchEvent(new MouseEvent("mousemove", {{clientX: t.xOf({to}), clientY: y, bubbles: true}}));
+    window.dispatchEvent(new MouseEvent("mouseup", {{clientX: t.xOf({to}), clientY: y, bubbles: true}}));
+    var shown = document.getElementById("range-view").style.display;
+    document.title = "RESULT|" + shown + "|" + JSON.stringify(t.rangeFrames());
+  }} catch (e) {{ document.title = "RESULT|exception " + e; }}
+}}, 1000);
+</script></body>"##
+    );
+    let probed = page.with_extension("probe.html");
+    std::fs::write(&probed, html.replace("</body>", &probe)).unwrap();
+    let (dom, _) = hprof_testkit::java::chromium_dom(&probed);
+    let result = dom
+        .split("<title>RESULT|")
+        .nth(1)
+        .and_then(|r| r.split("</title>").next())
+        .unwrap_or_else(|| panic!("the probe did not run: {}", &dom[..dom.len().min(500)]))
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"");
+    let (shown, frames) = result
+        .split_once('|')
+        .unwrap_or_else(|| panic!("probe: {result}"));
+    assert_eq!(
+        shown, "block",
+        "the range's flame graph is not shown: {result}"
+    );
+    serde_json::from_str::<Value>(frames)
+        .unwrap_or_else(|e| panic!("{e}: {frames}"))
+        .as_object()
+        .unwrap()
+        .clone()
+}
+
+#[test]
+fn the_timelines_dragged_range_shows_only_its_samples() {
+    let dir = temp_dir();
+    let (jfr, jfr_stdout) =
+        record_with_output(&jdk17(), dir.path(), "phases.jfr", "", "Phases", &["2000"]);
+    // The agent's binary output too: its samples carry their times.
+    let agent = format!(
+        "-agentpath:{}=cpu=samples,format=b,file={}",
+        hprof_testkit::java::libhprof().display(),
+        dir.path().join("phases.hprof").display()
+    );
+    let child = java_command(&jdk17(), dir.path(), &[&agent], "Phases", &["2000"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run = finish(child);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    for (input, stdout) in [
+        (jfr, jfr_stdout),
+        (dir.path().join("phases.hprof"), run.stdout),
+    ] {
+        let page = input.with_extension("html");
+        hprof_ok(&["convert", input.to_str().unwrap(), page.to_str().unwrap()]);
+        // Both start before main: their first two seconds are first()'s.
+        let early = dragged_range(&page, "0", "2");
+        assert!(early.contains_key("Phases.first"), "{input:?}: {early:?}");
+        assert!(!early.contains_key("Phases.second"), "{input:?}: {early:?}");
+        // From just after the switch (by the wall clock) to the end: second()'s.
+        let switch = format!("t.secondsOf({})", switch_millis(&stdout) + 50);
+        let late = dragged_range(&page, &switch, "1e6");
+        assert!(late.contains_key("Phases.second"), "{input:?}: {late:?}");
+        assert!(!late.contains_key("Phases.first"), "{input:?}: {late:?}");
     }
 }

@@ -14,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod flame;
+mod flame_timeline;
 pub mod folded;
 mod jfr;
 mod model;
