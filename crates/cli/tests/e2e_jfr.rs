@@ -469,3 +469,204 @@ fn the_timelines_dragged_range_shows_only_its_samples() {
         assert!(!late.contains_key("Phases.first"), "{input:?}: {late:?}");
     }
 }
+
+/// Runs `program args` on `jdk` under the agent with `options` in `dir`; returns its stdout.
+fn run_agent(jdk: &Jdk, dir: &Path, options: &str, program: &str, args: &[&str]) -> String {
+    let agent = format!(
+        "-agentpath:{}={options}",
+        hprof_testkit::java::libhprof().display()
+    );
+    let child = java_command(jdk, dir, &[&agent], program, args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run = finish(child);
+    assert_eq!(run.code, Some(0), "JDK {}: {}", jdk.version, run.stderr);
+    run.stdout
+}
+
+/// Runs the JDK's `jfr` tool of `jdk` with `args` on `file`; fails the test if it fails.
+fn jfr_tool(jdk: &Jdk, args: &[&str], file: &Path) -> String {
+    let out = std::process::Command::new("timeout")
+        .arg("120")
+        .arg(jdk.bin("jfr"))
+        .args(args)
+        .arg(file)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "JDK {} jfr {args:?} {}: {text}{}",
+        jdk.version,
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
+
+/// The count of `event` in a `jfr summary` table.
+fn summary_count(summary: &str, event: &str) -> i64 {
+    summary
+        .lines()
+        .find(|l| l.split_whitespace().next() == Some(event))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn the_agents_recording_is_read_by_the_jdks_jfr_tool() {
+    let dir = temp_dir();
+    let jdk = jdk17();
+    let file = dir.path().join("cpuhot.jfr");
+    // A file named .jfr is a recording; CPU samples by default.
+    run_agent(
+        &jdk,
+        dir.path(),
+        &format!("file={}", file.display()),
+        "CpuHot",
+        &["1500"],
+    );
+    let ours = top(&file, &[]);
+    let total = ours["total"].as_i64().unwrap();
+    assert_eq!(methods(&ours)[0], "CpuHot.hot", "{ours}");
+    // Every JDK's tool reads it: the same samples, the hot method first in its own view.
+    for tool in jdks() {
+        let summary = jfr_tool(&tool, &["summary"], &file);
+        assert_eq!(
+            summary_count(&summary, "jdk.ExecutionSample"),
+            total,
+            "JDK {}: {summary}",
+            tool.version
+        );
+        jfr_tool(&tool, &["print"], &file);
+        if tool.version >= 21 {
+            let view = jfr_tool(&tool, &["view", "hot-methods"], &file);
+            let first = view
+                .lines()
+                .skip_while(|l| !l.starts_with("---"))
+                .nth(1)
+                .unwrap_or("");
+            assert!(
+                first.starts_with("CpuHot.hot("),
+                "JDK {}: {view}",
+                tool.version
+            );
+        }
+    }
+}
+
+#[test]
+fn the_agents_recording_has_sites_contended_enters_and_wall_samples() {
+    let dir = temp_dir();
+    let jdk = jdk17();
+    // Contended monitors: each enter an event with its duration, as the JDK's are.
+    let locks = dir.path().join("locks.jfr");
+    run_agent(
+        &jdk,
+        dir.path(),
+        &format!("monitor=y,file={}", locks.display()),
+        "LockContention",
+        &[],
+    );
+    let ranking = top(&locks, &["--lock", "--by", "trace"]);
+    assert_eq!(first_trace(&ranking)[0], "LockContention$Lock", "{ranking}");
+    let (events, nanos) = jdk_monitor_enters(&jdk, &locks, "LockContention$Lock");
+    assert!(events > 0);
+    assert!(
+        (ranking["total"].as_i64().unwrap() - nanos).abs() <= events * 1_000,
+        "{ranking} against {nanos} ns"
+    );
+    // Allocation sites with their exact counts.
+    let sites = dir.path().join("sites.jfr");
+    run_agent(
+        &jdk,
+        dir.path(),
+        &format!("heap=sites,file={}", sites.display()),
+        "AllocSites",
+        &[],
+    );
+    let alloc = top(&sites, &["--alloc", "--by", "trace"]);
+    let points: i64 = alloc["traces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["stack"][0] == "AllocSites$Point" && t["stack"][1] == "AllocSites.makePoints")
+        .map(|t| t["value"].as_i64().unwrap())
+        .sum();
+    // 10,000 points of 16 bytes (compressed class pointers) or 24.
+    assert!(
+        points == 160_000 || points == 240_000,
+        "makePoints' bytes: {points}: {alloc}"
+    );
+    jfr_tool(&jdk, &["print", "--events", "hprof.AllocationSite"], &sites);
+    // Wall-clock samples: each under its thread's state.
+    let wall = dir.path().join("wall.jfr");
+    run_agent(
+        &jdk,
+        dir.path(),
+        &format!("cpu=wall,file={}", wall.display()),
+        "CpuHot",
+        &["1000"],
+    );
+    let folded = dir.path().join("wall.collapsed");
+    hprof_ok(&[
+        "convert",
+        wall.to_str().unwrap(),
+        folded.to_str().unwrap(),
+        "--threads=acceptor",
+    ]);
+    let text = std::fs::read_to_string(&folded).unwrap();
+    assert!(
+        !text.is_empty()
+            && text
+                .lines()
+                .all(|l| l.starts_with("acceptor;<RUNNABLE in native>;")),
+        "{text}"
+    );
+    let printed = jfr_tool(&jdk, &["print", "--events", "ExecutionSample"], &wall);
+    assert!(printed.contains("STATE_IN_NATIVE"), "{printed}");
+}
+
+#[test]
+fn rotated_chunks_are_each_a_valid_recording() {
+    let dir = temp_dir();
+    let jdk = jdk17();
+    for (name, chunk) in [("by-time.jfr", "1s"), ("by-size.jfr", "1k")] {
+        let file = dir.path().join(name);
+        run_agent(
+            &jdk,
+            dir.path(),
+            &format!(
+                "cpu=samples,interval=1,chunk={chunk},file={}",
+                file.display()
+            ),
+            "Phases",
+            &["1500"],
+        );
+        let bytes = std::fs::read(&file).unwrap();
+        let chunks: Vec<(u64, u64)> = hprof_jfr::chunks(&bytes)
+            .map(|c| {
+                let c = c.unwrap();
+                (c.offset, c.header.size)
+            })
+            .collect();
+        assert!(chunks.len() >= 3, "{name}: {} chunks", chunks.len());
+        let mut sum = 0;
+        for (i, (offset, size)) in chunks.iter().enumerate() {
+            let part = dir.path().join(format!("{name}.{i}.jfr"));
+            std::fs::write(&part, &bytes[*offset as usize..(offset + size) as usize]).unwrap();
+            let summary = jfr_tool(&jdk, &["summary"], &part);
+            sum += summary_count(&summary, "jdk.ExecutionSample");
+        }
+        let whole = top(&file, &[]);
+        assert_eq!(sum, whole["total"].as_i64().unwrap(), "{name}");
+        assert_eq!(
+            summary_count(&jfr_tool(&jdk, &["summary"], &file), "jdk.ExecutionSample"),
+            sum
+        );
+    }
+}

@@ -61,8 +61,9 @@ pub const FRAME_TYPES: [(i64, &str); 4] = [
     (3, "Native"),
 ];
 
-/// Thread state keys of the `jdk.types.ThreadState` pool (the JDK's names).
-pub const THREAD_STATES: [(i64, &str); 8] = [
+/// Thread state keys of the `jdk.types.ThreadState` pool (the JDK's names, and two of
+/// hprof's for JVMTI states the JDK's list lacks).
+pub const THREAD_STATES: [(i64, &str); 10] = [
     (0, "STATE_RUNNABLE"),
     (1, "STATE_SLEEPING"),
     (2, "STATE_IN_OBJECT_WAIT"),
@@ -71,7 +72,42 @@ pub const THREAD_STATES: [(i64, &str); 8] = [
     (5, "STATE_PARKED_TIMED"),
     (6, "STATE_BLOCKED_ON_MONITOR_ENTER"),
     (7, "STATE_IN_NATIVE"),
+    (8, "STATE_WAITING"),
+    (9, "STATE_UNKNOWN"),
 ];
+
+/// Thread states and the pseudo-frames hprof's wall-clock samples name them by (the root
+/// frame of a `cpu=wall` sample); the first state of a frame is the one written.
+pub const STATE_FRAMES: [(&str, &str); 10] = [
+    ("STATE_RUNNABLE", "<RUNNABLE>"),
+    ("STATE_SLEEPING", "<SLEEPING>"),
+    ("STATE_IN_OBJECT_WAIT", "<WAITING in Object.wait>"),
+    ("STATE_IN_OBJECT_WAIT_TIMED", "<WAITING in Object.wait>"),
+    ("STATE_PARKED", "<PARKED>"),
+    ("STATE_PARKED_TIMED", "<PARKED>"),
+    ("STATE_BLOCKED_ON_MONITOR_ENTER", "<BLOCKED>"),
+    ("STATE_IN_NATIVE", "<RUNNABLE in native>"),
+    ("STATE_WAITING", "<WAITING>"),
+    ("STATE_UNKNOWN", "<unknown state>"),
+];
+
+/// The pseudo-frame of a thread state (`STATE_SLEEPING`: `<SLEEPING>`); an unknown state
+/// as `<NAME>` without its `STATE_` prefix.
+pub fn state_frame(state: &str) -> String {
+    STATE_FRAMES.iter().find(|(s, _)| *s == state).map_or_else(
+        || format!("<{}>", state.strip_prefix("STATE_").unwrap_or(state)),
+        |(_, f)| f.to_string(),
+    )
+}
+
+/// The key (in [`THREAD_STATES`]) of the state a pseudo-frame names, if it names one.
+pub fn state_key(frame: &str) -> Option<i64> {
+    let state = STATE_FRAMES.iter().find(|(_, f)| *f == frame)?.0;
+    THREAD_STATES
+        .iter()
+        .find(|(_, s)| *s == state)
+        .map(|&(k, _)| k)
+}
 
 fn ann(class: u64, value: Option<&str>) -> AnnotationDef {
     AnnotationDef {

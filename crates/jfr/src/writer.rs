@@ -291,6 +291,11 @@ impl ConstantPools {
         self.pools.is_empty()
     }
 
+    /// The bytes of the entries so far.
+    pub fn byte_len(&self) -> usize {
+        self.pools.iter().map(|p| p.2.len()).sum()
+    }
+
     /// The constant pool event (type 1) at `ticks`, the last of its chunk (delta 0).
     pub fn encode(&self, ticks: i64) -> Vec<u8> {
         let mut body = Vec::new();

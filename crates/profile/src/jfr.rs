@@ -13,6 +13,9 @@ use crate::model::FrameKind;
 use crate::read::{Error, Recording};
 use crate::timed::{Stream, Timed, TimedEvent};
 
+/// The class of hprof's pseudo-frames.
+const PSEUDO_CLASS: &str = "<hprof>";
+
 /// Whether `bytes` start like a JFR recording.
 pub(crate) fn is_jfr(bytes: &[u8]) -> bool {
     bytes.starts_with(&hprof_jfr::MAGIC)
@@ -25,18 +28,20 @@ fn error(e: hprof_jfr::Error) -> Error {
     }
 }
 
-/// Where an event type's fields are.
+/// Where an event type's fields are, for one stream it feeds.
 #[derive(Debug, Clone)]
 struct Plan {
     stream: Stream,
     time: Option<usize>,
     thread: Option<usize>,
     stack: Option<usize>,
-    /// The thread state (wall samples only).
-    state: Option<usize>,
+    /// The thread state, and whether it becomes the root frame even when RUNNABLE.
+    state: Option<(usize, bool)>,
     /// The class that becomes the leaf frame.
     class: Option<usize>,
     value: Value_,
+    /// The second value (objects, calls, ...): a field's integer, else one.
+    count: Option<usize>,
 }
 
 /// What an event's value is.
@@ -48,74 +53,137 @@ enum Value_ {
     Field(usize),
     /// A field's duration in ticks, as nanoseconds.
     Duration(usize),
+    /// A field's nanoseconds, as milliseconds.
+    Millis(usize),
+}
+
+/// How an event type feeds a stream: (stream, thread field, state (as the root always?),
+/// leaf class field, value, count field).
+type Rule = (
+    Stream,
+    &'static str,
+    Option<bool>,
+    Option<&'static str>,
+    Option<&'static str>,
+    Option<&'static str>,
+);
+
+/// The streams an event type feeds.
+fn rules(name: &str) -> &'static [Rule] {
+    use Stream::*;
+    match name {
+        // An execution sample's state is RUNNABLE, but for hprof's wall-clock samples.
+        "jdk.ExecutionSample" => &[(Execution, "sampledThread", Some(false), None, None, None)],
+        "jdk.CPUTimeSample" => &[(CpuTime, "eventThread", None, None, None, None)],
+        "jdk.NativeMethodSample" => &[(Wall, "sampledThread", Some(true), None, None, None)],
+        "profiler.WallClockSample" => &[(
+            Wall,
+            "sampledThread",
+            Some(true),
+            None,
+            Some("samples"),
+            None,
+        )],
+        "jdk.ObjectAllocationSample" => &[(
+            AllocSample,
+            "eventThread",
+            None,
+            Some("objectClass"),
+            Some("weight"),
+            None,
+        )],
+        "jdk.ObjectAllocationInNewTLAB" => &[(
+            AllocTlab,
+            "eventThread",
+            None,
+            Some("objectClass"),
+            Some("tlabSize"),
+            None,
+        )],
+        "jdk.ObjectAllocationOutsideTLAB" => &[(
+            AllocTlab,
+            "eventThread",
+            None,
+            Some("objectClass"),
+            Some("allocationSize"),
+            None,
+        )],
+        "jdk.JavaMonitorEnter" => &[(
+            Lock,
+            "eventThread",
+            None,
+            Some("monitorClass"),
+            Some("duration"),
+            None,
+        )],
+        "jdk.ThreadPark" => &[(
+            Lock,
+            "eventThread",
+            None,
+            Some("parkedClass"),
+            Some("duration"),
+            None,
+        )],
+        // hprof's own: exact counts per site and per trace, cumulative at each dump.
+        "hprof.AllocationSite" => &[
+            (
+                Sites,
+                "eventThread",
+                None,
+                Some("objectClass"),
+                Some("allocatedBytes"),
+                Some("allocatedObjects"),
+            ),
+            (
+                LiveSites,
+                "eventThread",
+                None,
+                Some("objectClass"),
+                Some("liveBytes"),
+                Some("liveObjects"),
+            ),
+        ],
+        "hprof.CpuTime" => &[(
+            Times,
+            "eventThread",
+            None,
+            None,
+            Some("selfTime"),
+            Some("calls"),
+        )],
+        _ => &[],
+    }
 }
 
 impl Plan {
-    fn of(chunk: &Chunk<'_>, class: u32) -> Option<Plan> {
+    fn of(chunk: &Chunk<'_>, class: u32) -> Vec<Plan> {
         let c = chunk.class(class);
         let f = |name: &str| c.field(name);
-        let (stream, thread, state, leaf, value) = match c.name.as_str() {
-            "jdk.ExecutionSample" => (Stream::Execution, "sampledThread", false, None, None),
-            "jdk.CPUTimeSample" => (Stream::CpuTime, "eventThread", false, None, None),
-            "jdk.NativeMethodSample" => (Stream::Wall, "sampledThread", true, None, None),
-            "profiler.WallClockSample" => {
-                (Stream::Wall, "sampledThread", true, None, Some("samples"))
-            }
-            "jdk.ObjectAllocationSample" => (
-                Stream::AllocSample,
-                "eventThread",
-                false,
-                Some("objectClass"),
-                Some("weight"),
-            ),
-            "jdk.ObjectAllocationInNewTLAB" => (
-                Stream::AllocTlab,
-                "eventThread",
-                false,
-                Some("objectClass"),
-                Some("tlabSize"),
-            ),
-            "jdk.ObjectAllocationOutsideTLAB" => (
-                Stream::AllocTlab,
-                "eventThread",
-                false,
-                Some("objectClass"),
-                Some("allocationSize"),
-            ),
-            "jdk.JavaMonitorEnter" => (
-                Stream::Lock,
-                "eventThread",
-                false,
-                Some("monitorClass"),
-                Some("duration"),
-            ),
-            "jdk.ThreadPark" => (
-                Stream::Lock,
-                "eventThread",
-                false,
-                Some("parkedClass"),
-                Some("duration"),
-            ),
-            _ => return None,
-        };
-        let value = match value {
-            None => Value_::One,
-            Some("duration") => Value_::Duration(f("duration")?),
-            Some(name) => match f(name) {
-                Some(i) => Value_::Field(i),
-                // Older TLAB events: the allocation's size when there is no TLAB size.
-                None => Value_::Field(f("allocationSize")?),
-            },
-        };
-        Some(Plan {
-            stream,
-            time: f("startTime"),
-            thread: f(thread).or_else(|| f("eventThread")),
-            stack: f("stackTrace"),
-            state: if state { f("state") } else { None },
-            class: leaf.and_then(f),
-            value,
-        })
+        rules(&c.name)
+            .iter()
+            .filter_map(|&(stream, thread, state, leaf, value, count)| {
+                let value = match value {
+                    None => Value_::One,
+                    Some("duration") => Value_::Duration(f("duration")?),
+                    Some("selfTime") => Value_::Millis(f("selfTime")?),
+                    Some(name) => match f(name) {
+                        Some(i) => Value_::Field(i),
+                        // Older TLAB events: the allocation's size when there is no TLAB size.
+                        None => Value_::Field(f("allocationSize")?),
+                    },
+                };
+                Some(Plan {
+                    stream,
+                    time: f("startTime"),
+                    thread: f(thread).or_else(|| f("eventThread")),
+                    stack: f("stackTrace"),
+                    state: state.and_then(|always| Some((f("state")?, always))),
+                    class: leaf.and_then(f),
+                    value,
+                    count: count.and_then(f),
+                })
+            })
+            .collect()
     }
 }
 
@@ -173,8 +241,8 @@ struct Caches {
     frames: FxHashMap<(i64, i32), u32>,
     /// Class or state key to the recording frame of its pseudo-frame.
     pseudo: FxHashMap<(u32, i64), Option<u32>>,
-    /// (stack, state, class) keys to the timed stack.
-    composed: FxHashMap<(i64, i64, i64), u32>,
+    /// (stack, state, class, state always shown) keys to the timed stack.
+    composed: FxHashMap<(i64, i64, i64, bool), u32>,
 }
 
 struct Reader<'r, 'a> {
@@ -222,6 +290,9 @@ impl Reader<'_, '_> {
             Some(if class.is_empty() {
                 // A native symbol (async-profiler's native, C++ and kernel frames).
                 (name, FrameKind::Application)
+            } else if class == PSEUDO_CLASS {
+                // hprof's pseudo-frames (`<GC active>`).
+                (name, FrameKind::Pseudo)
             } else {
                 let kind = FrameKind::of_class(&class);
                 (format!("{class}.{name}"), kind)
@@ -292,8 +363,10 @@ impl Reader<'_, '_> {
         let chunk = self.chunk;
         let name = if is_state {
             deref(chunk, v)
-                .and_then(|s| field(chunk, &s, "name").and_then(|n| text(chunk, n, 0)))
-                .map(|s| format!("<{}>", s.strip_prefix("STATE_").unwrap_or(&s)))
+                .and_then(|s| {
+                    text(chunk, &s, 0).or_else(|| text(chunk, field(chunk, &s, "name")?, 0))
+                })
+                .map(|s| hprof_jfr::schema::state_frame(&s))
         } else {
             class_name(chunk, v)
         };
@@ -317,9 +390,10 @@ pub(crate) fn read(bytes: &[u8], recording: &mut Recording) -> Result<(), Error>
         timed.end = timed
             .end
             .max(h.start_nanos.saturating_add(h.duration_nanos));
-        let plans: Vec<Option<Plan>> = (0..chunk.metadata.classes.len() as u32)
+        let plans: Vec<Vec<Plan>> = (0..chunk.metadata.classes.len() as u32)
             .map(|c| Plan::of(&chunk, c))
             .collect();
+        let runnable = recording.frame("<RUNNABLE>", FrameKind::Pseudo, None, None) as u32;
         let mut reader = Reader {
             recording: &mut *recording,
             timed: std::mem::take(&mut timed),
@@ -328,59 +402,67 @@ pub(crate) fn read(bytes: &[u8], recording: &mut Recording) -> Result<(), Error>
         };
         for event in chunk.events() {
             let event = event.map_err(error)?;
-            let Some(plan) = &plans[event.class as usize] else {
+            let plans = &plans[event.class as usize];
+            if plans.is_empty() {
                 continue;
-            };
+            }
             chunk.read_event(&event, &mut values).map_err(error)?;
-            let get = |i: Option<usize>| i.and_then(|i| values.get(i));
-            let time = get(plan.time)
-                .and_then(Value::as_int)
-                .map_or(h.start_nanos, |t| chunk.nanos(t));
-            let value = match plan.value {
-                Value_::One => 1,
-                Value_::Field(i) => values.get(i).and_then(Value::as_int).unwrap_or(0),
-                Value_::Duration(i) => {
-                    chunk.duration_nanos(values.get(i).and_then(Value::as_int).unwrap_or(0))
-                }
-            };
-            let thread = get(plan.thread).map_or(u32::MAX, |t| reader.thread(t));
-            let key = |i: Option<usize>| get(i).and_then(Value::as_key).unwrap_or(i64::MIN);
-            let keys = (key(plan.stack), key(plan.state), key(plan.class));
-            let stack = match reader.caches.composed.get(&keys) {
-                Some(&s) => s,
-                None => {
-                    composed.clear();
-                    if let Some(state) = get(plan.state).and_then(|s| reader.pseudo(s, true)) {
-                        composed.push(state);
+            for plan in plans {
+                let get = |i: Option<usize>| i.and_then(|i| values.get(i));
+                let int = |i: usize| values.get(i).and_then(Value::as_int).unwrap_or(0);
+                let time = get(plan.time)
+                    .and_then(Value::as_int)
+                    .map_or(h.start_nanos, |t| chunk.nanos(t));
+                let value = match plan.value {
+                    Value_::One => 1,
+                    Value_::Field(i) => int(i),
+                    Value_::Duration(i) => chunk.duration_nanos(int(i)),
+                    Value_::Millis(i) => int(i) / 1_000_000,
+                };
+                let count = plan.count.map_or(1, int);
+                let thread = get(plan.thread).map_or(u32::MAX, |t| reader.thread(t));
+                let key = |i: Option<usize>| get(i).and_then(Value::as_key).unwrap_or(i64::MIN);
+                let (state_field, always) = plan.state.map_or((None, false), |(i, a)| (Some(i), a));
+                let keys = (key(plan.stack), key(state_field), key(plan.class), always);
+                let stack = match reader.caches.composed.get(&keys) {
+                    Some(&s) => s,
+                    None => {
+                        composed.clear();
+                        if let Some(state) = get(state_field).and_then(|s| reader.pseudo(s, true))
+                            && (always || state != runnable)
+                        {
+                            composed.push(state);
+                        }
+                        if let Some(v) = get(plan.stack) {
+                            composed.extend_from_slice(&reader.stack(v));
+                        }
+                        if composed.is_empty() {
+                            composed.push(reader.recording.frame(
+                                "<empty trace>",
+                                FrameKind::Pseudo,
+                                None,
+                                None,
+                            ) as u32);
+                        }
+                        if let Some(class) = get(plan.class).and_then(|c| reader.pseudo(c, false)) {
+                            composed.push(class);
+                        }
+                        let s = reader.timed.stack(&composed);
+                        reader.caches.composed.insert(keys, s);
+                        s
                     }
-                    if let Some(v) = get(plan.stack) {
-                        composed.extend_from_slice(&reader.stack(v));
-                    }
-                    if composed.is_empty() {
-                        composed.push(reader.recording.frame(
-                            "<empty trace>",
-                            FrameKind::Pseudo,
-                            None,
-                            None,
-                        ) as u32);
-                    }
-                    if let Some(class) = get(plan.class).and_then(|c| reader.pseudo(c, false)) {
-                        composed.push(class);
-                    }
-                    let s = reader.timed.stack(&composed);
-                    reader.caches.composed.insert(keys, s);
-                    s
-                }
-            };
-            reader.timed.push(
-                plan.stream,
-                TimedEvent {
-                    time,
-                    stack,
-                    thread,
-                    value,
-                },
-            );
+                };
+                reader.timed.push(
+                    plan.stream,
+                    TimedEvent {
+                        time,
+                        stack,
+                        thread,
+                        value,
+                        count,
+                    },
+                );
+            }
         }
         timed = reader.timed;
     }

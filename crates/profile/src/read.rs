@@ -232,13 +232,16 @@ impl Recording {
                 Some(stream) if jfr || filter.narrows() || filter.timeline => {
                     let events = timed.select(stream, selection, kind)?;
                     let mut profile = Profile::with_frames(kind, self.frames.clone());
-                    if kind == Kind::Alloc {
+                    if matches!(
+                        stream,
+                        crate::timed::Stream::AllocSample | crate::timed::Stream::AllocTlab
+                    ) {
                         profile.sample_types[1].name = "alloc_samples".into();
                     }
                     if kind == Kind::Lock {
                         profile.sample_types[0].unit = "nanoseconds".into();
                     }
-                    return Ok(timed.profile(events, filter, profile));
+                    return Ok(timed.profile(stream, events, filter, profile));
                 }
                 None if jfr => {
                     return Err(Error::new(format!(
@@ -634,6 +637,7 @@ fn timed_of_hprof(
                 stack,
                 thread,
                 value: i64::from(sample.weight),
+                count: 1,
             },
         );
         count += 1;

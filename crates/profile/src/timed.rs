@@ -25,6 +25,12 @@ pub(crate) enum Stream {
     AllocTlab,
     /// JFR `jdk.JavaMonitorEnter` and `jdk.ThreadPark`.
     Lock,
+    /// hprof's `hprof.AllocationSite`: allocated bytes and objects (cumulative at each dump).
+    Sites,
+    /// hprof's `hprof.AllocationSite`: live bytes and objects (cumulative at each dump).
+    LiveSites,
+    /// hprof's `hprof.CpuTime`: self milliseconds and calls (cumulative at each dump).
+    Times,
 }
 
 impl Stream {
@@ -37,7 +43,14 @@ impl Stream {
             Stream::AllocSample => "jdk.ObjectAllocationSample",
             Stream::AllocTlab => "jdk.ObjectAllocationInNewTLAB/OutsideTLAB",
             Stream::Lock => "jdk.JavaMonitorEnter or jdk.ThreadPark",
+            Stream::Sites | Stream::LiveSites => "hprof.AllocationSite",
+            Stream::Times => "hprof.CpuTime",
         }
+    }
+
+    /// Whether each dump's events repeat the figures so far (a profile reads the last).
+    fn cumulative(self) -> bool {
+        matches!(self, Stream::Sites | Stream::LiveSites | Stream::Times)
     }
 }
 
@@ -50,9 +63,11 @@ pub(crate) struct TimedEvent {
     pub stack: u32,
     /// Index into [`Timed::threads`] (`u32::MAX`: none).
     pub thread: u32,
-    /// Its value (samples, bytes, nanoseconds); each event also counts once in the second
-    /// sample type of kinds that have one.
+    /// Its value (samples, bytes, nanoseconds).
     pub value: i64,
+    /// Its second value, for kinds that have one (objects, contentions, calls): 1 an event,
+    /// or what the event says.
+    pub count: i64,
 }
 
 /// The timed events of a file.
@@ -113,9 +128,10 @@ impl Timed {
         let candidates: &[Stream] = match kind {
             Kind::Cpu => &[Stream::CpuTime, Stream::Execution],
             Kind::Wall => &[Stream::Wall],
-            Kind::Alloc => &[Stream::AllocSample, Stream::AllocTlab],
+            Kind::Alloc => &[Stream::Sites, Stream::AllocSample, Stream::AllocTlab],
             Kind::Lock => &[Stream::Lock],
-            Kind::Times | Kind::Live => &[],
+            Kind::Times => &[Stream::Times],
+            Kind::Live => &[Stream::LiveSites],
         };
         candidates
             .iter()
@@ -133,12 +149,14 @@ impl Timed {
             ),
             Kind::Wall => Stream::Wall.events().to_string(),
             Kind::Alloc => format!(
-                "{} or {}",
+                "{}, {} or {}",
+                Stream::Sites.events(),
                 Stream::AllocSample.events(),
                 Stream::AllocTlab.events()
             ),
             Kind::Lock => Stream::Lock.events().to_string(),
-            Kind::Times | Kind::Live => "(none: JFR has no such events)".to_string(),
+            Kind::Times => Stream::Times.events().to_string(),
+            Kind::Live => Stream::LiveSites.events().to_string(),
         }
     }
 }
@@ -236,6 +254,7 @@ impl Timed {
     /// recording's frames: stacks index them).
     pub(crate) fn profile(
         &self,
+        stream: Stream,
         events: &[TimedEvent],
         filter: &Filter,
         mut profile: Profile,
@@ -258,8 +277,23 @@ impl Timed {
         let mut timeline_samples: FxHashMap<(u32, u32), i64> = FxHashMap::default();
         let mut timeline_threads: FxHashMap<(u32, u32), i64> = FxHashMap::default();
         let mut buckets = 0u32;
+        // A cumulative stream's profile is its last dump in the range: the events of the
+        // latest time there.
+        let last_dump = stream
+            .cumulative()
+            .then(|| {
+                events
+                    .iter()
+                    .filter(|e| e.time >= from && e.time < to)
+                    .map(|e| e.time)
+                    .max()
+            })
+            .flatten();
         for e in events {
             if e.time < from || e.time >= to {
+                continue;
+            }
+            if last_dump.is_some_and(|t| e.time != t) {
                 continue;
             }
             if e.thread != u32::MAX && !keep_thread[e.thread as usize] {
@@ -288,7 +322,7 @@ impl Timed {
             let values = &mut profile.samples[index as usize].values;
             values[0] += e.value;
             if two_values {
-                values[1] += 1;
+                values[1] += e.count;
             }
             if filter.timeline {
                 let b = ((e.time.max(range_start) - range_start) / bucket) as u32;

@@ -426,13 +426,31 @@ impl AsyncSampler {
             return;
         };
         let state = traces.pseudo_method(&ctx.ids, NATIVE_STATE);
+        let time = signal::monotonic_nanos();
+        let mut timed = Vec::new();
         for (mut frames, serial) in stacks.into_iter().zip(serials) {
             if frames.is_empty() || unsampled.contains(&serial) {
                 continue;
             }
             frames.truncate(ctx.depth().saturating_sub(1).max(1));
             frames.push((state, -1));
-            let _ = traces.record(ctx.jvmti, jni, &ctx.ids, &frames, serial, 1);
+            if let Some(trace) = traces.record(ctx.jvmti, jni, &ctx.ids, &frames, serial, 1)
+                && ctx.options.format != crate::options::Format::Text
+            {
+                timed.push(crate::output::TimedSample {
+                    time,
+                    trace,
+                    thread: serial,
+                    weight: 1,
+                    wall: true,
+                });
+            }
+        }
+        drop(traces);
+        if !timed.is_empty()
+            && let Some(profiler) = crate::profiler::get()
+        {
+            profiler.with_output(|out| out.write(|w| w.timed_samples(&timed)));
         }
     }
 

@@ -2,6 +2,7 @@
 //! behind [`ProfileWriter`], so engines never know which format they feed.
 
 pub mod binary;
+pub mod jfr;
 pub mod text;
 
 use std::io::{self, Write};
@@ -58,6 +59,21 @@ pub struct TimedSample {
     pub weight: u32,
     /// A wall-clock sample (`cpu=wall`), else a CPU-time sample.
     pub wall: bool,
+}
+
+/// A contended monitor enter, as it ends (`monitor=y`; written by `format=jfr` only).
+#[derive(Debug, Clone)]
+pub struct ContendedEnter {
+    /// When the thread began to wait: `CLOCK_MONOTONIC` nanoseconds.
+    pub start: u64,
+    /// How long it waited, nanoseconds.
+    pub nanos: u64,
+    /// Its trace.
+    pub trace: Arc<Trace>,
+    /// The monitor's class, dotted.
+    pub class: String,
+    /// The thread's serial (0: unknown).
+    pub thread: u32,
 }
 
 /// The wall-clock time (nanoseconds since the Unix epoch) of a `CLOCK_MONOTONIC` time, by
@@ -150,6 +166,10 @@ pub trait ProfileWriter: Send {
     /// Samples with their times, as they are drained (before the CPU SAMPLES section that
     /// counts them).
     fn timed_samples(&mut self, _samples: &[TimedSample]) -> io::Result<()> {
+        Ok(())
+    }
+    /// A contended monitor enter that just ended.
+    fn monitor_contended(&mut self, _enter: &ContendedEnter) -> io::Result<()> {
         Ok(())
     }
     /// A CPU TIME (ms) section: `rows` are the listed traces (sorted, cut off) with their
@@ -431,6 +451,7 @@ pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
             binary::BinaryWriter::new(sink, options)
                 .map_err(|e| format!("can't write profile output: {e}"))?,
         ),
+        Format::Jfr => Box::new(jfr::JfrWriter::new(sink, options)),
     };
     Ok(Opened { writer, socket })
 }
