@@ -670,3 +670,32 @@ fn rotated_chunks_are_each_a_valid_recording() {
         );
     }
 }
+
+#[test]
+fn visualvm_reads_a_binary_profile_with_timed_samples() {
+    let dir = temp_dir();
+    let file = dir.path().join("both.hprof");
+    run_agent(
+        &jdk17(),
+        dir.path(),
+        &format!("heap=dump,cpu=samples,format=b,file={}", file.display()),
+        "CpuHot",
+        &["800"],
+    );
+    let bytes = std::fs::read(&file).unwrap();
+    let (_, mut records) = hprof_format::Records::new(&bytes).unwrap();
+    let mut timed = 0;
+    while let Some((_, record)) = records.next().unwrap() {
+        if let hprof_format::Record::TimedSamples(list) = record {
+            timed += list.len();
+        }
+    }
+    assert!(timed > 0, "no TIMED SAMPLES");
+    // An independent reader skips the extension's records and reads the heap dump.
+    let report = hprof_testkit::java::visualvm(&file).expect("VisualVM reads the file");
+    assert!(
+        report.classes > 100 && report.instances > 1000,
+        "{}",
+        report.instances
+    );
+}

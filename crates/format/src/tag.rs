@@ -65,7 +65,7 @@ tags! {
         HeapDumpEnd = 0x2C, "HEAP DUMP END";
         /// hprof-rs's extension: samples with the times they were taken (readers that do not
         /// know it skip it by its length).
-        TimedSamples = 0xD0, "TIMED SAMPLES";
+        TimedSamples = 0x70, "TIMED SAMPLES";
     }
 }
 
