@@ -265,12 +265,18 @@ pub fn write(profile: &Profile, title: &str, out: &mut dyn Write) -> io::Result<
     });
     let (callees, callers) = (callees?, callers?);
     // With sample times: the timeline above the flame graphs.
-    let (timeline, timeline_style) = match &profile.timeline {
+    // The SVG views of a page with a timeline wait in script blocks until asked for (a
+    // large profile's SVG takes the browser seconds to lay out): the range view, drawn on a
+    // canvas, shows the whole profile first.
+    let (timeline, timeline_style, callees, callers) = match &profile.timeline {
         Some(t) => (
-            crate::flame_timeline::section(profile, t, unit),
+            crate::flame_timeline::section(profile, t, unit)
+                + &crate::flame_timeline::deferred_views(&callees, &callers),
             crate::flame_timeline::STYLE,
+            String::new(),
+            String::new(),
         ),
-        None => (String::new(), ""),
+        None => (String::new(), "", callees, callers),
     };
     write!(
         out,

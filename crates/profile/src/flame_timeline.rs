@@ -143,13 +143,23 @@ fn data(profile: &Profile, timeline: &Timeline, unit: &str) -> String {
     json_numbers(&mut out, tree.names.iter().map(|&n| i64::from(n)));
     out.push_str(",\"leaves\":");
     json_numbers(&mut out, tree.leaves.iter().map(|&l| i64::from(l)));
-    // Each interval's pairs, flattened: [sample, value, sample, value, ...].
+    // Each interval's samples, in order, each as the step (1 or more) from the previous one's
+    // index (from -1), followed by -value when its value is not 1: small numbers, a short
+    // page.
     out.push_str(",\"samples\":[");
     for (i, pairs) in timeline.samples.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        json_numbers(&mut out, pairs.iter().flat_map(|&(s, v)| [i64::from(s), v]));
+        let mut previous = -1i64;
+        json_numbers(
+            &mut out,
+            pairs.iter().flat_map(|&(s, v)| {
+                let step = i64::from(s) - previous;
+                previous = i64::from(s);
+                std::iter::once(step).chain((v != 1).then_some(-v.max(0)))
+            }),
+        );
     }
     out.push_str("],\"byThread\":[");
     for (i, pairs) in timeline.by_thread.iter().enumerate() {
@@ -169,9 +179,19 @@ pub(crate) const STYLE: &str = r#"
 #timeline .info { font-size: 12px; color: #333; margin: 2px 0; }
 #timeline .threads canvas { height: 18px; }
 #timeline .threads div { font-size: 11px; color: #555; }
-#range-view { display: none; }
 #range-view canvas { width: 100%; display: block; }
 "#;
+
+/// The two SVG views, as script blocks the page loads into their frames when asked.
+pub(crate) fn deferred_views(callees: &str, callers: &str) -> String {
+    let block = |id: &str, svg: &str| {
+        format!(
+            "<script type=\"text/plain\" id=\"{id}-svg\">{}</script>\n",
+            svg.replace("</script", "<\\/script")
+        )
+    };
+    block("callees", callees) + &block("callers", callers)
+}
 
 /// The timeline's HTML and script for `profile` (whose timeline is `timeline`), whose values
 /// are in `unit`.
@@ -181,7 +201,8 @@ pub(crate) fn section(profile: &Profile, timeline: &Timeline, unit: &str) -> Str
         r#"<div id="timeline">
 <div class="info"><b>Timeline</b> — <span id="tl-info"></span>
 <button id="tl-threads" type="button">Per thread</button>
-<button id="tl-reset" type="button" style="display:none">Whole profile</button></div>
+<button id="tl-reset" type="button">Whole profile</button>
+<button id="tl-svg" type="button">SVG views (search, callers)</button></div>
 <canvas id="tl-canvas" height="80"></canvas>
 <div class="info" id="tl-axis"></div>
 <div class="threads" id="tl-thread-list" style="display:none"></div>
@@ -203,10 +224,17 @@ const SCRIPT: &str = r##"
   var D = JSON.parse(document.getElementById("tl-data").textContent);
   var n = D.samples.length;
   var totals = new Float64Array(n);
-  for (var b = 0; b < n; b++) {
-    var p = D.samples[b];
-    for (var i = 1; i < p.length; i += 2) totals[b] += p[i];
+  // An interval's samples: steps between sample indices, each followed by -value unless 1.
+  function eachSample(b, f) {
+    var p = D.samples[b], id = -1;
+    for (var i = 0; i < p.length; i++) {
+      id += p[i];
+      var v = 1;
+      if (i + 1 < p.length && p[i + 1] <= 0) v = -p[++i];
+      f(id, v);
+    }
   }
+  for (var b = 0; b < n; b++) eachSample(b, function (s, v) { totals[b] += v; });
   var canvas = document.getElementById("tl-canvas");
   var info = document.getElementById("tl-info");
   var sel = null, drag = null;
@@ -267,10 +295,7 @@ const SCRIPT: &str = r##"
   }
   function rangeValues(a, z) {
     var v = new Float64Array(nodes);
-    for (var b = a; b < z; b++) {
-      var p = D.samples[b];
-      for (var i = 0; i < p.length; i += 2) v[D.leaves[p[i]]] += p[i + 1];
-    }
+    for (var b = a; b < z; b++) eachSample(b, function (s, x) { v[D.leaves[s]] += x; });
     for (var i = nodes - 1; i > 0; i--) v[D.parents[i]] += v[i];
     return v;
   }
@@ -338,26 +363,30 @@ const SCRIPT: &str = r##"
     zoomNode = node === zoomNode ? D.parents[node] : node;
     drawRange();
   });
-  function showRange(a, z) {
-    sel = [a, z];
+  function showRange(a, z, whole) {
+    sel = whole ? null : [a, z];
     redraw();
     if (!children) buildChildren();
     rangeTotals = rangeValues(a, z);
     zoomNode = 0;
     document.getElementById("range-view").style.display = "block";
-    document.getElementById("tl-reset").style.display = "";
     var views = document.querySelectorAll("iframe, #bar");
     for (var i = 0; i < views.length; i++) views[i].style.display = "none";
-    document.getElementById("range-info").textContent = "Flame graph of " + fmt(secs(a)) + " – " + fmt(secs(z)) + ": " + rangeTotals[0] + " " + D.unit;
+    document.getElementById("range-info").textContent = (whole ? "Flame graph of the whole profile" : "Flame graph of " + fmt(secs(a)) + " – " + fmt(secs(z))) + ": " + rangeTotals[0] + " " + D.unit;
     drawRange();
   }
-  document.getElementById("tl-reset").addEventListener("click", function () {
+  document.getElementById("tl-reset").addEventListener("click", function () { showRange(0, n, true); });
+  // The SVG views (inferno's, with search and the callers view), loaded at the first ask.
+  document.getElementById("tl-svg").addEventListener("click", function () {
+    ["callees", "callers"].forEach(function (id) {
+      var frame = document.getElementById(id), src = document.getElementById(id + "-svg");
+      if (src && !frame.getAttribute("srcdoc")) frame.setAttribute("srcdoc", src.textContent.replace(/<\\\/script/g, "<" + "/script"));
+    });
     sel = null;
     redraw();
     document.getElementById("range-view").style.display = "none";
-    this.style.display = "none";
-    document.getElementById("bar").style.display = "";
-    document.getElementById("callees").style.display = "";
+    document.getElementById("bar").style.display = "block";
+    document.getElementById("callees").style.display = "block";
     document.getElementById("callers").style.display = "none";
     document.getElementById("toggle").textContent = "Show callers (inverted)";
   });
@@ -408,7 +437,12 @@ const SCRIPT: &str = r##"
     },
     intervals: n
   };
-  redraw();
-  window.addEventListener("resize", redraw);
+  // The views below the timeline are parsed after this script.
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", function () { showRange(0, n, true); });
+  } else {
+    showRange(0, n, true);
+  }
+  window.addEventListener("resize", function () { redraw(); if (rangeTotals) drawRange(); });
 })();
 "##;
