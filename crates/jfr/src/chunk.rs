@@ -250,16 +250,19 @@ impl<'a> Chunk<'a> {
     }
 
     /// Wall-clock nanoseconds since the Unix epoch of a tick count.
+    #[inline]
     pub fn nanos(&self, ticks: i64) -> i64 {
         let h = &self.header;
-        let delta = i128::from(ticks) - i128::from(h.start_ticks);
-        let nanos = delta * 1_000_000_000 / i128::from(h.ticks_per_second);
-        h.start_nanos.saturating_add(nanos as i64)
+        h.start_nanos.saturating_add(ticks_to_nanos(
+            ticks.wrapping_sub(h.start_ticks),
+            h.ticks_per_second,
+        ))
     }
 
     /// Nanoseconds of a duration in ticks.
+    #[inline]
     pub fn duration_nanos(&self, ticks: i64) -> i64 {
-        (i128::from(ticks) * 1_000_000_000 / i128::from(self.header.ticks_per_second)) as i64
+        ticks_to_nanos(ticks, self.header.ticks_per_second)
     }
 
     /// Decodes the fields of `event` into `out` (cleared first), one value per field of its
@@ -269,6 +272,39 @@ impl<'a> Chunk<'a> {
         let mut c = Cursor::new(event.body, event.body_offset, self.header.compressed());
         for field in &self.class(event.class).fields {
             out.push(self.read_value(&mut c, field.ty, field.array, 0)?);
+        }
+        Ok(())
+    }
+
+    /// Decodes the fields of `event` into `out` (cleared first) as [`Chunk::read_event`]
+    /// does, but for the top level only: integers, booleans and references are read; a
+    /// string, an array or an object in place is skipped and reads as [`Value::Null`]. The
+    /// fast path for events whose wanted fields are numbers and keys.
+    pub fn read_shallow(&self, event: &Event<'a>, out: &mut Vec<Value<'a>>) -> Result<()> {
+        out.clear();
+        let mut c = Cursor::new(event.body, event.body_offset, self.header.compressed());
+        for field in &self.class(event.class).fields {
+            if field.array {
+                value::skip(&mut c, &self.metadata, field.ty, true, 0)?;
+                out.push(Value::Null);
+                continue;
+            }
+            out.push(match field.ty {
+                FieldType::Long => Value::Int(c.long("long")?),
+                FieldType::Ref(class) => Value::Ref {
+                    class,
+                    key: c.long("constant key")?,
+                },
+                FieldType::Int => Value::Int(i64::from(c.int("int")?)),
+                FieldType::Boolean => Value::Bool(c.u8("boolean")? != 0),
+                FieldType::Byte => Value::Int(i64::from(c.u8("byte")? as i8)),
+                FieldType::Char => Value::Int(i64::from(c.short("char")?)),
+                FieldType::Short => Value::Int(i64::from(c.short("short")? as i16)),
+                ty => {
+                    value::skip(&mut c, &self.metadata, ty, false, 0)?;
+                    Value::Null
+                }
+            });
         }
         Ok(())
     }
@@ -377,6 +413,25 @@ impl<'a> Chunk<'a> {
     }
 }
 
+/// `ticks` at `per_second` (above 0) in nanoseconds, without 128-bit division (a sample's
+/// time is converted for every event).
+#[inline]
+fn ticks_to_nanos(ticks: i64, per_second: i64) -> i64 {
+    const NANOS: i64 = 1_000_000_000;
+    if per_second == NANOS {
+        return ticks;
+    }
+    if per_second > 4 * NANOS {
+        // (Clocks faster than 4 GHz: the remainder's product could overflow.)
+        return (i128::from(ticks) * i128::from(NANOS) / i128::from(per_second)) as i64;
+    }
+    let whole = ticks / per_second;
+    let rest = ticks % per_second;
+    whole
+        .saturating_mul(NANOS)
+        .saturating_add(rest * NANOS / per_second)
+}
+
 /// Reads an event's size and type; returns the type and a cursor over its body. The event's
 /// bytes must lie within the cursor's data.
 fn event_frame<'a>(c: &mut Cursor<'a>) -> Result<(u64, Cursor<'a>)> {
@@ -473,6 +528,27 @@ impl<'a> Iterator for Chunks<'a> {
                 self.failed = true;
                 Some(Err(e))
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ticks_to_nanos;
+
+    #[test]
+    fn ticks_convert_exactly_at_any_rate() {
+        for (ticks, rate) in [
+            (0, 1_000_000_000),
+            (123_456_789_012, 1_000_000_000),
+            (-5, 1_000_000_000),
+            (2_900_000_000_123, 2_900_000_000),
+            (-2_900_000_000_123, 2_900_000_000),
+            (7_000_000_000_000, 7_000_000_000),
+            (1_000, 1_000),
+        ] {
+            let exact = (i128::from(ticks) * 1_000_000_000 / i128::from(rate)) as i64;
+            assert_eq!(ticks_to_nanos(ticks, rate), exact, "{ticks} at {rate}");
         }
     }
 }

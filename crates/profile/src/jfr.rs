@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use hprof_jfr::{Chunk, Value};
+use hprof_jfr::{Chunk, FieldType, Value};
 use rustc_hash::FxHashMap;
 
 use crate::model::FrameKind;
@@ -156,6 +156,25 @@ fn rules(name: &str) -> &'static [Rule] {
 }
 
 impl Plan {
+    /// The fields it reads.
+    fn fields(&self) -> impl Iterator<Item = usize> + '_ {
+        let value = match self.value {
+            Value_::One => None,
+            Value_::Field(i) | Value_::Duration(i) | Value_::Millis(i) => Some(i),
+        };
+        [
+            self.time,
+            self.thread,
+            self.stack,
+            self.state.map(|(i, _)| i),
+            self.class,
+            value,
+            self.count,
+        ]
+        .into_iter()
+        .flatten()
+    }
+
     fn of(chunk: &Chunk<'_>, class: u32) -> Vec<Plan> {
         let c = chunk.class(class);
         let f = |name: &str| c.field(name);
@@ -376,28 +395,158 @@ impl Reader<'_, '_> {
     }
 }
 
-/// Reads every chunk of the recording `bytes` into `recording`'s timed events.
+/// The chunks of a recording: (offset, size), from their headers alone.
+fn chunk_bounds(bytes: &[u8]) -> Result<Vec<(usize, usize)>, Error> {
+    let mut bounds = Vec::new();
+    let mut at = 0usize;
+    while at < bytes.len() {
+        let header = hprof_jfr::Header::read(&bytes[at..], at as u64).map_err(error)?;
+        bounds.push((at, header.size as usize));
+        at += header.size as usize;
+    }
+    Ok(bounds)
+}
+
+/// What one chunk holds: its timed events, their frames in a table of its own.
+struct Part {
+    frames: Recording,
+    timed: Timed,
+}
+
+/// Reads every chunk of the recording `bytes` into `recording`'s timed events: the chunks
+/// (each self-contained) on all cores, then merged in order.
 pub(crate) fn read(bytes: &[u8], recording: &mut Recording) -> Result<(), Error> {
+    let bounds = chunk_bounds(bytes)?;
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(bounds.len())
+        .clamp(1, 8);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut parts: Vec<(usize, Result<Part, Error>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&(at, size)) = bounds.get(i) else {
+                            break;
+                        };
+                        let part = hprof_jfr::Chunk::read(&bytes[at..at + size], at as u64)
+                            .map_err(error)
+                            .and_then(|chunk| read_chunk(&chunk));
+                        let failed = part.is_err();
+                        done.push((i, part));
+                        if failed {
+                            break;
+                        }
+                    }
+                    done
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| vec![(0, Err(Error::new("a reading thread failed")))])
+            })
+            .collect()
+    });
+    parts.sort_by_key(|(i, _)| *i);
     let mut timed = Timed::default();
     timed.start = i64::MAX;
     timed.end = i64::MIN;
+    for (_, part) in parts {
+        merge(recording, &mut timed, part?);
+    }
+    if timed.start > timed.end {
+        timed.start = 0;
+        timed.end = 0;
+    }
+    recording.timed = Some(timed);
+    Ok(())
+}
+
+/// Adds a chunk's part to the recording's frames and timed events.
+fn merge(recording: &mut Recording, timed: &mut Timed, part: Part) {
+    let frames: Vec<u32> = part
+        .frames
+        .frame_list()
+        .iter()
+        .map(|f| recording.frame(&f.name, f.kind, f.file.as_deref(), f.line) as u32)
+        .collect();
+    let mut buffer = Vec::new();
+    let stacks: Vec<u32> = part
+        .timed
+        .stacks
+        .iter()
+        .map(|stack| {
+            buffer.clear();
+            buffer.extend(stack.iter().map(|&f| frames[f as usize]));
+            timed.stack(&buffer)
+        })
+        .collect();
+    let threads: Vec<u32> = part.timed.threads.iter().map(|t| timed.thread(t)).collect();
+    timed.start = timed.start.min(part.timed.start);
+    timed.end = timed.end.max(part.timed.end);
+    for (stream, events) in part.timed.events.into_iter().enumerate() {
+        let target = &mut timed.events[stream];
+        target.reserve(events.len());
+        target.extend(events.into_iter().map(|e| TimedEvent {
+            stack: stacks[e.stack as usize],
+            thread: if e.thread == u32::MAX {
+                u32::MAX
+            } else {
+                threads[e.thread as usize]
+            },
+            ..e
+        }));
+    }
+}
+
+/// Reads one chunk's events, into a part with a frame table of its own.
+fn read_chunk(chunk: &Chunk<'_>) -> Result<Part, Error> {
+    let mut local = Recording::default();
+    let recording = &mut local;
+    let mut timed = Timed::default();
     let mut values: Vec<Value<'_>> = Vec::new();
     let mut composed: Vec<u32> = Vec::new();
-    for chunk in hprof_jfr::chunks(bytes) {
-        let chunk = chunk.map_err(error)?;
+    {
         let h = chunk.header;
-        timed.start = timed.start.min(h.start_nanos);
-        timed.end = timed
-            .end
-            .max(h.start_nanos.saturating_add(h.duration_nanos));
+        timed.start = h.start_nanos;
+        timed.end = h.start_nanos.saturating_add(h.duration_nanos);
         let plans: Vec<Vec<Plan>> = (0..chunk.metadata.classes.len() as u32)
-            .map(|c| Plan::of(&chunk, c))
+            .map(|c| Plan::of(chunk, c))
+            .collect();
+        // Events whose wanted fields are all numbers and keys are read without decoding the
+        // rest.
+        let shallow: Vec<bool> = plans
+            .iter()
+            .enumerate()
+            .map(|(class, plans)| {
+                let fields = &chunk.class(class as u32).fields;
+                plans.iter().all(|p| {
+                    p.fields().all(|i| {
+                        fields.get(i).is_some_and(|f| {
+                            !f.array
+                                && !matches!(
+                                    f.ty,
+                                    FieldType::String
+                                        | FieldType::Inline(_)
+                                        | FieldType::Float
+                                        | FieldType::Double
+                                )
+                        })
+                    })
+                })
+            })
             .collect();
         let runnable = recording.frame("<RUNNABLE>", FrameKind::Pseudo, None, None) as u32;
         let mut reader = Reader {
             recording: &mut *recording,
             timed: std::mem::take(&mut timed),
-            chunk: &chunk,
+            chunk,
             caches: Caches::default(),
         };
         for event in chunk.events() {
@@ -406,7 +555,11 @@ pub(crate) fn read(bytes: &[u8], recording: &mut Recording) -> Result<(), Error>
             if plans.is_empty() {
                 continue;
             }
-            chunk.read_event(&event, &mut values).map_err(error)?;
+            if shallow[event.class as usize] {
+                chunk.read_shallow(&event, &mut values).map_err(error)?;
+            } else {
+                chunk.read_event(&event, &mut values).map_err(error)?;
+            }
             for plan in plans {
                 let get = |i: Option<usize>| i.and_then(|i| values.get(i));
                 let int = |i: usize| values.get(i).and_then(Value::as_int).unwrap_or(0);
@@ -466,10 +619,8 @@ pub(crate) fn read(bytes: &[u8], recording: &mut Recording) -> Result<(), Error>
         }
         timed = reader.timed;
     }
-    if timed.start > timed.end {
-        timed.start = 0;
-        timed.end = 0;
-    }
-    recording.timed = Some(timed);
-    Ok(())
+    Ok(Part {
+        frames: local,
+        timed,
+    })
 }

@@ -135,6 +135,11 @@ impl Recording {
         ))
     }
 
+    /// Every distinct frame so far.
+    pub(crate) fn frame_list(&self) -> &[Frame] {
+        &self.frames
+    }
+
     /// The wall-clock span of the file's timed samples (nanoseconds since the Unix epoch),
     /// when it has any.
     pub fn span(&self) -> Option<(i64, i64)> {

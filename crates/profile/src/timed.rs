@@ -54,6 +54,9 @@ impl Stream {
     }
 }
 
+/// How many streams there are.
+pub(crate) const STREAMS: usize = 9;
+
 /// One timed event.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TimedEvent {
@@ -79,8 +82,8 @@ pub(crate) struct Timed {
     /// Thread names.
     pub threads: Vec<Arc<str>>,
     thread_index: FxHashMap<Arc<str>, u32>,
-    /// The events of each stream, in file order.
-    pub events: FxHashMap<Stream, Vec<TimedEvent>>,
+    /// The events of each stream (by `Stream as usize`), in file order.
+    pub events: [Vec<TimedEvent>; STREAMS],
     /// Where each dump of an HPROF file ends: the index of the first event of each stream
     /// drained after the dump's CPU SAMPLES section (empty for JFR: one dump).
     pub dump_ends: FxHashMap<Stream, Vec<usize>>,
@@ -113,7 +116,7 @@ impl Timed {
     }
 
     pub(crate) fn push(&mut self, stream: Stream, event: TimedEvent) {
-        self.events.entry(stream).or_default().push(event);
+        self.events[stream as usize].push(event);
     }
 
     /// Whether the file has events of `kind`.
@@ -136,7 +139,7 @@ impl Timed {
         candidates
             .iter()
             .copied()
-            .find(|s| self.events.get(s).is_some_and(|e| !e.is_empty()))
+            .find(|&s| !self.events[s as usize].is_empty())
     }
 
     /// The names of the events a profile of `kind` would read.
@@ -227,7 +230,7 @@ impl Timed {
         selection: Selection,
         kind: Kind,
     ) -> Result<&[TimedEvent], Error> {
-        let events = self.events.get(&stream).map_or(&[][..], Vec::as_slice);
+        let events = self.events[stream as usize].as_slice();
         let ends = self.dump_ends.get(&stream).map_or(&[][..], Vec::as_slice);
         let dump = |n: usize| -> &[TimedEvent] {
             let start = if n >= 2 { ends[n - 2] } else { 0 };
@@ -269,8 +272,13 @@ impl Timed {
             filter.to.unwrap_or(i64::MAX),
         );
         let two_values = profile.sample_types.len() > 1;
-        // (stack, thread or MAX) to the sample's index.
+        // (stack, thread) to the sample's index; by stack alone when threads are not split.
         let mut samples: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+        let mut by_stack: Vec<u32> = if filter.by_thread {
+            Vec::new()
+        } else {
+            vec![u32::MAX; self.stacks.len()]
+        };
         let range_start = filter.from.unwrap_or(self.start).max(self.start);
         let range_end = filter.to.unwrap_or(self.end).min(self.end).max(range_start);
         let bucket = bucket_length(range_end - range_start);
@@ -304,7 +312,15 @@ impl Timed {
             }
             let thread = if filter.by_thread { e.thread } else { u32::MAX };
             let next = profile.samples.len() as u32;
-            let index = *samples.entry((e.stack, thread)).or_insert(next);
+            let index = if filter.by_thread {
+                *samples.entry((e.stack, thread)).or_insert(next)
+            } else {
+                let slot = &mut by_stack[e.stack as usize];
+                if *slot == u32::MAX {
+                    *slot = next;
+                }
+                *slot
+            };
             if index == next {
                 profile.samples.push(Sample {
                     stack: self.stacks[e.stack as usize]
