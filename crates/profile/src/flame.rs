@@ -49,6 +49,24 @@ fn rgb(kind: FrameKind, v: u8) -> String {
     format!("rgb({},{},{})", channel(0), channel(1), channel(2))
 }
 
+/// The index of `kind` in [`KINDS`] (the timeline's script colours a frame by it).
+pub(crate) fn kind_index(kind: FrameKind) -> u8 {
+    KINDS
+        .iter()
+        .position(|(k, ..)| *k == kind)
+        .unwrap_or(KINDS.len() - 1) as u8
+}
+
+/// [`KINDS`]' colours as JSON, in their order: `[red, green, blue, red divisor, green
+/// divisor, blue divisor]` each, for the timeline's script to colour frames as [`rgb`] does.
+pub(crate) fn kind_colours_json() -> String {
+    let entries: Vec<String> = KINDS
+        .iter()
+        .map(|(_, _, b, d)| format!("[{},{},{},{},{},{}]", b[0], b[1], b[2], d[0], d[1], d[2]))
+        .collect();
+    format!("[{}]", entries.join(","))
+}
+
 /// A colour for a frame of `kind`, varied by its name so neighbours differ.
 fn colour(kind: FrameKind, name: &str) -> String {
     let h = name
@@ -317,6 +335,20 @@ pub fn write(profile: &Profile, title: &str, out: &mut dyn Write) -> io::Result<
         (callees, callers)
     });
     let (callees, callers) = (callees?, callers?);
+    // With sample times: the timeline above the flame graphs.
+    // The SVG views of a page with a timeline wait in script blocks until asked for (a
+    // large profile's SVG takes the browser seconds to lay out): the range view, drawn on a
+    // canvas, shows the whole profile first.
+    let (timeline, timeline_style, callees, callers) = match &profile.timeline {
+        Some(t) => (
+            crate::flame_timeline::section(profile, t, unit)
+                + &crate::flame_timeline::deferred_views(&callees, &callers),
+            crate::flame_timeline::STYLE,
+            String::new(),
+            String::new(),
+        ),
+        None => (String::new(), "", callees, callers),
+    };
     write!(
         out,
         r#"<!DOCTYPE html>
@@ -325,9 +357,9 @@ pub fn write(profile: &Profile, title: &str, out: &mut dyn Write) -> io::Result<
 body {{ font-family: sans-serif; margin: 8px; }}
 iframe {{ width: 100%; height: 90vh; border: 0; }}
 .legend span {{ display: inline-block; padding: 2px 8px; margin-right: 6px; border-radius: 3px; }}
-</style></head>
+{timeline_style}</style></head>
 <body>
-<div id="bar"><button id="toggle" type="button">Show callers (inverted)</button>
+{timeline}<div id="bar"><button id="toggle" type="button">Show callers (inverted)</button>
 <span class="legend">{legend}</span>
 Click a frame to zoom, Ctrl-F or "Search" to highlight matches (their share is shown), hover for values.</div>
 <iframe id="callees" title="callees" width="100%" height="800" style="width:100%;height:85vh" srcdoc="{callees}"></iframe>
