@@ -56,6 +56,16 @@ fn samples(p: &TextProfile, keep: impl Fn(&[String], Option<u32>) -> bool) -> u6
         .sum()
 }
 
+/// A trace's frames below the kernel's (a sample taken in a system call, a fault or an
+/// interrupt has the kernel's frames on top of those the walk took).
+fn walked(frames: &[String]) -> &[String] {
+    let kernel = frames
+        .iter()
+        .take_while(|x| x.starts_with("[kernel]."))
+        .count();
+    &frames[kernel..]
+}
+
 /// Each thread's CPU time as the program measured it (its `cpu NAME NS` lines).
 fn measured(stdout: &str) -> HashMap<String, f64> {
     stdout
@@ -124,7 +134,10 @@ fn intrinsic_stubs_and_leaf_calls_get_the_share_of_cpu_they_used() {
         // The stubs and the leaf call's native code are the top frames of their kernels.
         let libm = counts[0];
         let in_stubs = samples(&p, |f, _| {
-            f[0].starts_with("StubRoutines.") && f.iter().any(|x| x.starts_with("StackWalk.libm("))
+            walked(f)
+                .first()
+                .is_some_and(|x| x.starts_with("[stub].StubRoutines::"))
+                && f.iter().any(|x| x.starts_with("StackWalk.libm("))
         });
         assert!(
             in_stubs * 4 >= libm,
@@ -132,7 +145,10 @@ fn intrinsic_stubs_and_leaf_calls_get_the_share_of_cpu_they_used() {
         );
         let nanotime = counts[1];
         let in_vdso = samples(&p, |f, _| {
-            f[0].contains("clock_gettime") && f.iter().any(|x| x.starts_with("StackWalk.nanotime("))
+            walked(f)
+                .first()
+                .is_some_and(|x| x.contains("clock_gettime"))
+                && f.iter().any(|x| x.starts_with("StackWalk.nanotime("))
         });
         assert!(
             in_vdso * 4 >= nanotime,
@@ -188,8 +204,12 @@ fn a_jni_function_is_named_above_the_java_native_method_that_called_it() {
         let total = samples(&p, |_, t| t == Some(jni));
         let named = samples(&p, |f, t| {
             t == Some(jni)
-                && f[0].starts_with("libstackwalk.so.Java_StackWalk_burn(")
-                && f.get(1).is_some_and(|x| x.starts_with("StackWalk.burn("))
+                && walked(f)
+                    .first()
+                    .is_some_and(|x| x.starts_with("libstackwalk.so.Java_StackWalk_burn("))
+                && walked(f)
+                    .get(1)
+                    .is_some_and(|x| x.starts_with("StackWalk.burn("))
         });
         assert!(total >= 500, "JDK {v}: {total} samples");
         assert!(
@@ -208,7 +228,10 @@ fn a_jni_function_is_named_above_the_java_native_method_that_called_it() {
     let jni = p.thread("jni").expect("the jni thread");
     let total = samples(&p, |_, t| t == Some(jni));
     let top = samples(&p, |f, t| {
-        t == Some(jni) && f[0].starts_with("StackWalk.burn(")
+        t == Some(jni)
+            && walked(f)
+                .first()
+                .is_some_and(|x| x.starts_with("StackWalk.burn("))
     });
     assert!(
         top * 100 >= total * 90,
@@ -316,7 +339,7 @@ fn a_stress_run_ends_well_with_a_well_formed_profile() {
         let total = p.cpu.last().expect("a CPU SAMPLES section").total;
         assert!(total >= 1000, "JDK {v}: {total} samples: {}", run.stdout);
         // vmthreads=y: the JIT's and the collector's threads are sampled too, under the
-        // names the kernel gives them, with native frames only.
+        // names the kernel gives them, with native (and kernel) frames only.
         let vm_thread = |name: &str| {
             [
                 "C1 CompilerThre",
@@ -335,7 +358,10 @@ fn a_stress_run_ends_well_with_a_well_formed_profile() {
             .map(|(serial, _)| *serial)
             .collect();
         let vm_samples = samples(&p, |f, t| {
-            t.is_some_and(|t| vm_serials.contains(&t)) && f.iter().all(|x| x.contains(".so."))
+            t.is_some_and(|t| vm_serials.contains(&t))
+                && f.iter().all(|x| {
+                    x.contains(".so.") || x.starts_with("[kernel].") || x.starts_with("[vdso].")
+                })
         });
         assert!(
             vm_samples > 0,
@@ -352,7 +378,9 @@ fn a_stress_run_ends_well_with_a_well_formed_profile() {
                 "JDK {v}: {trace:?}"
             );
         }
-        let stubs = samples(&p, |f, _| f.iter().any(|x| x.starts_with("StubRoutines.")));
+        let stubs = samples(&p, |f, _| {
+            f.iter().any(|x| x.starts_with("[stub].StubRoutines::"))
+        });
         assert!(stubs > 0, "JDK {v}: no stub frame{}", listing(&p, None));
     }
 }
@@ -382,7 +410,7 @@ fn without_the_walk_asynccallgettrace_takes_the_stacks_and_says_so() {
     let p = TextProfile::parse(&read_text(&dir.path().join("java.hprof.txt")));
     let code = samples(&p, |f, _| {
         f.iter()
-            .any(|x| x.starts_with("StubRoutines.") || x.contains(".so."))
+            .any(|x| x.starts_with("[stub].") || x.contains(".so."))
     });
     assert_eq!(code, 0, "{}", listing(&p, None));
 }

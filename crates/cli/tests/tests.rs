@@ -3,6 +3,7 @@
 mod support;
 
 mod cli_attach;
+mod cli_code_frames;
 mod cli_convert;
 mod cli_listen;
 mod cli_print;
@@ -11,4 +12,5 @@ mod cli_summary;
 mod e2e_analyze;
 mod e2e_heap_dump;
 mod e2e_jcmd;
+mod e2e_jfr;
 mod e2e_visualvm;

@@ -38,7 +38,7 @@ pub use crate::{
     reader::Records,
     record::{
         AllocSite, AllocSites, CpuSampleList, HeapDumpBody, IdList, RECORD_HEADER_LEN, Record,
-        RecordHeader,
+        RecordHeader, TIMED_SAMPLE_LEN, TimedSample, TimedSampleList,
     },
     stream::{Event, StreamReader},
     tag::{SubTag, Tag},

@@ -35,16 +35,23 @@ pub(crate) fn aggregate(profile: &Profile) -> Vec<(usize, i64)> {
     order
 }
 
-/// Frame names as folded lines can hold them.
+/// Frame names as folded lines can hold them; a kernel function ends with `_[k]`, the mark
+/// flame-graph tools (`flamegraph.pl --color=java`, async-profiler's converters) colour
+/// kernel frames by.
 pub(crate) fn names(profile: &Profile) -> Vec<std::borrow::Cow<'_, str>> {
     profile
         .frames
         .iter()
         .map(|f| {
-            if f.name.contains([';', '\n']) {
+            let name: std::borrow::Cow<'_, str> = if f.name.contains([';', '\n']) {
                 clean(&f.name).into()
             } else {
                 f.name().into()
+            };
+            if f.kind == crate::model::FrameKind::Kernel {
+                format!("{name}_[k]").into()
+            } else {
+                name
             }
         })
         .collect()
@@ -113,4 +120,30 @@ fn itoa(value: i64, buf: &mut [u8; 20]) -> &str {
         buf[at] = b'-';
     }
     std::str::from_utf8(&buf[at..]).unwrap_or("0")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Frame, Kind};
+
+    #[test]
+    fn kernel_functions_carry_the_kernel_mark() {
+        let mut p = Profile::new(Kind::Cpu);
+        p.add(
+            &[
+                Frame::method("App", "main", None, None),
+                Frame::code("libc.so.6", "write"),
+                Frame::code("[kernel]", "do_syscall_64"),
+            ],
+            None,
+            vec![3],
+        );
+        let mut out = Vec::new();
+        write(&p, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "App.main;libc.so.6.write;[kernel].do_syscall_64_[k] 3\n"
+        );
+    }
 }

@@ -14,11 +14,15 @@
 #![deny(missing_docs)]
 
 pub mod flame;
+mod flame_timeline;
 pub mod folded;
+mod jfr;
 mod model;
 pub mod pprof;
 mod read;
+mod timed;
 pub mod top;
 
 pub use model::{Frame, FrameKind, Kind, Profile, Sample, SampleType, Selection};
 pub use read::{Error, Recording};
+pub use timed::{Filter, Timeline};

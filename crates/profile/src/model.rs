@@ -29,9 +29,38 @@ pub enum FrameKind {
     /// Not a method: the agent's pseudo-frames (`<empty trace>`), or the class an allocation
     /// site allocated (the leaf of an allocation profile).
     Pseudo,
+    /// A function of the JVM itself (`libjvm.so`) or of code it generated that is no Java
+    /// method (`[stub]`: an intrinsic or runtime stub).
+    Jvm,
+    /// A function of other native code in user space: a JNI library, libc, the vDSO.
+    Native,
+    /// A function of the kernel (`[kernel]`).
+    Kernel,
 }
 
 impl FrameKind {
+    /// The kind of a function of native or kernel code in the library `library` (its file
+    /// name, `libc.so.6`, or `[kernel]`).
+    pub fn of_library(library: &str) -> FrameKind {
+        match library {
+            "[kernel]" => FrameKind::Kernel,
+            "libjvm.so" | "[stub]" => FrameKind::Jvm,
+            _ => FrameKind::Native,
+        }
+    }
+
+    /// The group `hprof top` and the flame graph's legend show it in: `Java`, `JVM`,
+    /// `native`, `kernel`, or `other` (the agent's pseudo-frames, allocated classes).
+    pub fn group(self) -> &'static str {
+        match self {
+            FrameKind::Application | FrameKind::Jdk => "Java",
+            FrameKind::Jvm => "JVM",
+            FrameKind::Native => "native",
+            FrameKind::Kernel => "kernel",
+            FrameKind::Pseudo => "other",
+        }
+    }
+
     /// The kind of a method of the class `class` (dotted).
     pub fn of_class(class: &str) -> FrameKind {
         const JDK: [&str; 6] = ["java.", "javax.", "jdk.", "sun.", "com.sun.", "org.xml."];
@@ -51,6 +80,18 @@ impl Frame {
             file: file.map(Arc::from),
             line,
             kind: FrameKind::of_class(class),
+        }
+    }
+
+    /// A function of native or kernel code: `function` of `library` (its file name,
+    /// `libc.so.6`, or `[kernel]`), named `library.function` as the agent's text output
+    /// prints it, with the library as its file.
+    pub fn code(library: &str, function: &str) -> Frame {
+        Frame {
+            name: format!("{library}.{function}").into(),
+            file: Some(library.into()),
+            line: None,
+            kind: FrameKind::of_library(library),
         }
     }
 
@@ -75,6 +116,9 @@ impl Frame {
 pub enum Kind {
     /// CPU SAMPLES: samples.
     Cpu,
+    /// Wall-clock samples of JFR recordings (`jdk.NativeMethodSample`, async-profiler's
+    /// `profiler.WallClockSample`), the thread's state as the root frame.
+    Wall,
     /// CPU TIME: self milliseconds and calls.
     Times,
     /// SITES: allocated bytes and objects, the allocated class as the leaf.
@@ -87,12 +131,20 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order a file's default is chosen.
-    pub const ALL: [Kind; 5] = [Kind::Cpu, Kind::Times, Kind::Alloc, Kind::Live, Kind::Lock];
+    pub const ALL: [Kind; 6] = [
+        Kind::Cpu,
+        Kind::Times,
+        Kind::Alloc,
+        Kind::Live,
+        Kind::Lock,
+        Kind::Wall,
+    ];
 
     /// The section title.
     pub fn section(self) -> &'static str {
         match self {
             Kind::Cpu => "CPU SAMPLES",
+            Kind::Wall => "WALL SAMPLES",
             Kind::Times => "CPU TIME",
             Kind::Alloc | Kind::Live => "SITES",
             Kind::Lock => "MONITOR TIME",
@@ -107,7 +159,7 @@ impl Kind {
             unit: unit.into(),
         };
         match self {
-            Kind::Cpu => vec![t("samples", "count")],
+            Kind::Cpu | Kind::Wall => vec![t("samples", "count")],
             Kind::Times => vec![t("cpu", "milliseconds"), t("calls", "count")],
             Kind::Alloc => vec![t("alloc_space", "bytes"), t("alloc_objects", "count")],
             Kind::Live => vec![t("inuse_space", "bytes"), t("inuse_objects", "count")],
@@ -161,6 +213,9 @@ pub struct Profile {
     /// Index of the frames added by [`Profile::intern`] (frames given whole by
     /// [`Profile::with_frames`] are distinct already and not indexed).
     frame_index: FxHashMap<Frame, usize>,
+    /// The samples over time, when the file has sample times and the profile was asked for
+    /// them.
+    pub timeline: Option<crate::timed::Timeline>,
     /// Every frame name, once: frames of one method share its `Arc` (code that groups by
     /// method compares the names' addresses). Filled on the first [`Profile::intern`].
     names: rustc_hash::FxHashSet<Arc<str>>,

@@ -8,6 +8,7 @@ use hprof_format::{Record, Records};
 use std::sync::Arc;
 
 use crate::model::{Frame, FrameKind, Kind, Profile, Selection};
+use crate::timed::{Filter, Timed};
 
 /// Why a file could not be read or converted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +27,7 @@ impl Error {
         }
     }
 
-    fn new(message: impl Into<String>) -> Error {
+    pub(crate) fn new(message: impl Into<String>) -> Error {
         Error {
             offset: None,
             message: message.into(),
@@ -79,12 +80,15 @@ enum SectionKind {
 }
 
 impl SectionKind {
-    fn of(kind: Kind) -> SectionKind {
+    /// The section a profile of `kind` is made from (wall samples have none: the agent's
+    /// `cpu=wall` writes CPU SAMPLES).
+    fn of(kind: Kind) -> Option<SectionKind> {
         match kind {
-            Kind::Cpu => SectionKind::Cpu,
-            Kind::Times => SectionKind::Times,
-            Kind::Alloc | Kind::Live => SectionKind::Sites,
-            Kind::Lock => SectionKind::Lock,
+            Kind::Cpu => Some(SectionKind::Cpu),
+            Kind::Times => Some(SectionKind::Times),
+            Kind::Alloc | Kind::Live => Some(SectionKind::Sites),
+            Kind::Lock => Some(SectionKind::Lock),
+            Kind::Wall => None,
         }
     }
 }
@@ -101,11 +105,19 @@ pub struct Recording {
     traces: HashMap<u32, Trace>,
     threads: HashMap<u32, String>,
     sections: Vec<Section>,
+    /// Samples with their times (a JFR recording's events).
+    pub(crate) timed: Option<Timed>,
 }
 
 impl Recording {
-    /// Reads the agent's text or binary output.
+    /// Reads the agent's text or binary output, or a JFR recording (JDK 11 to 25,
+    /// async-profiler); any of them gzip-compressed.
     pub fn read(bytes: &[u8]) -> Result<Recording, Error> {
+        if crate::jfr::is_jfr(bytes) {
+            let mut recording = Recording::default();
+            crate::jfr::read(bytes, &mut recording)?;
+            return Ok(recording);
+        }
         if bytes.starts_with(b"JAVA PROFILE 1.0.1, created") {
             let text = std::str::from_utf8(bytes)
                 .map_err(|e| Error::at(e.valid_up_to() as u64, "the text profile is not UTF-8"))?;
@@ -115,14 +127,28 @@ impl Recording {
             return read_binary(bytes);
         }
         if bytes.starts_with(&[0x1f, 0x8b]) {
-            return Err(Error::new(
-                "a gzip file: hprof convert reads the agent's profiles, not compressed heap dumps",
-            ));
+            return Recording::read(&gunzip(bytes)?);
         }
         Err(Error::at(
             0,
             "not a profile written by hprof (no \"JAVA PROFILE 1.0.x\" header)",
         ))
+    }
+
+    /// Every distinct frame so far.
+    pub(crate) fn frame_list(&self) -> &[Frame] {
+        &self.frames
+    }
+
+    /// The wall-clock span of the file's timed samples (nanoseconds since the Unix epoch),
+    /// when it has any.
+    pub fn span(&self) -> Option<(i64, i64)> {
+        self.timed.as_ref().map(|t| (t.start, t.end))
+    }
+
+    /// Whether the file's samples of `kind` carry their times.
+    pub fn is_timed(&self, kind: Kind) -> bool {
+        self.timed.as_ref().is_some_and(|t| t.has(kind))
     }
 
     /// The number of a name or file, stored once.
@@ -140,7 +166,7 @@ impl Recording {
     }
 
     /// The index of the frame (`name` of kind `kind`, in `file` at `line`), added if new.
-    fn frame(
+    pub(crate) fn frame(
         &mut self,
         name: &str,
         kind: FrameKind,
@@ -166,8 +192,14 @@ impl Recording {
 
     /// How many dumps hold a section of `kind`.
     pub fn dumps(&self, kind: Kind) -> usize {
+        if self.is_timed(kind) {
+            return 1;
+        }
         let wanted = SectionKind::of(kind);
-        self.sections.iter().filter(|s| s.kind == wanted).count()
+        self.sections
+            .iter()
+            .filter(|s| Some(s.kind) == wanted)
+            .count()
     }
 
     /// The first kind, in [`Kind::ALL`]'s order, the file has a section of.
@@ -183,8 +215,61 @@ impl Recording {
         selection: Selection,
         by_thread: bool,
     ) -> Result<Profile, Error> {
+        let filter = Filter {
+            by_thread,
+            ..Filter::default()
+        };
+        self.profile_filtered(kind, selection, &filter)
+    }
+
+    /// The profile of `kind` from the selected dumps, of the samples `filter` keeps. A time
+    /// range or thread pattern needs samples with their times or threads.
+    pub fn profile_filtered(
+        &self,
+        kind: Kind,
+        selection: Selection,
+        filter: &Filter,
+    ) -> Result<Profile, Error> {
+        if let Some(timed) = &self.timed {
+            // A JFR recording has no sections: its events are all it has.
+            let jfr = self.sections.is_empty();
+            match timed.stream_for(kind) {
+                Some(stream) if jfr || filter.narrows() || filter.timeline => {
+                    let events = timed.select(stream, selection, kind)?;
+                    let mut profile = Profile::with_frames(kind, self.frames.clone());
+                    if matches!(
+                        stream,
+                        crate::timed::Stream::AllocSample | crate::timed::Stream::AllocTlab
+                    ) {
+                        profile.sample_types[1].name = "alloc_samples".into();
+                    }
+                    if kind == Kind::Lock {
+                        profile.sample_types[0].unit = "nanoseconds".into();
+                    }
+                    return Ok(timed.profile(stream, events, filter, profile));
+                }
+                None if jfr => {
+                    return Err(Error::new(format!(
+                        "the recording has no {} events",
+                        Timed::wanted(kind)
+                    )));
+                }
+                _ => {}
+            }
+        }
+        if filter.from.is_some() || filter.to.is_some() {
+            return Err(Error::new(format!(
+                "the file's {} carry no times (--from and --to need a JFR recording, or the CPU samples of the agent's binary output)",
+                kind.section()
+            )));
+        }
+        let by_thread = filter.by_thread || filter.threads.is_some();
         let wanted = SectionKind::of(kind);
-        let sections: Vec<&Section> = self.sections.iter().filter(|s| s.kind == wanted).collect();
+        let sections: Vec<&Section> = self
+            .sections
+            .iter()
+            .filter(|s| Some(s.kind) == wanted)
+            .collect();
         if sections.is_empty() {
             return Err(Error::new(format!(
                 "the file has no {} section",
@@ -234,15 +319,40 @@ impl Recording {
                         },
                     )
                 });
+                if let (Some(pattern), Some(name)) = (&filter.threads, &thread)
+                    && !pattern.is_match(name)
+                {
+                    continue;
+                }
                 profile.samples.push(crate::model::Sample {
                     stack,
-                    thread,
+                    thread: if filter.by_thread { thread } else { None },
                     values,
                 });
             }
         }
         Ok(profile)
     }
+}
+
+/// Most bytes a gzip-compressed profile may decompress to.
+const MAX_GUNZIPPED: u64 = 64 << 30;
+
+/// The decompressed bytes of a gzip file (every member).
+fn gunzip(bytes: &[u8]) -> Result<Vec<u8>, Error> {
+    use std::io::Read;
+    let mut plain = Vec::new();
+    flate2::read::MultiGzDecoder::new(bytes)
+        .take(MAX_GUNZIPPED)
+        .read_to_end(&mut plain)
+        .map_err(|e| {
+            Error::new(if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                format!("gzip data ends early (the file is truncated): {e}")
+            } else {
+                format!("corrupt gzip data: {e}")
+            })
+        })?;
+    Ok(plain)
 }
 
 /// How the agent's pseudo-frames begin: their class is `<hprof>`.
@@ -267,6 +377,17 @@ fn parse_frame(line: &str) -> (&str, FrameKind, Option<&str>, Option<u32>) {
     if let Some(stripped) = inside.strip_suffix(')') {
         inside = stripped;
     }
+    // A function of native or kernel code: `libc.so.6.memcpy(Native method)`,
+    // `[kernel].do_syscall_64(Kernel)` (no source file, no colon).
+    if inside == "Native method" || inside == "Kernel" {
+        let (library, _) = split_code_name(qualified);
+        return (
+            qualified,
+            FrameKind::of_library(library),
+            Some(library),
+            None,
+        );
+    }
     let (source, position) = match inside.as_bytes().iter().rposition(|&b| b == b':') {
         Some(colon) => (&inside[..colon], &inside[colon + 1..]),
         None => (inside, ""),
@@ -282,6 +403,38 @@ fn parse_frame(line: &str) -> (&str, FrameKind, Option<&str>, Option<u32>) {
         ),
         None => (qualified, FrameKind::Pseudo, None, None),
     }
+}
+
+/// The library and function of a frame of native or kernel code named `library.function`
+/// (`libc.so.6.memcpy`, `libjvm.so.os::javaTimeNanos`, `[kernel].do_syscall_64`,
+/// `libfoo.so.1.2.bar.constprop.0`): the library is a name in brackets, or a name up to `.so`
+/// and its numeric version parts, or else the name up to the first dot.
+pub fn split_code_name(name: &str) -> (&str, &str) {
+    if name.starts_with('[')
+        && let Some(end) = name.find("].")
+    {
+        return (&name[..=end], &name[end + 2..]);
+    }
+    if let Some(so) = name.find(".so") {
+        let mut end = so + 3;
+        let after = |end: usize| name.get(end..).unwrap_or("");
+        if after(end).starts_with('.') {
+            // Version parts: `.6`, `.1.2`, each all digits and followed by a dot.
+            loop {
+                let rest = &after(end)[1..];
+                let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+                if digits > 0 && rest.as_bytes().get(digits) == Some(&b'.') {
+                    end += 1 + digits;
+                } else {
+                    break;
+                }
+            }
+            if after(end).starts_with('.') {
+                return (&name[..end], &name[end + 1..]);
+            }
+        }
+    }
+    name.split_once('.').unwrap_or((name, ""))
 }
 
 /// The share in a `12.34%` column, as a fraction.
@@ -477,10 +630,79 @@ fn parse_row(kind: SectionKind, line: &str, total: i64) -> Option<Row> {
     }
 }
 
+/// The timed events of an HPROF file's TIMED SAMPLES (each with the number of CPU SAMPLES
+/// sections before it), whose times count from `start` (the header's timestamp).
+fn timed_of_hprof(
+    recording: &mut Recording,
+    start: i64,
+    samples: &[(hprof_format::TimedSample, usize)],
+) -> Timed {
+    use crate::timed::{Stream, TimedEvent};
+    let mut timed = Timed::default();
+    timed.start = start;
+    timed.end = start;
+    let mut stacks: HashMap<u32, u32> = HashMap::default();
+    let mut threads: HashMap<u32, u32> = HashMap::default();
+    let mut ends: Vec<usize> = Vec::new();
+    let mut count = 0usize;
+    for &(sample, dump) in samples {
+        while ends.len() < dump {
+            ends.push(count);
+        }
+        let stack = match stacks.get(&sample.trace_serial) {
+            Some(&s) => s,
+            None => {
+                let frames: Vec<u32> = match recording.traces.get(&sample.trace_serial) {
+                    Some(trace) if !trace.frames.is_empty() => {
+                        trace.frames.iter().rev().map(|&f| f as u32).collect()
+                    }
+                    _ => {
+                        vec![recording.frame("<empty trace>", FrameKind::Pseudo, None, None) as u32]
+                    }
+                };
+                let s = timed.stack(&frames);
+                stacks.insert(sample.trace_serial, s);
+                s
+            }
+        };
+        let thread = match sample.thread_serial {
+            0 => u32::MAX,
+            serial => *threads.entry(serial).or_insert_with(|| {
+                let name = recording
+                    .threads
+                    .get(&serial)
+                    .cloned()
+                    .unwrap_or_else(|| format!("thread {serial}"));
+                timed.thread(&name)
+            }),
+        };
+        let time = start.saturating_add(sample.time_ns.min(i64::MAX as u64) as i64);
+        timed.end = timed.end.max(time);
+        timed.push(
+            Stream::Execution,
+            TimedEvent {
+                time,
+                stack,
+                thread,
+                value: i64::from(sample.weight),
+                count: 1,
+            },
+        );
+        count += 1;
+    }
+    while ends.len() < recording.dumps(Kind::Cpu) {
+        ends.push(count);
+    }
+    timed.dump_ends.insert(Stream::Execution, ends);
+    timed
+}
+
 fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
     let bad = |e: hprof_format::Error| Error::at(e.offset(), e.to_string());
-    let (_, mut records) = Records::new(bytes).map_err(bad)?;
+    let (header, mut records) = Records::new(bytes).map_err(bad)?;
     let mut recording = Recording::default();
+    // TIMED SAMPLES, with the number of CPU SAMPLES sections before each.
+    let mut timed: Vec<(hprof_format::TimedSample, usize)> = Vec::new();
     let mut strings: HashMap<u64, String> = HashMap::default();
     let mut classes: HashMap<u32, String> = HashMap::default();
     let mut frames: HashMap<u64, usize> = HashMap::default();
@@ -509,9 +731,17 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                 let class = classes.get(&class_serial).cloned().unwrap_or_default();
                 let method = text(&strings, method_name_id).unwrap_or_default();
                 let file = text(&strings, source_file_id).filter(|f| !f.is_empty());
+                let code = hprof_text::LineInfo::from_stack_frame(line, file.as_deref());
                 let line = u32::try_from(line).ok().filter(|&l| l > 0);
                 let index = if format!("{class}.") == PSEUDO_PREFIX {
                     recording.frame(&method, FrameKind::Pseudo, None, None)
+                } else if matches!(
+                    code,
+                    hprof_text::LineInfo::NativeCode | hprof_text::LineInfo::KernelCode
+                ) {
+                    // A function of native or kernel code: its class is its library.
+                    let name = format!("{class}.{method}");
+                    recording.frame(&name, FrameKind::of_library(&class), Some(&class), None)
                 } else {
                     let name = format!("{class}.{method}");
                     recording.frame(&name, FrameKind::of_class(&class), file.as_deref(), line)
@@ -545,6 +775,10 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                 if let Some(name) = text(&strings, name_id) {
                     recording.threads.insert(thread_serial, name);
                 }
+            }
+            Record::TimedSamples(samples) => {
+                let dump = recording.dumps(Kind::Cpu);
+                timed.extend(samples.iter().map(|s| (s, dump)));
             }
             Record::CpuSamples { traces, .. } => {
                 let rows = traces
@@ -586,6 +820,10 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
             }
             _ => {}
         }
+    }
+    if !timed.is_empty() {
+        let start = header.timestamp_ms as i64 * 1_000_000;
+        recording.timed = Some(timed_of_hprof(&mut recording, start, &timed));
     }
     Ok(recording)
 }
@@ -651,6 +889,107 @@ CPU SAMPLES BEGIN (total = 4) Tue Nov 24 14:00:02 2026\nrank   self  accum   cou
         assert_eq!(
             f,
             ("<WAITING in Object.wait>", FrameKind::Pseudo, None, None)
+        );
+    }
+
+    #[test]
+    fn native_and_kernel_functions_are_told_apart_from_java_methods() {
+        assert_eq!(
+            parse_frame("[kernel].do_syscall_64(Kernel)"),
+            (
+                "[kernel].do_syscall_64",
+                FrameKind::Kernel,
+                Some("[kernel]"),
+                None
+            )
+        );
+        assert_eq!(
+            parse_frame("libc.so.6.__memmove_avx_unaligned_erms(Native method)"),
+            (
+                "libc.so.6.__memmove_avx_unaligned_erms",
+                FrameKind::Native,
+                Some("libc.so.6"),
+                None
+            )
+        );
+        assert_eq!(
+            parse_frame("libjvm.so.os::javaTimeNanos(Native method)"),
+            (
+                "libjvm.so.os::javaTimeNanos",
+                FrameKind::Jvm,
+                Some("libjvm.so"),
+                None
+            )
+        );
+        // A Java native method keeps its source file.
+        assert_eq!(
+            parse_frame("java.lang.Thread.sleep0(Thread.java:Native method)"),
+            (
+                "java.lang.Thread.sleep0",
+                FrameKind::Jdk,
+                Some("Thread.java"),
+                None
+            )
+        );
+        assert_eq!(
+            split_code_name("[kernel].kallsyms_expand_symbol.constprop.0"),
+            ("[kernel]", "kallsyms_expand_symbol.constprop.0")
+        );
+        assert_eq!(
+            split_code_name("libfoo.so.1.2.bar.constprop.0"),
+            ("libfoo.so.1.2", "bar.constprop.0")
+        );
+        assert_eq!(split_code_name("libfoo.so.0x1a2b"), ("libfoo.so", "0x1a2b"));
+        assert_eq!(split_code_name("libc.so.6.memcpy"), ("libc.so.6", "memcpy"));
+        assert_eq!(split_code_name("java.JavaMain"), ("java", "JavaMain"));
+    }
+
+    #[test]
+    fn binary_frames_of_native_and_kernel_code_are_grouped_by_library() {
+        use hprof_format::{Header, IdSize, Version, Writer};
+        let header = Header {
+            version: Version::V1_0_2,
+            id_size: IdSize::Eight,
+            timestamp_ms: 0,
+        };
+        let mut w = Writer::new(Vec::new(), header).unwrap();
+        let names = [
+            (1, "libc.so.6"),
+            (2, "__getpid"),
+            (3, "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+            (4, "[kernel]"),
+            (5, "do_syscall_64"),
+            (6, "Getpid"),
+            (7, "main"),
+            (8, "Getpid.java"),
+            (9, ""),
+        ];
+        for (id, text) in names {
+            w.utf8(0, id, text.as_bytes()).unwrap();
+        }
+        w.load_class(0, 1, 0x100, 0, 1).unwrap();
+        w.load_class(0, 2, 0x200, 0, 4).unwrap();
+        w.load_class(0, 3, 0x300, 0, 6).unwrap();
+        w.stack_frame(0, 1, 5, 9, 4, 2, -3).unwrap();
+        w.stack_frame(0, 2, 2, 9, 3, 1, -3).unwrap();
+        w.stack_frame(0, 3, 7, 9, 8, 3, 7).unwrap();
+        w.stack_trace(0, 300001, 0, &[1, 2, 3]).unwrap();
+        w.cpu_samples(0, 5, &[(5, 300001)]).unwrap();
+        let bytes = w.finish().unwrap();
+        let r = Recording::read(&bytes).unwrap();
+        let p = r.profile(Kind::Cpu, Selection::Last, false).unwrap();
+        let stack: Vec<(&str, FrameKind)> = p.samples[0]
+            .stack
+            .iter()
+            .map(|&f| (p.frames[f].name(), p.frames[f].kind))
+            .collect();
+        assert_eq!(
+            stack,
+            vec![
+                ("Getpid.main", FrameKind::Application),
+                ("libc.so.6.__getpid", FrameKind::Native),
+                ("[kernel].do_syscall_64", FrameKind::Kernel),
+            ]
         );
     }
 }

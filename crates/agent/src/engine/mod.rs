@@ -6,11 +6,11 @@ pub mod alloc_counts;
 pub mod cpu_async;
 pub mod cpu_samples;
 pub mod cpu_times;
-pub mod frame_names;
 pub mod heap_dump;
 pub mod heap_merge;
 pub mod heap_sites;
 pub mod monitors;
+pub mod sigprof_watch;
 pub mod ticker;
 pub mod vm_threads;
 

@@ -2,12 +2,12 @@
 //! `.eh_frame_hdr` / `.eh_frame` unwind tables), rebuilt outside the handler when libraries
 //! come and go, and one unwinding step from a native frame to its caller, by the library's
 //! DWARF call frame information (gimli, with in-line storage: no allocation, no lock) or by
-//! the frame pointer where a library has none. Also how a native pc is named until the
-//! `symbols` crate does it (library and symbol from `dladdr`).
+//! the frame pointer where a library has none. (Native frames are named at the drain by
+//! `crate::code_names`, from the libraries' ELF symbols.)
 
 #![allow(unsafe_code)]
 
-use std::ffi::{CStr, c_int, c_void};
+use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
 use gimli::{
@@ -337,34 +337,6 @@ pub fn by_frame_pointer(sp: usize, fp: usize, high: usize) -> Step {
         sp: fp.wrapping_add(16),
         fp: word(fp),
     }
-}
-
-/// A native pc's library (its file's base name) and symbol (`+0x...` from the library's
-/// start when no symbol covers it), from `dladdr`: the dynamic symbols only, until the
-/// `symbols` crate reads the libraries' full symbol tables. None when no library holds it.
-pub fn name(pc: usize) -> Option<(String, String)> {
-    let mut info = libc::Dl_info {
-        dli_fname: std::ptr::null(),
-        dli_fbase: std::ptr::null_mut(),
-        dli_sname: std::ptr::null(),
-        dli_saddr: std::ptr::null_mut(),
-    };
-    // SAFETY: dladdr only looks the address up and fills `info`.
-    if unsafe { libc::dladdr(pc as *const c_void, &mut info) } == 0 || info.dli_fname.is_null() {
-        return None;
-    }
-    // SAFETY: dladdr's strings are NUL-terminated and live as long as the library.
-    let file = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy();
-    let library = file.rsplit('/').next().unwrap_or(&file).to_string();
-    let symbol = if info.dli_sname.is_null() {
-        format!("+0x{:x}", pc.wrapping_sub(info.dli_fbase as usize))
-    } else {
-        // SAFETY: as above.
-        unsafe { CStr::from_ptr(info.dli_sname) }
-            .to_string_lossy()
-            .into_owned()
-    };
-    Some((library, symbol))
 }
 
 #[cfg(test)]

@@ -370,17 +370,8 @@ fn write_output(source: &Path, output: &Path, whole: bool) -> Result<()> {
     if let Some(format) = Format::from_extension(output) {
         let args = ConvertArgs {
             profile: ProfileArgs {
-                input: source.to_path_buf(),
-                cpu: false,
-                times: false,
-                alloc: false,
-                live: false,
-                lock: false,
-                dump: None,
                 all: whole,
-                threads: false,
-                include: None,
-                exclude: None,
+                ..ProfileArgs::of(source)
             },
             output: output.to_path_buf(),
             format: Some(format),

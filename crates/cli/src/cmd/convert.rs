@@ -1,31 +1,39 @@
-//! `hprof convert`: a profile the agent wrote (text or binary) as folded stacks, pprof or an
-//! HTML flame graph.
+//! `hprof convert`: a profile the agent wrote (text or binary) or a JFR recording as folded
+//! stacks, pprof or an HTML flame graph.
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use hprof_profile::{Kind, Profile, Recording, Selection, flame, folded, pprof};
+use hprof_profile::{Filter, Kind, Profile, Recording, Selection, flame, folded, pprof};
 
 /// Which profile of a file a command reads: the kind of section, the dump, threads, filters.
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// A java.hprof.txt or binary profile written by the agent.
+    /// A java.hprof.txt or binary profile written by the agent, or a JFR recording (JDK 11
+    /// to 25, async-profiler); plain or gzip-compressed.
     pub input: PathBuf,
-    /// CPU SAMPLES.
+    /// CPU SAMPLES (JFR: jdk.CPUTimeSample when the recording has them, else
+    /// jdk.ExecutionSample).
     #[arg(long, group = "kind")]
     pub cpu: bool,
+    /// JFR wall-clock samples (jdk.NativeMethodSample, async-profiler's WallClockSample),
+    /// the thread's state as the root frame.
+    #[arg(long, group = "kind")]
+    pub wall: bool,
     /// CPU TIME: self milliseconds and calls.
     #[arg(long, group = "kind")]
     pub times: bool,
-    /// SITES: allocated bytes and objects (the allocated class as the leaf frame).
+    /// SITES: allocated bytes and objects (the allocated class as the leaf frame); JFR:
+    /// jdk.ObjectAllocationSample's weights, else the TLAB events' sizes.
     #[arg(long, group = "kind")]
     pub alloc: bool,
     /// SITES: live bytes and objects (the allocated class as the leaf frame).
     #[arg(long, group = "kind")]
     pub live: bool,
-    /// MONITOR TIME: time waited to enter monitors.
+    /// MONITOR TIME: time waited to enter monitors; JFR: jdk.JavaMonitorEnter and
+    /// jdk.ThreadPark, their durations (the monitor's class as the leaf frame).
     #[arg(long, group = "kind")]
     pub lock: bool,
     /// The N-th dump of the file (from 1), instead of the last.
@@ -34,9 +42,18 @@ pub struct ProfileArgs {
     /// Every dump of the file, added up.
     #[arg(long)]
     pub all: bool,
-    /// Split by thread (traces taken with thread=y): the thread is the root frame.
-    #[arg(long)]
-    pub threads: bool,
+    /// Split by thread (traces taken with thread=y; JFR): the thread is the root frame. With
+    /// =REGEX, only the threads whose name matches.
+    #[arg(long, value_name = "REGEX", num_args = 0..=1, require_equals = true)]
+    pub threads: Option<Option<String>>,
+    /// Only samples taken at or after this time: seconds from the recording's start (12.5),
+    /// or a wall-clock time (14:03:12, 2026-11-26T14:03:12.250, ...Z or +01:00; local time
+    /// unless it names its zone). Needs samples with times (JFR).
+    #[arg(long, value_name = "TIME")]
+    pub from: Option<String>,
+    /// Only samples taken before this time (as --from).
+    #[arg(long, value_name = "TIME")]
+    pub to: Option<String>,
     /// Keep only frames matching this regular expression.
     #[arg(long, value_name = "REGEX")]
     pub include: Option<String>,
@@ -46,13 +63,42 @@ pub struct ProfileArgs {
 }
 
 impl ProfileArgs {
+    /// The default profile of `input` (every option at its default).
+    pub fn of(input: &Path) -> ProfileArgs {
+        ProfileArgs {
+            input: input.to_path_buf(),
+            cpu: false,
+            wall: false,
+            times: false,
+            alloc: false,
+            live: false,
+            lock: false,
+            dump: None,
+            all: false,
+            threads: None,
+            from: None,
+            to: None,
+            include: None,
+            exclude: None,
+        }
+    }
+
     /// Reads the input and makes the profile the options select.
     pub fn load(&self) -> Result<(Profile, Kind)> {
+        self.load_with(false)
+    }
+
+    /// As [`ProfileArgs::load`]; with `timeline`, the profile has its timeline when the
+    /// file's samples carry their times.
+    pub fn load_with(&self, timeline: bool) -> Result<(Profile, Kind)> {
         let name = self.input.display().to_string();
         let bytes = std::fs::read(&self.input).with_context(|| format!("cannot read {name}"))?;
         let recording = Recording::read(&bytes).with_context(|| name.clone())?;
+        drop(bytes);
         let kind = if self.cpu {
             Kind::Cpu
+        } else if self.wall {
+            Kind::Wall
         } else if self.times {
             Kind::Times
         } else if self.alloc {
@@ -63,7 +109,13 @@ impl ProfileArgs {
             Kind::Lock
         } else {
             recording.default_kind().with_context(|| {
-                format!("{name}: no CPU SAMPLES, CPU TIME, SITES or MONITOR TIME section")
+                if recording.span().is_some() {
+                    format!(
+                        "{name}: no execution, wall-clock, allocation or lock events in the recording"
+                    )
+                } else {
+                    format!("{name}: no CPU SAMPLES, CPU TIME, SITES or MONITOR TIME section")
+                }
             })?
         };
         let selection = match (self.dump, self.all) {
@@ -71,9 +123,6 @@ impl ProfileArgs {
             (None, true) => Selection::All,
             (None, false) => Selection::Last,
         };
-        let mut profile = recording
-            .profile(kind, selection, self.threads)
-            .with_context(|| name.clone())?;
         let regex = |r: &Option<String>| -> Result<Option<regex::Regex>> {
             r.as_deref()
                 .map(|r| {
@@ -81,6 +130,33 @@ impl ProfileArgs {
                 })
                 .transpose()
         };
+        let span = recording.span();
+        let time = |option: &str, text: &Option<String>| -> Result<Option<i64>> {
+            let Some(text) = text else { return Ok(None) };
+            let Some((start, _)) = span else {
+                bail!(
+                    "{name}: --{option} needs samples with their times (a JFR recording); this file has none"
+                );
+            };
+            crate::when::resolve(text, start)
+                .map(Some)
+                .with_context(|| format!("--{option} {text:?}"))
+        };
+        let filter = Filter {
+            by_thread: self.threads.is_some(),
+            threads: regex(&self.threads.clone().flatten())?,
+            from: time("from", &self.from)?,
+            to: time("to", &self.to)?,
+            timeline,
+        };
+        if let (Some(from), Some(to)) = (filter.from, filter.to)
+            && from >= to
+        {
+            bail!("--from must come before --to");
+        }
+        let mut profile = recording
+            .profile_filtered(kind, selection, &filter)
+            .with_context(|| name.clone())?;
         profile.filter(
             regex(&self.include)?.as_ref(),
             regex(&self.exclude)?.as_ref(),
@@ -89,12 +165,14 @@ impl ProfileArgs {
     }
 }
 
-/// Converts a profile the agent wrote to a standard format.
+/// Converts a profile the agent wrote, or a JFR recording, to a standard format.
 #[derive(Debug, Args)]
 #[command(
     after_help = "The output's extension picks the format: .html (flame graph), \
 .collapsed or .folded (folded stacks), .pb.gz (pprof). The default profile is the first the \
-file holds of CPU samples, CPU time, allocated, live, lock; the default dump is the last."
+file holds of CPU samples, CPU time, allocated, live, lock (and wall, for JFR); the default \
+dump is the last. From a file whose samples carry their times (JFR), the HTML page has a \
+timeline above the flame graph: drag across it to draw the flame graph of that range."
 )]
 pub struct ConvertArgs {
     #[command(flatten)]
@@ -144,7 +222,7 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
             args.output.display()
         ),
     };
-    let (profile, kind) = args.profile.load()?;
+    let (profile, kind) = args.profile.load_with(format == Format::Html)?;
     let title = args
         .title
         .clone()

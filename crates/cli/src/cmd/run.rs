@@ -40,6 +40,8 @@ pub enum OutputFormat {
     A,
     /// HPROF binary.
     B,
+    /// A JDK Flight Recorder recording (jfr, JMC).
+    Jfr,
 }
 
 /// Arguments of `hprof run`.
@@ -67,7 +69,8 @@ pub struct RunArgs {
     /// Output format (the agent's format=).
     #[arg(long, value_enum, default_value = "a")]
     pub format: OutputFormat,
-    /// Output file (the agent's file=; default java.hprof.txt, or java.hprof for --format b).
+    /// Output file (the agent's file=; default java.hprof.txt, java.hprof for --format b,
+    /// java.jfr for --format jfr; a name ending in .jfr makes a JFR recording).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// More agent options, appended as they are (`interval=5,depth=8`).
@@ -95,11 +98,12 @@ pub struct RunArgs {
 pub fn run(args: &RunArgs) -> Result<i32> {
     let agent = find_agent()?;
     let format_b = matches!(args.format, OutputFormat::B);
+    let format_jfr = matches!(args.format, OutputFormat::Jfr);
     let output = args.output.clone().unwrap_or_else(|| {
-        PathBuf::from(if format_b {
-            "java.hprof"
-        } else {
-            "java.hprof.txt"
+        PathBuf::from(match args.format {
+            OutputFormat::B => "java.hprof",
+            OutputFormat::Jfr => "java.jfr",
+            OutputFormat::A => "java.hprof.txt",
         })
     });
     let mut options = Vec::new();
@@ -130,6 +134,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     }
     if format_b {
         options.push("format=b".into());
+    }
+    if format_jfr {
+        options.push("format=jfr".into());
     }
     let file = output
         .to_str()
@@ -331,23 +338,12 @@ pub(crate) fn report(
     let recording = Recording::read(&bytes).with_context(|| format!("{}", path.display()))?;
     writeln!(out, "\nProfile written to {}", path.display())?;
     let args = crate::cmd::top::TopArgs {
-        profile: crate::cmd::convert::ProfileArgs {
-            input: path.to_path_buf(),
-            cpu: false,
-            times: false,
-            alloc: false,
-            live: false,
-            lock: false,
-            dump: None,
-            all: false,
-            threads: false,
-            include: None,
-            exclude: None,
-        },
+        profile: crate::cmd::convert::ProfileArgs::of(path),
         by: crate::cmd::top::By::Method,
         rows: top,
         stacks: false,
         json: false,
+        color: crate::cmd::top::Colour::Never,
     };
     let kinds: Vec<Kind> = [Kind::Cpu, Kind::Times, Kind::Alloc, Kind::Lock]
         .into_iter()
