@@ -829,14 +829,11 @@ extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut 
         }
     };
     match kind {
-        Some(kind) => take_sample(kind, context, perf_fd),
+        Some(kind) => take_sample(kind, context, &mut Rearm(perf_fd)),
         None => {
             COUNTERS.foreign.fetch_add(1, Ordering::Relaxed);
             pass_on(signo, info, context)
         }
-    }
-    if let Some(fd) = perf_fd {
-        perf::rearm(fd);
     }
     IN_HANDLER.fetch_sub(1, Ordering::SeqCst);
     // SAFETY: as above.
@@ -1141,9 +1138,35 @@ fn walk_stack(
     (at + 1) as i32
 }
 
-/// Takes a sample into a free slot of the ring: the kernel frames of perf event `perf_fd`'s
-/// call chain, if any, then the walked stack.
-fn take_sample(kind: SampleKind, context: *mut c_void, perf_fd: Option<c_int>) {
+/// The perf event whose overflow the handler is taking a sample for: armed again as soon as
+/// its call chain is copied (or when dropped), so that it counts the thread's CPU time while
+/// the handler walks the stack (a walk's time, not counted, would be CPU time never sampled).
+struct Rearm(Option<c_int>);
+
+impl Rearm {
+    /// The event, until it is armed again.
+    fn fd(&self) -> Option<c_int> {
+        self.0
+    }
+
+    /// Arms the event again (once).
+    fn now(&mut self) {
+        if let Some(fd) = self.0.take() {
+            perf::rearm(fd);
+        }
+    }
+}
+
+impl Drop for Rearm {
+    fn drop(&mut self) {
+        self.now();
+    }
+}
+
+/// Takes a sample into a free slot of the ring: the kernel frames of the call chain of the
+/// perf event in `rearm`, if any (the event is armed again once they are copied), then the
+/// walked stack.
+fn take_sample(kind: SampleKind, context: *mut c_void, rearm: &mut Rearm) {
     if !ACTIVE.load(Ordering::Acquire) {
         return;
     }
@@ -1189,7 +1212,7 @@ fn take_sample(kind: SampleKind, context: *mut c_void, perf_fd: Option<c_int>) {
         // The kernel's frames go first, in the room the ring has beyond `depth` (`depth=`
         // counts the walked Java frames).
         let room = ring.depth - depth;
-        if let (Some(fd), Some(cells)) = (perf_fd, ring.frames.get(start..start + room)) {
+        if let (Some(fd), Some(cells)) = (rearm.fd(), ring.frames.get(start..start + room)) {
             // SAFETY: UnsafeCell<CallFrame> has CallFrame's layout; this handler owns the
             // slot's frames (the slot is WRITING).
             let out = unsafe {
@@ -1197,6 +1220,7 @@ fn take_sample(kind: SampleKind, context: *mut c_void, perf_fd: Option<c_int>) {
             };
             kernel = perf::kernel_frames(fd, out);
         }
+        rearm.now();
         let frames = ring
             .frames
             .get(start + kernel)
