@@ -531,7 +531,7 @@ fn posix_timers_sample_each_thread_by_default() {
 #[test]
 fn perf_events_sample_each_thread_where_the_kernel_allows_them() {
     if let Some(why) = perf_events_refused_here() {
-        println!("SKIPPED: perf events are not available here: {why}");
+        hprof_testkit::require::skip_test(format!("perf events are missing: {why}"));
         return;
     }
     // Where POSIX timers are refused, perf events are next, with one verbose line.
@@ -623,10 +623,11 @@ fn a_stopped_attach_session_releases_its_timers() {
     // An agent loaded into a running JVM (as `hprof attach` does, here through jcmd) and
     // stopped leaves no perf event descriptor and no POSIX timer behind, whichever it used.
     let jdk = jdk17();
-    let perf = perf_events_refused_here().is_none();
-    if !perf {
-        println!("perf events are not available here: only timer=cpu is checked");
+    let refused = perf_events_refused_here();
+    if let Some(why) = &refused {
+        hprof_testkit::require::skip_part(format!("timer=perf: perf events are missing: {why}"));
     }
+    let perf = refused.is_none();
     let target = hprof_testkit::java::JavaProcess::start(&jdk, &[], "LongRunning");
     let dir = tempfile::tempdir().unwrap();
     let lib = crate::support::libhprof().display().to_string();
