@@ -399,7 +399,7 @@ fn sigquit_and_sigterm_dump_the_calls_of_each_interval() {
     use std::process::Stdio;
     use std::time::Duration;
 
-    use hprof_testkit::java::{kill, start_until_ready, wait_until_contains};
+    use hprof_testkit::java::{kill, start_with_lines, wait_until_contains};
 
     use crate::support::{finish, java_command};
 
@@ -409,8 +409,13 @@ fn sigquit_and_sigterm_dump_the_calls_of_each_interval() {
         let agent = agentpath("cpu=times,cutoff=0");
         let mut command = java_command(&jdk, dir.path(), &[&agent], "ExitPaths", &["dump-wait"]);
         command.stdin(Stdio::piped()).stderr(Stdio::piped());
-        let (mut child, pid) = start_until_ready(command);
-        std::thread::sleep(Duration::from_millis(500));
+        let (mut child, pid, lines) = start_with_lines(command);
+        // Both threads warmed up in ExitPaths.before (calling spin as often as WARM says) and
+        // wait, calling nothing, until the line on stdin.
+        let warm: u64 = lines
+            .expect("WARM ", Duration::from_secs(120))
+            .parse()
+            .unwrap();
         kill(pid, "-QUIT");
         let path = text_output(dir.path());
         wait_until_contains(&path, "CPU TIME (ms) END");
@@ -419,35 +424,41 @@ fn sigquit_and_sigterm_dump_the_calls_of_each_interval() {
         assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
         let p = TextProfile::parse(&read_text(&path));
         assert_eq!(p.times.len(), 2, "{what}");
-        // main starts before the SIGQUIT dump (and returns after it): its call is in the
-        // first interval only.
-        assert_eq!(p.times[0].calls("ExitPaths.main"), 1, "{what}");
-        assert_eq!(p.times[1].calls("ExitPaths.main"), 0, "{what}");
-        assert!(
-            p.times[0].calls("ExitPaths.spin") >= 2,
-            "{what}: {:?}",
-            p.times[0]
-        );
-        assert!(
-            p.times[1].calls("ExitPaths.spin") >= 1,
-            "{what}: {:?}",
-            p.times[1]
-        );
+        // Each interval's calls exactly: main starts before the SIGQUIT dump (and returns
+        // after it), so its call is in the first interval only; the warm-up's calls are in
+        // the first, the three spin(100) of each thread's after() in the second.
+        let calls = |section: usize, method: &str| p.times[section].calls(method);
+        assert_eq!(calls(0, "ExitPaths.main"), 1, "{what}");
+        assert_eq!(calls(1, "ExitPaths.main"), 0, "{what}");
+        assert_eq!(calls(0, "ExitPaths.before"), 2, "{what}");
+        assert_eq!(calls(1, "ExitPaths.before"), 0, "{what}");
+        assert_eq!(calls(0, "ExitPaths.after"), 0, "{what}");
+        assert_eq!(calls(1, "ExitPaths.after"), 2, "{what}");
+        assert_eq!(calls(0, "ExitPaths.spin"), warm, "{what}: {:?}", p.times[0]);
+        assert_eq!(calls(1, "ExitPaths.spin"), 6, "{what}: {:?}", p.times[1]);
     }
     let jdk = jdk17();
     let dir = tempfile::tempdir().unwrap();
     let agent = agentpath("cpu=times");
     let mut command = java_command(&jdk, dir.path(), &[&agent], "ExitPaths", &["wait"]);
     command.stdin(Stdio::piped()).stderr(Stdio::piped());
-    let (child, pid) = start_until_ready(command);
-    std::thread::sleep(Duration::from_millis(400));
+    let (child, pid, lines) = start_with_lines(command);
+    let warm: u64 = lines
+        .expect("WARM ", Duration::from_secs(120))
+        .parse()
+        .unwrap();
     kill(pid, "-TERM");
     let run = finish(child);
     assert_eq!(run.code, Some(143), "{}", run.stderr);
     let text = read_text(&text_output(dir.path()));
     assert!(text.ends_with("CPU TIME (ms) END\n"));
     let p = TextProfile::parse(&text);
-    assert!(p.times[0].calls("ExitPaths.spin") >= 1, "{:?}", p.times[0]);
+    // The warm-up's calls of spin at least, and those of the loop after it until SIGTERM.
+    assert!(
+        p.times[0].calls("ExitPaths.spin") >= warm,
+        "{:?}",
+        p.times[0]
+    );
 }
 
 #[test]
