@@ -141,7 +141,9 @@ fn sampler_jvmti_takes_stacks_at_safepoints() {
     let (_, p) = sample(&jdk, "cpu=samples,sampler=jvmti,depth=8", "inline", "2");
     let total = total(&p);
     let caller = count(&p, |f, _| f[0].starts_with("Sampling.loop("));
-    // (About 200 on an idle machine: the sampler's own thread needs the CPU too.)
+    // A floor for the check's power (at 20 samples, a caller that held none of them cannot
+    // pass it). The rate, about 200 on an idle machine and 62 to 85 at a load of 11 on two
+    // cores, is the sampler thread's share of a loaded machine: bench/rates.py measures it.
     assert!(total >= 20, "{total}");
     assert!(
         caller * 2 > total,
@@ -221,10 +223,14 @@ fn wall_clock_samples_carry_each_threads_state() {
             "JDK {}: spinner",
             jdk.version
         );
-        // Wall time: a sleeping thread is sampled as often as a running one.
+        // Wall time: a sleeping thread is sampled as often as a running one, both signalled
+        // on every tick. Measured at a load of 10 to 12 on two cores: within 4 % of each other
+        // in five runs; a running thread that waits for a core when its signal comes loses
+        // the next one (pending signals merge), which cost main 13 % against a thread sampled
+        // through JVMTI in one run of three: within 20 %.
         let (s, r) = (of(sleeper) as f64, of(spinner) as f64);
         assert!(
-            s / r > 0.5 && s / r < 2.0,
+            (s - r).abs() <= 0.2 * s.max(r),
             "JDK {}: sleeper {s} spinner {r}",
             jdk.version
         );
@@ -315,8 +321,9 @@ fn a_virtual_threads_samples_are_its_own_frames() {
             f.iter()
                 .any(|x| x.starts_with("Sampling.virtualWork(Sampling.java:"))
         });
-        // (About 200 samples on an idle machine; fewer when the CPU is shared.)
-        assert!(total >= 30, "JDK {}: {total}", jdk.version);
+        // The virtual thread computes until the process has had 2 s of CPU: about 200 samples
+        // at 10 ms, however loaded the machine (JIT compilation takes a part of those 2 s).
+        assert!(total >= 100, "JDK {}: {total}", jdk.version);
         assert!(
             virtual_work * 10 >= total * 8,
             "JDK {}: {virtual_work} of {total} samples in the virtual thread's work",
@@ -399,8 +406,17 @@ fn wall_clock_signals_never_interrupt_a_blocking_call() {
                     .is_some_and(|r| r.starts_with("<hprof>.<RUNNABLE in native>("))
                 && f.iter().any(|x| x.contains("accept"))
         });
-        // About 150 samples in 1.5 s on an idle machine; the sampler's thread needs the CPU.
-        assert!(of >= 20, "JDK {}: acceptor sampled {of} times", jdk.version);
+        // Every tick samples the acceptor (through JVMTI: it is in native code) and main
+        // (signalled); main loses a sample when it waits for a core as its signal comes
+        // (pending signals merge): the acceptor at least as often as main, within 10 %
+        // (measured at a load of 11 on two cores: 228/230, 286/285, 475/415).
+        let main_serial = p.thread("main").expect("main started");
+        let main = count(&p, |_, t| t == Some(main_serial));
+        assert!(
+            of * 10 >= main * 9 && of >= 20,
+            "JDK {}: acceptor sampled {of} times, main {main}",
+            jdk.version
+        );
         // (A sample may land as the thread starts, before accept().)
         assert!(
             in_accept + 2 >= of,
