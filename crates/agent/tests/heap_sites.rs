@@ -7,9 +7,8 @@ use crate::support::{SiteRow, TextProfile, jdk17, jdks, profile, read_text, text
 
 #[test]
 fn exact_counts_for_every_kind_of_allocation() {
-    // JDK 11's allocation sampler skips allocations even at interval 0 (measured: about a
-    // third of makePoints' are reported), so exactness is checked from JDK 17 on; on 11 the
-    // counts are checked to be at most the true ones (docs/compatibility.md).
+    // JDK 11's allocation sampler skips allocations even at interval 0 (docs/compatibility.md),
+    // so exactness is checked from JDK 17 on; on 11 what it reports is checked for what it is.
     for jdk in jdks() {
         let v = jdk.version;
         if v == 11 {
@@ -22,8 +21,14 @@ fn exact_counts_for_every_kind_of_allocation() {
             assert_eq!(run.code, Some(0), "JDK 11: {}", run.stderr);
             let p = TextProfile::parse(&read_text(&text_output(dir.path())));
             let points = SiteRow::totals(&p.sites_at("AllocSites$Point", "AllocSites.makePoints"));
+            // It skips Points alike whether they are kept (one in four) or not, so a quarter of
+            // those it reports are live, to one; 24 bytes each. How many it reports is its own:
+            // 3,715 to 3,726 of the 10,000 in five runs, 7,290 in a sixth; at least 3,000.
             assert!(
-                points.0 > 0 && points.0 <= 10000 && points.2 <= 2500,
+                (3_000..=10_000).contains(&points.0)
+                    && points.2 * 4 <= points.0 + 4
+                    && points.0 <= points.2 * 4 + 4
+                    && (points.1, points.3) == (points.0 * 24, points.2 * 24),
                 "JDK 11: {points:?}"
             );
             continue;
@@ -266,10 +271,12 @@ fn sampled_mode_estimates_the_allocated_bytes() {
     );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let p = TextProfile::parse(&read_text(&text_output(dir.path())));
-    // AllocBench allocates 300 x 10000 nodes of 24 bytes: 72 MB at one site.
+    // AllocBench allocates 300 x 10000 nodes of 24 bytes: 72 MB at one site, about 1,100
+    // samples at one per 64 KB: a relative standard error of 3 %, so within four of them, 12 %.
+    // (Measured in six runs on JDK 17: 68.4 to 74.9 MB.)
     let nodes = SiteRow::totals(&p.sites_at("bench.AllocBench$Node", "bench.AllocBench.main"));
     assert!(
-        (50_000_000..=95_000_000).contains(&nodes.1),
+        (63_360_000..=80_640_000).contains(&nodes.1),
         "estimated {} bytes of nodes",
         nodes.1
     );

@@ -161,15 +161,34 @@ fn run_profiles_launchers_that_are_not_java_through_java_tool_options() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(dir.path().join("out/Hello.class").exists());
     assert!(
-        stderr.contains("com.sun.tools.javac") || stderr.contains("java."),
-        "{stderr}"
-    );
-    assert!(
         stderr.contains("Profile written to ./java.hprof.txt"),
         "{stderr}"
     );
-    // Stacks are 64 frames deep by default (the agent's own default is 4).
+    // The report lists three methods (or pseudo-frames), ranked; the profile is javac's:
+    // its compile method is on the stacks of the samples.
+    let rows: Vec<&str> = stderr
+        .lines()
+        .skip_while(|l| !l.starts_with("CPU SAMPLES: "))
+        .skip(2)
+        .take_while(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    assert_eq!(rows.len(), 3, "{stderr}");
+    for (rank, row) in rows.iter().enumerate() {
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(cols[0], (rank + 1).to_string(), "{row}");
+        assert!(cols[1].ends_with('%') && cols[2].ends_with('%'), "{row}");
+        let method = cols[3..].join(" ");
+        assert!(
+            (method.contains('.') && !method.contains(' ')) || method.starts_with('<'),
+            "{row}"
+        );
+    }
     let text = std::fs::read_to_string(dir.path().join("java.hprof.txt")).unwrap();
+    assert!(
+        text.contains("\tcom.sun.tools.javac.main.JavaCompiler.compile("),
+        "{text}"
+    );
+    // Stacks are 64 frames deep by default (the agent's own default is 4).
     let deepest = text
         .split("\nTRACE ")
         .map(|t| {

@@ -7,7 +7,7 @@ use std::path::Path;
 use hprof_heap::{Analysis, HeapGraph};
 
 use crate::support::java::{JavaProcess, chromium_dom, jdks, visualvm_retained};
-use crate::support::{class_row, hprof_ok, run_hprof, summary_json, temp_dir, write_file};
+use crate::support::{class_row, hprof_ok, summary_json, temp_dir, write_file};
 
 fn analyze_json(file: &Path) -> serde_json::Value {
     let text = hprof_ok(&["analyze", "--json", file.to_str().unwrap()]);
@@ -286,25 +286,58 @@ fn files_that_are_not_binary_dumps_get_clear_errors() {
         (cut.to_str().unwrap(), "gzip data ends early"),
         (dir.path().to_str().unwrap(), "is a directory"),
     ];
+    // Each command gets a temporary directory of its own, where the decompression of a gzip
+    // file writes its plain copy: nothing may be left there after the failure.
     for (file, message) in cases {
         for command in ["analyze", "summary", "print"] {
-            let out = run_hprof(&[command, file]);
+            let tmp = temp_dir();
+            let out = crate::support::hprof()
+                .env("TMPDIR", tmp.path())
+                .args([command, file])
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(1), "{command} {file}: {stderr}");
             assert!(stderr.contains(message), "{command} {file}: {stderr}");
+            let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert!(leftovers.is_empty(), "{command} {file} left {leftovers:?}");
         }
     }
-    // No temporary file is left behind by the failed decompression.
-    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+    // The check can fail: the decompression writes its copy in TMPDIR (an unusable one is
+    // named in the error), so the directories checked above are the ones it used.
+    let header = hprof_format::Header {
+        version: hprof_format::Version::V1_0_2,
+        id_size: hprof_format::IdSize::Eight,
+        timestamp_ms: 0,
+    };
+    let plain = hprof_format::Writer::new(Vec::new(), header)
         .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.starts_with(&format!("hprof-{}-", std::process::id())))
-        })
-        .collect();
-    assert!(leftovers.is_empty());
+        .finish()
+        .unwrap();
+    let mut gz = Vec::new();
+    {
+        use std::io::Write;
+        let mut enc = flate2::write::GzEncoder::new(&mut gz, flate2::Compression::fast());
+        enc.write_all(&plain).unwrap();
+        enc.finish().unwrap();
+    }
+    let whole = write_file(dir.path(), "whole.hprof.gz", &gz);
+    let missing = dir.path().join("no-such-dir");
+    let out = crate::support::hprof()
+        .env("TMPDIR", &missing)
+        .args(["summary", whole.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot create {}/hprof-", missing.display())),
+        "{stderr}"
+    );
 }
 
 /// The native half of java/src/HeldRoots.java: a JNI global reference that is never deleted.
