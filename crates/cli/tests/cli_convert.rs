@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use hprof_testkit::java::{chromium_dom, finish, java_command, jdk17, libhprof, tools_env};
+use hprof_testkit::require::{self, Skipped};
 
 use crate::support::{hprof_ok, run_hprof, temp_dir};
 
@@ -132,6 +133,9 @@ fn errors_name_the_problem() {
 
 #[test]
 fn pprof_is_read_by_go_tool_pprof_with_the_hot_method_first() {
+    if require::go(Skipped::Test).is_none() {
+        return;
+    }
     let dir = temp_dir();
     profile(dir.path(), "cpu=samples,depth=16");
     let out = dir.path().join("cpu.pb.gz");
@@ -142,6 +146,10 @@ fn pprof_is_read_by_go_tool_pprof_with_the_hot_method_first() {
     ]);
     let text = go_pprof_top(&out, &[]);
     assert!(text.contains("Type: samples"), "{text}");
+    // Every sample of the section, in pprof too.
+    let totals =
+        section_totals(&std::fs::read_to_string(dir.path().join("java.hprof.txt")).unwrap());
+    assert_eq!(pprof_total(&out, "samples"), *totals.last().unwrap());
     let first = text
         .lines()
         .skip_while(|l| !l.trim_start().starts_with("flat"))
@@ -152,6 +160,9 @@ fn pprof_is_read_by_go_tool_pprof_with_the_hot_method_first() {
 
 #[test]
 fn the_flame_graph_loads_in_a_browser_and_its_search_and_zoom_work() {
+    if require::chromium(Skipped::Test).is_none() {
+        return;
+    }
     let dir = temp_dir();
     profile(dir.path(), "cpu=samples,depth=16");
     let html = dir.path().join("flame.html");
@@ -230,7 +241,7 @@ fn last_rows(text: &str, begin: &str, end: &str) -> Vec<Vec<String>> {
 fn go_pprof_top(file: &Path, extra: &[&str]) -> String {
     let go = tools_env()
         .get("HPROF_GO")
-        .expect("HPROF_GO in .tools/env: run scripts/setup.sh");
+        .expect("HPROF_GO in .tools/env (tests check require::go first)");
     let home = file.parent().unwrap().join("gohome");
     let output = Command::new(go)
         .args(["tool", "pprof", "-top", "-symbolize=none"])
@@ -250,10 +261,16 @@ fn go_pprof_top(file: &Path, extra: &[&str]) -> String {
     text
 }
 
-/// The total `go tool pprof -top` reports for `file`'s `sample_index`.
+/// The total `go tool pprof -top` reports for `file`'s `sample_index`, in the sample type's own
+/// unit (bytes as bytes, milliseconds as milliseconds, counts as counts).
 fn pprof_total(file: &Path, sample_index: &str) -> i64 {
-    let text = go_pprof_top(file, &[&format!("-sample_index={sample_index}")]);
-    // "Showing nodes accounting for 1234, 100% of 1234 total"
+    let unit = match sample_index {
+        "alloc_space" | "inuse_space" => "-unit=B",
+        "cpu" | "delay" => "-unit=ms",
+        _ => "-unit=minimum",
+    };
+    let text = go_pprof_top(file, &[&format!("-sample_index={sample_index}"), unit]);
+    // "Showing nodes accounting for 1234, 100% of 1234 total" (with the unit after the number).
     let line = text
         .lines()
         .find(|l| l.contains(" total"))
@@ -262,7 +279,8 @@ fn pprof_total(file: &Path, sample_index: &str) -> i64 {
         .rsplit(" of ")
         .next()
         .unwrap()
-        .trim_end_matches(" total");
+        .trim_end_matches(" total")
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic());
     total.parse().unwrap_or_else(|_| panic!("{line}"))
 }
 
@@ -290,19 +308,47 @@ fn alloc_and_live_profiles_add_up_to_the_sites_with_the_class_as_the_leaf() {
     );
     let live = folded(&text_file, &["--live"]);
     assert_eq!(live.iter().map(|l| l.1).sum::<i64>(), live_bytes);
-    // pprof carries the objects too.
-    let out = dir.path().join("alloc.pb.gz");
-    hprof_ok(&[
-        "convert",
-        text_file.to_str().unwrap(),
-        out.to_str().unwrap(),
-        "--alloc",
-    ]);
-    assert_eq!(pprof_total(&out, "alloc_objects"), col(6));
+    // pprof, as `go tool pprof` reads it: every sample type of both kinds is the sites'
+    // column.
+    if require::go(Skipped::Part).is_none() {
+        return;
+    }
+    let (live_objects, alloc_objects) = (col(4), col(6));
+    for (kind, types) in [
+        (
+            "--alloc",
+            [
+                ("alloc_space", alloc_bytes),
+                ("alloc_objects", alloc_objects),
+            ],
+        ),
+        (
+            "--live",
+            [("inuse_space", live_bytes), ("inuse_objects", live_objects)],
+        ),
+    ] {
+        let out = dir.path().join(format!("{}.pb.gz", &kind[2..]));
+        hprof_ok(&[
+            "convert",
+            text_file.to_str().unwrap(),
+            out.to_str().unwrap(),
+            kind,
+        ]);
+        for (sample_index, total) in types {
+            assert_eq!(
+                pprof_total(&out, sample_index),
+                total,
+                "{kind} {sample_index}"
+            );
+        }
+    }
 }
 
 #[test]
 fn times_and_lock_profiles_carry_exact_calls_and_contentions() {
+    if require::go(Skipped::Test).is_none() {
+        return;
+    }
     let dir = temp_dir();
     profile_program(dir.path(), "cpu=times,cutoff=0,depth=8", "CallCounts", &[]);
     let text_file = dir.path().join("java.hprof.txt");
@@ -318,9 +364,13 @@ fn times_and_lock_profiles_carry_exact_calls_and_contentions() {
     ]);
     assert_eq!(pprof_total(&out, "calls"), calls);
     // Folded stacks carry self milliseconds (a row whose share rounds to 0 ms has none); every
-    // stack ends in a method the section lists.
+    // stack ends in a method the section lists. pprof's milliseconds are the same.
     let lines = folded(&text_file, &["--times"]);
     assert!(!lines.is_empty());
+    assert_eq!(
+        pprof_total(&out, "cpu"),
+        lines.iter().map(|l| l.1).sum::<i64>()
+    );
     let methods: Vec<&String> = rows.iter().map(|r| &r[5]).collect();
     for (stack, _) in &lines {
         let leaf = stack.rsplit(';').next().unwrap().to_string();
@@ -344,4 +394,8 @@ fn times_and_lock_profiles_carry_exact_calls_and_contentions() {
     assert_eq!(pprof_total(&out, "contentions"), contentions);
     let lines = folded(&text_file, &["--lock"]);
     assert!(!lines.is_empty());
+    assert_eq!(
+        pprof_total(&out, "delay"),
+        lines.iter().map(|l| l.1).sum::<i64>()
+    );
 }

@@ -230,6 +230,9 @@ fn shallow_and_retained_sizes_agree_with_visualvm() {
 
 #[test]
 fn the_html_page_loads_in_chromium_and_shows_the_suspect() {
+    if hprof_testkit::require::chromium(hprof_testkit::require::Skipped::Test).is_none() {
+        return;
+    }
     let jdk = jdks().into_iter().next().unwrap();
     let dir = temp_dir();
     let [live, _, _] = dumps(&jdk, dir.path());

@@ -82,35 +82,45 @@ pub fn skip_part(what: impl Display) {
     skip(Skipped::Part, what);
 }
 
-/// A path from `.tools/env` (written by `scripts/setup.sh`), or `None` after a skip of the
-/// whole test (see [`skip`]) naming `what` is missing.
-fn tool(key: &str, what: &str) -> Option<PathBuf> {
+/// A path from `.tools/env` (written by `scripts/setup.sh`), or `None` after a skip of
+/// `skipped` (see [`skip`]) naming `what` is missing.
+fn tool(skipped: Skipped, key: &str, what: &str) -> Option<PathBuf> {
     match crate::java::tools_env().get(key) {
         Some(path) if std::path::Path::new(path).exists() => Some(PathBuf::from(path)),
         Some(path) => {
-            skip_test(format!("{what} is missing: {key}={path} does not exist"));
+            skip(
+                skipped,
+                format!("{what} is missing: {key}={path} does not exist"),
+            );
             None
         }
         None => {
-            skip_test(format!(
-                "{what} is missing: no {key} in .tools/env (scripts/setup.sh installs it)"
-            ));
+            skip(
+                skipped,
+                format!("{what} is missing: no {key} in .tools/env (scripts/setup.sh installs it)"),
+            );
             None
         }
     }
 }
 
-/// Headless Chromium, the browser the HTML pages are loaded in, or `None` after a skip.
-pub fn chromium() -> Option<PathBuf> {
+/// Headless Chromium, the browser the HTML pages are loaded in, or `None` after a skip of
+/// `skipped`.
+pub fn chromium(skipped: Skipped) -> Option<PathBuf> {
     tool(
+        skipped,
         "HPROF_CHROMIUM",
         "Chromium (the browser HTML pages are checked in)",
     )
 }
 
-/// Go, whose `go tool pprof` reads the pprof files, or `None` after a skip.
-pub fn go() -> Option<PathBuf> {
-    tool("HPROF_GO", "Go (`go tool pprof` reads the pprof files)")
+/// Go, whose `go tool pprof` reads the pprof files, or `None` after a skip of `skipped`.
+pub fn go(skipped: Skipped) -> Option<PathBuf> {
+    tool(
+        skipped,
+        "HPROF_GO",
+        "Go (`go tool pprof` reads the pprof files)",
+    )
 }
 
 /// The effective user id of this process (from `/proc/self/status`).
