@@ -399,3 +399,103 @@ fn times_and_lock_profiles_carry_exact_calls_and_contentions() {
         lines.iter().map(|l| l.1).sum::<i64>()
     );
 }
+
+/// Loads a flame graph page in Chromium with a probe that records script errors and lists
+/// the titles of the frames drawn in its callees view (`name (value unit, share)`); returns
+/// those titles and the errors.
+fn flame_titles(page: &Path) -> (Vec<String>, String) {
+    let html = std::fs::read_to_string(page).unwrap();
+    let probe = r##"<script>
+var errors = [];
+window.addEventListener("error", function (e) { errors.push(e.message); });
+setTimeout(function () {
+  try {
+    var d = document.getElementById("callees").contentWindow.document;
+    var titles = Array.from(d.querySelectorAll("#frames > g > title")).map(function (t) { return t.textContent; });
+    document.title = "RESULT|" + errors.join(";") + "|" + titles.join("|");
+  } catch (e) { document.title = "RESULT|exception " + e + "|"; }
+}, 1000);
+</script></body>"##;
+    let probed = page.with_extension("probed.html");
+    std::fs::write(&probed, html.replace("</body>", probe)).unwrap();
+    let (dom, _) = chromium_dom(&probed);
+    let result = dom
+        .split("<title>RESULT|")
+        .nth(1)
+        .and_then(|r| r.split("</title>").next())
+        .unwrap_or_else(|| panic!("the probe did not run: {}", &dom[..dom.len().min(500)]));
+    // (The DOM escapes the titles' markup characters.)
+    let result = result
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    let mut fields = result.split('|').map(str::to_string);
+    let errors = fields.next().unwrap_or_default();
+    (fields.collect(), errors)
+}
+
+#[test]
+fn every_kind_of_flame_graph_loads_in_a_browser_with_its_frames() {
+    if require::chromium(Skipped::Test).is_none() {
+        return;
+    }
+    // (kind option, agent options, program, a frame the graph must draw, the unit its frames
+    // are counted in)
+    let cases: [(&str, &str, &str, &str, &str); 5] = [
+        (
+            "",
+            "cpu=samples,depth=16",
+            "CpuHot",
+            "CpuHot.hot (",
+            "samples",
+        ),
+        (
+            "--times",
+            "cpu=times,cutoff=0,depth=8",
+            "CallCounts",
+            "CallCounts.fib (",
+            "milliseconds",
+        ),
+        (
+            "--alloc",
+            "heap=sites,depth=8,cutoff=0",
+            "AllocSites",
+            "AllocSites$Point (",
+            "bytes",
+        ),
+        (
+            "--live",
+            "heap=sites,depth=8,cutoff=0",
+            "AllocSites",
+            "AllocSites$Point (",
+            "bytes",
+        ),
+        (
+            "--lock",
+            "monitor=y,depth=8",
+            "LockContention",
+            "LockContention",
+            "milliseconds",
+        ),
+    ];
+    for (kind, options, program, frame, unit) in cases {
+        let dir = temp_dir();
+        let args: &[&str] = if program == "CpuHot" { &["800"] } else { &[] };
+        profile_program(dir.path(), options, program, args);
+        let page = dir.path().join("flame.html");
+        let text = dir.path().join("java.hprof.txt");
+        let mut convert = vec!["convert", text.to_str().unwrap(), page.to_str().unwrap()];
+        if !kind.is_empty() {
+            convert.push(kind);
+        }
+        hprof_ok(&convert);
+        let (titles, errors) = flame_titles(&page);
+        assert_eq!(errors, "", "{kind}: script errors");
+        let drawn: Vec<&String> = titles.iter().filter(|t| t.starts_with(frame)).collect();
+        assert!(!drawn.is_empty(), "{kind}: no {frame} frame in {titles:?}");
+        assert!(
+            drawn.iter().all(|t| t.contains(&format!(" {unit}"))),
+            "{kind}: {drawn:?} not counted in {unit}"
+        );
+    }
+}
