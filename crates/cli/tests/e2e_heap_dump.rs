@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::process::Stdio;
 
 use hprof_format::{BasicType, HeapRecord, IdSize, Record, Records, Value};
-use hprof_testkit::java::{JavaProcess, finish, jdk17, kill, libhprof, visualvm};
+use hprof_testkit::java::{JavaProcess, Jdk, finish, jdk17, jdks, kill, libhprof, visualvm};
 
 use crate::support::{class_row, summary_json, temp_dir};
 
@@ -169,7 +169,17 @@ fn string_value(dump: &Dump, string_id: u64) -> String {
 
 #[test]
 fn our_heap_dump_agrees_with_jcmd_and_opens_in_visualvm() {
-    let jdk = jdk17();
+    for jdk in jdks() {
+        agrees_with_jcmd_and_opens_in_visualvm(&jdk);
+    }
+}
+
+/// The agent's heap dump of HeapPopulation on `jdk` against jcmd's of the same JVM, and read
+/// by VisualVM's heap library.
+fn agrees_with_jcmd_and_opens_in_visualvm(jdk: &Jdk) {
+    let jdk = jdk.clone();
+    // (Shown with the assertion that fails.)
+    eprintln!("JDK {}", jdk.version);
     let dir = temp_dir();
     let ours = dir.path().join("java.hprof");
     let theirs = dir.path().join("jcmd.hprof");
