@@ -145,31 +145,35 @@ fn exact_counts_for_every_kind_of_allocation() {
 
 #[test]
 fn thread_y_separates_sites_per_thread() {
-    let (run, dir) = profile(
-        &jdk17(),
-        "heap=sites,sites=exact,thread=y,depth=8,cutoff=0",
-        "AllocSites",
-        &[],
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let p = TextProfile::parse(&read_text(&text_output(dir.path())));
-    let boxes = p.sites_at("AllocSites$Box", "AllocSites.lambda$makeInThreads$0");
-    assert_eq!(boxes.len(), 4, "{boxes:?}");
-    let mut threads: Vec<u32> = boxes
-        .iter()
-        .map(|r| p.traces[&r.trace].thread.unwrap())
-        .collect();
-    threads.sort();
-    let mut expected: Vec<u32> = (0..4)
-        .map(|n| p.thread(&format!("allocator-{n}")).unwrap())
-        .collect();
-    expected.sort();
-    assert_eq!(threads, expected);
-    assert!(
-        boxes
+    for jdk in jdks() {
+        // (Shown with the assertion that fails.)
+        eprintln!("JDK {}", jdk.version);
+        let (run, dir) = profile(
+            &jdk,
+            "heap=sites,sites=exact,thread=y,depth=8,cutoff=0",
+            "AllocSites",
+            &[],
+        );
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        let boxes = p.sites_at("AllocSites$Box", "AllocSites.lambda$makeInThreads$0");
+        assert_eq!(boxes.len(), 4, "{boxes:?}");
+        let mut threads: Vec<u32> = boxes
             .iter()
-            .all(|r| (r.allocated_objects, r.live_objects) == (1000, 1000))
-    );
+            .map(|r| p.traces[&r.trace].thread.unwrap())
+            .collect();
+        threads.sort();
+        let mut expected: Vec<u32> = (0..4)
+            .map(|n| p.thread(&format!("allocator-{n}")).unwrap())
+            .collect();
+        expected.sort();
+        assert_eq!(threads, expected);
+        assert!(
+            boxes
+                .iter()
+                .all(|r| (r.allocated_objects, r.live_objects) == (1000, 1000))
+        );
+    }
 }
 
 #[test]
@@ -262,24 +266,27 @@ fn binary_output_has_alloc_sites_and_heap_summary() {
 
 #[test]
 fn sampled_mode_estimates_the_allocated_bytes() {
-    let jdk = jdk17();
-    let (run, dir) = profile(
-        &jdk,
-        "heap=sites,alloc_interval=64k,depth=8,cutoff=0",
-        "bench.AllocBench",
-        &["300"],
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let p = TextProfile::parse(&read_text(&text_output(dir.path())));
-    // AllocBench allocates 300 x 10000 nodes of 24 bytes: 72 MB at one site, about 1,100
-    // samples at one per 64 KB: a relative standard error of 3 %, so within four of them, 12 %.
-    // (Measured in six runs on JDK 17: 68.4 to 74.9 MB.)
-    let nodes = SiteRow::totals(&p.sites_at("bench.AllocBench$Node", "bench.AllocBench.main"));
-    assert!(
-        (63_360_000..=80_640_000).contains(&nodes.1),
-        "estimated {} bytes of nodes",
-        nodes.1
-    );
+    for jdk in jdks() {
+        // (Shown with the assertion that fails.)
+        eprintln!("JDK {}", jdk.version);
+        let (run, dir) = profile(
+            &jdk,
+            "heap=sites,alloc_interval=64k,depth=8,cutoff=0",
+            "bench.AllocBench",
+            &["300"],
+        );
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        // AllocBench allocates 300 x 10000 nodes of 24 bytes: 72 MB at one site, about 1,100
+        // samples at one per 64 KB: a relative standard error of 3 %, so within four of them, 12 %.
+        // (Measured in six runs on JDK 17: 68.4 to 74.9 MB.)
+        let nodes = SiteRow::totals(&p.sites_at("bench.AllocBench$Node", "bench.AllocBench.main"));
+        assert!(
+            (63_360_000..=80_640_000).contains(&nodes.1),
+            "estimated {} bytes of nodes",
+            nodes.1
+        );
+    }
 }
 
 #[test]

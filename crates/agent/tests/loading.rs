@@ -4,7 +4,7 @@
 use hprof::options::help_text;
 
 use crate::support::{
-    TextProfile, agentpath, jdk17, libhprof, profile, read_text, run_java, text_output,
+    TextProfile, agentpath, jdk17, jdks, libhprof, profile, read_text, run_java, text_output,
 };
 
 #[test]
@@ -268,18 +268,22 @@ fn net_to_a_closed_port_is_an_error_at_startup() {
 
 #[test]
 fn net_streams_the_output_to_a_front_end() {
-    let (port, reader) = fake_front_end("127.0.0.1:0", |_| {});
-    let (run, dir) = profile(
-        &jdk17(),
-        &format!("cpu=samples,net=127.0.0.1:{port}"),
-        "CpuHot",
-        &["400"],
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let text = reader.join().unwrap();
-    assert!(!text_output(dir.path()).exists());
-    let p = TextProfile::parse(&text);
-    assert_eq!(p.cpu[0].rows[0].method, "CpuHot.hot");
+    for jdk in jdks() {
+        // (Shown with the assertion that fails.)
+        eprintln!("JDK {}", jdk.version);
+        let (port, reader) = fake_front_end("127.0.0.1:0", |_| {});
+        let (run, dir) = profile(
+            &jdk,
+            &format!("cpu=samples,net=127.0.0.1:{port}"),
+            "CpuHot",
+            &["400"],
+        );
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let text = reader.join().unwrap();
+        assert!(!text_output(dir.path()).exists());
+        let p = TextProfile::parse(&text);
+        assert_eq!(p.cpu[0].rows[0].method, "CpuHot.hot");
+    }
 }
 
 #[test]
