@@ -167,58 +167,61 @@ fn a_running_program_is_recorded_and_keeps_running_to_its_own_end() {
 
 #[test]
 fn start_dump_status_stop_and_a_second_session() {
-    let jdk = jdk17();
-    let dir = temp_dir();
-    let target = Target::start(&jdk, &[], 60_000);
-    let pid = target.pid.to_string();
-    let run = |args: &[&str]| attach(dir.path(), args);
+    for jdk in jdks() {
+        // (Shown with the assertion that fails.)
+        eprintln!("JDK {}", jdk.version);
+        let dir = temp_dir();
+        let target = Target::start(&jdk, &[], 60_000);
+        let pid = target.pid.to_string();
+        let run = |args: &[&str]| attach(dir.path(), args);
 
-    let out = run(&[&pid, "start", "cpu=samples,interval=5"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let out = run(&[&pid, "status"]);
-    let status = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(status.contains("running: yes"), "{status}");
-    assert!(status.contains("cpu=samples,interval=5"), "{status}");
-    // Two sessions never run at once.
-    let out = run(&[&pid, "start"]);
-    assert_eq!(out.status.code(), Some(8), "{}", text(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("already running"),
-        "{}",
-        text(&out)
-    );
-    // (Samples follow CPU time: 500 ms of it is about 50 at interval=5, nearly all in hot().)
-    wait_for_cpu(target.pid, Duration::from_millis(500));
-    let out = run(&[&pid, "dump", "-o", "dump.txt"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let dump = std::fs::read_to_string(dir.path().join("dump.txt")).unwrap();
-    assert_eq!(top_method(&dump), "LongRunning.hot");
-    wait_for_cpu(target.pid, Duration::from_millis(200));
-    let out = run(&[&pid, "stop", "-o", "stop.collapsed"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let folded = std::fs::read_to_string(dir.path().join("stop.collapsed")).unwrap();
-    assert!(
-        folded.lines().any(|l| l.contains("LongRunning.hot ")),
-        "{folded}"
-    );
-    let out = run(&[&pid, "status"]);
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("running: no"),
-        "{}",
-        text(&out)
-    );
-    let out = run(&[&pid, "stop"]);
-    assert_eq!(out.status.code(), Some(8), "{}", text(&out));
+        let out = run(&[&pid, "start", "cpu=samples,interval=5"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let out = run(&[&pid, "status"]);
+        let status = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(status.contains("running: yes"), "{status}");
+        assert!(status.contains("cpu=samples,interval=5"), "{status}");
+        // Two sessions never run at once.
+        let out = run(&[&pid, "start"]);
+        assert_eq!(out.status.code(), Some(8), "{}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("already running"),
+            "{}",
+            text(&out)
+        );
+        // (Samples follow CPU time: 500 ms of it is about 50 at interval=5, nearly all in hot().)
+        wait_for_cpu(target.pid, Duration::from_millis(500));
+        let out = run(&[&pid, "dump", "-o", "dump.txt"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let dump = std::fs::read_to_string(dir.path().join("dump.txt")).unwrap();
+        assert_eq!(top_method(&dump), "LongRunning.hot");
+        wait_for_cpu(target.pid, Duration::from_millis(200));
+        let out = run(&[&pid, "stop", "-o", "stop.collapsed"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let folded = std::fs::read_to_string(dir.path().join("stop.collapsed")).unwrap();
+        assert!(
+            folded.lines().any(|l| l.contains("LongRunning.hot ")),
+            "{folded}"
+        );
+        let out = run(&[&pid, "status"]);
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("running: no"),
+            "{}",
+            text(&out)
+        );
+        let out = run(&[&pid, "stop"]);
+        assert_eq!(out.status.code(), Some(8), "{}", text(&out));
 
-    // A new session with other options.
-    let out = run(&[&pid, "cpu=wall,thread=y", "-d", "1", "-o", "wall.txt"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let wall = std::fs::read_to_string(dir.path().join("wall.txt")).unwrap();
-    assert!(wall.contains("<hprof>.<RUNNABLE>("), "{wall}");
-    // The JVM's own threads, running before the attach, are sampled too.
-    assert!(wall.contains("name=\"main\""), "{wall}");
-    assert!(wall.contains("java.lang.ref.Reference"), "{wall}");
-    drop(target);
+        // A new session with other options.
+        let out = run(&[&pid, "cpu=wall,thread=y", "-d", "1", "-o", "wall.txt"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let wall = std::fs::read_to_string(dir.path().join("wall.txt")).unwrap();
+        assert!(wall.contains("<hprof>.<RUNNABLE>("), "{wall}");
+        // The JVM's own threads, running before the attach, are sampled too.
+        assert!(wall.contains("name=\"main\""), "{wall}");
+        assert!(wall.contains("java.lang.ref.Reference"), "{wall}");
+        drop(target);
+    }
 }
 
 #[test]
@@ -420,48 +423,51 @@ fn a_jvm_with_its_own_tmp_in_another_mount_and_pid_namespace_is_attached_to() {
 
 #[test]
 fn heap_sites_and_heap_dump_start_late() {
-    let jdk = jdk17();
-    let dir = temp_dir();
-    let target = Target::start(&jdk, &[], 60_000);
-    let pid = target.pid.to_string();
-    // Sampled allocation sites, started in the running JVM: LongRunning allocates a byte[1024]
-    // per round in main.
-    let out = attach(
-        dir.path(),
-        &[
-            &pid,
-            "heap=sites,alloc_interval=64k",
-            "-d",
-            "2",
-            "-o",
-            "late.collapsed",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let folded = std::fs::read_to_string(dir.path().join("late.collapsed")).unwrap();
-    assert!(
-        folded
-            .lines()
-            .any(|l| l.starts_with("LongRunning.main;byte[] ")),
-        "{folded}"
-    );
-    // A heap dump, in a second session.
-    let out = attach(
-        dir.path(),
-        &[&pid, "heap=dump,format=b", "-d", "0", "-o", "late.hprof"],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let summary = hprof()
-        .args(["summary", "--json"])
-        .arg(dir.path().join("late.hprof"))
-        .output()
-        .unwrap();
-    assert!(summary.status.success(), "{}", text(&summary));
-    let json = String::from_utf8_lossy(&summary.stdout);
-    // A whole heap: its segments and the JDK's classes with their instances.
-    assert!(json.contains("\"HEAP DUMP SEGMENT\""), "{json}");
-    assert!(json.contains("\"java.lang.String\""), "{json}");
-    drop(target);
+    for jdk in jdks() {
+        // (Shown with the assertion that fails.)
+        eprintln!("JDK {}", jdk.version);
+        let dir = temp_dir();
+        let target = Target::start(&jdk, &[], 60_000);
+        let pid = target.pid.to_string();
+        // Sampled allocation sites, started in the running JVM: LongRunning allocates a byte[1024]
+        // per round in main.
+        let out = attach(
+            dir.path(),
+            &[
+                &pid,
+                "heap=sites,alloc_interval=64k",
+                "-d",
+                "2",
+                "-o",
+                "late.collapsed",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let folded = std::fs::read_to_string(dir.path().join("late.collapsed")).unwrap();
+        assert!(
+            folded
+                .lines()
+                .any(|l| l.starts_with("LongRunning.main;byte[] ")),
+            "{folded}"
+        );
+        // A heap dump, in a second session.
+        let out = attach(
+            dir.path(),
+            &[&pid, "heap=dump,format=b", "-d", "0", "-o", "late.hprof"],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let summary = hprof()
+            .args(["summary", "--json"])
+            .arg(dir.path().join("late.hprof"))
+            .output()
+            .unwrap();
+        assert!(summary.status.success(), "{}", text(&summary));
+        let json = String::from_utf8_lossy(&summary.stdout);
+        // A whole heap: its segments and the JDK's classes with their instances.
+        assert!(json.contains("\"HEAP DUMP SEGMENT\""), "{json}");
+        assert!(json.contains("\"java.lang.String\""), "{json}");
+        drop(target);
+    }
 }
 
 #[test]
@@ -706,28 +712,31 @@ fn cpu_times_started_late_counts_calls_exactly_from_the_attach_on_and_stop_resto
 
 #[test]
 fn monitor_started_late_records_contention_and_says_what_it_leaves_out() {
-    let jdk = jdk17();
-    let dir = temp_dir();
-    let mut target = Commanded::start(&jdk);
-    let pid = target.pid.clone();
-    let out = attach(dir.path(), &[&pid, "start", "monitor=y"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        said.contains("monitor=y started late") && said.contains("not the monitors they own"),
-        "{said}"
-    );
-    target.command("contend 20", "contended ");
-    let out = attach(dir.path(), &[&pid, "stop", "-o", "monitors.txt"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let profile = std::fs::read_to_string(dir.path().join("monitors.txt")).unwrap();
-    let section = &profile[profile.find("MONITOR TIME BEGIN").expect("MONITOR TIME")..];
-    let section = &section[..section.find("MONITOR TIME END").unwrap()];
-    // Each contender waits for the other to leave LateCalls$Lock.
-    assert!(section.contains("LateCalls$Lock"), "{section}");
-    assert!(profile.contains("MONITOR DUMP BEGIN"), "{profile}");
-    assert!(profile.contains("name=\"contender-0\""), "{profile}");
-    let (code, err) = target.finish();
-    assert_eq!(code, Some(3), "{err}");
-    assert!(!err.contains("HPROF"), "{err}");
+    for jdk in jdks() {
+        // (Shown with the assertion that fails.)
+        eprintln!("JDK {}", jdk.version);
+        let dir = temp_dir();
+        let mut target = Commanded::start(&jdk);
+        let pid = target.pid.clone();
+        let out = attach(dir.path(), &[&pid, "start", "monitor=y"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            said.contains("monitor=y started late") && said.contains("not the monitors they own"),
+            "{said}"
+        );
+        target.command("contend 20", "contended ");
+        let out = attach(dir.path(), &[&pid, "stop", "-o", "monitors.txt"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let profile = std::fs::read_to_string(dir.path().join("monitors.txt")).unwrap();
+        let section = &profile[profile.find("MONITOR TIME BEGIN").expect("MONITOR TIME")..];
+        let section = &section[..section.find("MONITOR TIME END").unwrap()];
+        // Each contender waits for the other to leave LateCalls$Lock.
+        assert!(section.contains("LateCalls$Lock"), "{section}");
+        assert!(profile.contains("MONITOR DUMP BEGIN"), "{profile}");
+        assert!(profile.contains("name=\"contender-0\""), "{profile}");
+        let (code, err) = target.finish();
+        assert_eq!(code, Some(3), "{err}");
+        assert!(!err.contains("HPROF"), "{err}");
+    }
 }

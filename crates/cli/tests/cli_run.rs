@@ -8,10 +8,19 @@ use hprof_testkit::java::{classes, jdk17, libhprof};
 use crate::support::hprof;
 
 fn run_in(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String, String) {
+    run_with(&jdk17(), dir, args)
+}
+
+/// `hprof run ARGS` in `dir` with `jdk` as JAVA_HOME.
+fn run_with(
+    jdk: &hprof_testkit::java::Jdk,
+    dir: &std::path::Path,
+    args: &[&str],
+) -> (Option<i32>, String, String) {
     let out = hprof()
         .current_dir(dir)
         .env("HPROF_AGENT", libhprof())
-        .env("JAVA_HOME", jdk17().home)
+        .env("JAVA_HOME", &jdk.home)
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -29,20 +38,22 @@ fn java() -> String {
 
 #[test]
 fn run_profiles_a_program_and_reports_its_hot_methods_on_stderr() {
+    for jdk in hprof_testkit::java::jdks() {
+        // (Shown with the assertion that fails.)
+        eprintln!("JDK {}", jdk.version);
+        runs_and_reports(&jdk);
+    }
+}
+
+fn runs_and_reports(jdk: &hprof_testkit::java::Jdk) {
     let dir = crate::support::temp_dir();
     let cp = classes().display().to_string();
-    let (code, stdout, stderr) = run_in(
+    let java = jdk.bin("java").display().to_string();
+    let (code, stdout, stderr) = run_with(
+        jdk,
         dir.path(),
         &[
-            "run",
-            "--top",
-            "3",
-            "--",
-            &java(),
-            "-cp",
-            &cp,
-            "CpuHot",
-            "800",
+            "run", "--top", "3", "--", &java, "-cp", &cp, "CpuHot", "800",
         ],
     );
     assert_eq!(code, Some(0), "{stderr}");
