@@ -161,3 +161,38 @@ fn sigquit_dumps_mid_run_with_counts_per_interval() {
         }
     }
 }
+
+#[test]
+fn doe_n_leaves_out_the_dump_at_exit_but_not_those_asked_for() {
+    for jdk in jdks() {
+        let what = format!("JDK {} doe=n", jdk.version);
+        // A normal end: no dump, only the file's header.
+        let (run, dir) = profile(&jdk, "cpu=samples,doe=n", "ExitPaths", &["normal"]);
+        assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
+        let text = read_text(&text_output(dir.path()));
+        let p = TextProfile::parse(&text);
+        assert!(p.cpu.is_empty(), "{what}: {:?}", p.cpu);
+        assert!(!run.stderr.contains("Dumping"), "{what}: {}", run.stderr);
+        // A SIGQUIT still dumps, and the exit after it adds nothing.
+        let dir = tempfile::tempdir().unwrap();
+        let (mut child, pid, _) = start_warm(&jdk, "cpu=samples,doe=n", "dump-wait", dir.path());
+        kill(pid, "-QUIT");
+        let path = text_output(dir.path());
+        wait_until_contains(&path, "CPU SAMPLES END");
+        child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+        let run = finish(child);
+        assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
+        let text = read_text(&path);
+        let p = TextProfile::parse(&text);
+        assert_eq!(p.cpu.len(), 1, "{what}");
+        assert!(p.cpu[0].total > 0, "{what}: {:?}", p.cpu);
+        // After the SIGQUIT's section, only threads starting and ending (DestroyJavaVM's).
+        let after = &text[text.find("CPU SAMPLES END\n").unwrap() + 16..];
+        assert!(
+            after
+                .lines()
+                .all(|l| l.starts_with("THREAD END (id = ") || l.starts_with("THREAD START (")),
+            "{what}: {after}"
+        );
+    }
+}
