@@ -17,7 +17,28 @@ fn analyze_json(file: &Path) -> serde_json::Value {
 /// Dumps RetainedShapes (2000 byte[1000] in its static map) with jcmd: live objects,
 /// `-all`, and gzip-compressed.
 fn dumps(jdk: &crate::support::java::Jdk, dir: &Path) -> [std::path::PathBuf; 3] {
-    let program = JavaProcess::start(jdk, &["-Xmx256m", "-XX:+UseSerialGC"], "RetainedShapes");
+    let [live, all, gz, _] = dumps_with_ours(jdk, dir, false);
+    [live, all, gz]
+}
+
+/// As [`dumps`], and with `ours` the agent's own heap dump (heap=dump, format=b) of the same
+/// JVM, written when it ends (SIGTERM) after jcmd's: the fourth path.
+fn dumps_with_ours(
+    jdk: &crate::support::java::Jdk,
+    dir: &Path,
+    ours: bool,
+) -> [std::path::PathBuf; 4] {
+    let agent_file = dir.join("agent.hprof");
+    let agent = format!(
+        "-agentpath:{}=heap=dump,format=b,file={}",
+        crate::support::java::libhprof().display(),
+        agent_file.display()
+    );
+    let mut options = vec!["-Xmx256m", "-XX:+UseSerialGC"];
+    if ours {
+        options.push(&agent);
+    }
+    let mut program = JavaProcess::start(jdk, &options, "RetainedShapes");
     let live = dir.join("live.hprof");
     let all = dir.join("all.hprof");
     let gz = dir.join("live.hprof.gz");
@@ -27,18 +48,32 @@ fn dumps(jdk: &crate::support::java::Jdk, dir: &Path) -> [std::path::PathBuf; 3]
     if jdk.version >= 17 {
         program.jcmd(jdk, &["GC.heap_dump", "-gz=1", gz.to_str().unwrap()]);
     }
-    [live, all, gz]
+    if ours {
+        crate::support::java::kill(program.pid, "-TERM");
+        // (At most two minutes, then a failure.)
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while program.child.try_wait().unwrap().is_none() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "JDK {}: the dump at exit did not end",
+                jdk.version
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+    [live, all, gz, agent_file]
 }
 
 #[test]
 fn the_static_map_is_the_suspect_with_its_path_on_every_jdk() {
     for jdk in jdks() {
         let dir = temp_dir();
-        let [live, _, gz] = dumps(&jdk, dir.path());
+        // jcmd's dumps, and the agent's own (analyze and path on what our agent writes).
+        let [live, _, gz, ours] = dumps_with_ours(&jdk, dir.path(), true);
         let files: Vec<&Path> = if jdk.version >= 17 {
-            vec![&live, &gz]
+            vec![&live, &gz, &ours]
         } else {
-            vec![&live]
+            vec![&live, &ours]
         };
         for file in files {
             let report = analyze_json(file);
