@@ -520,6 +520,24 @@ impl Lines {
             .unwrap_or_else(|e| panic!("no line starting with {prefix:?} within {within:?}: {e}"))
     }
 
+    /// Every line not taken yet, up to the end of the output (the program has ended or ends
+    /// within two minutes, else the test fails), joined with line breaks.
+    pub fn rest(&self) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        let mut text = String::new();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(line) => {
+                    text.push_str(&line);
+                    text.push('\n');
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return text,
+                Err(e) => panic!("the program's output did not end within two minutes: {e}"),
+            }
+        }
+    }
+
     fn wait_for(
         &self,
         prefix: &str,
