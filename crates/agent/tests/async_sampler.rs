@@ -684,7 +684,17 @@ fn a_stopped_attach_session_releases_its_timers() {
         );
         let reply = target.jcmd(&jdk, &["JVMTI.agent_load", &lib, &options]);
         assert!(reply.contains("return code: 0"), "{reply}");
-        std::thread::sleep(std::time::Duration::from_millis(700));
+        // Running once the handler is in and the threads have their timers or events (at
+        // most a minute; the assertions below say what is missing after that).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while std::time::Instant::now() < deadline {
+            let (events, timers) = held(target.pid);
+            let armed = if *source == "perf" { events } else { timers };
+            if catches_sigprof(target.pid) && armed >= 2 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         assert!(
             catches_sigprof(target.pid),
             "{source}: the sampler's handler"
