@@ -4,20 +4,36 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use hprof_testkit::java::{chromium_dom, finish, java_command, jdk17, libhprof, tools_env};
+use hprof_testkit::java::{chromium_dom, finish, java_command, jdk17, jdks, libhprof, tools_env};
 use hprof_testkit::require::{self, Skipped};
 
 use crate::support::{hprof_ok, run_hprof, temp_dir};
 
 /// Profiles CpuHot (one hot method, `CpuHot.hot`, called from `main`) with `options`.
 fn profile(dir: &Path, options: &str) {
-    profile_program(dir, options, "CpuHot", &["800"]);
+    profile_on(&jdk17(), dir, options);
+}
+
+/// Profiles CpuHot on `jdk` with `options`.
+fn profile_on(jdk: &hprof_testkit::java::Jdk, dir: &Path, options: &str) {
+    profile_program_on(jdk, dir, options, "CpuHot", &["800"]);
 }
 
 /// Runs `program` under the agent with `options` in `dir`.
 fn profile_program(dir: &Path, options: &str, program: &str, args: &[&str]) {
+    profile_program_on(&jdk17(), dir, options, program, args);
+}
+
+/// Runs `program` on `jdk` under the agent with `options` in `dir`.
+fn profile_program_on(
+    jdk: &hprof_testkit::java::Jdk,
+    dir: &Path,
+    options: &str,
+    program: &str,
+    args: &[&str],
+) {
     let agent = format!("-agentpath:{}={options}", libhprof().display());
-    let child = java_command(&jdk17(), dir, &[&agent], program, args)
+    let child = java_command(jdk, dir, &[&agent], program, args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -53,46 +69,50 @@ fn section_totals(text: &str) -> Vec<i64> {
 
 #[test]
 fn folded_stacks_of_text_and_binary_profiles_add_up_to_the_sections() {
-    let dir = temp_dir();
-    profile(dir.path(), "cpu=samples,depth=16");
-    let text_file = dir.path().join("java.hprof.txt");
-    let totals = section_totals(&std::fs::read_to_string(&text_file).unwrap());
-    let lines = folded(&text_file, &[]);
-    assert_eq!(
-        lines.iter().map(|l| l.1).sum::<i64>(),
-        *totals.last().unwrap()
-    );
-    let hot: i64 = lines
-        .iter()
-        .filter(|(s, _)| s.ends_with("CpuHot.main;CpuHot.hot"))
-        .map(|l| l.1)
-        .sum();
-    assert!(
-        hot * 10 > totals[0] * 8,
-        "CpuHot.hot has {hot} of {totals:?}: {lines:?}"
-    );
-    // Binary output of the same kind of run.
-    let bin = temp_dir();
-    profile(bin.path(), "cpu=samples,depth=16,format=b");
-    let lines = folded(&bin.path().join("java.hprof"), &[]);
-    let total: i64 = lines.iter().map(|l| l.1).sum();
-    let hot: i64 = lines
-        .iter()
-        .filter(|(s, _)| s.ends_with("CpuHot.main;CpuHot.hot"))
-        .map(|l| l.1)
-        .sum();
-    assert!(total > 20 && hot * 10 > total * 8, "{lines:?}");
-    // --threads puts the thread first; --exclude drops frames.
-    let lines = folded(&text_file, &["--threads"]);
-    assert!(
-        lines.iter().all(|(s, _)| !s.starts_with("CpuHot")),
-        "{lines:?}"
-    );
-    let lines = folded(&text_file, &["--exclude", "^CpuHot\\.main$"]);
-    assert!(
-        lines.iter().any(|(s, _)| s.starts_with("CpuHot.hot")),
-        "{lines:?}"
-    );
+    for jdk in jdks() {
+        // (Shown with the assertion that fails.)
+        eprintln!("JDK {}", jdk.version);
+        let dir = temp_dir();
+        profile_on(&jdk, dir.path(), "cpu=samples,depth=16");
+        let text_file = dir.path().join("java.hprof.txt");
+        let totals = section_totals(&std::fs::read_to_string(&text_file).unwrap());
+        let lines = folded(&text_file, &[]);
+        assert_eq!(
+            lines.iter().map(|l| l.1).sum::<i64>(),
+            *totals.last().unwrap()
+        );
+        let hot: i64 = lines
+            .iter()
+            .filter(|(s, _)| s.ends_with("CpuHot.main;CpuHot.hot"))
+            .map(|l| l.1)
+            .sum();
+        assert!(
+            hot * 10 > totals[0] * 8,
+            "CpuHot.hot has {hot} of {totals:?}: {lines:?}"
+        );
+        // Binary output of the same kind of run.
+        let bin = temp_dir();
+        profile_on(&jdk, bin.path(), "cpu=samples,depth=16,format=b");
+        let lines = folded(&bin.path().join("java.hprof"), &[]);
+        let total: i64 = lines.iter().map(|l| l.1).sum();
+        let hot: i64 = lines
+            .iter()
+            .filter(|(s, _)| s.ends_with("CpuHot.main;CpuHot.hot"))
+            .map(|l| l.1)
+            .sum();
+        assert!(total > 20 && hot * 10 > total * 8, "{lines:?}");
+        // --threads puts the thread first; --exclude drops frames.
+        let lines = folded(&text_file, &["--threads"]);
+        assert!(
+            lines.iter().all(|(s, _)| !s.starts_with("CpuHot")),
+            "{lines:?}"
+        );
+        let lines = folded(&text_file, &["--exclude", "^CpuHot\\.main$"]);
+        assert!(
+            lines.iter().any(|(s, _)| s.starts_with("CpuHot.hot")),
+            "{lines:?}"
+        );
+    }
 }
 
 #[test]

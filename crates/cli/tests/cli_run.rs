@@ -3,7 +3,7 @@
 
 use std::process::Stdio;
 
-use hprof_testkit::java::{classes, jdk17, libhprof};
+use hprof_testkit::java::{classes, jdk17, jdks, libhprof};
 
 use crate::support::hprof;
 
@@ -84,37 +84,43 @@ fn runs_and_reports(jdk: &hprof_testkit::java::Jdk) {
 
 #[test]
 fn run_passes_on_the_exit_status_and_binary_output_is_reported() {
-    let dir = crate::support::temp_dir();
-    let cp = classes().display().to_string();
-    let (code, _, stderr) = run_in(
-        dir.path(),
-        &[
-            "run",
-            "--format",
-            "b",
-            "-o",
-            "out.hprof",
-            "--no-flame",
-            "--",
-            &java(),
-            "-cp",
-            &cp,
-            "ExitPaths",
-            "exit-from-thread",
-        ],
-    );
-    assert_eq!(code, Some(3), "{stderr}");
-    assert!(
-        stderr.contains("Profile written to ./out.hprof"),
-        "{stderr}"
-    );
-    assert!(
-        stderr
-            .lines()
-            .any(|l| l.ends_with("  ExitPaths.spin") && l.trim_start().starts_with("1 ")),
-        "{stderr}"
-    );
-    assert!(!dir.path().join("out.html").exists());
+    for jdk in jdks() {
+        // (Shown with the assertion that fails.)
+        eprintln!("JDK {}", jdk.version);
+        let java = jdk.bin("java").display().to_string();
+        let dir = crate::support::temp_dir();
+        let cp = classes().display().to_string();
+        let (code, _, stderr) = run_with(
+            &jdk,
+            dir.path(),
+            &[
+                "run",
+                "--format",
+                "b",
+                "-o",
+                "out.hprof",
+                "--no-flame",
+                "--",
+                &java,
+                "-cp",
+                &cp,
+                "ExitPaths",
+                "exit-from-thread",
+            ],
+        );
+        assert_eq!(code, Some(3), "{stderr}");
+        assert!(
+            stderr.contains("Profile written to ./out.hprof"),
+            "{stderr}"
+        );
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.ends_with("  ExitPaths.spin") && l.trim_start().starts_with("1 ")),
+            "{stderr}"
+        );
+        assert!(!dir.path().join("out.html").exists());
+    }
 }
 
 #[test]
@@ -273,89 +279,96 @@ fn run_whose_agent_wrote_nothing_reports_no_stale_profile() {
 
 #[test]
 fn print_of_binary_output_has_the_sections_of_text_output() {
-    // Sampled every millisecond of CPU time: the workers' work gives TRACE blocks in both.
-    let cp = classes().display().to_string();
-    let text_dir = crate::support::temp_dir();
-    let (code, _, stderr) = run_in(
-        text_dir.path(),
-        &[
-            "run",
-            "--agent-opts",
-            "interval=1",
-            "--",
-            &java(),
-            "-cp",
-            &cp,
-            "ManyThreads",
-        ],
-    );
-    assert_eq!(code, Some(0), "{stderr}");
-    let binary_dir = crate::support::temp_dir();
-    let (code, _, stderr) = run_in(
-        binary_dir.path(),
-        &[
-            "run",
-            "--format",
-            "b",
-            "--agent-opts",
-            "interval=1",
-            "--",
-            &java(),
-            "-cp",
-            &cp,
-            "ManyThreads",
-        ],
-    );
-    assert_eq!(code, Some(0), "{stderr}");
-    let printed = crate::support::hprof_ok(&[
-        "print",
-        binary_dir.path().join("java.hprof").to_str().unwrap(),
-    ]);
-    let text = std::fs::read_to_string(text_dir.path().join("java.hprof.txt")).unwrap();
-    // The same kinds of lines and sections (TRACE blocks included: the binary file defines
-    // the empty trace 300000 up front, for its thread records).
-    let kinds = |t: &str| -> Vec<String> {
-        let mut seen: Vec<String> = Vec::new();
-        for line in t.lines().skip_while(|l| *l != "--------") {
-            let kind = line.split([' ', '(']).take(2).collect::<Vec<_>>().join(" ");
-            if ["THREAD START", "THREAD END", "CPU SAMPLES", "TRACE"]
-                .iter()
-                .any(|k| kind.starts_with(k))
-            {
-                let kind = if kind.starts_with("TRACE") {
-                    "TRACE".to_string()
-                } else {
-                    kind
-                };
-                if !seen.contains(&kind) {
-                    seen.push(kind);
+    for jdk in jdks() {
+        // (Shown with the assertion that fails.)
+        eprintln!("JDK {}", jdk.version);
+        let java = jdk.bin("java").display().to_string();
+        // Sampled every millisecond of CPU time: the workers' work gives TRACE blocks in both.
+        let cp = classes().display().to_string();
+        let text_dir = crate::support::temp_dir();
+        let (code, _, stderr) = run_with(
+            &jdk,
+            text_dir.path(),
+            &[
+                "run",
+                "--agent-opts",
+                "interval=1",
+                "--",
+                &java,
+                "-cp",
+                &cp,
+                "ManyThreads",
+            ],
+        );
+        assert_eq!(code, Some(0), "{stderr}");
+        let binary_dir = crate::support::temp_dir();
+        let (code, _, stderr) = run_with(
+            &jdk,
+            binary_dir.path(),
+            &[
+                "run",
+                "--format",
+                "b",
+                "--agent-opts",
+                "interval=1",
+                "--",
+                &java,
+                "-cp",
+                &cp,
+                "ManyThreads",
+            ],
+        );
+        assert_eq!(code, Some(0), "{stderr}");
+        let printed = crate::support::hprof_ok(&[
+            "print",
+            binary_dir.path().join("java.hprof").to_str().unwrap(),
+        ]);
+        let text = std::fs::read_to_string(text_dir.path().join("java.hprof.txt")).unwrap();
+        // The same kinds of lines and sections (TRACE blocks included: the binary file defines
+        // the empty trace 300000 up front, for its thread records).
+        let kinds = |t: &str| -> Vec<String> {
+            let mut seen: Vec<String> = Vec::new();
+            for line in t.lines().skip_while(|l| *l != "--------") {
+                let kind = line.split([' ', '(']).take(2).collect::<Vec<_>>().join(" ");
+                if ["THREAD START", "THREAD END", "CPU SAMPLES", "TRACE"]
+                    .iter()
+                    .any(|k| kind.starts_with(k))
+                {
+                    let kind = if kind.starts_with("TRACE") {
+                        "TRACE".to_string()
+                    } else {
+                        kind
+                    };
+                    if !seen.contains(&kind) {
+                        seen.push(kind);
+                    }
                 }
             }
+            seen
+        };
+        // Threads start and end concurrently with the sampler, so only the set of kinds is
+        // compared, and that both end with the CPU SAMPLES section.
+        let sorted = |mut k: Vec<String>| {
+            k.sort();
+            k
+        };
+        assert_eq!(sorted(kinds(&printed)), sorted(kinds(&text)));
+        assert!(printed.ends_with("CPU SAMPLES END\n") && text.ends_with("CPU SAMPLES END\n"));
+        assert!(
+            kinds(&printed).contains(&"TRACE".to_string())
+                && kinds(&text).contains(&"TRACE".to_string())
+        );
+        // The same 200 worker threads start and end in both.
+        for t in [&printed, &text] {
+            let starts = t
+                .lines()
+                .filter(|l| l.starts_with("THREAD START") && l.contains("name=\"worker-"))
+                .count();
+            assert_eq!(starts, 200);
+            assert!(t.contains("CPU SAMPLES END"));
         }
-        seen
-    };
-    // Threads start and end concurrently with the sampler, so only the set of kinds is
-    // compared, and that both end with the CPU SAMPLES section.
-    let sorted = |mut k: Vec<String>| {
-        k.sort();
-        k
-    };
-    assert_eq!(sorted(kinds(&printed)), sorted(kinds(&text)));
-    assert!(printed.ends_with("CPU SAMPLES END\n") && text.ends_with("CPU SAMPLES END\n"));
-    assert!(
-        kinds(&printed).contains(&"TRACE".to_string())
-            && kinds(&text).contains(&"TRACE".to_string())
-    );
-    // The same 200 worker threads start and end in both.
-    for t in [&printed, &text] {
-        let starts = t
-            .lines()
-            .filter(|l| l.starts_with("THREAD START") && l.contains("name=\"worker-"))
-            .count();
-        assert_eq!(starts, 200);
-        assert!(t.contains("CPU SAMPLES END"));
+        assert!(printed.contains("\nTRACE 300000:\n\t<empty>\n"));
     }
-    assert!(printed.contains("\nTRACE 300000:\n\t<empty>\n"));
 }
 
 /// SITES rows of a text profile, each with the frames of its trace:
