@@ -9,7 +9,9 @@ gives:
 - sampler=jvmti: samples of `Sampling inline 2` (2 s of wall time at 10 ms: 200 on an idle
   machine; the test's floor of 20 is only the power of its check);
 - cpu=wall: samples of CpuHot's acceptor, blocked in accept(), per second of wall time (100 a
-  second at 10 ms);
+  second at 10 ms); and of `Sampling wall 2`'s running thread against its sleeping one (a
+  running thread that waits for a core when its signal comes loses the next: the tests only
+  bound that loss at half);
 - `hprof attach --timeout 2` against a JVM started with -XX:+DisableAttachMechanism: how long
   it takes to give up (the test once asserted under 20 s);
 - `hprof attach PID -d 60` stopped by Ctrl-C once it records: how long it takes to end with its
@@ -77,6 +79,12 @@ def wall_samples(agent, classes):
     return samples_by_thread(text).get("acceptor", 0), wall
 
 
+def wall_running_vs_sleeping(agent, classes):
+    _, text, _ = profiled(agent, classes, "cpu=wall,thread=y,depth=16", "Sampling", ["wall", "2"])
+    counts = samples_by_thread(text)
+    return counts.get("spinner", 0) / max(counts.get("sleeper", 0), 1)
+
+
 def refused_attach(hprof, agent, classes):
     java = subprocess.Popen(["java", "-XX:+DisableAttachMechanism", "-cp", str(classes), "LongRunning", "30000"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -122,7 +130,7 @@ def main():
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
     agent, hprof, classes = prepare()
-    rows = {k: [] for k in ["s10", "e10", "w10", "s100", "e100", "jvmti", "jwall", "wall", "wwall", "refused", "ctrlc"]}
+    rows = {k: [] for k in ["s10", "e10", "w10", "s100", "e100", "jvmti", "jwall", "wall", "wwall", "spin", "refused", "ctrlc"]}
     for _ in range(args.runs):
         s, e, w = cpu_samples(agent, classes, 10)
         rows["s10"].append(s), rows["e10"].append(e), rows["w10"].append(w)
@@ -132,6 +140,7 @@ def main():
         rows["jvmti"].append(s), rows["jwall"].append(w)
         s, w = wall_samples(agent, classes)
         rows["wall"].append(s), rows["wwall"].append(w)
+        rows["spin"].append(wall_running_vs_sleeping(agent, classes))
         rows["refused"].append(refused_attach(hprof, agent, classes))
         rows["ctrlc"].append(ctrl_c(hprof, agent, classes))
     load = os.getloadavg()
@@ -147,6 +156,7 @@ def main():
              f"| cpu=samples: samples in CpuHot's run (1.5 s of main's CPU; {m['w10']:.1f} s of wall time here) | {m['s10']:.0f} | 150 in 1.5 s |",
              f"| sampler=jvmti: samples of `Sampling inline 2` ({m['jwall']:.1f} s of wall time) | {m['jvmti']:.0f} | about 200 |",
              f"| cpu=wall: samples of CpuHot's acceptor per second of wall time | {m['wall'] / m['wwall']:.0f} | 100 |",
+             f"| cpu=wall: samples of a running thread / those of a sleeping one (`Sampling wall 2`) | {m['spin']:.0%} | about 100 % |",
              f"| `hprof attach --timeout 2` refused by -XX:+DisableAttachMechanism: seconds to give up | {m['refused']:.1f} | 2 to 3 |",
              f"| `hprof attach -d 60` interrupted by Ctrl-C: seconds to end with its profile | {m['ctrlc']:.1f} | under 1 |",
              ""]

@@ -223,14 +223,21 @@ fn wall_clock_samples_carry_each_threads_state() {
             "JDK {}: spinner",
             jdk.version
         );
-        // Wall time: a sleeping thread is sampled as often as a running one, both signalled
-        // on every tick. Measured at a load of 10 to 12 on two cores: within 4 % of each other
-        // in five runs; a running thread that waits for a core when its signal comes loses
-        // the next one (pending signals merge), which cost main 13 % against a thread sampled
-        // through JVMTI in one run of three: within 20 %.
-        let (s, r) = (of(sleeper) as f64, of(spinner) as f64);
+        // Wall time: every thread is signalled on every tick, whatever it does. Two threads
+        // that wait (one sleeping, one blocked on a monitor) are sampled alike: within 6 % of
+        // each other in five runs at a load of 10 to 12 on two cores, so within 10 %. A
+        // running thread that waits for a core when its signal comes loses the next one
+        // (pending signals merge): never more samples than a sleeping one, and fewer as the
+        // load grows (4 % fewer at a load of 11, 25 % at 20; how close a sampler under
+        // contention gets is measured in bench/rates.py, not asserted here), at least half.
+        let (s, b, r) = (of(sleeper) as f64, of(blocked) as f64, of(spinner) as f64);
         assert!(
-            (s - r).abs() <= 0.2 * s.max(r),
+            (s - b).abs() <= 0.1 * s.max(b),
+            "JDK {}: sleeper {s} blocked {b}",
+            jdk.version
+        );
+        assert!(
+            r <= 1.05 * s + 2.0 && r >= 0.5 * s,
             "JDK {}: sleeper {s} spinner {r}",
             jdk.version
         );
