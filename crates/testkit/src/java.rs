@@ -41,11 +41,22 @@ pub fn tools_env() -> &'static HashMap<String, String> {
     })
 }
 
+/// Gives SIGINT back its default disposition in this test process, so every program it starts
+/// inherits it. A test run started in the background of a non-interactive shell (as CI and
+/// scripts may) inherits SIGINT ignored, and a JVM started with SIGINT ignored never installs
+/// its handler: a test that interrupts one would wait for it in vain.
+fn default_sigint() {
+    // SAFETY: signal(2) with SIG_DFL only sets this process's disposition of SIGINT; no handler
+    // of ours runs, and nothing else in the test harness handles SIGINT.
+    unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
+}
+
 /// Compiles `java/` once per test process and returns the classes directory.
 pub fn classes() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {
+            default_sigint();
             tools_env();
             let root = repo_root();
             let status = Command::new("bash")
