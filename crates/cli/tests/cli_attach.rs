@@ -291,8 +291,9 @@ fn each_error_has_its_exit_status_and_message() {
     }
 }
 
-/// Whether this test can run programs as another user (root, and util-linux's setpriv); if not,
-/// a skip of `skipped` that says so (a failure in CI).
+/// Whether this test can run programs as another user (root, util-linux's setpriv, and Java
+/// classes that other users may read); if not, a skip of `skipped` that says so (a failure in
+/// CI).
 fn needs_root_and_setpriv(skipped: Skipped, what: &str) -> bool {
     if hprof_testkit::require::euid() != 0 {
         skip(
@@ -307,6 +308,23 @@ fn needs_root_and_setpriv(skipped: Skipped, what: &str) -> bool {
             format!("/usr/bin/setpriv is missing (util-linux): {what} needs it"),
         );
         return false;
+    }
+    // Another user's JVM reads the classes: every directory above them must let it through.
+    let classes = classes();
+    for dir in classes.ancestors() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir).map_or(0, |m| m.permissions().mode());
+        if mode & 0o005 != 0o005 {
+            skip(
+                skipped,
+                format!(
+                    "a checkout other users can read is missing: {} is mode {:o}; {what} runs a JVM as nobody",
+                    dir.display(),
+                    mode & 0o777
+                ),
+            );
+            return false;
+        }
     }
     true
 }
@@ -430,18 +448,16 @@ fn heap_sites_and_heap_dump_start_late() {
         let target = Target::start(&jdk, &[], 60_000);
         let pid = target.pid.to_string();
         // Sampled allocation sites, started in the running JVM: LongRunning allocates a byte[1024]
-        // per round in main.
+        // per round in main, a round taking about a millisecond of CPU (462 rounds in 0.49 s):
+        // 2 s of the process's CPU (some of it the agent's start and the JIT's) allocate about
+        // 1 MB or more, some 15 samples at 64 KB (the chance of none, e^-15, is nil).
         let out = attach(
             dir.path(),
-            &[
-                &pid,
-                "heap=sites,alloc_interval=64k",
-                "-d",
-                "2",
-                "-o",
-                "late.collapsed",
-            ],
+            &[&pid, "start", "heap=sites,alloc_interval=64k"],
         );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        wait_for_cpu(target.pid, Duration::from_millis(2000));
+        let out = attach(dir.path(), &[&pid, "stop", "-o", "late.collapsed"]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
         let folded = std::fs::read_to_string(dir.path().join("late.collapsed")).unwrap();
         assert!(

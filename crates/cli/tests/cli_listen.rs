@@ -404,7 +404,9 @@ fn sampling_and_clear_commands() {
         let Stream { samples, .. } = whole_records(&dir.path().join("net.out"));
         assert_eq!(samples.len(), 3, "JDK {v}: {samples:?}");
         assert_eq!(samples[0].0, 0, "JDK {v}: {samples:?}");
-        assert_eq!(samples[1].0, 0, "JDK {v}: {samples:?}");
+        // Main's CPU timer runs on while sampling is off: back on, it may fire once for the
+        // time it had counted, as main goes back to reading its input (one sample at most).
+        assert!(samples[1].0 <= 1, "JDK {v}: {samples:?}");
         // 200 ms of main's CPU: about 20 samples at 10 ms; at least half.
         assert!(samples[2].0 >= 10, "JDK {v}: {samples:?}");
     }
