@@ -86,8 +86,9 @@ def wall_running_vs_sleeping(agent, classes):
 
 
 def refused_attach(hprof, agent, classes):
+    # (LongRunning ends when its standard input does: it gets a pipe kept open.)
     java = subprocess.Popen(["java", "-XX:+DisableAttachMechanism", "-cp", str(classes), "LongRunning", "30000"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         pid = java.stdout.readline().split()[1]
         start = time.perf_counter()
@@ -101,15 +102,19 @@ def refused_attach(hprof, agent, classes):
 
 def ctrl_c(hprof, agent, classes):
     java = subprocess.Popen(["java", "-cp", str(classes), "LongRunning", "60000"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         pid = java.stdout.readline().split()[1]
         with tempfile.TemporaryDirectory(prefix="hprof-rates-") as work:
             rec = subprocess.Popen([str(hprof), "attach", pid, "cpu=samples,sampler=jvmti", "-d", "60", "-o", "cut.txt"],
                                    cwd=work, env={**os.environ, "HPROF_AGENT": str(agent)},
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            while "Ctrl-C stops early" not in rec.stderr.readline():
-                pass
+            said = ""
+            while "Ctrl-C stops early" not in said:
+                line = rec.stderr.readline()
+                if not line:
+                    raise RuntimeError(f"hprof attach ended before it recorded: {said}")
+                said += line
             time.sleep(1)
             start = time.perf_counter()
             rec.send_signal(signal.SIGINT)
