@@ -34,13 +34,14 @@ public class CallCounts {
     }
 
     // Computes until the calling thread has had `millis` ms more of CPU time (not wall time:
-    // a loaded machine gives it less CPU per second).
+    // a loaded machine gives it less CPU per second), reading its CPU time only every million
+    // steps (a millisecond or so), so that spin, not the reading, holds the self time.
     static void spin(long millis) {
         java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
         long end = threads.getCurrentThreadCpuTime() + millis * 1_000_000L;
         long x = millis;
         while (threads.getCurrentThreadCpuTime() < end) {
-            for (int i = 0; i < 10_000; i++) {
+            for (int i = 0; i < 1_000_000; i++) {
                 x = x * 6364136223846793005L + 1442695040888963407L;
             }
         }
