@@ -672,7 +672,12 @@ fn cpu_times_started_late_counts_calls_exactly_from_the_attach_on_and_stop_resto
         );
         // Calls before the attach are not counted.
         target.command("run 1000", "ran ");
-        let out = attach(dir.path(), &[&pid, "start", "cpu=times,cutoff=0"]);
+        // (Rewriting every loaded class may take longer than attach's default 10 s on a
+        // loaded machine: 2 minutes bound it here, a bound for hangs, not a timing.)
+        let out = attach(
+            dir.path(),
+            &[&pid, "start", "cpu=times,cutoff=0", "--timeout", "120"],
+        );
         assert_eq!(out.status.code(), Some(0), "JDK {v}: {}", text(&out));
         let said = String::from_utf8_lossy(&out.stderr);
         assert!(said.contains("classes rewritten in"), "JDK {v}: {said}");
@@ -707,7 +712,10 @@ fn cpu_times_started_late_counts_calls_exactly_from_the_attach_on_and_stop_resto
         let after: i64 = target.command("probe", "probe ").parse().unwrap();
         assert_eq!(after, before, "JDK {v}: probes ran after stop");
         // A second session counts its own calls.
-        let out = attach(dir.path(), &[&pid, "start", "cpu=times,cutoff=0"]);
+        let out = attach(
+            dir.path(),
+            &[&pid, "start", "cpu=times,cutoff=0", "--timeout", "120"],
+        );
         assert_eq!(out.status.code(), Some(0), "JDK {v}: {}", text(&out));
         target.command("run 11", "ran ");
         let out = attach(dir.path(), &[&pid, "stop", "-o", "again.txt"]);
