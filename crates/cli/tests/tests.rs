@@ -8,6 +8,7 @@ mod cli_listen;
 mod cli_print;
 mod cli_run;
 mod cli_summary;
+mod cli_top;
 mod e2e_analyze;
 mod e2e_heap_dump;
 mod e2e_jcmd;

@@ -132,11 +132,21 @@ impl Session {
         })
     }
 
+    /// The session's files in the target's /tmp are named after its pid as seen from here
+    /// and in its own pid namespace: JVMs of several pid namespaces that share one /tmp (each
+    /// pid 1 in its own) have files of their own.
+    fn file_stem(&self) -> String {
+        format!(
+            "/tmp/hprof-attach-{}-{}",
+            self.target.pid, self.target.ns_pid
+        )
+    }
+
     /// The session's profile (in the target's /tmp), inside and outside names.
     fn profile_file(&self, binary: bool) -> (String, PathBuf) {
         let inside = format!(
-            "/tmp/hprof-attach-{}.{}",
-            self.target.ns_pid,
+            "{}.{}",
+            self.file_stem(),
             if binary { "hprof" } else { "txt" }
         );
         let outside = self.target.outside(&inside);
@@ -145,7 +155,7 @@ impl Session {
 
     /// Loads the agent with `options` plus a reply file; returns its return code and reply.
     fn call(&self, options: &str) -> Result<(i32, String), AttachError> {
-        let inside = format!("/tmp/hprof-attach-{}.reply", self.target.ns_pid);
+        let inside = format!("{}.reply", self.file_stem());
         let outside = self.target.outside(&inside);
         let _ = std::fs::remove_file(&outside);
         let options = if options.is_empty() {
