@@ -22,6 +22,11 @@ HPROF (the message names the byte offset and record kind), 2 on a usage error; `
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The most bytes read from an input of unknown size: standard input, a pipe, a device,
+    /// or a gzip file's contents (k, M, G or T suffixes). Default for profiles: 4G; heap
+    /// dumps are copied to a temporary file, limited by its file system.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = input::parse_size)]
+    max_input: Option<u64>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -54,6 +59,9 @@ fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Option<i32>> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(limit) = cli.max_input {
+        input::set_max_input(limit);
+    }
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = run(&cli, &mut out).and_then(|code| Ok(out.flush().map(|()| code)?));

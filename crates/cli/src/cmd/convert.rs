@@ -49,7 +49,7 @@ impl ProfileArgs {
     /// Reads the input and makes the profile the options select.
     pub fn load(&self) -> Result<(Profile, Kind)> {
         let name = self.input.display().to_string();
-        let bytes = std::fs::read(&self.input).with_context(|| format!("cannot read {name}"))?;
+        let bytes = crate::input::read_profile(&self.input)?;
         let recording = Recording::read(&bytes).with_context(|| name.clone())?;
         let kind = if self.cpu {
             Kind::Cpu

@@ -327,7 +327,7 @@ pub(crate) fn report(
     out: &mut dyn Write,
 ) -> Result<()> {
     use hprof_profile::{Kind, Recording, Selection};
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = crate::input::read_profile(path)?;
     let recording = Recording::read(&bytes).with_context(|| format!("{}", path.display()))?;
     writeln!(out, "\nProfile written to {}", path.display())?;
     let args = crate::cmd::top::TopArgs {
