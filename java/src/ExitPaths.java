@@ -1,7 +1,8 @@
 // Agent test program that ends in a chosen way while doing CPU work, so tests can check the
 // profile is complete on every exit path. Argument: normal | exit-from-thread | uncaught |
 // wait (prints READY and spins until killed by a signal) | dump-wait (prints READY, spins,
-// and after a line on stdin spins a little more and returns).
+// and after a line on stdin spins a little more and returns) | crash (spins, then crashes the
+// JVM with a write to address 0 through sun.misc.Unsafe: HotSpot's error handler aborts).
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -54,6 +55,13 @@ public class ExitPaths {
                 new BufferedReader(new InputStreamReader(System.in)).readLine();
                 spin(300);
                 break;
+            case "crash":
+                spin(300);
+                java.lang.reflect.Field field = Class.forName("sun.misc.Unsafe").getDeclaredField("theUnsafe");
+                field.setAccessible(true);
+                Object unsafe = field.get(null);
+                unsafe.getClass().getMethod("putAddress", long.class, long.class).invoke(unsafe, 0L, 42L);
+                throw new AssertionError("the write to address 0 returned");
             default:
                 throw new IllegalArgumentException(mode);
         }

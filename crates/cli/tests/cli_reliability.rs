@@ -382,3 +382,116 @@ CPU SAMPLES END\n";
     }
     assert!(!out.exists());
 }
+
+#[test]
+fn run_passes_on_the_status_of_a_jvm_killed_by_a_signal_and_says_why_there_is_no_profile() {
+    use std::io::BufRead;
+    let jdk = jdk17();
+    let classes = crate::support::java::classes();
+    let cp = classes.to_str().unwrap();
+    let java = jdk.bin("java");
+    let java = java.to_str().unwrap();
+    // SIGKILL from outside, once the program runs.
+    let dir = temp_dir();
+    let mut child = hprof()
+        .current_dir(dir.path())
+        .env("HPROF_AGENT", libhprof())
+        .args(["run", "--", java, "-cp", cp, "ExitPaths", "wait"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let pid = line
+        .trim()
+        .strip_prefix("READY ")
+        .expect("READY")
+        .to_string();
+    let killer = Command::new("kill").args(["-KILL", &pid]).status().unwrap();
+    assert!(killer.success());
+    let (tell, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tell.send(child.wait_with_output());
+    });
+    let run = done
+        .recv_timeout(Duration::from_secs(60))
+        .expect("hprof run ends after its JVM is killed")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(137), "{stderr}");
+    assert!(
+        stderr.contains(
+            "the JVM was killed by SIGKILL (exit status 137): its profile could not be written"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("not a profile"), "{stderr}");
+    assert!(!dir.path().join("java.hprof.txt").exists(), "{stderr}");
+
+    // A JVM crash: HotSpot's error handler aborts the process (SIGABRT, 134).
+    let dir = temp_dir();
+    let run = bounded_in(
+        dir.path(),
+        &["run", "--", java, "-cp", cp, "ExitPaths", "crash"],
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(134), "{stderr}");
+    assert!(
+        stderr.contains("the JVM was killed by SIGABRT (exit status 134)"),
+        "{stderr}"
+    );
+    // With core dumps off, HotSpot's error handler exits 1 instead: still the answer.
+    let dir = temp_dir();
+    let run = bounded_in(
+        dir.path(),
+        &[
+            "run",
+            "--",
+            java,
+            "-XX:-CreateCoredumpOnCrash",
+            "-cp",
+            cp,
+            "ExitPaths",
+            "crash",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the program exited with status 1 before its profile was complete"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("hprof: error"), "{stderr}");
+    assert!(!dir.path().join("java.hprof.txt").exists(), "{stderr}");
+}
+
+/// Runs `hprof args` in `dir` with the agent (at most two minutes).
+fn bounded_in(dir: &Path, args: &[&str]) -> Output {
+    let child = hprof()
+        .current_dir(dir)
+        .env("HPROF_AGENT", libhprof())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (tell, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tell.send(child.wait_with_output());
+    });
+    match done.recv_timeout(Duration::from_secs(120)) {
+        Ok(output) => output.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            panic!("hprof {args:?} still ran after two minutes");
+        }
+    }
+}
