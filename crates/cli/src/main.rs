@@ -5,10 +5,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod agent_lib;
 mod cmd;
-mod hotspot_attach;
 mod input;
 mod mmap;
+mod report;
 
 /// Reads and analyses HPROF heap dumps and profiles.
 #[derive(Debug, Parser)]

@@ -495,3 +495,292 @@ fn bounded_in(dir: &Path, args: &[&str]) -> Output {
         }
     }
 }
+
+/// A JVM running `LongRunning` for `millis`, whose /tmp is `tmp` (a mount namespace of its
+/// own, as a container has): what it and `hprof attach` leave in its /tmp is all in `tmp`.
+/// Panics where namespaces are not allowed (in CI), else `None`.
+fn jvm_with_its_own_tmp(tmp: &Path, millis: u64) -> Option<(std::process::Child, u32)> {
+    use std::io::BufRead;
+    let probe = Command::new("unshare")
+        .args(["--mount", "--fork", "sh", "-c"])
+        .arg(format!("mount --bind '{}' /tmp", tmp.display()))
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "unshare --mount is not allowed here"
+        );
+        eprintln!("unshare --mount is not allowed here: this test needs it");
+        return None;
+    }
+    let mut child = Command::new("unshare")
+        .args(["--mount", "--fork", "--kill-child", "sh", "-c"])
+        .arg(format!(
+            "mount --bind '{}' /tmp && exec \"$0\" \"$@\"",
+            tmp.display()
+        ))
+        .arg(jdk17().bin("java"))
+        .arg("-cp")
+        .arg(crate::support::java::classes())
+        .args(["LongRunning", &millis.to_string()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let pid = line
+        .trim()
+        .strip_prefix("READY ")
+        .expect("READY")
+        .parse()
+        .unwrap();
+    Some((child, pid))
+}
+
+/// What is left in a JVM's /tmp but its attach socket, its performance data and the agent's
+/// copy (the JVM keeps it loaded; every session loads that same file).
+fn leftovers(tmp: &Path) -> Vec<String> {
+    let mut left: Vec<String> = std::fs::read_dir(tmp)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            !n.starts_with(".java_pid")
+                && !n.starts_with("hprof-0")
+                && !n.starts_with("hsperfdata_")
+        })
+        .collect();
+    left.sort();
+    left
+}
+
+fn attach_in(dir: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["attach"];
+    all.extend_from_slice(args);
+    bounded_in(dir, &all)
+}
+
+#[test]
+fn attaching_to_a_jvm_that_exits_gives_a_documented_status_and_leaves_nothing_behind() {
+    use std::io::BufRead;
+    let dir = temp_dir();
+    for round in 0..3 {
+        let tmp = tempfile::tempdir().unwrap();
+        let Some((mut jvm, pid)) = jvm_with_its_own_tmp(tmp.path(), 120_000) else {
+            return;
+        };
+        let pid = pid.to_string();
+        // A recording the JVM's exit ends (its standard input closed: LongRunning exits):
+        // the profile it wrote at its exit is the output.
+        let out = format!("exit{round}.txt");
+        let mut recording = hprof()
+            .current_dir(dir.path())
+            .env("HPROF_AGENT", libhprof())
+            .args(["attach", &pid, "-d", "60", "-o", &out])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut said = String::new();
+        let mut stderr = std::io::BufReader::new(recording.stderr.take().unwrap());
+        while !said.contains("Profiling JVM") {
+            assert!(
+                stderr.read_line(&mut said).unwrap() > 0,
+                "round {round}: {said}"
+            );
+        }
+        std::thread::sleep(Duration::from_millis(300 * round));
+        drop(jvm.stdin.take());
+        let (tell, done) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut said);
+            let _ = tell.send((recording.wait(), said));
+        });
+        let (status, said) = done
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the recording ends when the JVM does");
+        assert_eq!(status.unwrap().code(), Some(0), "round {round}: {said}");
+        assert!(said.contains("exited during the recording"), "{said}");
+        let profile = std::fs::read_to_string(dir.path().join(&out)).unwrap();
+        assert!(profile.contains("CPU SAMPLES END"), "{profile}");
+        let _ = jvm.wait();
+        assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "round {round}");
+    }
+    // Requests sent while a JVM exits: each ends with a documented status (0 answered,
+    // 3 no such process, 8 no session), never permission denied, an empty answer or the
+    // whole timeout.
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((mut jvm, pid)) = jvm_with_its_own_tmp(tmp.path(), 120_000) else {
+        return;
+    };
+    let pid_text = pid.to_string();
+    let started = attach_in(dir.path(), &[&pid_text, "start"]);
+    assert_eq!(
+        started.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    let stdin = jvm.stdin.take();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(400));
+        drop(stdin);
+    });
+    let mut codes = Vec::new();
+    while Path::new(&format!("/proc/{pid}")).exists() && codes.len() < 200 {
+        let began = std::time::Instant::now();
+        let action = ["status", "dump", "stop", "start"][codes.len() % 4];
+        let run = attach_in(
+            dir.path(),
+            &[&pid_text, action, "--timeout", "5", "-o", "x.txt"],
+        );
+        let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+        let code = run.status.code();
+        assert!(
+            matches!(code, Some(0 | 3 | 8)),
+            "{action}: {code:?} after {:?}: {stderr}",
+            began.elapsed()
+        );
+        assert!(!stderr.contains("permission denied"), "{stderr}");
+        assert!(!stderr.contains("unexpected answer"), "{stderr}");
+        assert!(
+            began.elapsed() < Duration::from_secs(5),
+            "{action}: {stderr}"
+        );
+        if code == Some(3) {
+            assert!(
+                stderr.contains("exited") || stderr.contains("no process"),
+                "{stderr}"
+            );
+        }
+        codes.push(code);
+    }
+    let _ = jvm.wait();
+    let gone = attach_in(dir.path(), &[&pid_text, "status"]);
+    assert_eq!(gone.status.code(), Some(3), "{codes:?}");
+    // A session started and not stopped left its last dump in its own directory: that is
+    // its output (announced at start), and nothing else is left.
+    let left = leftovers(tmp.path());
+    assert!(
+        left.iter().all(|n| n.starts_with("hprof-attach-")),
+        "{left:?}"
+    );
+}
+
+#[test]
+fn attach_files_are_private_unpredictable_and_never_followed() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt, symlink};
+    let dir = temp_dir();
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((mut jvm, pid)) = jvm_with_its_own_tmp(tmp.path(), 60_000) else {
+        return;
+    };
+    // Another user's traps at the names this command once used.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "untouched").unwrap();
+    for name in [
+        format!("hprof-attach-{pid}.txt"),
+        format!("hprof-attach-{pid}.reply"),
+        format!("hprof-attach-{pid}.hprof"),
+    ] {
+        symlink(&victim, tmp.path().join(name)).unwrap();
+    }
+    let pid = pid.to_string();
+    let start = attach_in(dir.path(), &[&pid, "start"]);
+    let stderr = String::from_utf8_lossy(&start.stderr);
+    assert_eq!(start.status.code(), Some(0), "{stderr}");
+    let profile = stderr
+        .split("its profile collects in ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .expect("the profile's path")
+        .to_string();
+    let session_dir = Path::new(&profile).parent().unwrap().to_path_buf();
+    let meta = std::fs::symlink_metadata(&session_dir).unwrap();
+    assert!(meta.is_dir(), "{profile}");
+    assert_eq!(meta.mode() & 0o777, 0o700, "{profile}");
+    assert_eq!(
+        std::fs::metadata(&profile).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let name = session_dir
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        name.starts_with("hprof-attach-") && !name.contains(&pid),
+        "{name}"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let stop = attach_in(dir.path(), &[&pid, "stop", "-o", "p.txt"]);
+    assert_eq!(
+        stop.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&stop.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(dir.path().join("p.txt"))
+            .unwrap()
+            .contains("CPU SAMPLES END")
+    );
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "untouched");
+    let mut left = leftovers(tmp.path());
+    left.retain(|n| !n.starts_with(&format!("hprof-attach-{pid}.")));
+    assert_eq!(left, Vec::<String>::new());
+    let _ = jvm.kill();
+    let _ = jvm.wait();
+}
+
+#[test]
+fn of_two_starts_at_once_the_loser_is_told_a_session_runs() {
+    let dir = temp_dir();
+    let tmp = tempfile::tempdir().unwrap();
+    let Some((mut jvm, pid)) = jvm_with_its_own_tmp(tmp.path(), 120_000) else {
+        return;
+    };
+    let pid = pid.to_string();
+    for round in 0..5 {
+        let racers: Vec<_> = (0..2)
+            .map(|_| {
+                let (dir, pid) = (dir.path().to_path_buf(), pid.clone());
+                std::thread::spawn(move || attach_in(&dir, &[&pid, "start"]))
+            })
+            .collect();
+        let mut results: Vec<(Option<i32>, String)> = racers
+            .into_iter()
+            .map(|r| {
+                let out = r.join().unwrap();
+                (
+                    out.status.code(),
+                    String::from_utf8_lossy(&out.stderr).into_owned(),
+                )
+            })
+            .collect();
+        results.sort();
+        assert_eq!(results[0].0, Some(0), "round {round}: {results:?}");
+        assert_eq!(results[1].0, Some(8), "round {round}: {results:?}");
+        assert!(
+            results[1]
+                .1
+                .contains("a profiling session is already running in this JVM"),
+            "round {round}: {results:?}"
+        );
+        let stop = attach_in(dir.path(), &[&pid, "stop", "-o", "race.txt"]);
+        assert_eq!(
+            stop.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&stop.stderr)
+        );
+        assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "round {round}");
+    }
+    let _ = jvm.kill();
+    let _ = jvm.wait();
+}

@@ -93,7 +93,7 @@ pub struct RunArgs {
 /// Runs `hprof run` (its report goes to standard error or `--report`, never to standard
 /// output, which is the program's); returns the program's exit status.
 pub fn run(args: &RunArgs) -> Result<i32> {
-    let agent = find_agent()?;
+    let agent = crate::agent_lib::find_agent()?;
     let format_b = matches!(args.format, OutputFormat::B);
     let output = args.output.clone().unwrap_or_else(|| {
         PathBuf::from(if format_b {
@@ -232,7 +232,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         } else {
             Some(flame_path(profile, args.flame.as_deref()))
         };
-        match report(profile, flame.as_deref(), args.top, &mut report_out) {
+        match crate::report::report(profile, flame.as_deref(), args.top, &mut report_out) {
             Ok(()) => {}
             // A program that failed may have ended before the agent finished its profile
             // (a JVM crash with core dumps off exits 1): its status is the answer.
@@ -357,22 +357,6 @@ fn flame_path(profile: &Path, flame: Option<&Path>) -> PathBuf {
     }
 }
 
-/// `libhprof.so` next to this program, or `$HPROF_AGENT`.
-pub(crate) fn find_agent() -> Result<PathBuf> {
-    if let Some(path) = std::env::var_os("HPROF_AGENT") {
-        return Ok(PathBuf::from(path));
-    }
-    let exe = std::env::current_exe().context("cannot find this program's path")?;
-    let agent = exe.with_file_name("libhprof.so");
-    if !agent.is_file() {
-        bail!(
-            "libhprof.so not found next to {} (build it with `cargo build --release`, or set HPROF_AGENT)",
-            exe.display()
-        );
-    }
-    Ok(agent)
-}
-
 /// `$JAVA_HOME/bin/java` if set, else `java` from the PATH.
 fn java_executable() -> PathBuf {
     match std::env::var_os("JAVA_HOME") {
@@ -381,55 +365,4 @@ fn java_executable() -> PathBuf {
         }
         _ => PathBuf::from("java"),
     }
-}
-
-/// Reports a profile: for each kind of section it holds, the hottest methods of the last dump;
-/// then writes its flame graph (of the first kind) to `flame`.
-pub(crate) fn report(
-    path: &Path,
-    flame: Option<&Path>,
-    top: usize,
-    out: &mut dyn Write,
-) -> Result<()> {
-    use hprof_profile::{Kind, Recording, Selection};
-    let bytes = crate::input::read_profile(path)?;
-    let recording = Recording::read(&bytes).with_context(|| format!("{}", path.display()))?;
-    writeln!(out, "\nProfile written to {}", path.display())?;
-    let args = crate::cmd::top::TopArgs {
-        profile: crate::cmd::convert::ProfileArgs {
-            input: path.to_path_buf(),
-            cpu: false,
-            times: false,
-            alloc: false,
-            live: false,
-            lock: false,
-            dump: None,
-            all: false,
-            threads: false,
-            include: None,
-            exclude: None,
-        },
-        by: crate::cmd::top::By::Method,
-        rows: top,
-        stacks: false,
-        json: false,
-    };
-    let kinds: Vec<Kind> = [Kind::Cpu, Kind::Times, Kind::Alloc, Kind::Lock]
-        .into_iter()
-        .filter(|&k| recording.dumps(k) > 0)
-        .collect();
-    for &kind in &kinds {
-        let profile = recording.profile(kind, Selection::Last, false)?;
-        writeln!(out)?;
-        crate::cmd::top::write_top(&profile, kind.section(), &args, out)?;
-    }
-    if let (Some(flame), Some(&kind)) = (flame, kinds.first()) {
-        let profile = recording.profile(kind, Selection::Last, false)?;
-        if profile.total() > 0 {
-            let title = format!("{} — {}", kind.section(), path.display());
-            crate::cmd::convert::write(&profile, crate::cmd::convert::Format::Html, &title, flame)?;
-            writeln!(out, "Flame graph: {}", flame.display())?;
-        }
-    }
-    Ok(())
 }
