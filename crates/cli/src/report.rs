@@ -188,6 +188,7 @@ pub fn report(path: &Path, flame: Option<&Path>, top: usize, out: &mut dyn Write
     use hprof_profile::{Kind, Recording, Selection};
     let bytes = crate::input::read_profile(path)?;
     let recording = Recording::read(&bytes).with_context(|| format!("{}", path.display()))?;
+    warn_notes(&path.display().to_string(), &recording);
     writeln!(out, "\nProfile written to {}", path.display())?;
     let ranking = Ranking {
         by: By::Method,
@@ -222,6 +223,7 @@ pub fn convert_file(source: &Path, output: &Path, format: Format, all: bool) -> 
     let name = source.display().to_string();
     let bytes = crate::input::read_profile(source)?;
     let recording = Recording::read(&bytes).with_context(|| name.clone())?;
+    warn_notes(&name, &recording);
     let kind = recording.default_kind().with_context(|| {
         format!("{name}: no CPU SAMPLES, CPU TIME, SITES or MONITOR TIME section")
     })?;
@@ -231,4 +233,12 @@ pub fn convert_file(source: &Path, output: &Path, format: Format, all: bool) -> 
         .with_context(|| name.clone())?;
     let title = format!("{} — {name}", kind.section());
     write(&profile, format, &title, output)
+}
+
+/// Warns of what the agent noted it could not write into a profile (a dump cut short by a
+/// full disk, a heap dump it lost): the profile is incomplete.
+pub fn warn_notes(name: &str, recording: &hprof_profile::Recording) {
+    for note in recording.notes() {
+        eprintln!("hprof: warning: {name} is incomplete: its writer noted: {note}");
+    }
 }

@@ -101,6 +101,8 @@ pub struct Recording {
     traces: HashMap<u32, Trace>,
     threads: HashMap<u32, String>,
     sections: Vec<Section>,
+    /// The writer's notes of what it could not write (`HPROF ERROR: ` lines or strings).
+    notes: Vec<String>,
 }
 
 impl Recording {
@@ -162,6 +164,12 @@ impl Recording {
         });
         self.frame_index.insert(key, i);
         i
+    }
+
+    /// What the agent noted it could not write (its `HPROF ERROR:` notes, without the
+    /// prefix): a profile with notes is incomplete.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// How many dumps hold a section of `kind`.
@@ -394,6 +402,7 @@ impl Recording {
         }
         self.threads.extend(later.threads);
         self.sections.extend(later.sections);
+        self.notes.extend(later.notes);
     }
 }
 
@@ -404,7 +413,9 @@ fn read_text_from(text: &str, base: u64) -> Result<Recording, Error> {
     let mut offset = base;
     let mut lines = text.split_inclusive('\n').peekable();
     while let Some(line) = next_line(&mut lines, &mut offset) {
-        if let Some(rest) = line.strip_prefix("THREAD START (") {
+        if let Some(note) = line.strip_prefix(hprof_format::ERROR_NOTE_PREFIX) {
+            recording.notes.push(note.to_string());
+        } else if let Some(rest) = line.strip_prefix("THREAD START (") {
             if let (Some(id), Some(name)) = (number_after(rest, "id = "), rest.split('"').nth(1)) {
                 recording.threads.insert(id as u32, name.to_string());
             }
@@ -571,6 +582,11 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
     while let Some((_, record)) = records.next().map_err(bad)? {
         match record {
             Record::Utf8 { id, text } => {
+                if let Some(note) = text.strip_prefix(hprof_format::ERROR_NOTE_PREFIX.as_bytes()) {
+                    recording
+                        .notes
+                        .push(String::from_utf8_lossy(note).into_owned());
+                }
                 strings.insert(id, String::from_utf8_lossy(text).into_owned());
             }
             Record::LoadClass {
@@ -703,6 +719,14 @@ CPU SAMPLES BEGIN (total = 4) Tue Nov 24 14:00:02 2026\nrank   self  accum   cou
         let err = r.profile(Kind::Cpu, Selection::Nth(3), false).unwrap_err();
         assert!(err.message.contains("dump 3 does not exist"), "{err}");
         assert!(r.profile(Kind::Alloc, Selection::Last, false).is_err());
+    }
+
+    #[test]
+    fn the_agents_notes_of_what_it_could_not_write_are_kept() {
+        let noted = format!("{TEXT}HPROF ERROR: can't write profile output: disk full\n");
+        let r = Recording::read(noted.as_bytes()).unwrap();
+        assert_eq!(r.notes(), ["can't write profile output: disk full"]);
+        assert!(Recording::read(TEXT.as_bytes()).unwrap().notes().is_empty());
     }
 
     #[test]

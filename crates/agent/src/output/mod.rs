@@ -331,17 +331,18 @@ impl std::fmt::Debug for ProfileOutput {
 impl ProfileOutput {
     /// Wraps an opened output.
     pub fn new(opened: Opened) -> ProfileOutput {
-        let mut file = opened.file;
-        if let Some(file) = &mut file {
-            // The header is whole once written.
-            file.whole = file.written.load(Ordering::Relaxed);
-        }
-        ProfileOutput {
+        let mut out = ProfileOutput {
             writer: Some(opened.writer),
             socket: opened.socket,
-            file,
+            file: opened.file,
             incomplete: Vec::new(),
+        };
+        // The header is whole once it is in the file.
+        out.write(|w| w.flush());
+        if let Some(file) = &mut out.file {
+            file.whole = file.written.load(Ordering::Relaxed);
         }
+        out
     }
 
     /// The path of the output file, when the output is a file.

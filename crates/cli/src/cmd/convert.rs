@@ -52,6 +52,7 @@ impl ProfileArgs {
         let name = self.input.display().to_string();
         let bytes = crate::input::read_profile(&self.input)?;
         let recording = Recording::read(&bytes).with_context(|| name.clone())?;
+        crate::report::warn_notes(&name, &recording);
         let kind = if self.cpu {
             Kind::Cpu
         } else if self.times {
