@@ -321,3 +321,41 @@ fn a_heap_dump_on_a_full_disk_is_never_announced_as_done_and_the_file_says_it_is
         }
     }
 }
+
+#[test]
+fn net_to_a_closed_port_or_an_unknown_host_ends_the_jvm_saying_why() {
+    // As the original did: the JVM ends before main with "can't connect to HOST:PORT", exit
+    // status 1; now with the reason.
+    let jdk = crate::support::jdk17();
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    for (net, why) in [
+        (
+            format!("127.0.0.1:{port}"),
+            "connection refused by 127.0.0.1:".to_string(),
+        ),
+        (
+            "no-such-host.invalid:7777".to_string(),
+            "(no such host: ".to_string(),
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let run = run_java(
+            &jdk,
+            dir.path(),
+            &[&agentpath(&format!("cpu=samples,net={net}"))],
+            "CpuHot",
+            &["300"],
+        );
+        assert_eq!(run.code, Some(1), "{net}: {}", run.stderr);
+        assert!(!run.stdout.contains("hot"), "{net}: main ran: {}", run.stdout);
+        assert!(
+            run.stderr.contains(&format!("HPROF ERROR: can't connect to {net} ")),
+            "{net}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains(&why), "{net}: {}", run.stderr);
+    }
+}
