@@ -350,9 +350,14 @@ fn net_to_a_closed_port_or_an_unknown_host_ends_the_jvm_saying_why() {
             &["300"],
         );
         assert_eq!(run.code, Some(1), "{net}: {}", run.stderr);
-        assert!(!run.stdout.contains("hot"), "{net}: main ran: {}", run.stdout);
         assert!(
-            run.stderr.contains(&format!("HPROF ERROR: can't connect to {net} ")),
+            !run.stdout.contains("hot"),
+            "{net}: main ran: {}",
+            run.stdout
+        );
+        assert!(
+            run.stderr
+                .contains(&format!("HPROF ERROR: can't connect to {net} ")),
             "{net}: {}",
             run.stderr
         );

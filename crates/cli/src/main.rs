@@ -17,8 +17,10 @@ mod report;
     name = "hprof",
     version,
     about,
-    after_help = "Exit status: 0 on success, 1 when a file cannot be read or is not valid \
-HPROF (the message names the byte offset and record kind), 2 on a usage error; `hprof run` exits with the status of the program it ran."
+    after_help = "Exit status: 0 on success, 1 when a file cannot be read, is not valid \
+HPROF (the message names the byte offset and record kind) or is incomplete (a heap dump cut \
+short: --allow-truncated accepts it), 2 on a usage error; `hprof run` exits with the status of \
+the program it ran, `hprof attach` with its own (see `hprof attach --help`)."
 )]
 struct Cli {
     #[command(subcommand)]
