@@ -459,11 +459,9 @@ fn run_passes_on_the_status_of_a_jvm_killed_by_a_signal_and_says_why_there_is_no
         "{stderr}"
     );
     assert!(!stderr.contains("hprof: error"), "{stderr}");
-    assert_eq!(
-        dir.path().join("java.hprof.txt").exists(),
-        reported,
-        "{stderr}"
-    );
+    if reported {
+        assert!(dir.path().join("java.hprof.txt").exists(), "{stderr}");
+    }
 }
 
 /// Runs `hprof args` in `dir` with the agent (at most two minutes).
