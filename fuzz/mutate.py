@@ -171,7 +171,7 @@ def main():
     }
     rng = random.Random(args.seed)
     rows, started = [], time.time()
-    failures = []
+    failures, notes = [], []
     for name, (command, kind) in commands.items():
         # Heap dump commands also get the profiles (records they must read or refuse); the
         # profile commands also get the dumps (files they must refuse at once).
@@ -194,6 +194,7 @@ def main():
             path.write_bytes(data)
             jobs.append(path)
         counts, worst_rss, slowest, no_offset = Counter(), 0, 0.0, 0
+        no_offset_kinds = Counter()
         with ThreadPoolExecutor(args.jobs) as pool_exec:
             for path, (outcome, err, rss, secs) in zip(jobs, pool_exec.map(lambda p: one(command, p, mutants), jobs)):
                 panicked = outcome == 101 or "panicked" in err
@@ -205,10 +206,14 @@ def main():
                     shutil.copy(path, work / f"failure-{name}-{path.name}")
                 elif outcome == 1 and "offset" not in err and "incomplete" not in err:
                     no_offset += 1
+                    # What such errors say, without the file's name and numbers.
+                    kind = re.sub(r"\d+", "N", err.strip().splitlines()[-1].replace(str(path), "FILE"))
+                    no_offset_kinds[kind[:110]] += 1
                 path.unlink()
         statuses = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items(), key=lambda kv: str(kv[0])))
         bad = sum(v for k, v in counts.items() if k == "panic" or isinstance(k, str))
         rows.append(f"| `{name}` | {args.per_command} | {statuses} | {bad} | {no_offset} | {worst_rss / 1024:.0f} MB | {slowest:.2f} s |")
+        notes.extend(f"- `{name}`, {n} x: `{kind}`" for kind, n in no_offset_kinds.most_common(3))
         print(rows[-1], flush=True)
     minutes = (time.time() - started) / 60
     section = "\n".join([
@@ -221,7 +226,9 @@ def main():
         "signals and timeouts; \"no offset\" counts status-1 errors whose message names no byte offset (nor an "
         "incomplete file).", "",
         "| command | runs | exit statuses | failures | no offset | largest RSS | slowest |",
-        "|---|---|---|---|---|---|---|", *rows, ""])
+        "|---|---|---|---|---|---|---|", *rows, "",
+        "The errors without an offset, most frequent first (each names the file; mutants of the other kind "
+        "of input are refused for what they are):", "", *notes, ""])
     if failures:
         section += "\nFailures:\n\n" + "\n".join(f"- {f}" for f in failures[:20]) + "\n"
     print(section)
