@@ -195,7 +195,9 @@ impl Session {
                 return Ok(ready.to_string());
             }
             if let Some(why) = line.strip_prefix("failed: ") {
-                let _ = self.stop();
+                if let Ok(stopped) = self.stop() {
+                    self.remove(&stopped.profile);
+                }
                 return Err(AttachError::Refused(format!(
                     "cpu=times could not start: {why}"
                 )));

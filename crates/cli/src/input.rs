@@ -316,7 +316,11 @@ pub fn read_profile(path: &Path) -> Result<Vec<u8>> {
         (Some(_), false) => None,
         _ => Some(MAX_INPUT.get().copied().unwrap_or(DEFAULT_MAX_PROFILE)),
     };
-    let mut bytes = Vec::with_capacity(size.filter(|_| !gzip).unwrap_or(0) as usize);
+    let mut bytes = Vec::new();
+    let room = size.filter(|_| !gzip).unwrap_or(0);
+    bytes
+        .try_reserve_exact(usize::try_from(room).unwrap_or(usize::MAX))
+        .map_err(|_| anyhow::anyhow!("{name}: {room} bytes do not fit in this process's memory"))?;
     let mut rest = io::Cursor::new(head).chain(plain);
     pump(&mut rest, &mut bytes, &mut check, limit, gzip, &name)?;
     Ok(bytes)

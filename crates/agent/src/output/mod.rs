@@ -378,18 +378,20 @@ impl ProfileOutput {
         self.incomplete.push(why.to_string());
     }
 
-    /// Ends a dump: flushes, and returns why it is incomplete (empty when whole). A whole
-    /// dump moves the file's known-whole end.
+    /// Ends a dump: flushes, and returns why it is incomplete (empty when whole). A dump
+    /// whose every write succeeded moves the file's known-whole end (its notes, if any, are
+    /// in the file).
     pub fn end_dump(&mut self) -> Vec<String> {
         self.write(|w| w.flush());
-        if self.writer.is_none() && self.incomplete.is_empty() {
-            self.incomplete
-                .push("the output was closed by an earlier failure".into());
-        }
-        if self.incomplete.is_empty()
-            && let Some(file) = &mut self.file
-        {
-            file.whole = file.written.load(Ordering::Relaxed);
+        match &mut self.file {
+            _ if self.writer.is_none() => {
+                if self.incomplete.is_empty() {
+                    self.incomplete
+                        .push("the output was closed by an earlier failure".into());
+                }
+            }
+            Some(file) => file.whole = file.written.load(Ordering::Relaxed),
+            None => {}
         }
         std::mem::take(&mut self.incomplete)
     }
