@@ -383,15 +383,13 @@ impl ProfileOutput {
     /// in the file).
     pub fn end_dump(&mut self) -> Vec<String> {
         self.write(|w| w.flush());
-        match &mut self.file {
-            _ if self.writer.is_none() => {
-                if self.incomplete.is_empty() {
-                    self.incomplete
-                        .push("the output was closed by an earlier failure".into());
-                }
+        if self.writer.is_none() {
+            if self.incomplete.is_empty() {
+                self.incomplete
+                    .push("the output was closed by an earlier failure".into());
             }
-            Some(file) => file.whole = file.written.load(Ordering::Relaxed),
-            None => {}
+        } else if let Some(file) = &mut self.file {
+            file.whole = file.written.load(Ordering::Relaxed);
         }
         std::mem::take(&mut self.incomplete)
     }
