@@ -456,3 +456,37 @@ fn libc_sigquit() -> u32 {
 pub fn is_plain_file(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zombie_or_dead_process_has_exited() {
+        assert!(exited("Name:\tjava\nState:\tZ (zombie)\n"));
+        assert!(exited("State:\tX (dead)\n"));
+        assert!(!exited("Name:\tjava\nState:\tS (sleeping)\n"));
+        assert!(!exited("State:\tR (running)\n"));
+    }
+
+    #[test]
+    fn every_error_has_its_documented_status() {
+        let io = || std::io::Error::other("x");
+        let cases = [
+            (AttachError::NoProcess(1), 3),
+            (AttachError::Exited(1), 3),
+            (AttachError::NotHotSpot(1, "x".into()), 4),
+            (AttachError::Permission("x".into()), 5),
+            (AttachError::NoSocket(1, Duration::from_secs(1)), 6),
+            (AttachError::Timeout(Duration::from_secs(1)), 6),
+            (AttachError::NoAnswer(1), 6),
+            (AttachError::NotReady(1), 6),
+            (AttachError::AgentNotLoaded("x".into()), 7),
+            (AttachError::Refused("x".into()), 8),
+            (AttachError::Io("x".into(), io()), 1),
+        ];
+        for (error, status) in cases {
+            assert_eq!(error.exit_code(), status, "{error}");
+        }
+    }
+}

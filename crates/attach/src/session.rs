@@ -114,37 +114,7 @@ impl Session {
     }
 
     fn start_session(&self, options: Option<&str>) -> Result<Started, AttachError> {
-        let mut opts: Vec<String> = options
-            .unwrap_or("")
-            .split(',')
-            .filter(|o| !o.is_empty())
-            .map(str::to_string)
-            .collect();
-        let name = |o: &str| o.split('=').next().unwrap_or("").to_string();
-        if let Some(o) = opts.iter().find(|o| CHOSEN.contains(&name(o).as_str())) {
-            return Err(AttachError::Refused(format!(
-                "{o}: hprof attach chooses the agent's output itself (leave out file=, net=, \
-                 session= and reply=)"
-            )));
-        }
-        let has = |n: &str| opts.iter().any(|o| name(o) == n);
-        let (profiles, deep, verbose) = (
-            has("cpu") || has("heap") || has("monitor"),
-            has("depth"),
-            has("verbose"),
-        );
-        if !profiles {
-            opts.push("cpu=samples".into());
-        }
-        if !deep {
-            opts.push("depth=64".into());
-        }
-        // The agent's "Dumping ..." lines would go to the application's standard error.
-        if !verbose {
-            opts.push("verbose=n".into());
-        }
-        let binary = opts.iter().any(|o| o == "format=b");
-        let rewrites = opts.iter().any(|o| o == "cpu=times" || o == "cpu=old");
+        let (mut opts, binary, rewrites) = session_options(options)?;
         let dir = self.private_dir("hprof-attach-")?;
         let inside = format!(
             "{}/profile.{}",
@@ -389,6 +359,45 @@ fn random_name() -> String {
         .collect()
 }
 
+/// The agent options of a session started with `options`: those given, then the defaults
+/// (`cpu=samples` when no profile is asked for, `depth=64`, `verbose=n`); whether its profile
+/// is binary, and whether it rewrites classes. The options `hprof attach` chooses itself are
+/// refused.
+fn session_options(options: Option<&str>) -> Result<(Vec<String>, bool, bool), AttachError> {
+    let mut opts: Vec<String> = options
+        .unwrap_or("")
+        .split(',')
+        .filter(|o| !o.is_empty())
+        .map(str::to_string)
+        .collect();
+    let name = |o: &str| o.split('=').next().unwrap_or("").to_string();
+    if let Some(o) = opts.iter().find(|o| CHOSEN.contains(&name(o).as_str())) {
+        return Err(AttachError::Refused(format!(
+            "{o}: hprof attach chooses the agent's output itself (leave out file=, net=, \
+             session= and reply=)"
+        )));
+    }
+    let has = |n: &str| opts.iter().any(|o| name(o) == n);
+    let (profiles, deep, verbose) = (
+        has("cpu") || has("heap") || has("monitor"),
+        has("depth"),
+        has("verbose"),
+    );
+    if !profiles {
+        opts.push("cpu=samples".into());
+    }
+    if !deep {
+        opts.push("depth=64".into());
+    }
+    // The agent's "Dumping ..." lines would go to the application's standard error.
+    if !verbose {
+        opts.push("verbose=n".into());
+    }
+    let binary = opts.iter().any(|o| o == "format=b");
+    let rewrites = opts.iter().any(|o| o == "cpu=times" || o == "cpu=old");
+    Ok((opts, binary, rewrites))
+}
+
 /// A private directory of the JVM's /tmp: its path inside the JVM's file system, and its
 /// name under the descriptor of that /tmp held open.
 struct PrivateDir {
@@ -479,4 +488,71 @@ fn copy_agent(target: &Target, agent: &Path) -> Result<String, AttachError> {
         }
         Ok(inside.clone())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_gets_the_defaults_and_never_the_options_attach_chooses() {
+        let (opts, binary, rewrites) = session_options(None).unwrap();
+        assert_eq!(opts, ["cpu=samples", "depth=64", "verbose=n"]);
+        assert!(!binary && !rewrites);
+        let (opts, binary, rewrites) =
+            session_options(Some("cpu=times,format=b,depth=8,verbose=y")).unwrap();
+        assert_eq!(opts, ["cpu=times", "format=b", "depth=8", "verbose=y"]);
+        assert!(binary && rewrites);
+        for chosen in ["file=/etc/x", "net=h:1", "session=stop", "reply=/tmp/r"] {
+            let err = session_options(Some(&format!("cpu=wall,{chosen}"))).unwrap_err();
+            assert_eq!(err.exit_code(), 8, "{err}");
+            assert!(err.to_string().contains(chosen), "{err}");
+        }
+    }
+
+    #[test]
+    fn private_names_are_unforeseeable_and_differ() {
+        let (a, b) = (random_name(), random_name());
+        assert_eq!(a.len(), 12);
+        assert_ne!(a, b);
+        assert!(
+            a.bytes()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        );
+    }
+
+    #[test]
+    fn only_a_file_of_a_session_directory_in_tmp_is_taken_from_an_answer() {
+        let target = Target {
+            pid: 1,
+            ns_pid: 1,
+            uid: 0,
+            gid: 0,
+            root: PathBuf::from("/proc/1/root"),
+            same_root: true,
+        };
+        let answer = |file: &str| Answer {
+            text: format!("dumped\nfile: {file}\n"),
+        };
+        assert_eq!(
+            answer("/tmp/hprof-attach-abc/profile.txt").file(&target),
+            Some(PathBuf::from("/tmp/hprof-attach-abc/profile.txt"))
+        );
+        for elsewhere in [
+            "/etc/shadow",
+            "/tmp/profile.txt",
+            "/tmp/other/profile.txt",
+            "/var/tmp/hprof-attach-abc/profile.txt",
+            "/tmp/hprof-attach-abc/sub/profile.txt",
+        ] {
+            assert_eq!(answer(elsewhere).file(&target), None, "{elsewhere}");
+        }
+        assert_eq!(
+            Answer {
+                text: "stopped\n".into()
+            }
+            .file(&target),
+            None
+        );
+    }
 }
