@@ -6,7 +6,9 @@
 //     prints "WARM <calls of spin>", and spins until killed by a signal;
 //   dump-wait: prints READY; main and a "spinner" thread each warm up in before() (as above),
 //     then main prints "WARM <calls of spin by both>" and both wait, using no CPU, for a line on
-//     stdin; then each calls after(), which calls spin(100) three times, and main returns.
+//     stdin; then each calls after(), which calls spin(100) three times, and main returns;
+//   crash: spins, then crashes the JVM with a write to address 0 through sun.misc.Unsafe
+//     (HotSpot's error handler aborts).
 // spin(ms) spins until the calling thread has had ms milliseconds of CPU time (not wall time),
 // so a CPU sampler at interval I takes about ms / I samples of it however loaded the machine.
 
@@ -100,6 +102,13 @@ public class ExitPaths {
                 after();
                 spinner.join();
                 break;
+            case "crash":
+                spin(300);
+                java.lang.reflect.Field field = Class.forName("sun.misc.Unsafe").getDeclaredField("theUnsafe");
+                field.setAccessible(true);
+                Object unsafe = field.get(null);
+                unsafe.getClass().getMethod("putAddress", long.class, long.class).invoke(unsafe, 0L, 42L);
+                throw new AssertionError("the write to address 0 returned");
             default:
                 throw new IllegalArgumentException(mode);
         }

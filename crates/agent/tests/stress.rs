@@ -40,6 +40,17 @@ const COMBINATIONS: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// Whether process `pid` catches SIGQUIT (its `SigCgt` mask in /proc).
+fn catches_sigquit(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .is_some_and(|mask| mask & (1 << 2) != 0)
+    })
+}
+
 /// Runs Stress under `options` with `loads`, sending SIGQUIT every [`QUIT_EVERY`] until it
 /// ends; checks its status, its output and the profile's shape. Returns the SIGQUITs sent.
 fn storm(jdk: &Jdk, options: &str, loads: &[&str]) -> u32 {
@@ -63,6 +74,11 @@ fn storm(jdk: &Jdk, options: &str, loads: &[&str]) -> u32 {
     let quitter = {
         let (done, sent) = (done.clone(), sent.clone());
         std::thread::spawn(move || {
+            // Starts once the JVM catches SIGQUIT (before that, early in its start, the signal
+            // would end it, as any program: a fixed wait is not always enough on a loaded machine).
+            while !done.load(Ordering::Acquire) && !catches_sigquit(pid) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
             while !done.load(Ordering::Acquire) {
                 let ok = std::process::Command::new("kill")
                     .args(["-QUIT", &pid.to_string()])

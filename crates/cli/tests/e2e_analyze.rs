@@ -311,7 +311,17 @@ fn files_that_are_not_binary_dumps_get_clear_errors() {
     {
         use std::io::Write;
         let mut enc = flate2::write::GzEncoder::new(&mut gz, flate2::Compression::fast());
-        enc.write_all(&[7u8; 100_000]).unwrap();
+        // Well-formed HPROF records, so that only the gzip stream's end is wrong.
+        let header = hprof_format::Header {
+            version: hprof_format::Version::V1_0_2,
+            id_size: hprof_format::IdSize::Eight,
+            timestamp_ms: 0,
+        };
+        let mut w = hprof_format::Writer::new(Vec::new(), header).unwrap();
+        for id in 0..5000u64 {
+            w.utf8(0, id, format!("string {id}").as_bytes()).unwrap();
+        }
+        enc.write_all(&w.finish().unwrap()).unwrap();
         enc.finish().unwrap();
     }
     gz.truncate(gz.len() / 2);

@@ -6,6 +6,7 @@ mod cli_attach;
 mod cli_convert;
 mod cli_listen;
 mod cli_print;
+mod cli_reliability;
 mod cli_run;
 mod cli_summary;
 mod cli_top;

@@ -32,6 +32,7 @@
 #![forbid(unsafe_code)]
 
 pub use crate::{
+    completeness::{Completeness, ERROR_NOTE_PREFIX, Problem},
     error::{Error, ErrorKind, Result},
     heap::{ClassDump, HeapRecord, HeapRecords},
     names::{java_class_name, primitive_array_name},
@@ -46,6 +47,7 @@ pub use crate::{
     writer::{DEFAULT_SEGMENT_LIMIT, Writer},
 };
 
+mod completeness;
 mod cursor;
 mod error;
 mod heap;

@@ -1,12 +1,13 @@
 //! `hprof convert`: a profile the agent wrote (text or binary) or a JFR recording as folded
 //! stacks, pprof or an HTML flame graph.
 
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
-use clap::{Args, ValueEnum};
-use hprof_profile::{Filter, Kind, Profile, Recording, Selection, flame, folded, pprof};
+use clap::Args;
+use hprof_profile::{Filter, Kind, Profile, Recording, Selection};
+
+use crate::report::{Format, write};
 
 /// Which profile of a file a command reads: the kind of section, the dump, threads, filters.
 #[derive(Debug, Args)]
@@ -63,26 +64,6 @@ pub struct ProfileArgs {
 }
 
 impl ProfileArgs {
-    /// The default profile of `input` (every option at its default).
-    pub fn of(input: &Path) -> ProfileArgs {
-        ProfileArgs {
-            input: input.to_path_buf(),
-            cpu: false,
-            wall: false,
-            times: false,
-            alloc: false,
-            live: false,
-            lock: false,
-            dump: None,
-            all: false,
-            threads: None,
-            from: None,
-            to: None,
-            include: None,
-            exclude: None,
-        }
-    }
-
     /// Reads the input and makes the profile the options select.
     pub fn load(&self) -> Result<(Profile, Kind)> {
         self.load_with(false)
@@ -92,9 +73,10 @@ impl ProfileArgs {
     /// file's samples carry their times.
     pub fn load_with(&self, timeline: bool) -> Result<(Profile, Kind)> {
         let name = self.input.display().to_string();
-        let bytes = std::fs::read(&self.input).with_context(|| format!("cannot read {name}"))?;
+        let bytes = crate::input::read_profile(&self.input)?;
         let recording = Recording::read(&bytes).with_context(|| name.clone())?;
         drop(bytes);
+        crate::report::warn_notes(&name, &recording);
         let kind = if self.cpu {
             Kind::Cpu
         } else if self.wall {
@@ -187,32 +169,6 @@ pub struct ConvertArgs {
     pub title: Option<String>,
 }
 
-/// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// An interactive HTML flame graph.
-    Html,
-    /// Folded (collapsed) stacks.
-    Collapsed,
-    /// pprof (gzipped profile.proto).
-    Pprof,
-}
-
-impl Format {
-    pub(crate) fn from_extension(path: &std::path::Path) -> Option<Format> {
-        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
-        if name.ends_with(".html") || name.ends_with(".htm") {
-            Some(Format::Html)
-        } else if name.ends_with(".collapsed") || name.ends_with(".folded") {
-            Some(Format::Collapsed)
-        } else if name.ends_with(".pb.gz") || name.ends_with(".pprof") {
-            Some(Format::Pprof)
-        } else {
-            None
-        }
-    }
-}
-
 /// Runs `hprof convert`.
 pub fn run(args: &ConvertArgs) -> Result<()> {
     let format = match args.format.or_else(|| Format::from_extension(&args.output)) {
@@ -243,18 +199,4 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
         stacks
     );
     Ok(())
-}
-
-/// Writes `profile` to a new private file at `path` in `format`.
-pub fn write(profile: &Profile, format: Format, title: &str, path: &Path) -> Result<()> {
-    let file =
-        hprof_outfile::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
-    match format {
-        Format::Collapsed => folded::write(profile, &mut out),
-        Format::Pprof => pprof::write(profile, &mut out),
-        Format::Html => flame::write(profile, title, &mut out),
-    }
-    .and_then(|()| out.flush())
-    .with_context(|| format!("cannot write {}", path.display()))
 }
