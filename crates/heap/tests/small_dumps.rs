@@ -428,3 +428,163 @@ fn a_file_of_several_heap_dumps_is_analysed_as_its_last_dump() {
     assert_eq!(built.retained(0xc0), 2 * NODE_SIZE);
     assert_eq!(built.analysis.reachable_objects, 2);
 }
+
+/// Holder.CACHE -> Node M, M.left -> table (Object[entries]) -> Nodes, each `left` a
+/// byte[1000]; the first Node's `right` a chained Node holding a byte[10]. A thread object
+/// with its name, and a Node held by a frame of that thread.
+fn static_map(entries: u64) -> Vec<u8> {
+    dump(|w| {
+        w.class_dump(
+            HOLDER,
+            0,
+            OBJECT,
+            0,
+            0,
+            0,
+            0,
+            &[],
+            &[(11, Value::Object(0x700))],
+            &[],
+        )
+        .unwrap();
+        w.root(&HeapRecord::RootStickyClass { object_id: HOLDER })
+            .unwrap();
+        node(w, 0x700, 0x710, 0);
+        let ids: Vec<u64> = (0..entries).map(|i| 0x10_000 + i * 0x10).collect();
+        w.object_array(0x710, 0, ARRAY, &ids).unwrap();
+        for (i, &e) in ids.iter().enumerate() {
+            let right = if i == 0 { 0x900 } else { 0 };
+            node(w, e, 0x100_000 + i as u64 * 0x10, right);
+            w.primitive_array(
+                0x100_000 + i as u64 * 0x10,
+                0,
+                BasicType::Byte,
+                1000,
+                &[0; 1000],
+            )
+            .unwrap();
+        }
+        node(w, 0x900, 0x910, 0);
+        w.primitive_array(0x910, 0, BasicType::Byte, 10, &[0; 10])
+            .unwrap();
+        let mut name = 0x2100u64.to_be_bytes().to_vec();
+        name.push(0);
+        w.instance_dump(0x2000, 0, STRING, &name).unwrap();
+        w.primitive_array(0x2100, 0, BasicType::Byte, 6, b"worker")
+            .unwrap();
+        w.instance_dump(0x2200, 0, THREAD, &0x2000u64.to_be_bytes())
+            .unwrap();
+        w.root(&HeapRecord::RootThreadObject {
+            thread_object_id: 0x2200,
+            thread_serial: 1,
+            stack_trace_serial: 1,
+        })
+        .unwrap();
+        node(w, 0x2300, 0, 0);
+        w.root(&HeapRecord::RootJavaFrame {
+            object_id: 0x2300,
+            thread_serial: 1,
+            frame_number: 0,
+        })
+        .unwrap();
+    })
+}
+
+/// The chains of a dump: description to (objects, retained).
+fn chains_of(b: &Built<'_>) -> std::collections::HashMap<String, (u64, u64)> {
+    let chains = hprof_heap::Chains::new(&b.graph, &b.analysis, &b.strong, &());
+    (1..chains.chains.len() as u32)
+        .map(|c| {
+            let chain = &chains.chains[c as usize];
+            (chains.describe(c), (chain.objects, chain.retained))
+        })
+        .collect()
+}
+
+fn summary(b: &Built<'_>) -> hprof_heap::HeapSummary {
+    hprof_heap::HeapSummary::new(&b.graph, &b.analysis, &b.strong, &())
+}
+
+#[test]
+fn chains_name_static_fields_fields_and_roots_and_fold_recursion() {
+    let bytes = static_map(10);
+    let b = analyse(&bytes);
+    let chains = chains_of(&b);
+    let array = 1016;
+    let table = 16 + 4 * 10;
+    let small = 32; // byte[10]
+    let all = NODE_SIZE + table + 10 * (NODE_SIZE + array) + NODE_SIZE + small;
+    assert_eq!(chains["class Holder"], (1, all));
+    // The map and every Node below it (the entries, the chained one): one chain.
+    assert_eq!(chains["static Holder.CACHE → Node"], (12, all));
+    assert_eq!(
+        chains["static Holder.CACHE → Node.left → java.lang.Object[]"],
+        (1, all - NODE_SIZE)
+    );
+    assert_eq!(
+        chains["static Holder.CACHE → Node.left → byte[]"],
+        (11, 10 * array + small)
+    );
+    // Roots: a thread object (its name's String and bytes on their own chains), a frame.
+    let string = 24; // 12 + a reference + a byte, aligned
+    assert_eq!(
+        chains["thread object: java.lang.Thread"],
+        (1, 16 + string + 24)
+    );
+    assert_eq!(
+        chains["thread object: java.lang.Thread.name → java.lang.String.value → byte[]"],
+        (1, 24)
+    );
+    assert_eq!(chains["Java frame in Node.run: Node"], (1, NODE_SIZE));
+    assert_eq!(chains.len(), 8, "{chains:#?}");
+}
+
+#[test]
+fn two_dumps_compare_by_chain_and_class() {
+    let (small, big) = (static_map(10), static_map(20));
+    let (old, new) = (analyse(&small), analyse(&big));
+    let diff = hprof_heap::HeapDiff::new(&summary(&old), &summary(&new));
+    let rows = diff.chain_rows();
+    let first = &diff.chains[rows[0]];
+    // Ten more entries, each a Node and a byte[1000], and ten more table slots.
+    let growth = 10 * (NODE_SIZE + 1016) + 40;
+    assert_eq!(first.describe(), "class Holder");
+    assert_eq!(first.retained.delta(), growth as i64);
+    assert_eq!(
+        diff.chains[first.accumulation].describe(),
+        "static Holder.CACHE → Node.left → java.lang.Object[]"
+    );
+    let second = &diff.chains[rows[1]];
+    assert_eq!(
+        (
+            second.describe().as_str(),
+            second.retained.delta(),
+            second.objects.delta()
+        ),
+        ("static Holder.CACHE → Node.left → byte[]", 10 * 1016, 10)
+    );
+    assert_eq!(
+        rows.len(),
+        2,
+        "{:?}",
+        rows.iter()
+            .map(|&r| diff.chains[r].describe())
+            .collect::<Vec<_>>()
+    );
+    let bytes = diff.classes.iter().find(|c| c.name == "byte[]").unwrap();
+    assert_eq!(bytes.instances.delta(), 10);
+    assert_eq!(
+        diff.classes[0].retained.delta(),
+        growth as i64,
+        "{:?}",
+        diff.classes[0]
+    );
+    // A dump against itself: nothing changed.
+    let same = hprof_heap::HeapDiff::new(&summary(&old), &summary(&old));
+    assert!(same.chain_rows().is_empty());
+    assert!(
+        same.classes
+            .iter()
+            .all(|c| c.retained.delta() == 0 && c.instances.delta() == 0)
+    );
+}

@@ -101,6 +101,11 @@ pub struct Recording {
     traces: HashMap<u32, Trace>,
     threads: HashMap<u32, String>,
     sections: Vec<Section>,
+    /// Profiles read whole from formats that hold stacks with values already (pprof, one per
+    /// kind; folded stacks, one for any kind, `folded`).
+    ready: Vec<Profile>,
+    /// True when `ready` holds folded stacks, which say nothing of their kind.
+    folded: bool,
 }
 
 impl Recording {
@@ -115,13 +120,19 @@ impl Recording {
             return read_binary(bytes);
         }
         if bytes.starts_with(&[0x1f, 0x8b]) {
-            return Err(Error::new(
-                "a gzip file: hprof convert reads the agent's profiles, not compressed heap dumps",
-            ));
+            return read_gzip(bytes);
+        }
+        if crate::folded::looks_folded(bytes) {
+            return Ok(Recording {
+                ready: vec![crate::folded::read(bytes, Kind::Cpu)?],
+                folded: true,
+                ..Recording::default()
+            });
         }
         Err(Error::at(
             0,
-            "not a profile written by hprof (no \"JAVA PROFILE 1.0.x\" header)",
+            "not a profile written by hprof (no \"JAVA PROFILE 1.0.x\" header), nor folded \
+stacks, nor a gzipped pprof profile",
         ))
     }
 
@@ -164,10 +175,50 @@ impl Recording {
         i
     }
 
-    /// How many dumps hold a section of `kind`.
+    /// How many dumps hold a section of `kind` (1 for a pprof profile that has the kind's
+    /// sample types, and for folded stacks, whatever the kind).
     pub fn dumps(&self, kind: Kind) -> usize {
+        if self.folded || self.ready.iter().any(|p| p.kind == Some(kind)) {
+            return 1;
+        }
         let wanted = SectionKind::of(kind);
         self.sections.iter().filter(|s| s.kind == wanted).count()
+    }
+
+    /// A profile read whole (pprof, folded stacks) as a profile of `kind`.
+    fn ready_profile(
+        &self,
+        kind: Kind,
+        selection: Selection,
+        by_thread: bool,
+    ) -> Option<Result<Profile, Error>> {
+        let found = if self.folded {
+            self.ready.first()
+        } else {
+            self.ready.iter().find(|p| p.kind == Some(kind))
+        }?;
+        if let Selection::Nth(n) = selection
+            && n != 1
+        {
+            return Some(Err(Error::new(format!(
+                "dump {n} does not exist: the file holds one {} profile",
+                kind.section()
+            ))));
+        }
+        let mut profile = found.clone();
+        if profile.kind != Some(kind) {
+            profile.kind = Some(kind);
+            profile.sample_types = kind.sample_types();
+            for sample in &mut profile.samples {
+                sample.values.resize(profile.sample_types.len(), 0);
+            }
+        }
+        if !by_thread {
+            for sample in &mut profile.samples {
+                sample.thread = None;
+            }
+        }
+        Some(Ok(profile))
     }
 
     /// The first kind, in [`Kind::ALL`]'s order, the file has a section of.
@@ -183,6 +234,9 @@ impl Recording {
         selection: Selection,
         by_thread: bool,
     ) -> Result<Profile, Error> {
+        if let Some(profile) = self.ready_profile(kind, selection, by_thread) {
+            return profile;
+        }
         let wanted = SectionKind::of(kind);
         let sections: Vec<&Section> = self.sections.iter().filter(|s| s.kind == wanted).collect();
         if sections.is_empty() {
@@ -243,6 +297,33 @@ impl Recording {
         }
         Ok(profile)
     }
+}
+
+/// The most a gzip-compressed profile may hold once decompressed.
+const MAX_GUNZIPPED: u64 = 4 << 30;
+
+/// Reads a gzip-compressed file: a pprof profile, or the agent's output compressed.
+fn read_gzip(bytes: &[u8]) -> Result<Recording, Error> {
+    use std::io::Read;
+    let mut plain = Vec::new();
+    flate2::read::MultiGzDecoder::new(bytes)
+        .take(MAX_GUNZIPPED + 1)
+        .read_to_end(&mut plain)
+        .map_err(|e| Error::new(format!("corrupt or truncated gzip data: {e}")))?;
+    if plain.len() as u64 > MAX_GUNZIPPED {
+        return Err(Error::new(format!(
+            "the gzip data holds more than {} GiB",
+            MAX_GUNZIPPED >> 30
+        )));
+    }
+    if plain.starts_with(b"JAVA PROFILE 1.0.") {
+        return Recording::read(&plain);
+    }
+    let ready = crate::pprof::read(&plain)?;
+    Ok(Recording {
+        ready,
+        ..Recording::default()
+    })
 }
 
 /// How the agent's pseudo-frames begin: their class is `<hprof>`.
@@ -484,6 +565,7 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
     let mut strings: HashMap<u64, String> = HashMap::default();
     let mut classes: HashMap<u32, String> = HashMap::default();
     let mut frames: HashMap<u64, usize> = HashMap::default();
+    let mut heap_dump = false;
     let text = |strings: &HashMap<u64, String>, id: u64| strings.get(&id).cloned();
     while let Some((_, record)) = records.next().map_err(bad)? {
         match record {
@@ -584,8 +666,14 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                     rows,
                 });
             }
+            Record::HeapDump(_) | Record::HeapDumpSegment(_) => heap_dump = true,
             _ => {}
         }
+    }
+    if heap_dump && recording.sections.is_empty() {
+        return Err(Error::new(
+            "a heap dump with no profile in it (`hprof analyze` reads heap dumps)",
+        ));
     }
     Ok(recording)
 }
