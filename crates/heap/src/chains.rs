@@ -304,8 +304,9 @@ impl<'a, 'g> Walk<'a, 'g> {
 
     /// The step's text for slot `slot` of `holder` (of class `class`).
     fn step(&mut self, holder: u32, class: u32, slot: u32) -> u32 {
-        let classes = self.graph.classes();
-        match classes.get(class as usize).map(|c| c.kind) {
+        let array = self.graph.is_object_array(holder);
+        match self.graph.classes().get(class as usize).map(|c| c.kind) {
+            _ if array => self.array_step,
             Some(ClassKind::ObjectArray) => self.array_step,
             _ if class == self.graph.class_class() => {
                 let name = self.graph.reference_slot_name(holder, slot);

@@ -386,7 +386,9 @@ impl<'a> HeapGraph<'a> {
                 .and_then(|n| self.strings.get(n))
                 .map(|t| String::from_utf8_lossy(t).into_owned())
                 .unwrap_or_else(|| format!("class@{:#x}", raw.id));
-            let kind = if raw_name.starts_with('[') {
+            // jcmd names array classes by signature (`[Ljava/lang/String;`), the agent's dumps
+            // in the Java form (`java/lang/String[]`).
+            let kind = if raw_name.starts_with('[') || raw_name.ends_with("[]") {
                 ClassKind::ObjectArray
             } else {
                 ClassKind::Instance
@@ -1048,6 +1050,11 @@ impl<'a> HeapGraph<'a> {
             Ok(record) => self.slot_name(&record, self.class_of(node), slot),
             Err(_) => "?".to_string(),
         }
+    }
+
+    /// True if `node` is an array of references (its record an OBJECT ARRAY DUMP).
+    pub(crate) fn is_object_array(&self, node: u32) -> bool {
+        self.bytes.get(self.offsets.get(node as usize) as usize) == Some(&0x22)
     }
 
     /// The class index of java.lang.Class: the class of every class object.

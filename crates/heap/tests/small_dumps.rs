@@ -548,7 +548,7 @@ fn two_dumps_compare_by_chain_and_class() {
     let first = &diff.chains[rows[0]];
     // Ten more entries, each a Node and a byte[1000], and ten more table slots.
     let growth = 10 * (NODE_SIZE + 1016) + 40;
-    assert_eq!(first.describe(), "class Holder");
+    assert_eq!(first.describe(), "static Holder.CACHE → Node");
     assert_eq!(first.retained.delta(), growth as i64);
     assert_eq!(
         diff.chains[first.accumulation].describe(),

@@ -371,16 +371,10 @@ fn write_output(source: &Path, output: &Path, whole: bool) -> Result<()> {
         let args = ConvertArgs {
             profile: ProfileArgs {
                 input: source.to_path_buf(),
-                cpu: false,
-                times: false,
-                alloc: false,
-                live: false,
-                lock: false,
-                dump: None,
-                all: whole,
-                threads: false,
-                include: None,
-                exclude: None,
+                select: crate::profile_select::SelectArgs {
+                    all: whole,
+                    ..Default::default()
+                },
             },
             output: output.to_path_buf(),
             format: Some(format),

@@ -6,43 +6,18 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use hprof_profile::{Kind, Profile, Recording, Selection, flame, folded, pprof};
+use hprof_profile::{Kind, Profile, Recording, flame, folded, pprof};
 
-/// Which profile of a file a command reads: the kind of section, the dump, threads, filters.
+use crate::profile_select::SelectArgs;
+
+/// Which profile of a file a command reads: the file, and the kind of section, the dump,
+/// threads and filters.
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// A java.hprof.txt or binary profile written by the agent.
+    /// A profile: the agent's java.hprof.txt or binary output, folded stacks, or gzipped pprof.
     pub input: PathBuf,
-    /// CPU SAMPLES.
-    #[arg(long, group = "kind")]
-    pub cpu: bool,
-    /// CPU TIME: self milliseconds and calls.
-    #[arg(long, group = "kind")]
-    pub times: bool,
-    /// SITES: allocated bytes and objects (the allocated class as the leaf frame).
-    #[arg(long, group = "kind")]
-    pub alloc: bool,
-    /// SITES: live bytes and objects (the allocated class as the leaf frame).
-    #[arg(long, group = "kind")]
-    pub live: bool,
-    /// MONITOR TIME: time waited to enter monitors.
-    #[arg(long, group = "kind")]
-    pub lock: bool,
-    /// The N-th dump of the file (from 1), instead of the last.
-    #[arg(long, value_name = "N", conflicts_with = "all")]
-    pub dump: Option<usize>,
-    /// Every dump of the file, added up.
-    #[arg(long)]
-    pub all: bool,
-    /// Split by thread (traces taken with thread=y): the thread is the root frame.
-    #[arg(long)]
-    pub threads: bool,
-    /// Keep only frames matching this regular expression.
-    #[arg(long, value_name = "REGEX")]
-    pub include: Option<String>,
-    /// Drop frames matching this regular expression.
-    #[arg(long, value_name = "REGEX")]
-    pub exclude: Option<String>,
+    #[command(flatten)]
+    pub select: SelectArgs,
 }
 
 impl ProfileArgs {
@@ -51,41 +26,13 @@ impl ProfileArgs {
         let name = self.input.display().to_string();
         let bytes = std::fs::read(&self.input).with_context(|| format!("cannot read {name}"))?;
         let recording = Recording::read(&bytes).with_context(|| name.clone())?;
-        let kind = if self.cpu {
-            Kind::Cpu
-        } else if self.times {
-            Kind::Times
-        } else if self.alloc {
-            Kind::Alloc
-        } else if self.live {
-            Kind::Live
-        } else if self.lock {
-            Kind::Lock
-        } else {
-            recording.default_kind().with_context(|| {
+        let kind = match self.select.kind() {
+            Some(kind) => kind,
+            None => recording.default_kind().with_context(|| {
                 format!("{name}: no CPU SAMPLES, CPU TIME, SITES or MONITOR TIME section")
-            })?
+            })?,
         };
-        let selection = match (self.dump, self.all) {
-            (Some(n), _) => Selection::Nth(n),
-            (None, true) => Selection::All,
-            (None, false) => Selection::Last,
-        };
-        let mut profile = recording
-            .profile(kind, selection, self.threads)
-            .with_context(|| name.clone())?;
-        let regex = |r: &Option<String>| -> Result<Option<regex::Regex>> {
-            r.as_deref()
-                .map(|r| {
-                    regex::Regex::new(r).with_context(|| format!("bad regular expression {r:?}"))
-                })
-                .transpose()
-        };
-        profile.filter(
-            regex(&self.include)?.as_ref(),
-            regex(&self.exclude)?.as_ref(),
-        );
-        Ok((profile, kind))
+        Ok((self.select.profile(&recording, kind, &name)?, kind))
     }
 }
 

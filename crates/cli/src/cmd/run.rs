@@ -333,16 +333,7 @@ pub(crate) fn report(
     let args = crate::cmd::top::TopArgs {
         profile: crate::cmd::convert::ProfileArgs {
             input: path.to_path_buf(),
-            cpu: false,
-            times: false,
-            alloc: false,
-            live: false,
-            lock: false,
-            dump: None,
-            all: false,
-            threads: false,
-            include: None,
-            exclude: None,
+            select: Default::default(),
         },
         by: crate::cmd::top::By::Method,
         rows: top,

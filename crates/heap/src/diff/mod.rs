@@ -9,7 +9,7 @@ pub mod report;
 use rustc_hash::FxHashMap as HashMap;
 
 use crate::analysis::{Analysis, Paths};
-use crate::chains::{self, Chains};
+use crate::chains::{self, CLASS, Chains};
 use crate::graph::HeapGraph;
 use crate::progress::Progress;
 
@@ -135,6 +135,16 @@ pub struct ChainChange {
 }
 
 impl ChainChange {
+    /// The chain `other` continues as one line, from where this one ends: `….table →
+    /// java.util.HashMap$Node[]` (the whole line if it does not continue this one).
+    pub fn describe_below(&self, other: &ChainChange) -> String {
+        let (mine, theirs) = (self.describe(), other.describe());
+        match theirs.strip_prefix(mine.as_str()) {
+            Some(rest) if !rest.is_empty() => format!("…{rest}"),
+            _ => theirs,
+        }
+    }
+
     /// The chain as one line.
     pub fn describe(&self) -> String {
         let steps: Vec<(&str, &str)> = self
@@ -219,16 +229,21 @@ impl HeapDiff {
     }
 
     /// The chains worth a row: those that are not where their parent's growth accumulates
-    /// (that one shows as the parent's accumulation), by decreasing size of the change of their
+    /// (that one shows as the parent's accumulation), nor a class object's own chain (its
+    /// static fields' chains are rows instead), by decreasing size of the change of their
     /// retained bytes (growth first among equals, then by description).
     pub fn chain_rows(&self) -> Vec<usize> {
+        let is_class =
+            |i: usize| self.chains[i].steps.len() == 1 && self.chains[i].steps[0].0 == CLASS;
         let mut rows: Vec<usize> = (0..self.chains.len())
             .filter(|&i| {
                 let c = &self.chains[i];
-                c.retained.delta() != 0 || c.objects.delta() != 0
+                (c.retained.delta() != 0 || c.objects.delta() != 0) && !is_class(i)
             })
             .filter(|&i| match self.chains[i].parent {
-                Some(p) => self.chains[p].accumulation == p || !self.on_accumulation(p, i),
+                Some(p) => {
+                    is_class(p) || self.chains[p].accumulation == p || !self.on_accumulation(p, i)
+                }
                 None => true,
             })
             .collect();
@@ -329,7 +344,7 @@ fn join_chains(old: &Chains, new: &Chains) -> Vec<ChainChange> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chains::{CLASS, Chain};
+    use crate::chains::Chain;
 
     /// Chains from (parent, step, class, objects, retained) rows.
     fn chains(rows: &[(u32, &str, &str, u64, u64)]) -> Chains {
@@ -400,7 +415,7 @@ mod tests {
         let diff = HeapDiff::new(&old, &new);
         let rows = diff.chain_rows();
         let first = &diff.chains[rows[0]];
-        assert_eq!(first.describe(), "class Leak");
+        assert_eq!(first.describe(), "static Leak.CACHE → java.util.HashMap");
         assert_eq!(first.retained.delta(), 10_200);
         // Where it accumulates: down to the values.
         let end = &diff.chains[first.accumulation];
@@ -415,9 +430,8 @@ java.util.HashMap$Node.value → byte[]"
         assert_eq!(
             described,
             [
-                "class Leak",
-                "class Other",
-                "java.lang.Thread (thread object)",
+                "static Leak.CACHE → java.util.HashMap",
+                "thread object: java.lang.Thread",
                 "static Leak.CACHE → java.util.HashMap.table → java.util.HashMap$Node[] → \
 java.util.HashMap$Node.key → java.lang.Integer"
             ]

@@ -186,7 +186,7 @@ pub fn text(diff: &HeapDiff, options: &Options<'_>) -> String {
                 signed(end.objects.delta()),
                 "",
                 "",
-                end.describe()
+                c.describe_below(end)
             );
         }
     }
@@ -310,7 +310,7 @@ tr:nth-child(even){{background:#f4f4f4}}details{{margin-left:1.5em}}summary{{cur
             let _ = write!(
                 chain,
                 "<br><span class=\"grows\">grows in: {} ({} bytes, {} objects)</span>",
-                esc(&end.describe()),
+                esc(&c.describe_below(end)),
                 signed(end.retained.delta()),
                 signed(end.objects.delta())
             );
