@@ -5,12 +5,12 @@
 //! errors for mismatched inputs.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-use hprof_testkit::java::{chromium_dom, finish, java_command, jdk17, libhprof, tools_env};
+use hprof_testkit::java::{chromium_dom, finish, java_command, jdk17, libhprof};
 
 use crate::support::synthetic::{self, Options};
-use crate::support::{hprof_ok, run_hprof, temp_dir, write_file};
+use crate::support::{go_pprof_top, hprof_ok, run_hprof, temp_dir, write_file};
 
 /// A CPU profile of DiffWork with b's slice `percent` % of the others', and the shares of
 /// b's CPU time in the program's own measure, in percent.
@@ -228,25 +228,8 @@ fn b_total(doc: &serde_json::Value, side: &str) -> i64 {
 
 /// `go tool pprof -top -normalize -diff_base BASE NEW`'s flat percentage for `function`.
 fn go_pprof_flat_percent(base: &Path, new: &Path, function: &str) -> f64 {
-    let go = tools_env()
-        .get("HPROF_GO")
-        .expect("HPROF_GO in .tools/env: run scripts/setup.sh");
-    let home = new.parent().unwrap().join("gohome");
-    let output = Command::new(go)
-        .args(["tool", "pprof", "-top", "-symbolize=none", "-normalize"])
-        .arg(format!("-diff_base={}", base.display()))
-        .arg(new)
-        .env("HOME", &home)
-        .env("GOPATH", home.join("go"))
-        .env("GOCACHE", home.join("cache"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "{text} {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let diff_base = format!("-diff_base={}", base.display());
+    let text = go_pprof_top(new, &["-normalize", &diff_base]);
     // "      flat  flat%   sum%        cum   cum%" rows: the second column is flat%.
     let row = text
         .lines()
@@ -419,4 +402,38 @@ fn mismatched_inputs_get_clear_errors_and_status_2() {
     let sites_json = diff_json(&[path(&sites).as_str(), path(&sites).as_str()]);
     assert_eq!(sites_json["section"], "SITES");
     assert!(sites_json["offences"].as_array().unwrap().is_empty());
+}
+
+/// A text profile whose SITES section allocates `bytes` bytes of byte[] at A.hot and 1,000 bytes
+/// of java.lang.String at A.main.
+fn sites_profile(bytes: u64) -> String {
+    format!(
+        "JAVA PROFILE 1.0.1, created Tue Nov 24 14:00:00 2026\n\n\
+TRACE 300001:\n\tA.hot(A.java:1)\n\tA.main(A.java:2)\nTRACE 300002:\n\tA.main(A.java:3)\n\
+SITES BEGIN (ordered by live bytes) Tue Nov 24 14:00:01 2026\n\
+          percent          live          alloc'ed  stack class\n\
+ rank   self  accum     bytes objs     bytes  objs trace name\n\
+    1 50.00% 50.00%      {bytes}   10      {bytes}    10 300001 byte[]\n\
+    2 50.00% 100.00%     1000   10      1000    10 300002 java.lang.String\n\
+SITES END\n"
+    )
+}
+
+#[test]
+fn allocation_sites_compare_by_allocated_class() {
+    let dir = temp_dir();
+    let base = write_file(dir.path(), "base.txt", sites_profile(1000).as_bytes());
+    let new = write_file(dir.path(), "new.txt", sites_profile(3000).as_bytes());
+    let doc = diff_json(&["--alloc", base.to_str().unwrap(), new.to_str().unwrap()]);
+    assert_eq!(doc["section"], "SITES");
+    assert_eq!(doc["unit"], "bytes");
+    // The allocated class is the leaf frame: byte[] went from half to three quarters.
+    let first = &doc["methods"][0];
+    assert_eq!(first["method"], "byte[]", "{doc:#}");
+    assert!((first["self_points"].as_f64().unwrap() - 25.0).abs() < 1e-9);
+    let string = method(&doc, "java.lang.String");
+    assert!((string["self_points"].as_f64().unwrap() + 25.0).abs() < 1e-9);
+    // --live reads the live columns, the same figures here.
+    let live = diff_json(&["--live", base.to_str().unwrap(), new.to_str().unwrap()]);
+    assert_eq!(live["methods"][0]["method"], "byte[]");
 }

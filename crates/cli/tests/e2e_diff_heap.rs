@@ -257,6 +257,10 @@ fn the_agents_dump_against_jcmds_and_a_dump_against_itself() {
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(text.matches("  no change").count(), 2, "{text}");
+    // Options of profiles are refused for heap dumps.
+    let out = run_hprof(&["diff", ours_path, ours_path, "--stacks"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("are for profiles"));
 
     // A heap dump against a profile: a clear error, status 2. jcmd's dump holds no profile.
     let profile = write_file(

@@ -209,10 +209,12 @@ impl<'a, 'g> Walk<'a, 'g> {
         walk.indirect_step = walk.text(INDIRECT);
         walk.class_step = walk.text(CLASS);
         walk.several_roots = walk.text("several GC roots");
+        // Names as they compare across dumps: hidden classes' addresses and lambdas' numbers
+        // change from one run to the next.
         walk.class_text = graph
             .classes()
             .iter()
-            .map(|c| c.name.clone())
+            .map(|c| hprof_format::stable_class_name(&c.name).into_owned())
             .collect::<Vec<_>>()
             .into_iter()
             .map(|name| walk.text(&name))
@@ -329,7 +331,8 @@ impl<'a, 'g> Walk<'a, 'g> {
         if class != self.graph.class_class() {
             return None;
         }
-        let name = self.graph.described_class(node)?.name.clone();
+        let name =
+            hprof_format::stable_class_name(&self.graph.described_class(node)?.name).into_owned();
         let text = self.text(&name);
         Some(self.chain(0, self.class_step, text))
     }

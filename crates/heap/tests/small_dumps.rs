@@ -105,6 +105,31 @@ fn node(w: &mut Writer<Vec<u8>>, id: u64, left: u64, right: u64) {
     w.instance_dump(id, 0, NODE, &values).unwrap();
 }
 
+/// A thread object named "worker" (a String 0x2000 over a byte[] 0x2100) with serial 1, and a
+/// Node 0x2300 held by its frame 0.
+fn worker_thread(w: &mut Writer<Vec<u8>>) {
+    let mut name = 0x2100u64.to_be_bytes().to_vec();
+    name.push(0);
+    w.instance_dump(0x2000, 0, STRING, &name).unwrap();
+    w.primitive_array(0x2100, 0, BasicType::Byte, 6, b"worker")
+        .unwrap();
+    w.instance_dump(0x2200, 0, THREAD, &0x2000u64.to_be_bytes())
+        .unwrap();
+    w.root(&HeapRecord::RootThreadObject {
+        thread_object_id: 0x2200,
+        thread_serial: 1,
+        stack_trace_serial: 1,
+    })
+    .unwrap();
+    node(w, 0x2300, 0, 0);
+    w.root(&HeapRecord::RootJavaFrame {
+        object_id: 0x2300,
+        thread_serial: 1,
+        frame_number: 0,
+    })
+    .unwrap();
+}
+
 fn root(w: &mut Writer<Vec<u8>>, id: u64) {
     w.root(&HeapRecord::RootJniGlobal {
         object_id: id,
@@ -269,26 +294,7 @@ fn a_static_map_is_the_suspect_and_its_array_the_accumulation_point() {
             .unwrap();
         }
         // Something small elsewhere, held by a thread's stack.
-        let mut name = 0x2100u64.to_be_bytes().to_vec();
-        name.push(0);
-        w.instance_dump(0x2000, 0, STRING, &name).unwrap();
-        w.primitive_array(0x2100, 0, BasicType::Byte, 6, b"worker")
-            .unwrap();
-        w.instance_dump(0x2200, 0, THREAD, &0x2000u64.to_be_bytes())
-            .unwrap();
-        w.root(&HeapRecord::RootThreadObject {
-            thread_object_id: 0x2200,
-            thread_serial: 1,
-            stack_trace_serial: 1,
-        })
-        .unwrap();
-        node(w, 0x2300, 0, 0);
-        w.root(&HeapRecord::RootJavaFrame {
-            object_id: 0x2300,
-            thread_serial: 1,
-            frame_number: 0,
-        })
-        .unwrap();
+        worker_thread(w);
     });
     let b = analyse(&bytes);
     let array_size = 1016;
@@ -467,26 +473,7 @@ fn static_map(entries: u64) -> Vec<u8> {
         node(w, 0x900, 0x910, 0);
         w.primitive_array(0x910, 0, BasicType::Byte, 10, &[0; 10])
             .unwrap();
-        let mut name = 0x2100u64.to_be_bytes().to_vec();
-        name.push(0);
-        w.instance_dump(0x2000, 0, STRING, &name).unwrap();
-        w.primitive_array(0x2100, 0, BasicType::Byte, 6, b"worker")
-            .unwrap();
-        w.instance_dump(0x2200, 0, THREAD, &0x2000u64.to_be_bytes())
-            .unwrap();
-        w.root(&HeapRecord::RootThreadObject {
-            thread_object_id: 0x2200,
-            thread_serial: 1,
-            stack_trace_serial: 1,
-        })
-        .unwrap();
-        node(w, 0x2300, 0, 0);
-        w.root(&HeapRecord::RootJavaFrame {
-            object_id: 0x2300,
-            thread_serial: 1,
-            frame_number: 0,
-        })
-        .unwrap();
+        worker_thread(w);
     })
 }
 

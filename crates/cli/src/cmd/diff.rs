@@ -14,6 +14,7 @@ use hprof_profile::{Kind, Recording};
 
 use crate::heap_progress::Bar;
 use crate::input::Input;
+use crate::mmap::MappedFile;
 use crate::profile_select::SelectArgs;
 
 const EXAMPLES: &str = "\
@@ -148,8 +149,8 @@ units of 1024) or a percentage of OLD's reachable heap (5%)"
     Ok(HeapLimit::Bytes((number * scale).round() as u64))
 }
 
-/// An input as opened: an HPROF binary file (mapped), with what its records hold, or the
-/// bytes of any other profile.
+/// An input as opened: an HPROF binary file (mapped), with what its records hold, or any
+/// other profile (mapped).
 enum Opened {
     Binary {
         input: Input,
@@ -157,16 +158,20 @@ enum Opened {
         profile_records: usize,
         id_size: usize,
     },
-    Other(Vec<u8>),
+    Other(Option<MappedFile>),
 }
 
 impl Opened {
     /// Opens `path`: an HPROF binary file (gzip-compressed or not) is mapped and its records
-    /// are looked over; anything else is read whole.
+    /// are looked over; anything else is mapped.
     fn open(path: &Path) -> Result<Opened> {
         let name = path.display().to_string();
         if path == Path::new("-") {
             bail!("hprof diff reads two files; standard input is not one of them");
+        }
+        let metadata = std::fs::metadata(path).with_context(|| format!("cannot open {name}"))?;
+        if !metadata.is_file() {
+            bail!("{name} is not a regular file");
         }
         let mut head = Vec::new();
         std::fs::File::open(path)
@@ -186,8 +191,12 @@ impl Opened {
         let binary = head.starts_with(b"JAVA PROFILE 1.0.")
             && !head.starts_with(b"JAVA PROFILE 1.0.1, created");
         if !binary {
-            let bytes = std::fs::read(path).with_context(|| format!("cannot read {name}"))?;
-            return Ok(Opened::Other(bytes));
+            if metadata.len() == 0 {
+                return Ok(Opened::Other(None));
+            }
+            let file = std::fs::File::open(path).with_context(|| format!("cannot open {name}"))?;
+            let map = MappedFile::new(&file).with_context(|| format!("cannot map {name}"))?;
+            return Ok(Opened::Other(Some(map)));
         }
         let input = Input::open(path)?;
         let (header, mut records) = Records::new(input.bytes()).with_context(|| name.clone())?;
@@ -242,7 +251,7 @@ impl Opened {
     fn bytes(&self) -> &[u8] {
         match self {
             Opened::Binary { input, .. } => input.bytes(),
-            Opened::Other(bytes) => bytes,
+            Opened::Other(map) => map.as_ref().map_or(&[], MappedFile::bytes),
         }
     }
 }
@@ -349,8 +358,10 @@ of profile is in both",
             }
         }
     };
-    let base_profile = args.select.profile(&base_recording, kind, base_name)?;
-    let new_profile = args.select.profile(&new_recording, kind, new_name)?;
+    let mut base_profile = args.select.profile(&base_recording, kind, base_name)?;
+    let mut new_profile = args.select.profile(&new_recording, kind, new_name)?;
+    base_profile.stable_names();
+    new_profile.stable_names();
     for (profile, name) in [(&base_profile, base_name), (&new_profile, new_name)] {
         if profile.total() <= 0 {
             bail!("{name}: the {} profile is empty", kind.section());
@@ -465,8 +476,20 @@ fn heap_diff(
     (old_name, new_name): &(String, String),
     out: &mut dyn Write,
 ) -> Result<i32> {
-    if args.stacks || args.fail_above_total.is_some() {
-        bail!("--stacks and --fail-above-total are for profiles; these are heap dumps");
+    let s = &args.select;
+    if args.stacks
+        || args.fail_above_total.is_some()
+        || args.title.is_some()
+        || s.dump.is_some()
+        || s.all
+        || s.threads
+        || s.include.is_some()
+        || s.exclude.is_some()
+    {
+        bail!(
+            "--stacks, --fail-above-total, --title, --dump, --all, --threads, --include and \
+--exclude are for profiles; these are heap dumps"
+        );
     }
     let limit = args
         .fail_above

@@ -48,7 +48,8 @@ pub struct HeapSummary {
     pub dumps: u32,
     /// Its totals.
     pub totals: Totals,
-    /// Its classes by name.
+    /// Its classes by name (hidden classes' addresses and lambdas' numbers left out: see
+    /// [`hprof_format::stable_class_name`]).
     pub classes: HashMap<String, ClassTotals>,
     /// Its reference chains.
     pub chains: Chains,
@@ -68,7 +69,8 @@ impl HeapSummary {
             if instances == 0 && shallow == 0 {
                 continue;
             }
-            let row = classes.entry(class.name.clone()).or_default();
+            let name = hprof_format::stable_class_name(&class.name).into_owned();
+            let row = classes.entry(name).or_default();
             row.instances += instances;
             row.shallow += shallow;
             row.retained += analysis.class_retained[c];
