@@ -170,6 +170,24 @@ fn the_method_that_doubled_comes_first_with_its_points_and_the_gate_fails() {
     );
     hprof_ok(&["convert", base_file, base_folded.to_str().unwrap()]);
     hprof_ok(&["convert", new_file, new_folded.to_str().unwrap()]);
+    // `hprof convert` reads what it writes: folded stacks and pprof come back the same.
+    for input in [&new_folded, &new_pb] {
+        let again = dir.path().join("again.collapsed");
+        hprof_ok(&["convert", input.to_str().unwrap(), again.to_str().unwrap()]);
+        let mut lines: Vec<String> = std::fs::read_to_string(&again)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        let mut expected: Vec<String> = std::fs::read_to_string(&new_folded)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        lines.sort();
+        expected.sort();
+        assert_eq!(lines, expected, "{}", input.display());
+    }
     for (b, n) in [
         (base_pb.as_path(), new_folded.as_path()),
         (base_folded.as_path(), new_pb.as_path()),

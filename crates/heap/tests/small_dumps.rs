@@ -575,3 +575,43 @@ fn two_dumps_compare_by_chain_and_class() {
             .all(|c| c.retained.delta() == 0 && c.instances.delta() == 0)
     );
 }
+
+#[test]
+fn a_linked_list_is_one_chain_and_what_its_nodes_hold_another() {
+    // A JNI global holds a list of 1,000 Nodes (each `left` the next, the last `right` a
+    // byte[100]), and one Node whose `right` is a list of 3 and whose `left` holds a byte[10]
+    let bytes = dump(|w| {
+        for i in 0..1000u64 {
+            let next = if i < 999 {
+                0x10_000 + (i + 1) * 0x10
+            } else {
+                0
+            };
+            let right = if i == 999 { 0x900 } else { 0 };
+            node(w, 0x10_000 + i * 0x10, next, right);
+        }
+        w.primitive_array(0x900, 0, BasicType::Byte, 100, &[0; 100])
+            .unwrap();
+        root(w, 0x10_000);
+        node(w, 0xa00, 0xa10, 0xb00);
+        node(w, 0xa10, 0, 0xa20);
+        w.primitive_array(0xa20, 0, BasicType::Byte, 10, &[0; 10])
+            .unwrap();
+        node(w, 0xb00, 0xb10, 0);
+        node(w, 0xb10, 0xb20, 0);
+        node(w, 0xb20, 0, 0);
+        root(w, 0xa00);
+    });
+    let b = analyse(&bytes);
+    let chains = chains_of(&b);
+    let list = 1000 * NODE_SIZE + 120;
+    let other = 5 * NODE_SIZE + 32;
+    // Both roots start the same chain; the first holds everything of its list.
+    assert_eq!(
+        chains["JNI global: Node"],
+        (1005, list + other),
+        "{chains:#?}"
+    );
+    assert_eq!(chains["JNI global: Node.right → byte[]"], (2, 120 + 32));
+    assert_eq!(chains.len(), 2, "{chains:#?}");
+}
