@@ -35,7 +35,7 @@ pub use crate::{
     completeness::{Completeness, ERROR_NOTE_PREFIX, Problem},
     error::{Error, ErrorKind, Result},
     heap::{ClassDump, HeapRecord, HeapRecords},
-    names::{java_class_name, primitive_array_name},
+    names::{java_class_name, primitive_array_name, stable_class_name},
     reader::Records,
     record::{
         AllocSite, AllocSites, CpuSampleList, HeapDumpBody, IdList, RECORD_HEADER_LEN, Record,

@@ -383,6 +383,15 @@ impl Paths {
         Paths { parent, super_root }
     }
 
+    /// The object before `node` on its shortest path from a GC root (`None` for a root
+    /// itself, or an object the search did not reach).
+    pub fn parent(&self, node: u32) -> Option<u32> {
+        self.parent
+            .get(node as usize)
+            .copied()
+            .filter(|&p| p != NONE && p != self.super_root)
+    }
+
     /// True if a GC root reaches `node` along the references searched.
     pub fn reaches(&self, node: u32) -> bool {
         self.parent.get(node as usize).is_some_and(|&p| p != NONE)

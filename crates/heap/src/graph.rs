@@ -386,7 +386,9 @@ impl<'a> HeapGraph<'a> {
                 .and_then(|n| self.strings.get(n))
                 .map(|t| String::from_utf8_lossy(t).into_owned())
                 .unwrap_or_else(|| format!("class@{:#x}", raw.id));
-            let kind = if raw_name.starts_with('[') {
+            // jcmd names array classes by signature (`[Ljava/lang/String;`), the agent's dumps
+            // in the Java form (`java/lang/String[]`).
+            let kind = if raw_name.starts_with('[') || raw_name.ends_with("[]") {
                 ClassKind::ObjectArray
             } else {
                 ClassKind::Instance
@@ -1006,15 +1008,21 @@ impl<'a> HeapGraph<'a> {
                 found = Some(slot);
             }
         });
-        let Some(slot) = found else {
-            return "?".to_string();
-        };
+        match found {
+            Some(slot) => self.slot_name(&record, class, slot),
+            None => "?".to_string(),
+        }
+    }
+
+    /// The name of reference slot `slot` of the object whose record is `record` (of class
+    /// `class`): the field's name, `[slot]` or `static name`.
+    fn slot_name(&self, record: &HeapRecord<'_>, class: u32, slot: u32) -> String {
         match record {
-            HeapRecord::InstanceDump { .. } => {
-                let field = &self.classes[class as usize].fields[slot as usize];
-                self.string(field.name_id)
-                    .unwrap_or_else(|| "?".to_string())
-            }
+            HeapRecord::InstanceDump { .. } => self.classes[class as usize]
+                .fields
+                .get(slot as usize)
+                .and_then(|field| self.string(field.name_id))
+                .unwrap_or_else(|| "?".to_string()),
             HeapRecord::ObjectArrayDump { .. } => format!("[{slot}]"),
             HeapRecord::ClassDump(dump) => {
                 let name = dump
@@ -1026,6 +1034,32 @@ impl<'a> HeapGraph<'a> {
             }
             _ => "?".to_string(),
         }
+    }
+
+    /// Calls `f(slot, id)` for every non-null reference of `node`, the `referent` of
+    /// references included, whether or not the dump holds its target (no id is looked up).
+    pub(crate) fn reference_ids(&self, node: u32, f: impl FnMut(u32, u64)) {
+        if let Ok(record) = self.record_at(self.offsets.get(node as usize)) {
+            self.for_each_reference_id(&record, self.class_of(node), true, f);
+        }
+    }
+
+    /// The name of reference slot `slot` of `node` (see [`HeapGraph::reference_name`]).
+    pub(crate) fn reference_slot_name(&self, node: u32, slot: u32) -> String {
+        match self.record_at(self.offsets.get(node as usize)) {
+            Ok(record) => self.slot_name(&record, self.class_of(node), slot),
+            Err(_) => "?".to_string(),
+        }
+    }
+
+    /// True if `node` is an array of references (its record an OBJECT ARRAY DUMP).
+    pub(crate) fn is_object_array(&self, node: u32) -> bool {
+        self.bytes.get(self.offsets.get(node as usize) as usize) == Some(&0x22)
+    }
+
+    /// The class index of java.lang.Class: the class of every class object.
+    pub(crate) fn class_class(&self) -> u32 {
+        self.java_lang_class
     }
 
     /// The value of the instance field `name` of `node`.

@@ -3,6 +3,7 @@
 pub mod analyze;
 pub mod attach;
 pub mod convert;
+pub mod diff;
 pub mod listen;
 pub mod print;
 pub mod run;
