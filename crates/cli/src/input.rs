@@ -269,7 +269,13 @@ fn spool(src: &mut dyn Read, name: &str) -> Result<MappedFile> {
         .with_context(|| format!("cannot read {name}"))?;
     check_not_text(&head).with_context(|| name.to_string())?;
     let mut plain = io::Cursor::new(head).chain(plain);
-    let file = tempfile::tempfile().context("cannot create a temporary file for the input")?;
+    let dir = std::env::temp_dir();
+    let file = tempfile::tempfile_in(&dir).with_context(|| {
+        format!(
+            "cannot create a temporary file for the input in {} (TMPDIR)",
+            dir.display()
+        )
+    })?;
     let mut out = io::BufWriter::with_capacity(1 << 20, &file);
     let limit = MAX_INPUT.get().copied();
     let mut check = Check::Binary(Framing::default());
