@@ -37,8 +37,8 @@ pub use crate::{
     names::{java_class_name, primitive_array_name},
     reader::Records,
     record::{
-        AllocSite, AllocSites, CpuSampleList, HeapDumpBody, IdList, RECORD_HEADER_LEN, Record,
-        RecordHeader,
+        AllocSite, AllocSites, CpuSampleList, HeapDumpBody, IdList, ObjectSiteGroup, ObjectSites,
+        RECORD_HEADER_LEN, Record, RecordHeader,
     },
     stream::{Event, StreamReader},
     tag::{SubTag, Tag},

@@ -63,6 +63,10 @@ tags! {
         HeapDumpSegment = 0x1C, "HEAP DUMP SEGMENT";
         /// The end of a segmented heap dump.
         HeapDumpEnd = 0x2C, "HEAP DUMP END";
+        /// hprof-rs's extension: the allocation site of objects of the heap dump before it
+        /// (see [`ObjectSites`](crate::ObjectSites)); other readers skip it by its length
+        /// (VisualVM's reader only below 0x80: it indexes a table with the signed byte).
+        ObjectSites = 0x50, "OBJECT SITES";
     }
 }
 
@@ -123,7 +127,7 @@ mod tests {
         for &t in SubTag::ALL {
             assert_eq!(SubTag::from_u8(t as u8), Some(t));
         }
-        assert_eq!(Tag::ALL.len(), 14);
+        assert_eq!(Tag::ALL.len(), 15);
         assert_eq!(SubTag::ALL.len(), 13);
         assert_eq!(Tag::from_u8(0x09), None);
         assert_eq!(SubTag::from_u8(0x24), None);
