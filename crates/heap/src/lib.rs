@@ -17,5 +17,16 @@ mod progress;
 pub use graph::{Class, ClassKind, Field, FrameInfo, HeapGraph, Result, Root, RootKind};
 pub use progress::Progress;
 mod analysis;
+mod loaders;
+mod sites;
+mod waste;
 
-pub use analysis::{Analysis, Paths, roots_of};
+pub use analysis::{Analysis, LoaderGroups, Paths, roots_of};
+pub use loaders::{
+    DuplicateClass, LoaderReport, LoaderRow, loader_name, loader_report, loaders_in,
+};
+pub use sites::{Breakdown, FrameRow, Site, SiteJoin, SiteRow};
+pub use waste::{
+    CollectionKind, CollectionWaste, DuplicateString, DuplicateStrings, Fill, NullArrays, Tally,
+    WasteReport, WasteScan,
+};
