@@ -9,6 +9,7 @@ mod cmd;
 mod hotspot_attach;
 mod input;
 mod mmap;
+mod units;
 
 /// Reads and analyses HPROF heap dumps and profiles.
 #[derive(Debug, Parser)]

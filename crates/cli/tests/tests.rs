@@ -10,5 +10,6 @@ mod cli_run;
 mod cli_summary;
 mod e2e_analyze;
 mod e2e_heap_dump;
+mod e2e_heap_report;
 mod e2e_jcmd;
 mod e2e_visualvm;
