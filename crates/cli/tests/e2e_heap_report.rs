@@ -118,6 +118,103 @@ fn the_leak_names_the_method_and_line_that_allocated_it_on_every_jdk() {
 }
 
 #[test]
+fn the_join_holds_under_every_collector() {
+    // JDK 21: ZGC in both modes, Shenandoah, Parallel and Serial (G1, the default, is above).
+    // The dump is taken on SIGQUIT: at VM death HotSpot has stopped the concurrent
+    // collectors' threads, and a collection asked for then never ends.
+    let Some(jdk) = jdks().into_iter().find(|j| j.version == 21) else {
+        assert!(std::env::var_os("CI").is_none(), "JDK 21 is missing");
+        return;
+    };
+    let line = line_of("LeakGrow.java", "// GROW");
+    let expected = format!("LeakGrow.grow (LeakGrow.java:{line})");
+    for gc in [
+        &["-XX:+UseZGC"][..],
+        &["-XX:+UseZGC", "-XX:+ZGenerational"],
+        &["-XX:+UseShenandoahGC"],
+        &["-XX:+UseParallelGC"],
+        &["-XX:+UseSerialGC"],
+    ] {
+        let dir = temp_dir();
+        let file = dir.path().join("leak.hprof");
+        let agent = format!(
+            "-agentpath:{}=heap=all,format=b,doe=n,file={}",
+            libhprof().display(),
+            file.display()
+        );
+        let stderr = dir.path().join("stderr");
+        let mut options = gc.to_vec();
+        options.extend(["-Xmx512m", &agent]);
+        let mut command =
+            crate::support::java::java_command(&jdk, dir.path(), &options, "LeakGrow", &["wait"]);
+        command
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap());
+        let (mut child, _) = start_after_grow(command);
+        crate::support::java::kill(child.id(), "-QUIT");
+        wait_for_text(&stderr, "done.", 120);
+        let _ = child.kill();
+        let _ = child.wait();
+        let report = analyze_json(&file, &[]);
+        let allocated = &report["suspects"]["objects"][0]["allocated"];
+        let top = &allocated["allocated_in"][0];
+        assert_eq!(top["frame"], expected.as_str(), "{gc:?}: {allocated}");
+        assert!(
+            top["share"].as_f64().unwrap() >= 95.0,
+            "{gc:?}: {allocated}"
+        );
+        assert!(
+            allocated["samples"].as_u64().unwrap() > 1000,
+            "{gc:?}: {allocated}"
+        );
+    }
+}
+
+/// Waits (at most `seconds`) until the file at `path` contains `needle`.
+fn wait_for_text(path: &Path, needle: &str, seconds: u64) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    while std::time::Instant::now() < deadline {
+        if std::fs::read_to_string(path).is_ok_and(|t| t.contains(needle)) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!(
+        "{} never contained {needle:?}: {}",
+        path.display(),
+        std::fs::read_to_string(path).unwrap_or_default()
+    );
+}
+
+/// Starts `command` (LeakGrow with `wait`) and waits (at most two minutes) for its READY line.
+fn start_after_grow(mut command: std::process::Command) -> (std::process::Child, u32) {
+    use std::io::BufRead;
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("java starts");
+    let stdout = child.stdout.take().unwrap();
+    let (tell, ready) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(pid) = line.strip_prefix("READY ") {
+                let _ = tell.send(pid.trim().parse::<u32>().unwrap_or(0));
+            }
+        }
+    });
+    match ready.recv_timeout(std::time::Duration::from_secs(120)) {
+        Ok(pid) => (child, pid),
+        Err(_) => {
+            let _ = child.kill();
+            panic!("LeakGrow did not print READY within two minutes");
+        }
+    }
+}
+
+#[test]
 fn with_sites_exact_every_object_of_the_leak_is_joined_exactly() {
     let jdk = jdk17();
     let dir = temp_dir();
