@@ -197,24 +197,35 @@ pub fn loaders_in(
         }
         0
     };
-    let mut by_loader: FxHashMap<u32, (u64, u64)> = FxHashMap::default();
-    let mut stack: Vec<(u32, u32)> = roots.iter().map(|&r| (r, above(r))).collect();
-    while let Some((v, above)) = stack.pop() {
+    // Bytes by retained sizes, where the owner changes: a node whose owner differs from its
+    // parent's adds its retained size to its owner and takes it from its parent's (no
+    // object's record is read). Objects are counted one by one.
+    let mut by_loader: FxHashMap<u32, (u64, i128)> = FxHashMap::default();
+    let mut stack: Vec<(u32, u32, bool)> = roots.iter().map(|&r| (r, above(r), true)).collect();
+    while let Some((v, above, top)) = stack.pop() {
         let mut owner = above;
         if (v as usize) < graph.len() {
             if let Some(loader) = own(v) {
                 owner = loader;
             }
-            if analysis.retained[v as usize] > 0 {
-                let e = by_loader.entry(owner).or_default();
-                e.0 += 1;
-                e.1 += graph.shallow(v);
+            let retained = analysis.retained[v as usize];
+            if retained > 0 {
+                by_loader.entry(owner).or_default().0 += 1;
+                if top || owner != above {
+                    by_loader.entry(owner).or_default().1 += i128::from(retained);
+                    if !top {
+                        by_loader.entry(above).or_default().1 -= i128::from(retained);
+                    }
+                }
             }
         }
-        stack.extend(analysis.children(v).iter().map(|&k| (k, owner)));
+        stack.extend(analysis.children(v).iter().map(|&k| (k, owner, false)));
     }
-    let mut out: Vec<(u32, u64, u64)> =
-        by_loader.into_iter().map(|(l, (o, b))| (l, o, b)).collect();
+    let mut out: Vec<(u32, u64, u64)> = by_loader
+        .into_iter()
+        .map(|(l, (o, b))| (l, o, b.max(0) as u64))
+        .filter(|&(_, o, _)| o > 0)
+        .collect();
     out.sort_unstable_by_key(|&(l, _, b)| (std::cmp::Reverse(b), l));
     out
 }

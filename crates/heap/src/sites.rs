@@ -467,8 +467,9 @@ impl SiteJoin {
     }
 
     /// The frames of the rows' traces by bytes allocated under them, the most first; a
-    /// frame that covers no more than one nearer the allocations is left out (the callers
-    /// of the method that did it all, down to `main`).
+    /// frame is left out when one nearer the allocations, in a subset of its traces, covers
+    /// at least 99 % of its bytes (the callers of the method that did it all, down to
+    /// `main`).
     fn frames(
         &self,
         rows: &[SiteRow],
@@ -481,6 +482,8 @@ impl SiteJoin {
             depth: f64,
             /// Per class: the summed estimate shares of the frame's sites.
             share: FxHashMap<u32, f64>,
+            /// The sites whose trace holds the frame, in row order.
+            sites: Vec<u32>,
         }
         let mut by_frame: FxHashMap<(String, String), Acc> = FxHashMap::default();
         let mut sites_of: FxHashMap<u32, Vec<(u32, f64)>> = FxHashMap::default();
@@ -502,7 +505,9 @@ impl SiteJoin {
                         bytes: 0,
                         depth: 0.0,
                         share: FxHashMap::default(),
+                        sites: Vec::new(),
                     });
+                acc.sites.push(row.site);
                 acc.bytes += row.bytes();
                 acc.depth += depth as f64 * row.bytes() as f64;
                 for &(c, p) in sites_of.get(&row.site).into_iter().flatten() {
@@ -514,9 +519,28 @@ impl SiteJoin {
             .iter()
             .map(|&(c, u, k)| (c, (u, k)))
             .collect();
-        let mut frames: Vec<FrameRow> = by_frame
-            .into_values()
-            .map(|a| {
+        let mut accs: Vec<Acc> = by_frame.into_values().collect();
+        // Frames in the most bytes' traces: the others' callers cannot cover more.
+        accs.sort_by_key(|a| std::cmp::Reverse(a.bytes));
+        accs.truncate(1000);
+        for a in &mut accs {
+            a.sites.sort_unstable();
+        }
+        // A frame is left out when one nearer the allocations, in a subset of its traces,
+        // covers at least 99 % of its bytes: it only called that one.
+        let covered = |f: &Acc| {
+            accs.iter().any(|k| {
+                k.depth * (f.bytes as f64) < f.depth * (k.bytes as f64)
+                    && k.bytes * 100 >= f.bytes * 99
+                    && k.sites.iter().all(|s| f.sites.binary_search(s).is_ok())
+            })
+        };
+        let keep: Vec<bool> = accs.iter().map(|a| !covered(a)).collect();
+        let mut frames: Vec<FrameRow> = accs
+            .into_iter()
+            .zip(keep)
+            .filter(|(_, keep)| *keep)
+            .map(|(a, _)| {
                 let variance: f64 = a
                     .share
                     .iter()
@@ -544,17 +568,6 @@ impl SiteJoin {
                 .then(a.depth.total_cmp(&b.depth))
                 .then_with(|| a.frame.method.cmp(&b.frame.method))
         });
-        // Keep a frame unless one nearer the allocations covers as much.
-        let mut kept: Vec<FrameRow> = Vec::new();
-        for f in frames {
-            if kept
-                .iter()
-                .any(|k| k.bytes >= f.bytes && k.depth <= f.depth)
-            {
-                continue;
-            }
-            kept.push(f);
-        }
-        kept
+        frames
     }
 }

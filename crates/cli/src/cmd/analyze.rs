@@ -840,7 +840,7 @@ fn treemap(cx: &Inputs<'_, '_>) -> Json {
                     rest.1 += r;
                 }
             }
-            if rest.1 > 0 && !children.is_empty() {
+            if rest.1 > 0 {
                 children.push(json!({"l": format!("{} smaller objects", units::count(rest.0)), "r": rest.1, "g": 1}));
             }
             if !children.is_empty() {
