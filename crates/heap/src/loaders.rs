@@ -148,17 +148,13 @@ pub fn loader_report(graph: &HeapGraph<'_>, analysis: &Analysis) -> LoaderReport
     }
 }
 
-/// Per class loader: the objects and bytes of the strongly reachable objects in the
-/// dominator subtrees of `roots`, the most bytes first. An object of a JDK class (defined
+/// Per class loader: the bytes of the strongly reachable objects in the dominator subtrees
+/// of `roots`, the most first. An object of a JDK class (defined
 /// by the boot or the platform loader: arrays, strings, collections) counts for the loader
 /// of the nearest object above it in the dominator tree whose class is not the JDK's (as
 /// Eclipse MAT's component report does), so a plugin's byte arrays count for the plugin's
 /// loader.
-pub fn loaders_in(
-    graph: &HeapGraph<'_>,
-    analysis: &Analysis,
-    roots: &[u32],
-) -> Vec<(u32, u64, u64)> {
+pub fn loaders_in(graph: &HeapGraph<'_>, analysis: &Analysis, roots: &[u32]) -> Vec<(u32, u64)> {
     let groups = &analysis.loaders;
     let jdk: Vec<bool> = groups
         .ids
@@ -199,8 +195,17 @@ pub fn loaders_in(
     };
     // Bytes by retained sizes, where the owner changes: a node whose owner differs from its
     // parent's adds its retained size to its owner and takes it from its parent's (no
-    // object's record is read). Objects are counted one by one.
-    let mut by_loader: FxHashMap<u32, (u64, i128)> = FxHashMap::default();
+    // object's record is read).
+    // With one loader besides the JDK's (most programs), nothing below an object it owns can
+    // count for another: the walk stops there.
+    let others: Vec<u32> = (0..groups.ids.len() as u32)
+        .filter(|&l| !jdk[l as usize])
+        .collect();
+    let only = match others[..] {
+        [one] => Some(one),
+        _ => None,
+    };
+    let mut by_loader: FxHashMap<u32, i128> = FxHashMap::default();
     let mut stack: Vec<(u32, u32, bool)> = roots.iter().map(|&r| (r, above(r), true)).collect();
     while let Some((v, above, top)) = stack.pop() {
         let mut owner = above;
@@ -209,23 +214,23 @@ pub fn loaders_in(
                 owner = loader;
             }
             let retained = analysis.retained[v as usize];
-            if retained > 0 {
-                by_loader.entry(owner).or_default().0 += 1;
-                if top || owner != above {
-                    by_loader.entry(owner).or_default().1 += i128::from(retained);
-                    if !top {
-                        by_loader.entry(above).or_default().1 -= i128::from(retained);
-                    }
+            if retained > 0 && (top || owner != above) {
+                *by_loader.entry(owner).or_default() += i128::from(retained);
+                if !top {
+                    *by_loader.entry(above).or_default() -= i128::from(retained);
                 }
+            }
+            if only == Some(owner) {
+                continue;
             }
         }
         stack.extend(analysis.children(v).iter().map(|&k| (k, owner, false)));
     }
-    let mut out: Vec<(u32, u64, u64)> = by_loader
+    let mut out: Vec<(u32, u64)> = by_loader
         .into_iter()
-        .map(|(l, (o, b))| (l, o, b.max(0) as u64))
-        .filter(|&(_, o, _)| o > 0)
+        .map(|(l, b)| (l, b.max(0) as u64))
+        .filter(|&(_, b)| b > 0)
         .collect();
-    out.sort_unstable_by_key(|&(l, _, b)| (std::cmp::Reverse(b), l));
+    out.sort_unstable_by_key(|&(l, b)| (std::cmp::Reverse(b), l));
     out
 }

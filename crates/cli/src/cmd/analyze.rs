@@ -569,8 +569,8 @@ fn top_instances(cx: &Inputs<'_, '_>, c: u32) -> Vec<u32> {
 /// object holding them), grouped by the loader's class, the most bytes first.
 fn loaders_json(cx: &Inputs<'_, '_>, roots: &[u32]) -> Json {
     let loaders = &cx.analysis.loaders;
-    let mut by_name: Vec<(String, u64, u64, u64)> = Vec::new();
-    for (l, objects, bytes) in loaders_in(cx.graph, cx.analysis, roots) {
+    let mut by_name: Vec<(String, u64, u64)> = Vec::new();
+    for (l, bytes) in loaders_in(cx.graph, cx.analysis, roots) {
         let id = loaders.ids[l as usize];
         let name = match cx.graph.node(id) {
             Some(node) if id != 0 => cx.graph.class(node).name.clone(),
@@ -579,20 +579,19 @@ fn loaders_json(cx: &Inputs<'_, '_>, roots: &[u32]) -> Json {
         match by_name.iter_mut().find(|e| e.0 == name) {
             Some(e) => {
                 e.1 += 1;
-                e.2 += objects;
-                e.3 += bytes;
+                e.2 += bytes;
             }
-            None => by_name.push((name, 1, objects, bytes)),
+            None => by_name.push((name, 1, bytes)),
         }
     }
-    by_name.sort_by_key(|e| std::cmp::Reverse(e.3));
-    let whole: u64 = by_name.iter().map(|e| e.3).sum();
+    by_name.sort_by_key(|e| std::cmp::Reverse(e.2));
+    let whole: u64 = by_name.iter().map(|e| e.2).sum();
     Json::Array(
         by_name
             .into_iter()
             .take(5)
-            .map(|(name, count, objects, bytes)| {
-                json!({"loader": name, "loaders": count, "objects": objects, "bytes": bytes, "share": percent(bytes, whole)})
+            .map(|(name, count, bytes)| {
+                json!({"loader": name, "loaders": count, "bytes": bytes, "share": percent(bytes, whole)})
             })
             .collect(),
     )
