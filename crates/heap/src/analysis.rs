@@ -57,18 +57,34 @@ impl Analysis {
     /// other [`Paths`] needed before. Returns the paths along strong references too (what
     /// `Paths::new(graph, false)` gives), found while the dominators' depth-first search runs.
     pub fn new(graph: &mut HeapGraph<'_>, progress: &dyn Progress) -> (Analysis, Paths) {
+        let (analysis, strong, ()) = Analysis::new_with(graph, progress, |_, _, _| ());
+        (analysis, strong)
+    }
+
+    /// [`Analysis::new`], also running `alongside` with the references and the paths along
+    /// strong references, on the core the depth-first search leaves idle (it is sequential),
+    /// once those paths are found; returns its result too.
+    pub fn new_with<R: Send>(
+        graph: &mut HeapGraph<'_>,
+        progress: &dyn Progress,
+        alongside: impl FnOnce(&HeapGraph<'_>, Csr<'_>, &Paths) -> R + Send,
+    ) -> (Analysis, Paths, R) {
         let root_nodes: Vec<u32> = graph.roots().iter().map(|r| r.node).collect();
         let edges = graph.take_references();
         let graph = &*graph;
-        let (tree, strong) = dominators_with(
+        let (tree, (strong, extra)) = dominators_with(
             edges,
             &root_nodes,
-            |csr| Paths::with_csr(graph, csr, false),
+            |csr| {
+                let strong = Paths::with_csr(graph, csr, false);
+                let extra = alongside(graph, csr, &strong);
+                (strong, extra)
+            },
             progress,
         );
         drop(root_nodes);
         let analysis = Analysis::from_tree(graph, tree, &strong, progress);
-        (analysis, strong)
+        (analysis, strong, extra)
     }
 
     fn from_tree(

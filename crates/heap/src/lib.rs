@@ -28,5 +28,5 @@ pub use loaders::{
 pub use sites::{Breakdown, FrameRow, Site, SiteJoin, SiteRow};
 pub use waste::{
     CollectionKind, CollectionWaste, DuplicateString, DuplicateStrings, Fill, NullArrays, Tally,
-    WasteReport, WasteScan,
+    WasteReport, waste,
 };

@@ -3,12 +3,11 @@
 //! `HashSet`, `ConcurrentHashMap`, `ArrayList`, `ArrayDeque`) with the bytes a right-sized
 //! collection would save, and object arrays mostly null.
 //!
-//! [`WasteScan::new`] reads the objects while the graph still holds its references (before
-//! [`Analysis::new`](crate::Analysis::new) takes them): a reference field's target is found
-//! among its object's successors. It keeps only what may be reported (strings whose value
-//! another string holds too, collections, arrays mostly null), so that
-//! [`WasteScan::report`] can leave out, once the dominator tree is known, objects that no GC
-//! root reaches (the garbage of `jcmd GC.heap_dump -all` dumps).
+//! [`waste`] reads the objects while the references are still at hand (a reference field's
+//! target is found among its object's successors), counting only objects that GC roots reach:
+//! [`Analysis::new_with`](crate::Analysis::new_with) runs it beside the dominator tree's
+//! depth-first search, once the strong paths are known. It keeps nothing per object but, while
+//! strings are grouped by value, 16 bytes per `String`.
 
 use std::hash::Hasher;
 
@@ -18,7 +17,6 @@ use rustc_hash::{FxHashMap, FxHasher};
 
 use crate::dominators::{Csr, NONE};
 use crate::graph::{ClassKind, HeapGraph};
-use crate::progress::Progress;
 
 /// The collections the report reads, by the JDK class they are or extend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -112,7 +110,6 @@ fn table_size_for(n: u64) -> u64 {
 /// One collection as read from the dump.
 #[derive(Debug, Clone, Copy)]
 struct Collection {
-    node: u32,
     kind: CollectionKind,
     size: u64,
     fill: Fill,
@@ -120,34 +117,8 @@ struct Collection {
     bytes: u64,
     /// What a right-sized collection would save.
     saving: u64,
-    /// The storage array (table, elementData, elements) or NONE.
-    storage: u32,
-    /// A HashSet's HashMap, or NONE.
-    inner: u32,
-}
-
-/// An object array mostly null.
-#[derive(Debug, Clone, Copy)]
-struct NullArray {
-    node: u32,
-    length: u64,
-    nulls: u64,
-}
-
-/// A String whose value another String holds too.
-#[derive(Debug, Clone, Copy)]
-struct StringCopy {
-    group: u32,
-    node: u32,
-    array: u32,
-}
-
-/// What [`WasteScan::new`] keeps for the report.
-#[derive(Debug, Default)]
-pub struct WasteScan {
-    copies: Vec<StringCopy>,
-    collections: Vec<Collection>,
-    arrays: Vec<NullArray>,
+    /// The storage array's node and length (the array may then be mostly null).
+    storage: Option<(u32, u64)>,
 }
 
 /// Per class: what the scan reads of its instances.
@@ -178,197 +149,160 @@ const MIN_NULL_ARRAY: u64 = 8;
 /// Nodes per unit of parallel work.
 const CHUNK: usize = 1 << 14;
 
-impl WasteScan {
-    /// Reads every String, collection and object array of `graph`, whose references must
-    /// still be in it.
-    pub fn new(graph: &HeapGraph<'_>, progress: &dyn Progress) -> WasteScan {
-        let n = graph.len();
-        progress.phase("strings, collections, arrays", n as u64);
-        let readers = readers(graph);
-        let csr = graph.csr();
-        let id_size = graph.header().id_size;
-        let cell_value = class_field(
-            graph,
-            "java.util.concurrent.ConcurrentHashMap$CounterCell",
-            "value",
-        );
-        type Part = (Vec<(u64, u32, u32)>, Vec<Collection>, Vec<NullArray>);
-        let parts: Vec<Part> = (0..n.div_ceil(CHUNK))
-            .into_par_iter()
-            .map(|chunk| {
-                let mut part: Part = (Vec::new(), Vec::new(), Vec::new());
-                let first = chunk * CHUNK;
-                for v in first..(first + CHUNK).min(n) {
-                    let v = v as u32;
-                    let reader = readers[graph.class_of(v) as usize];
-                    if matches!(reader, Reader::None) {
-                        continue;
-                    }
-                    let Some(record) = graph.record(v) else {
-                        continue;
-                    };
-                    match (reader, record) {
-                        (
-                            Reader::String { value, coder },
-                            HeapRecord::InstanceDump { values, .. },
-                        ) => {
-                            if let Some(s) =
-                                string_hash(graph, csr, v, values, value, coder, id_size)
-                            {
-                                part.0.push(s);
-                            }
-                        }
-                        (
-                            Reader::Collection {
-                                kind,
-                                storage,
-                                size,
-                                extra,
-                                cells,
-                            },
-                            HeapRecord::InstanceDump { values, .. },
-                        ) => {
-                            let fields = CollectionFields {
-                                kind,
-                                storage,
-                                size,
-                                extra,
-                                cells,
-                                cell_value,
-                            };
-                            if let Some(c) = collection(graph, csr, v, values, &fields, id_size) {
-                                part.1.push(c);
-                            }
-                        }
-                        (Reader::ObjectArray, HeapRecord::ObjectArrayDump { elements, .. }) => {
-                            let length = elements.len() as u64;
-                            if length >= MIN_NULL_ARRAY {
-                                let nulls = elements.iter().filter(|&id| id == 0).count() as u64;
-                                if nulls * 2 > length {
-                                    part.2.push(NullArray {
-                                        node: v,
-                                        length,
-                                        nulls,
-                                    });
-                                }
-                            }
-                        }
-                        _ => {}
-                    }
+/// What one run of nodes contributes.
+#[derive(Default)]
+struct Part {
+    strings: Vec<(u64, u32, u32)>,
+    collections: FxHashMap<u32, CollectionWaste>,
+    /// Storage arrays that may be mostly null (counted with their collection).
+    storage: Vec<u32>,
+    /// Object arrays mostly null: (node, length, nulls).
+    arrays: Vec<(u32, u64, u64)>,
+}
+
+/// What `graph`'s objects that `reachable` accepts waste, with the `top` duplicated values
+/// wasting most; `csr` holds the graph's references.
+pub fn waste(
+    graph: &HeapGraph<'_>,
+    csr: Csr<'_>,
+    reachable: &(dyn Fn(u32) -> bool + Sync),
+    top: usize,
+) -> WasteReport {
+    let n = graph.len();
+    let readers = readers(graph);
+    let id_size = graph.header().id_size;
+    let cell_value = class_field(
+        graph,
+        "java.util.concurrent.ConcurrentHashMap$CounterCell",
+        "value",
+    );
+    // A HashSet's map is counted with the set, not again as a HashMap.
+    let mut inner: Vec<u32> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .flat_map_iter(|chunk| {
+            let range = (chunk * CHUNK)..((chunk + 1) * CHUNK).min(n);
+            let readers = &readers;
+            range.filter_map(move |v| {
+                let v = v as u32;
+                let Reader::Collection {
+                    kind: CollectionKind::HashSet,
+                    storage,
+                    ..
+                } = readers[graph.class_of(v) as usize]
+                else {
+                    return None;
+                };
+                if !reachable(v) {
+                    return None;
                 }
-                progress.advance(((first + CHUNK).min(n) - first) as u64);
-                part
+                let HeapRecord::InstanceDump { values, .. } = graph.record(v)? else {
+                    return None;
+                };
+                target(graph, csr, v, read_id(values, storage, id_size))
             })
-            .collect();
-        let mut strings = Vec::new();
-        let mut scan = WasteScan::default();
-        for (s, c, a) in parts {
-            strings.extend(s);
-            scan.collections.extend(c);
-            scan.arrays.extend(a);
-        }
-        scan.copies = group_copies(graph, strings);
-        scan
-    }
-
-    /// The report over the objects `keep` accepts (reachable ones), with the `top` duplicated
-    /// values wasting most.
-    pub fn report(
-        &self,
-        graph: &HeapGraph<'_>,
-        keep: impl Fn(u32) -> bool + Sync,
-        top: usize,
-    ) -> WasteReport {
-        WasteReport {
-            strings: self.duplicate_strings(graph, &keep, top),
-            collections: self.collections(graph, &keep),
-            null_arrays: self.null_arrays(graph, &keep),
-        }
-    }
-
-    fn duplicate_strings(
-        &self,
-        graph: &HeapGraph<'_>,
-        keep: &(impl Fn(u32) -> bool + Sync),
-        top: usize,
-    ) -> DuplicateStrings {
-        let mut out = DuplicateStrings::default();
-        let mut groups: Vec<DuplicateString> = Vec::new();
-        let mut at = 0;
-        while at < self.copies.len() {
-            let group = self.copies[at].group;
-            let end = at
-                + self.copies[at..]
-                    .iter()
-                    .take_while(|c| c.group == group)
-                    .count();
-            let members: Vec<StringCopy> = self.copies[at..end]
-                .iter()
-                .copied()
-                .filter(|c| keep(c.node))
-                .collect();
-            at = end;
-            if members.len() < 2 {
-                continue;
-            }
-            // Copies sorted by array within a group: distinct arrays are runs.
-            let mut bytes = 0;
-            let mut arrays = 0;
-            let mut last = NONE;
-            for c in &members {
-                bytes += graph.shallow(c.node);
-                if c.array != last {
-                    bytes += graph.shallow(c.array);
-                    arrays += 1;
-                    last = c.array;
+        })
+        .collect();
+    inner.par_sort_unstable();
+    let parts: Vec<Part> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|chunk| {
+            let mut part = Part::default();
+            let first = chunk * CHUNK;
+            for v in first..(first + CHUNK).min(n) {
+                let v = v as u32;
+                let reader = readers[graph.class_of(v) as usize];
+                if matches!(reader, Reader::None) || !reachable(v) {
+                    continue;
+                }
+                let Some(record) = graph.record(v) else {
+                    continue;
+                };
+                match (reader, record) {
+                    (Reader::String { value, coder }, HeapRecord::InstanceDump { values, .. }) => {
+                        if let Some(s) = string_hash(graph, csr, v, values, value, coder, id_size) {
+                            part.strings.push(s);
+                        }
+                    }
+                    (
+                        Reader::Collection {
+                            kind,
+                            storage,
+                            size,
+                            extra,
+                            cells,
+                        },
+                        HeapRecord::InstanceDump { values, .. },
+                    ) => {
+                        if kind == CollectionKind::HashMap && inner.binary_search(&v).is_ok() {
+                            continue;
+                        }
+                        let fields = CollectionFields {
+                            kind,
+                            storage,
+                            size,
+                            extra,
+                            cells,
+                            cell_value,
+                        };
+                        if let Some(c) = collection(graph, csr, v, values, &fields, id_size) {
+                            part.add(graph.class_of(v), &c);
+                        }
+                    }
+                    (Reader::ObjectArray, HeapRecord::ObjectArrayDump { elements, .. }) => {
+                        let length = elements.len() as u64;
+                        if length >= MIN_NULL_ARRAY {
+                            let nulls = elements.iter().filter(|&id| id == 0).count() as u64;
+                            if nulls * 2 > length {
+                                part.arrays.push((v, length, nulls));
+                            }
+                        }
+                    }
+                    _ => {}
                 }
             }
-            let one = graph.shallow(members[0].node) + graph.shallow(members[0].array);
-            let wasted = bytes.saturating_sub(one);
-            out.values += 1;
-            out.copies += members.len() as u64;
-            out.wasted += wasted;
-            groups.push(DuplicateString {
-                value: String::new(),
-                length: 0,
-                copies: members.len() as u64,
-                arrays,
-                bytes,
-                wasted,
-                example: members[0].node,
-            });
-        }
-        groups.sort_unstable_by_key(|g| (std::cmp::Reverse(g.wasted), g.example));
-        groups.truncate(top);
-        for g in &mut groups {
-            let text = graph.string_value(g.example).unwrap_or_default();
-            g.length = text.chars().count() as u64;
-            g.value = shorten(&text, 200);
-        }
-        out.top = groups;
-        out
-    }
-
-    fn collections(
-        &self,
-        graph: &HeapGraph<'_>,
-        keep: &(impl Fn(u32) -> bool + Sync),
-    ) -> Vec<CollectionWaste> {
-        // A HashSet's map is counted with the set.
-        let mut inner: Vec<u32> = self
-            .collections
-            .iter()
-            .filter(|c| c.inner != NONE && keep(c.node))
-            .map(|c| c.inner)
-            .collect();
-        inner.sort_unstable();
-        let mut rows: FxHashMap<u32, CollectionWaste> = FxHashMap::default();
-        for c in &self.collections {
-            if !keep(c.node) || inner.binary_search(&c.node).is_ok() {
-                continue;
+            part
+        })
+        .collect();
+    let mut strings = Vec::new();
+    let mut collections: FxHashMap<u32, CollectionWaste> = FxHashMap::default();
+    let mut storage = Vec::new();
+    let mut arrays = Vec::new();
+    for part in parts {
+        strings.extend(part.strings);
+        storage.extend(part.storage);
+        arrays.extend(part.arrays);
+        for (class, row) in part.collections {
+            match collections.get_mut(&class) {
+                Some(r) => r.add(&row),
+                None => {
+                    collections.insert(class, row);
+                }
             }
-            let class = graph.class_of(c.node);
-            let row = rows.entry(class).or_insert_with(|| CollectionWaste {
+        }
+    }
+    let mut collections: Vec<CollectionWaste> = collections.into_values().collect();
+    collections.sort_unstable_by_key(|r| {
+        (
+            std::cmp::Reverse(r.wasted),
+            std::cmp::Reverse(r.count),
+            r.class,
+        )
+    });
+    storage.sort_unstable();
+    WasteReport {
+        strings: duplicate_strings(graph, strings, top),
+        collections,
+        null_arrays: null_arrays(graph, &arrays, &storage),
+    }
+}
+
+impl Part {
+    /// Counts a collection in its class's row.
+    fn add(&mut self, class: u32, c: &Collection) {
+        let row = self
+            .collections
+            .entry(class)
+            .or_insert_with(|| CollectionWaste {
                 class,
                 kind: c.kind,
                 count: 0,
@@ -379,70 +313,133 @@ impl WasteScan {
                 oversized: Tally::default(),
                 wasted: 0,
             });
-            row.count += 1;
-            row.elements += c.size;
-            row.bytes += c.bytes;
-            let tally = match c.fill {
-                Fill::Empty => &mut row.empty,
-                Fill::Sparse => &mut row.sparse,
-                Fill::Oversized => &mut row.oversized,
-                Fill::Normal => continue,
-            };
-            tally.count += 1;
-            tally.wasted += c.saving;
-            row.wasted += c.saving;
+        row.count += 1;
+        row.elements += c.size;
+        row.bytes += c.bytes;
+        if let Some((array, length)) = c.storage
+            && length >= MIN_NULL_ARRAY
+            && length.saturating_sub(c.size) * 2 > length
+        {
+            self.storage.push(array);
         }
-        let mut rows: Vec<CollectionWaste> = rows.into_values().collect();
-        rows.sort_unstable_by_key(|r| {
-            (
-                std::cmp::Reverse(r.wasted),
-                std::cmp::Reverse(r.count),
-                r.class,
-            )
-        });
-        rows
+        let tally = match c.fill {
+            Fill::Empty => &mut row.empty,
+            Fill::Sparse => &mut row.sparse,
+            Fill::Oversized => &mut row.oversized,
+            Fill::Normal => return,
+        };
+        tally.count += 1;
+        tally.wasted += c.saving;
+        row.wasted += c.saving;
     }
+}
 
-    fn null_arrays(
-        &self,
-        graph: &HeapGraph<'_>,
-        keep: &(impl Fn(u32) -> bool + Sync),
-    ) -> Vec<NullArrays> {
-        let mut storage: Vec<u32> = self
-            .collections
-            .iter()
-            .filter(|c| c.storage != NONE)
-            .map(|c| c.storage)
-            .collect();
-        storage.sort_unstable();
-        let mut rows: FxHashMap<u32, NullArrays> = FxHashMap::default();
-        for a in &self.arrays {
-            if !keep(a.node) || storage.binary_search(&a.node).is_ok() {
-                continue;
-            }
-            let class = graph.class_of(a.node);
-            let row = rows.entry(class).or_insert_with(|| NullArrays {
-                class,
-                count: 0,
-                length: 0,
-                nulls: 0,
-                bytes: 0,
-                wasted: 0,
-                biggest: a.node,
-            });
-            row.count += 1;
-            row.length += a.length;
-            row.nulls += a.nulls;
-            row.bytes += object_array_bytes(a.length);
-            row.wasted += 4 * a.nulls;
-            if graph.shallow(a.node) > graph.shallow(row.biggest) {
-                row.biggest = a.node;
+impl CollectionWaste {
+    fn add(&mut self, other: &CollectionWaste) {
+        self.count += other.count;
+        self.elements += other.elements;
+        self.bytes += other.bytes;
+        for (a, b) in [
+            (&mut self.empty, &other.empty),
+            (&mut self.sparse, &other.sparse),
+            (&mut self.oversized, &other.oversized),
+        ] {
+            a.count += b.count;
+            a.wasted += b.wasted;
+        }
+        self.wasted += other.wasted;
+    }
+}
+
+/// Groups the strings by value (see [`group_copies`]): totals over the values held twice or
+/// more, and the `top` wasting most.
+fn duplicate_strings(
+    graph: &HeapGraph<'_>,
+    strings: Vec<(u64, u32, u32)>,
+    top: usize,
+) -> DuplicateStrings {
+    let mut out = DuplicateStrings::default();
+    let mut groups: Vec<DuplicateString> = Vec::new();
+    group_copies(graph, strings, |members| {
+        // Copies sorted by array: distinct arrays are runs.
+        let mut bytes = 0;
+        let mut arrays = 0;
+        let mut last = NONE;
+        for &(node, array) in members {
+            bytes += graph.shallow(node);
+            if array != last {
+                bytes += graph.shallow(array);
+                arrays += 1;
+                last = array;
             }
         }
-        let mut rows: Vec<NullArrays> = rows.into_values().collect();
-        rows.sort_unstable_by_key(|r| (std::cmp::Reverse(r.wasted), r.class));
-        rows
+        let one = graph.shallow(members[0].0) + graph.shallow(members[0].1);
+        let wasted = bytes.saturating_sub(one);
+        out.values += 1;
+        out.copies += members.len() as u64;
+        out.wasted += wasted;
+        let group = DuplicateString {
+            value: String::new(),
+            length: 0,
+            copies: members.len() as u64,
+            arrays,
+            bytes,
+            wasted,
+            example: members[0].0,
+        };
+        // Only the `top` wasting most are kept.
+        if groups.len() < top.max(1).saturating_mul(2) {
+            groups.push(group);
+        } else if let Some(least) = groups.iter_mut().min_by_key(|g| g.wasted)
+            && least.wasted < group.wasted
+        {
+            *least = group;
+        }
+    });
+    groups.sort_unstable_by_key(|g| (std::cmp::Reverse(g.wasted), g.example));
+    groups.truncate(top);
+    for g in &mut groups {
+        let text = graph.string_value(g.example).unwrap_or_default();
+        g.length = text.chars().count() as u64;
+        g.value = shorten(&text, 200);
     }
+    out.top = groups;
+    out
+}
+
+/// The object arrays mostly null that are no collection's storage, by class.
+fn null_arrays(
+    graph: &HeapGraph<'_>,
+    arrays: &[(u32, u64, u64)],
+    storage: &[u32],
+) -> Vec<NullArrays> {
+    let mut rows: FxHashMap<u32, NullArrays> = FxHashMap::default();
+    for &(node, length, nulls) in arrays {
+        if storage.binary_search(&node).is_ok() {
+            continue;
+        }
+        let class = graph.class_of(node);
+        let row = rows.entry(class).or_insert_with(|| NullArrays {
+            class,
+            count: 0,
+            length: 0,
+            nulls: 0,
+            bytes: 0,
+            wasted: 0,
+            biggest: node,
+        });
+        row.count += 1;
+        row.length += length;
+        row.nulls += nulls;
+        row.bytes += object_array_bytes(length);
+        row.wasted += 4 * nulls;
+        if graph.shallow(node) > graph.shallow(row.biggest) {
+            row.biggest = node;
+        }
+    }
+    let mut rows: Vec<NullArrays> = rows.into_values().collect();
+    rows.sort_unstable_by_key(|r| (std::cmp::Reverse(r.wasted), r.class));
+    rows
 }
 
 /// What a heap wastes.
@@ -716,20 +713,21 @@ fn string_bytes<'a>(graph: &HeapGraph<'a>, v: u32, array: u32) -> Option<(u8, u8
 }
 
 /// Groups the strings by value: sorted by hash (then array), each run of equal hashes
-/// checked byte for byte (a collision splits it). Keeps the strings of values held twice
-/// or more, numbered by group, each group's copies sorted by array.
-fn group_copies(graph: &HeapGraph<'_>, mut strings: Vec<(u64, u32, u32)>) -> Vec<StringCopy> {
+/// checked byte for byte (a collision splits it). Calls `group` with the (String, array)
+/// pairs of each value held twice or more, sorted by array.
+fn group_copies(
+    graph: &HeapGraph<'_>,
+    mut strings: Vec<(u64, u32, u32)>,
+    mut group: impl FnMut(&[Copy]),
+) {
     strings.par_sort_unstable();
-    let mut out = Vec::new();
-    let mut group = 0u32;
     let mut at = 0;
     while at < strings.len() {
         let hash = strings[at].0;
         let end = at + strings[at..].iter().take_while(|s| s.0 == hash).count();
         if end - at >= 2 {
-            // Values: each distinct value of the run gets a group.
-            let mut pending: Vec<(u32, u32)> =
-                strings[at..end].iter().map(|s| (s.1, s.2)).collect();
+            // Each distinct value of the run makes a group.
+            let mut pending: Vec<Copy> = strings[at..end].iter().map(|s| (s.1, s.2)).collect();
             while !pending.is_empty() {
                 let (first, first_array) = pending[0];
                 let reference = string_bytes(graph, first, first_array);
@@ -737,18 +735,13 @@ fn group_copies(graph: &HeapGraph<'_>, mut strings: Vec<(u64, u32, u32)>) -> Vec
                     a == first_array || string_bytes(graph, v, a) == reference
                 });
                 if same.len() >= 2 {
-                    out.extend(
-                        same.iter()
-                            .map(|&(node, array)| StringCopy { group, node, array }),
-                    );
-                    group += 1;
+                    group(&same);
                 }
                 pending = other;
             }
         }
         at = end;
     }
-    out
 }
 
 /// The ids and fields a collection's reader needs.
@@ -794,10 +787,8 @@ fn collection(
         };
         let inner = collection(graph, csr, map, map_values, &fields, id_size)?;
         return Some(Collection {
-            node: v,
             kind: CollectionKind::HashSet,
             bytes: own + inner.bytes,
-            inner: map,
             ..inner
         });
     }
@@ -866,14 +857,12 @@ fn collection(
     };
     let fill = Fill::of(size, room);
     Some(Collection {
-        node: v,
         kind: f.kind,
         size,
         fill,
         bytes: own + storage_bytes,
         saving,
-        storage: storage.unwrap_or(NONE),
-        inner: NONE,
+        storage: storage.map(|s| (s, capacity)),
     })
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use hprof_heap::{
-    Analysis, Breakdown, HeapGraph, Paths, Progress, RootKind, SiteJoin, WasteScan, loader_name,
+    Analysis, Breakdown, HeapGraph, Paths, Progress, RootKind, SiteJoin, WasteReport, loader_name,
     loader_report, loaders_in, roots_of,
 };
 use indicatif::{ProgressBar, ProgressStyle};
@@ -154,13 +154,15 @@ pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
     let input = Input::open(&args.file)?;
     let bar = Bar::new(&input);
     let mut graph = HeapGraph::build(input.bytes(), &bar).with_context(|| name.clone())?;
-    // Read while the graph still holds its references (the dominators take them).
-    let waste = WasteScan::new(&graph, &bar);
     let weak = args.include_weak.then(|| {
         bar.phase("paths through weak references", 0);
         Paths::new(&graph, true)
     });
-    let (analysis, strong) = Analysis::new(&mut graph, &bar);
+    let top = if args.top == 0 { usize::MAX } else { args.top };
+    // The waste is read beside the dominators' depth-first search, from the references.
+    let (analysis, strong, waste) = Analysis::new_with(&mut graph, &bar, |graph, csr, strong| {
+        hprof_heap::waste(graph, csr, &|v| strong.reaches(v), top)
+    });
     let paths = weak.unwrap_or(strong);
     bar.phase("allocation sites", 0);
     let mut join = SiteJoin::read(&graph).with_context(|| name.clone())?;
@@ -176,7 +178,6 @@ pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
         args,
     };
     let report = Report::new(&context, &waste);
-    drop(waste);
     bar.finish();
     if let Some(path) = &args.html {
         let mut file = hprof_outfile::create(path)
@@ -361,7 +362,7 @@ struct Report {
 }
 
 impl Report {
-    fn new(cx: &Inputs<'_, '_>, waste: &WasteScan) -> Report {
+    fn new(cx: &Inputs<'_, '_>, waste: &WasteReport) -> Report {
         let (graph, analysis) = (cx.graph, cx.analysis);
         let top = cx.top();
         let total = analysis.reachable_bytes;
@@ -679,9 +680,8 @@ fn sites_json(cx: &Inputs<'_, '_>, join: &SiteJoin) -> Json {
     })
 }
 
-fn waste_json(cx: &Inputs<'_, '_>, waste: &WasteScan) -> Json {
+fn waste_json(cx: &Inputs<'_, '_>, report: &WasteReport) -> Json {
     let graph = cx.graph;
-    let report = waste.report(graph, |v| cx.analysis.is_reachable(v), cx.top());
     let strings: Vec<Json> = report
         .strings
         .top
