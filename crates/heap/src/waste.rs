@@ -316,9 +316,15 @@ impl Part {
         row.count += 1;
         row.elements += c.size;
         row.bytes += c.bytes;
+        // The storage arrays that may be mostly null: a hash table's (its entries share
+        // slots), a list's or deque's with more room than elements.
+        let hashed = matches!(
+            c.kind,
+            CollectionKind::HashMap | CollectionKind::HashSet | CollectionKind::ConcurrentHashMap
+        );
         if let Some((array, length)) = c.storage
             && length >= MIN_NULL_ARRAY
-            && length.saturating_sub(c.size) * 2 > length
+            && (hashed || length.saturating_sub(c.size) * 2 > length)
         {
             self.storage.push(array);
         }
