@@ -1,10 +1,14 @@
 //! The object graph of an HPROF heap dump and what it tells about memory: the dominator
-//! tree, retained sizes (per object and per class), shortest paths from GC roots and
-//! leak suspects with their accumulation points.
+//! tree, retained sizes (per object, per class and per class loader), shortest paths from
+//! GC roots, leak suspects with their accumulation points, waste (duplicate strings,
+//! collections with more room than elements, arrays mostly null) and, for the hprof
+//! agent's dumps, the allocation sites of what each part of the heap holds.
 //!
 //! [`HeapGraph::build`] indexes a dump held in memory (usually a memory map) without
 //! copying object data: objects become `u32` nodes numbered in id order, references a CSR
-//! edge list. [`Analysis::new`] computes the dominator tree and retained sizes.
+//! edge list. [`Analysis::new`] computes the dominator tree and retained sizes
+//! ([`Analysis::new_with`] runs [`waste`] beside it); [`SiteJoin`] reads the agent's
+//! allocation sites.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
