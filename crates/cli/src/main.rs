@@ -12,6 +12,7 @@ mod input;
 mod mmap;
 mod profile_select;
 mod report;
+mod units;
 mod when;
 
 /// Reads and analyses HPROF heap dumps and profiles.

@@ -14,6 +14,7 @@ mod cli_top;
 mod e2e_analyze;
 mod e2e_diff_heap;
 mod e2e_heap_dump;
+mod e2e_heap_report;
 mod e2e_jcmd;
 mod e2e_jfr;
 mod e2e_visualvm;

@@ -38,8 +38,8 @@ pub use crate::{
     names::{java_class_name, primitive_array_name, stable_class_name},
     reader::Records,
     record::{
-        AllocSite, AllocSites, CpuSampleList, HeapDumpBody, IdList, RECORD_HEADER_LEN, Record,
-        RecordHeader, TIMED_SAMPLE_LEN, TimedSample, TimedSampleList,
+        AllocSite, AllocSites, CpuSampleList, HeapDumpBody, IdList, ObjectSiteGroup, ObjectSites,
+        RECORD_HEADER_LEN, Record, RecordHeader, TIMED_SAMPLE_LEN, TimedSample, TimedSampleList,
     },
     stream::{Event, StreamReader},
     tag::{SubTag, Tag},

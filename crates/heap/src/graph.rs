@@ -121,6 +121,9 @@ pub struct Class {
     pub instance_size: u32,
     /// For subclasses of java.lang.ref.Reference: the offset of `referent`.
     pub referent_offset: Option<u32>,
+    /// The id of the class loader object that defined the class (0: the boot loader, and
+    /// pseudo-classes).
+    pub loader: u64,
 }
 
 impl Class {
@@ -363,6 +366,7 @@ impl<'a> HeapGraph<'a> {
         struct Raw {
             id: u64,
             super_id: u64,
+            loader: u64,
             own: Vec<(u64, BasicType)>,
         }
         let mut raws = Vec::with_capacity(offsets.len());
@@ -371,6 +375,7 @@ impl<'a> HeapGraph<'a> {
                 raws.push(Raw {
                     id: dump.class_id,
                     super_id: dump.super_class_id,
+                    loader: dump.class_loader_id,
                     own: dump.instance_fields().collect(),
                 });
             }
@@ -436,6 +441,7 @@ impl<'a> HeapGraph<'a> {
                 values_len: offset,
                 instance_size: align8(12 + u64::from(field_bytes)) as u32,
                 referent_offset,
+                loader: raw.loader,
             });
         }
         for ty in PRIMITIVES {
@@ -449,6 +455,7 @@ impl<'a> HeapGraph<'a> {
                 values_len: 0,
                 instance_size: 0,
                 referent_offset: None,
+                loader: 0,
             });
         }
         classes.push(Class {
@@ -461,6 +468,7 @@ impl<'a> HeapGraph<'a> {
             values_len: 0,
             instance_size: 0,
             referent_offset: None,
+            loader: 0,
         });
         self.java_lang_class = classes
             .iter()
@@ -1143,6 +1151,32 @@ impl<'a> HeapGraph<'a> {
     pub fn thread_frame(&self, serial: u32, depth: u32) -> Option<FrameInfo> {
         let &(_, trace) = self.threads.get(&serial)?;
         let frame_id = *self.traces.get(&trace)?.get(depth as usize)?;
+        self.frame(frame_id)
+    }
+
+    /// The frames of the STACK TRACE with serial number `serial`, innermost first.
+    pub fn trace_frames(&self, serial: u32) -> Option<Vec<FrameInfo>> {
+        let frames = self.traces.get(&serial)?;
+        Some(frames.iter().filter_map(|&f| self.frame(f)).collect())
+    }
+
+    /// The whole file the graph was built from.
+    pub fn file(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The index in [`HeapGraph::classes`] of the class whose class object is `id`.
+    pub fn class_by_id(&self, id: u64) -> Option<u32> {
+        self.class_index.get(&id).copied()
+    }
+
+    /// The sub-record of a node (its INSTANCE, OBJECT ARRAY, PRIMITIVE ARRAY or CLASS DUMP).
+    pub fn record(&self, node: u32) -> Option<HeapRecord<'a>> {
+        self.record_at(self.offsets.get(node as usize)).ok()
+    }
+
+    /// A STACK FRAME, resolved to names.
+    fn frame(&self, frame_id: u64) -> Option<FrameInfo> {
         let &(method, source, class_serial, line) = self.frames.get(&frame_id)?;
         let class = self
             .class_names_by_serial

@@ -1,6 +1,7 @@
 //! One module per `hprof` subcommand.
 
 pub mod analyze;
+pub mod analyze_html;
 pub mod attach;
 pub mod convert;
 pub mod diff;
