@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use clap::ValueEnum;
-use hprof_profile::{Profile, flame, folded, pprof, top};
+use hprof_profile::{FrameKind, Profile, flame, folded, pprof, top};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -46,6 +46,8 @@ pub struct Ranking {
     pub stacks: bool,
     /// One JSON object instead of a table.
     pub json: bool,
+    /// Native, JVM and kernel functions in colour (ANSI).
+    pub colour: bool,
 }
 
 /// What `hprof top` ranks.
@@ -63,6 +65,38 @@ fn share(value: i64, total: i64) -> f64 {
     } else {
         value as f64 * 100.0 / total as f64
     }
+}
+
+/// The ANSI colour of a frame of `kind` on a terminal (the flame graph's hues), if any.
+fn ansi(kind: FrameKind) -> Option<&'static str> {
+    match kind {
+        FrameKind::Jvm => Some("\x1b[36m"),
+        FrameKind::Native => Some("\x1b[32m"),
+        FrameKind::Kernel => Some("\x1b[35m"),
+        FrameKind::Application | FrameKind::Jdk | FrameKind::Pseudo => None,
+    }
+}
+
+/// `name`, coloured by `kind` when `colour`.
+fn painted(name: &str, kind: FrameKind, colour: bool) -> String {
+    match ansi(kind).filter(|_| colour) {
+        Some(code) => format!("{code}{name}\x1b[0m"),
+        None => name.to_string(),
+    }
+}
+
+/// The line that groups the samples by what their leaf frame runs (`Java 61.2%, kernel
+/// 23.7%, ...`), when any is not Java code.
+fn groups_line(profile: &Profile, total: i64) -> Option<String> {
+    let groups = top::groups(profile);
+    if groups.iter().all(|&(g, _)| g == "Java" || g == "other") {
+        return None;
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|&(g, v)| format!("{g} {:.1}%", share(v, total)))
+        .collect();
+    Some(format!("self by kind: {}", parts.join(", ")))
 }
 
 fn stack_names(profile: &Profile, stack: &[usize]) -> Vec<String> {
@@ -99,6 +133,7 @@ pub fn write_top(
                     .map(|r| {
                         serde_json::json!({
                             "method": r.name,
+                            "kind": r.kind.group(),
                             "self": r.self_value,
                             "total": r.total_value,
                             "self_percent": share(r.self_value, total),
@@ -107,7 +142,11 @@ pub fn write_top(
                         })
                     })
                     .collect();
-                let doc = serde_json::json!({"section": section, "unit": unit, "total": total, "methods": rows});
+                let kinds: serde_json::Map<String, serde_json::Value> = top::groups(profile)
+                    .into_iter()
+                    .map(|(g, v)| (g.to_string(), v.into()))
+                    .collect();
+                let doc = serde_json::json!({"section": section, "unit": unit, "total": total, "kinds": kinds, "methods": rows});
                 writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
                 return Ok(());
             }
@@ -120,7 +159,7 @@ pub fn write_top(
                     i + 1,
                     share(r.self_value, total),
                     share(r.total_value, total),
-                    r.name
+                    painted(&r.name, r.kind, args.colour)
                 )?;
                 if args.stacks {
                     for frame in stack_names(profile, &r.hottest) {
@@ -130,6 +169,9 @@ pub fn write_top(
             }
             if rows.len() > args.rows {
                 writeln!(out, "... {} more methods", rows.len() - args.rows)?;
+            }
+            if let Some(line) = groups_line(profile, total) {
+                writeln!(out, "{line}")?;
             }
         }
         By::Trace => {
@@ -195,6 +237,7 @@ pub fn report(path: &Path, flame: Option<&Path>, top: usize, out: &mut dyn Write
         rows: top,
         stacks: false,
         json: false,
+        colour: false,
     };
     let kinds: Vec<Kind> = [Kind::Cpu, Kind::Times, Kind::Alloc, Kind::Lock]
         .into_iter()

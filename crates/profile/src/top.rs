@@ -8,8 +8,10 @@ use crate::model::Profile;
 /// One method's row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MethodRow {
-    /// `Class.method` (or a pseudo-frame's text).
+    /// `Class.method` (or a pseudo-frame's text, or `library.function`).
     pub name: String,
+    /// What it is.
+    pub kind: crate::model::FrameKind,
     /// Value of the samples it is the leaf of.
     pub self_value: i64,
     /// Value of the samples it is anywhere in (counted once per sample).
@@ -69,6 +71,7 @@ pub fn methods(profile: &Profile) -> Vec<MethodRow> {
         .into_values()
         .map(|s| MethodRow {
             name: profile.frames[s.frame].name().to_string(),
+            kind: profile.frames[s.frame].kind,
             self_value: s.self_value,
             total_value: s.total_value,
             hottest: profile.samples[s.hottest].stack.clone(),
@@ -81,6 +84,27 @@ pub fn methods(profile: &Profile) -> Vec<MethodRow> {
             .then(a.name.cmp(&b.name))
     });
     rows
+}
+
+/// The value of `profile`'s samples by the group of their leaf frame (`Java`, `JVM`,
+/// `native`, `kernel`, `other`: [`crate::FrameKind::group`]), largest first, groups without
+/// samples left out.
+pub fn groups(profile: &Profile) -> Vec<(&'static str, i64)> {
+    let mut sums: Vec<(&'static str, i64)> = Vec::new();
+    for sample in &profile.samples {
+        let Some(&leaf) = sample.stack.last() else {
+            continue;
+        };
+        let group = profile.frames[leaf].kind.group();
+        let value = sample.values.first().copied().unwrap_or(0);
+        match sums.iter_mut().find(|(g, _)| *g == group) {
+            Some((_, sum)) => *sum += value,
+            None => sums.push((group, value)),
+        }
+    }
+    sums.retain(|&(_, v)| v != 0);
+    sums.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    sums
 }
 
 #[cfg(test)]
@@ -110,5 +134,39 @@ mod tests {
             (0, 10)
         );
         assert_eq!(row("A.hot").hottest.len(), 3);
+    }
+
+    #[test]
+    fn samples_are_grouped_by_what_their_leaf_frame_runs() {
+        let mut p = Profile::new(Kind::Cpu);
+        let java = Frame::method("A", "main", None, None);
+        let write = Frame::method("java.io.FileOutputStream", "write", None, None);
+        p.add(&[java.clone(), write.clone()], None, vec![4]);
+        p.add(
+            &[
+                java.clone(),
+                write.clone(),
+                Frame::code("libc.so.6", "write"),
+                Frame::code("[kernel]", "do_syscall_64"),
+            ],
+            None,
+            vec![5],
+        );
+        p.add(
+            &[java.clone(), Frame::code("libjvm.so", "os::javaTimeNanos")],
+            None,
+            vec![2],
+        );
+        p.add(&[java, Frame::code("libc.so.6", "memcpy")], None, vec![1]);
+        assert_eq!(
+            groups(&p),
+            vec![("kernel", 5), ("Java", 4), ("JVM", 2), ("native", 1)]
+        );
+        let rows = methods(&p);
+        let kind = |n: &str| rows.iter().find(|r| r.name == n).unwrap().kind;
+        assert_eq!(kind("[kernel].do_syscall_64"), crate::FrameKind::Kernel);
+        assert_eq!(kind("libc.so.6.write"), crate::FrameKind::Native);
+        assert_eq!(kind("libjvm.so.os::javaTimeNanos"), crate::FrameKind::Jvm);
+        assert_eq!(kind("A.main"), crate::FrameKind::Application);
     }
 }

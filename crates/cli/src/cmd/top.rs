@@ -1,10 +1,10 @@
 //! `hprof top`: the methods of a profile ranked by self and total share, summed over every
 //! trace (or, with `--by trace`, the traces as the section lists them).
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use anyhow::Result;
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use crate::cmd::convert::ProfileArgs;
 use crate::report::{By, Ranking, write_top};
@@ -26,6 +26,32 @@ pub struct TopArgs {
     /// One JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Colour native, JVM and kernel functions: `auto` on a terminal unless `NO_COLOR` is set.
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub color: Colour,
+}
+
+/// When `hprof top` colours its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Colour {
+    /// On a terminal, unless `NO_COLOR` is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// Whether `hprof top` colours its output (`--color`).
+fn colour_wanted(when: Colour) -> bool {
+    match when {
+        Colour::Always => true,
+        Colour::Never => false,
+        Colour::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
 }
 
 /// Runs `hprof top`.
@@ -36,6 +62,7 @@ pub fn run(args: &TopArgs, out: &mut dyn Write) -> Result<()> {
         rows: args.rows,
         stacks: args.stacks,
         json: args.json,
+        colour: colour_wanted(args.color),
     };
     write_top(&profile, kind.section(), &ranking, out)?;
     // Freeing its millions of small strings would cost more than the ranking.
