@@ -12,7 +12,7 @@ use crate::support::{TextProfile, jdk17, jdks, profile, profile_with_env, read_t
 /// Whether the kernel lets this process sample the kernel's code with perf events (as root,
 /// or with `perf_event_paranoid` below 2), and why not.
 fn kernel_sampling_refused() -> Option<String> {
-    if let Some(why) = crate::async_sampler::perf_events_refused_here() {
+    if let Some(why) = crate::support::perf_events_refused_here() {
         return Some(why);
     }
     let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")

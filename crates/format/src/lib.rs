@@ -32,13 +32,14 @@
 #![forbid(unsafe_code)]
 
 pub use crate::{
+    completeness::{Completeness, ERROR_NOTE_PREFIX, Problem},
     error::{Error, ErrorKind, Result},
     heap::{ClassDump, HeapRecord, HeapRecords},
-    names::{java_class_name, primitive_array_name},
+    names::{java_class_name, primitive_array_name, stable_class_name},
     reader::Records,
     record::{
-        AllocSite, AllocSites, CpuSampleList, HeapDumpBody, IdList, RECORD_HEADER_LEN, Record,
-        RecordHeader, TIMED_SAMPLE_LEN, TimedSample, TimedSampleList,
+        AllocSite, AllocSites, CpuSampleList, HeapDumpBody, IdList, ObjectSiteGroup, ObjectSites,
+        RECORD_HEADER_LEN, Record, RecordHeader, TIMED_SAMPLE_LEN, TimedSample, TimedSampleList,
     },
     stream::{Event, StreamReader},
     tag::{SubTag, Tag},
@@ -46,6 +47,7 @@ pub use crate::{
     writer::{DEFAULT_SEGMENT_LIMIT, Writer},
 };
 
+mod completeness;
 mod cursor;
 mod error;
 mod heap;

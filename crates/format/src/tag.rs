@@ -66,6 +66,10 @@ tags! {
         /// hprof-rs's extension: samples with the times they were taken (readers that do not
         /// know it skip it by its length).
         TimedSamples = 0x70, "TIMED SAMPLES";
+        /// hprof-rs's extension: the allocation site of objects of the heap dump before it
+        /// (see [`ObjectSites`](crate::ObjectSites)); other readers skip it by its length
+        /// (VisualVM's reader only below 0x80: it indexes a table with the signed byte).
+        ObjectSites = 0x50, "OBJECT SITES";
     }
 }
 
