@@ -1041,6 +1041,7 @@ impl AsyncSampler {
             .set_event(Event::DynamicCodeGenerated, true)
             .and_then(|()| ctx.jvmti.generate_events(Event::DynamicCodeGenerated));
         signal::refresh_walker_tables();
+        signal::set_native_frames(ctx.options.native);
         let started = (|| -> Result<(), String> {
             if std::env::var_os("_HPROF_NO_WALKER").is_some() {
                 return Err("_HPROF_NO_WALKER is set".into());

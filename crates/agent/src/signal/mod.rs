@@ -889,7 +889,7 @@ fn current_env() -> *mut sys::JNIEnv {
 
 /// The agent's own stack walk, once its checks at start passed ([`enable_walker`]).
 static LAYOUT: OnceLock<hotspot::Layout> = OnceLock::new();
-/// Whether native frames are written into samples (`native=y`).
+/// Whether native, stub and kernel frames are written into samples (`native=y`).
 static NATIVE_FRAMES: AtomicBool = AtomicBool::new(true);
 /// Whether threads the JVM runs no Java on are walked too (`vmthreads=y`).
 static VM_THREADS: AtomicBool = AtomicBool::new(false);
@@ -918,10 +918,15 @@ pub static WALKS: WalkCounters = WalkCounters {
     broken: [const { AtomicU64::new(0) }; 12],
 };
 
+/// Writes native, stub and kernel frames into samples (`on`, `native=y`) or Java frames only.
+pub fn set_native_frames(on: bool) {
+    NATIVE_FRAMES.store(on, Ordering::Release);
+}
+
 /// Turns the agent's own stack walk on, once `layout` passed its checks; `native`: native
 /// frames are written into samples.
 pub fn use_walker(layout: hotspot::Layout, native: bool) {
-    NATIVE_FRAMES.store(native, Ordering::Release);
+    set_native_frames(native);
     let _ = LAYOUT.set(layout);
 }
 
@@ -1212,7 +1217,9 @@ fn take_sample(kind: SampleKind, context: *mut c_void, rearm: &mut Rearm) {
         // The kernel's frames go first, in the room the ring has beyond `depth` (`depth=`
         // counts the walked Java frames).
         let room = ring.depth - depth;
-        if let (Some(fd), Some(cells)) = (rearm.fd(), ring.frames.get(start..start + room)) {
+        // (`native=n`: Java frames only, no kernel frame either.)
+        let chain = rearm.fd().filter(|_| NATIVE_FRAMES.load(Ordering::Relaxed));
+        if let (Some(fd), Some(cells)) = (chain, ring.frames.get(start..start + room)) {
             // SAFETY: UnsafeCell<CallFrame> has CallFrame's layout; this handler owns the
             // slot's frames (the slot is WRITING).
             let out = unsafe {
