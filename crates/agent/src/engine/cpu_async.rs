@@ -93,6 +93,10 @@ struct Registry {
     pending_count: usize,
     /// When the virtual threads named last had their liveness checked.
     vthreads_checked: Option<std::time::Instant>,
+    /// JNI environments of the agent's own threads: never sampled (per-thread clocks give
+    /// them no timer; the process-wide timer's signal that lands on one is left out, or the
+    /// drain's own work, naming frames, would be sampled and named in turn).
+    agent_envs: std::collections::HashSet<usize>,
 }
 
 /// The asynchronous sampler.
@@ -260,6 +264,9 @@ impl AsyncSampler {
         let Some((ctx, sampler)) = SAMPLER.get() else {
             return;
         };
+        if let Ok(mut registry) = sampler.registry.lock() {
+            registry.agent_envs.insert(jni.raw() as usize);
+        }
         let period = if sampler.wall {
             i64::from(ctx.options.interval_ms.max(1))
         } else {
@@ -277,6 +284,10 @@ impl AsyncSampler {
                 sampler.drain(ctx, jni);
             });
         });
+        // (Its environment may be a later thread's.)
+        if let Ok(mut registry) = sampler.registry.lock() {
+            registry.agent_envs.remove(&(jni.raw() as usize));
+        }
     }
 
     /// A thread started (called on that thread): it gets a timer on its CPU clock, or a
@@ -295,6 +306,9 @@ impl AsyncSampler {
             .and_then(|mut t| t.get_mut(serial as u32).map(|t| t.agent))
             .unwrap_or(false);
         if agent {
+            if let Ok(mut registry) = self.registry.lock() {
+                registry.agent_envs.insert(jni.raw() as usize);
+            }
             return;
         }
         let tid = signal::current_tid();
@@ -343,6 +357,7 @@ impl AsyncSampler {
         let offset = (jni.raw() as usize).wrapping_sub(jni.long_field(current, eetop) as usize);
         jni.delete_local_ref(current);
         let mut unidentified = HashMap::new();
+        let mut agents = Vec::new();
         jni.with_local_frame(16, || {
             for thread in ctx.jvmti.all_threads().unwrap_or_default() {
                 let serial = ctx.jvmti.thread_local(thread).unwrap_or(0) as u32;
@@ -353,6 +368,9 @@ impl AsyncSampler {
                     .and_then(|mut t| t.get_mut(serial).map(|t| t.agent))
                     .unwrap_or(true);
                 let top = jni.long_field(thread, eetop) as usize;
+                if serial != 0 && agent && top != 0 {
+                    agents.push(top.wrapping_add(offset));
+                }
                 if serial != 0 && !agent && top != 0 {
                     unidentified.insert(
                         top.wrapping_add(offset),
@@ -371,6 +389,7 @@ impl AsyncSampler {
                 }
             }
             registry.unidentified = unidentified;
+            registry.agent_envs.extend(agents);
         }
         let asked = task_ids()
             .into_iter()
@@ -523,6 +542,9 @@ impl AsyncSampler {
                 }
                 if sample.num_frames == signal::IDENTIFIED {
                     identified.push((sample.tid, sample.env));
+                    return;
+                }
+                if registry.agent_envs.contains(&sample.env) {
                     return;
                 }
                 let carrier = registry
