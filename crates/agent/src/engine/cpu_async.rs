@@ -110,6 +110,10 @@ pub struct AsyncSampler {
     /// Samples with kernel frames drained before the kernel's symbols were read, which wait
     /// for them (see [`AsyncSampler::until_named`]).
     held: Mutex<Vec<Pending>>,
+    /// Held through each drain: a front-end command that changes which samples count
+    /// (sampling on or off, clearing) drains the ring and makes its change under it, so the
+    /// samples taken before the command follow the rules before it ([`AsyncSampler::drain_then`]).
+    draining: Mutex<()>,
 }
 
 pub(crate) static SAMPLER: crate::engine::Current<(&'static Context, &'static AsyncSampler)> =
@@ -227,6 +231,7 @@ impl AsyncSampler {
             dropped: Mutex::new(0),
             follows_vthreads: std::sync::atomic::AtomicBool::new(false),
             held: Mutex::new(Vec::new()),
+            draining: Mutex::new(()),
         }
     }
 
@@ -487,7 +492,16 @@ impl AsyncSampler {
 
     /// Moves the ring's samples into the trace store.
     pub fn drain(&self, ctx: &Context, jni: Jni) {
+        self.drain_then(ctx, jni, || ());
+    }
+
+    /// Moves the ring's samples into the trace store, then runs `change` before any other
+    /// drain: the samples the ring held are counted (or not) as they were taken, before the
+    /// change (the front-end's sampling on/off or clear); those taken after, by it.
+    pub fn drain_then<T>(&self, ctx: &Context, jni: Jni, change: impl FnOnce() -> T) -> T {
+        let _draining = self.draining.lock();
         self.drain_samples(ctx, jni, false);
+        change()
     }
 
     /// Moves the ring's samples into the trace store; samples of virtual threads not named
@@ -498,6 +512,9 @@ impl AsyncSampler {
         let depth = ctx.depth();
         signal::set_depth(depth);
         warn_if_deeper_than_the_ring(depth);
+        // Which threads the front-end turned sampling off for, before the ring is read: it
+        // holds samples taken before now.
+        let unsampled = unsampled_threads(ctx);
         let mut pending: Vec<Pending> = Vec::new();
         {
             let Ok(mut registry) = self.registry.lock() else {
@@ -605,7 +622,6 @@ impl AsyncSampler {
         if pending.is_empty() || ctx.depth() == 0 {
             return;
         }
-        let unsampled = unsampled_threads(ctx);
         // Native and kernel frames are named before the trace table is locked (naming the
         // first address of a library reads its symbols).
         let located = Self::locate_code_frames(&pending);
@@ -1239,6 +1255,7 @@ impl Engine for AsyncSampler {
         sigprof_watch::check(DRAIN_PERIOD_MS as u64, self);
         sigprof_watch::report_foreign();
         if let Some(jni) = jni {
+            let _draining = self.draining.lock();
             jni.with_local_frame(64, || self.drain_samples(ctx, jni, true));
         }
     }
