@@ -12,6 +12,7 @@ mod heap_sites;
 mod heap_sites_fast;
 mod loading;
 mod monitors;
+mod program_output;
 mod progress;
 mod reliability;
 mod threads;

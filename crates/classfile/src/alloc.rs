@@ -21,11 +21,13 @@
 //! objects and bytes.
 //!
 //! The JDK methods with bytecode that C2 replaces by an allocating intrinsic once their
-//! caller is compiled ([`ALLOCATING_INTRINSICS`]: `Arrays.copyOf` of objects, ...) lose their
-//! `@IntrinsicCandidate` mark, so that their probes still run in compiled code. Calls of the
-//! allocating native methods (`Object.clone`, `Array.newArray`, `Unsafe.allocateInstance`:
-//! [`NativeAlloc`]), intrinsics too, are followed by a call to the counter class's native
-//! `n` with the object returned, which the agent counts by its class.
+//! caller is compiled ([`ALLOCATING_INTRINSICS`]: `Arrays.copyOf` of objects, ...) keep their
+//! `@IntrinsicCandidate` mark: each call of one is followed by a probe that counts the object
+//! it returned, unless the method's bytecode ran (and its own probes counted): that bytecode
+//! gives what it returns to the counter class's [`RAN`], which the probe after the call
+//! recognises. Calls of the allocating native methods (`Object.clone`, `Array.newArray`,
+//! `Unsafe.allocateInstance`: [`NativeAlloc`]), intrinsics too, are followed by a call to the
+//! counter class's native `n` with the object returned, which the agent counts by its class.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -51,6 +53,12 @@ pub const THREAD_COUNTS_FIELD: &str = "hprofAllocs";
 /// Descriptor of [`THREAD_COUNTS_FIELD`]: chunks of [`CHUNK`] counts, made as the thread
 /// first counts in them.
 pub const THREAD_COUNTS_DESCRIPTOR: &str = "[[J";
+/// The instance field of `java.lang.Thread` (added by [`with_counts_field`]) holding what the
+/// bytecode of an allocating intrinsic last returned in the thread (see [`RAN`]), until the
+/// probe after the call clears it.
+pub const THREAD_LAST_FIELD: &str = "hprofLast";
+/// Descriptor of [`THREAD_LAST_FIELD`].
+pub const THREAD_LAST_DESCRIPTOR: &str = "Ljava/lang/Object;";
 /// log2 of the slots per chunk of a thread's counts.
 pub const CHUNK_BITS: u32 = 10;
 /// Slots per chunk: a thread's counts take memory for the chunks of the sites it allocated at.
@@ -172,6 +180,11 @@ pub enum AllocKind {
         /// Elements of the innermost level created.
         inner: Element,
     },
+    /// A call of [`ALLOCATING_INTRINSICS`]`[k]`: what it returned is counted by the
+    /// counter class's `r<k>` ([`intrinsic_probe`]), two slots (objects, bytes) for each
+    /// class of [`AllocatingIntrinsic::arrays`], unless the method's bytecode ran (and its
+    /// own probes counted). The site's `allocated` is the intrinsic's class.
+    Intrinsic(u8),
 }
 
 /// The native methods whose allocations are counted where they are called: C2 replaces each
@@ -278,29 +291,17 @@ pub struct AllocOutcome {
     pub sites: u32,
     /// Methods left as they were, with the reason.
     pub failed: Vec<(String, String)>,
-    /// Methods of [`ALLOCATING_INTRINSICS`] that lost their intrinsic mark.
-    pub intrinsics: u32,
 }
 
-/// Puts a counter call after every allocating instruction of every method of `class`.
-/// `site` numbers each site (see [`AllocKind`] for the slots a number stands for; array and
-/// `multianewarray` sites must be even) or says
-/// `None` to leave it uncounted. A method that cannot be rewritten (its code would pass
-/// 64 KB, ...) keeps its code and is listed in [`AllocOutcome::failed`]; only a malformed
-/// class file is an error.
+/// Puts a counter call after every allocating instruction of every method of `class` (and
+/// after every call of an allocating native or intrinsic). `site` numbers each site (see
+/// [`AllocKind`] for the slots a number stands for; array, `multianewarray` and intrinsic
+/// sites must be even) or says `None` to leave it uncounted. A method that cannot be
+/// rewritten (its code would pass 64 KB, ...) keeps its code and is listed in
+/// [`AllocOutcome::failed`]; only a malformed class file is an error. Annotations are left
+/// as they are (the allocating intrinsics keep their `@IntrinsicCandidate` mark).
 pub fn count_allocations(
     class: &[u8],
-    site: impl FnMut(&AllocSite<'_>) -> Option<u32>,
-) -> Result<AllocOutcome> {
-    count_allocations_with(class, true, site)
-}
-
-/// [`count_allocations`], taking the intrinsic mark off the [`ALLOCATING_INTRINSICS`]
-/// methods only if `strip_intrinsics` (HotSpot prints a notice on standard output for each
-/// such method it loads: the agent strips them only while it filters that output).
-pub fn count_allocations_with(
-    class: &[u8],
-    strip_intrinsics: bool,
     mut site: impl FnMut(&AllocSite<'_>) -> Option<u32>,
 ) -> Result<AllocOutcome> {
     let mut cf = ClassFile::parse(class)?;
@@ -313,13 +314,9 @@ pub fn count_allocations_with(
         return Ok(outcome);
     };
     let lambdas = lambda_bootstraps(&cf);
-    let natives = native_calls(&cf);
-    let stripped = if strip_intrinsics {
-        strip_allocating_intrinsics(&mut cf)?
-    } else {
-        0
-    };
-    let mut refs: HashMap<&'static [u8], u16> = HashMap::new();
+    let calls = probed_calls(&cf);
+    let mut refs: HashMap<Vec<u8>, u16> = HashMap::new();
+    let mut changed = false;
     for index in 0..cf.methods.len() {
         let m = &cf.methods[index];
         if m.access & (ACC_ABSTRACT | ACC_NATIVE) != 0 {
@@ -328,28 +325,28 @@ pub fn count_allocations_with(
         let Some(code_at) = m.attributes.iter().position(|a| a.name == code_name) else {
             continue;
         };
-        let data = &m.attributes[code_at].data;
-        // A quick scan: most methods allocate nothing.
-        if !may_allocate(data, !lambdas.is_empty(), !natives.is_empty()) {
-            continue;
-        }
         let name = cf.pool.utf8(m.name)?.to_vec();
         let descriptor = cf.pool.utf8(m.descriptor)?.to_vec();
+        // The bytecode of an allocating intrinsic says what it returned.
+        let intrinsic = AllocatingIntrinsic::find(&class_name, &name, &descriptor).is_some();
+        let data = &m.attributes[code_at].data;
+        // A quick scan: most methods allocate nothing.
+        if !intrinsic && !may_allocate(data, !lambdas.is_empty(), !calls.is_empty()) {
+            continue;
+        }
+        let method = Method {
+            class: &class_name,
+            name: &name,
+            descriptor: &descriptor,
+            intrinsic,
+        };
         match rewrite_method(
-            &mut cf,
-            index,
-            code_at,
-            &class_name,
-            &name,
-            &descriptor,
-            &mut site,
-            &mut refs,
-            &lambdas,
-            &natives,
+            &mut cf, index, code_at, &method, &mut site, &mut refs, &lambdas, &calls,
         ) {
             Ok(Some((body, n))) => {
                 cf.methods[index].attributes[code_at].data = Cow::Owned(body);
                 outcome.sites += n;
+                changed = true;
             }
             Ok(None) => {}
             Err(e) => outcome.failed.push((
@@ -362,139 +359,139 @@ pub fn count_allocations_with(
             )),
         }
     }
-    if outcome.sites > 0 || stripped > 0 {
+    if changed {
         outcome.bytes = Some(cf.write()?);
     }
-    outcome.intrinsics = stripped;
     Ok(outcome)
 }
 
-/// The methods with bytecode that HotSpot's JIT replaces by an intrinsic that allocates
-/// (holder, name, descriptor): once a caller is compiled, the intrinsic's allocation passes
-/// no probe of the method's bytecode. HotSpot intrinsifies only methods marked
-/// `@IntrinsicCandidate` (`@HotSpotIntrinsicCandidate` up to JDK 15) when their class loads:
-/// [`count_allocations`] takes the mark off these, so compiled code inlines their bytecode,
-/// probes included, like any other method's. (The allocating intrinsics of native methods
-/// keep their mark: their calls are counted where they return, see [`NativeAlloc`].)
-pub const ALLOCATING_INTRINSICS: &[(&str, &str, &str)] = &[
-    (
-        "java/util/Arrays",
-        "copyOf",
-        "([Ljava/lang/Object;ILjava/lang/Class;)[Ljava/lang/Object;",
-    ),
-    (
-        "java/util/Arrays",
-        "copyOfRange",
-        "([Ljava/lang/Object;IILjava/lang/Class;)[Ljava/lang/Object;",
-    ),
-    (
-        "jdk/internal/misc/Unsafe",
-        "allocateUninitializedArray0",
-        "(Ljava/lang/Class;I)Ljava/lang/Object;",
-    ),
-    ("java/lang/StringUTF16", "toBytes", "([CII)[B"),
-    ("java/math/BigInteger", "implMultiplyToLen", "([II[II[I)[I"),
+/// The method being rewritten.
+struct Method<'m> {
+    class: &'m [u8],
+    name: &'m [u8],
+    descriptor: &'m [u8],
+    /// One of [`ALLOCATING_INTRINSICS`]: [`RAN`] before each `areturn`.
+    intrinsic: bool,
+}
+
+/// A JDK method with bytecode that HotSpot's JIT replaces by an intrinsic that allocates
+/// once its caller is compiled: its bytecode (and the probes in it) then no longer runs. Its
+/// `@IntrinsicCandidate` mark stays; instead every call of it is followed by a probe that
+/// counts the object it returned (the counter class's `r<k>`, `k` the method's index in
+/// [`ALLOCATING_INTRINSICS`]), unless the method's own bytecode ran and counted it: the
+/// method's bytecode gives the object it returns to the counter class's [`RAN`] before each
+/// `areturn`, and the probe after the call leaves that object alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllocatingIntrinsic {
+    /// Internal name of its class.
+    pub holder: &'static str,
+    /// Its name.
+    pub name: &'static str,
+    /// Its descriptor.
+    pub descriptor: &'static str,
+    /// The method (class, name, descriptor) whose allocating instruction makes the object
+    /// when the bytecode runs: what the probe counts is listed there (at that instruction's
+    /// line), so a site keeps one name whether its caller was compiled or not.
+    pub site: (&'static str, &'static str, &'static str),
+    /// The array classes the probe counts (descriptors), each under two slots (objects,
+    /// bytes) from the site's number on, in this order.
+    pub arrays: &'static [&'static str],
+    /// What another class it returns is counted as: the native method whose call its
+    /// bytecode makes (`Array.newInstance` of a class that is no `Object[]`), counted by the
+    /// native probe; `None`: not counted.
+    pub otherwise: Option<NativeAlloc>,
+    /// It may return its last argument instead of a new array (`implMultiplyToLen`'s `z`):
+    /// that argument is given to [`RAN`] before the call, so the probe leaves it alone.
+    pub returns_argument: bool,
+}
+
+/// The allocating intrinsics of HotSpot's C2 whose methods have bytecode (those of native
+/// methods are [`NativeAlloc`]).
+pub const ALLOCATING_INTRINSICS: &[AllocatingIntrinsic] = &[
+    AllocatingIntrinsic {
+        holder: "java/util/Arrays",
+        name: "copyOf",
+        descriptor: "([Ljava/lang/Object;ILjava/lang/Class;)[Ljava/lang/Object;",
+        site: (
+            "java/util/Arrays",
+            "copyOf",
+            "([Ljava/lang/Object;ILjava/lang/Class;)[Ljava/lang/Object;",
+        ),
+        arrays: &["[Ljava/lang/Object;"],
+        otherwise: Some(NativeAlloc::NewArray),
+        returns_argument: false,
+    },
+    AllocatingIntrinsic {
+        holder: "java/util/Arrays",
+        name: "copyOfRange",
+        descriptor: "([Ljava/lang/Object;IILjava/lang/Class;)[Ljava/lang/Object;",
+        site: (
+            "java/util/Arrays",
+            "copyOfRange",
+            "([Ljava/lang/Object;IILjava/lang/Class;)[Ljava/lang/Object;",
+        ),
+        arrays: &["[Ljava/lang/Object;"],
+        otherwise: Some(NativeAlloc::NewArray),
+        returns_argument: false,
+    },
+    AllocatingIntrinsic {
+        holder: "jdk/internal/misc/Unsafe",
+        name: "allocateUninitializedArray0",
+        descriptor: "(Ljava/lang/Class;I)Ljava/lang/Object;",
+        site: (
+            "jdk/internal/misc/Unsafe",
+            "allocateUninitializedArray0",
+            "(Ljava/lang/Class;I)Ljava/lang/Object;",
+        ),
+        arrays: &["[B", "[C", "[Z", "[S", "[I", "[F", "[J", "[D"],
+        otherwise: None,
+        returns_argument: false,
+    },
+    AllocatingIntrinsic {
+        holder: "java/lang/StringUTF16",
+        name: "toBytes",
+        descriptor: "([CII)[B",
+        site: ("java/lang/StringUTF16", "newBytesFor", "(I)[B"),
+        arrays: &["[B"],
+        otherwise: None,
+        returns_argument: false,
+    },
+    AllocatingIntrinsic {
+        holder: "java/math/BigInteger",
+        name: "implMultiplyToLen",
+        descriptor: "([II[II[I)[I",
+        site: ("java/math/BigInteger", "implMultiplyToLen", "([II[II[I)[I"),
+        arrays: &["[I"],
+        otherwise: None,
+        returns_argument: true,
+    },
 ];
 
-/// The annotations that make a method an intrinsic candidate.
-const INTRINSIC_MARKS: [&[u8]; 2] = [
-    b"Ljdk/internal/vm/annotation/IntrinsicCandidate;",
-    b"Ljdk/internal/HotSpotIntrinsicCandidate;",
-];
+/// The counter class's method that the bytecode of an [`AllocatingIntrinsic`] calls with the
+/// object it returns (and that a call of one that may return its argument is preceded by,
+/// with that argument): `(Object)`, kept for the probe after the call.
+pub const RAN: (&str, &str) = ("ran", "(Ljava/lang/Object;)V");
 
-/// Takes the intrinsic mark off the [`ALLOCATING_INTRINSICS`] methods of `cf`; returns how
-/// many lost it.
-fn strip_allocating_intrinsics(cf: &mut ClassFile<'_>) -> Result<u32> {
-    let class = cf.name().to_vec();
-    if !ALLOCATING_INTRINSICS
-        .iter()
-        .any(|(holder, _, _)| holder.as_bytes() == class.as_slice())
-    {
-        return Ok(0);
-    }
-    let mut stripped = 0;
-    for index in 0..cf.methods.len() {
-        let m = &cf.methods[index];
-        let name = cf.pool.utf8(m.name)?;
-        let descriptor = cf.pool.utf8(m.descriptor)?;
-        if !ALLOCATING_INTRINSICS.iter().any(|(holder, n, d)| {
-            holder.as_bytes() == class.as_slice()
-                && n.as_bytes() == name
-                && d.as_bytes() == descriptor
-        }) {
-            continue;
-        }
-        for a in 0..cf.methods[index].attributes.len() {
-            let attr = &cf.methods[index].attributes[a];
-            if cf.pool.utf8(attr.name)? != b"RuntimeVisibleAnnotations" {
-                continue;
-            }
-            let (data, removed) = without_annotations(&attr.data, |t| {
-                cf.pool.utf8(t).is_ok_and(|t| INTRINSIC_MARKS.contains(&t))
-            })?;
-            if removed > 0 {
-                cf.methods[index].attributes[a].data = Cow::Owned(data);
-                stripped += 1;
-            }
-        }
-    }
-    Ok(stripped)
+/// The counter class's probe after a call of [`ALLOCATING_INTRINSICS`]`[k]`: `r<k>(Object
+/// returned, int site)`.
+pub fn intrinsic_probe(k: usize) -> String {
+    format!("r{k}")
 }
 
-/// A RuntimeVisibleAnnotations body without the annotations whose type `drop` says yes to,
-/// and how many were dropped.
-fn without_annotations(data: &[u8], drop: impl Fn(u16) -> bool) -> Result<(Vec<u8>, usize)> {
-    let bad = || Error::new(0, "malformed annotations");
-    if data.len() < 2 {
-        return Err(bad());
-    }
-    let n = usize::from(u16_at(data, 0));
-    let mut at = 2;
-    let mut kept = Vec::with_capacity(data.len());
-    kept.extend_from_slice(&[0, 0]);
-    let mut count = 0u16;
-    for _ in 0..n {
-        let start = at;
-        at = skip_annotation(data, at).ok_or_else(bad)?;
-        if drop(u16_at(data, start)) {
-            continue;
-        }
-        kept.extend_from_slice(&data[start..at]);
-        count += 1;
-    }
-    if at != data.len() {
-        return Err(bad());
-    }
-    kept[0..2].copy_from_slice(&count.to_be_bytes());
-    Ok((kept, n - usize::from(count)))
-}
+/// Descriptor of [`intrinsic_probe`].
+pub const INTRINSIC_PROBE_DESCRIPTOR: &str = "(Ljava/lang/Object;I)V";
 
-/// The offset after the annotation at `at` (at most `d.len()`).
-fn skip_annotation(d: &[u8], at: usize) -> Option<usize> {
-    let pairs = usize::from(u16::from_be_bytes([*d.get(at + 2)?, *d.get(at + 3)?]));
-    let mut at = at + 4;
-    for _ in 0..pairs {
-        at = skip_element(d, at + 2)?;
-    }
-    Some(at)
-}
-
-/// The offset after the element value at `at` (at most `d.len()`).
-fn skip_element(d: &[u8], at: usize) -> Option<usize> {
-    let within = |end: usize| (end <= d.len()).then_some(end);
-    match *d.get(at)? {
-        b'B' | b'C' | b'D' | b'F' | b'I' | b'J' | b'S' | b'Z' | b's' | b'c' => within(at + 3),
-        b'e' => within(at + 5),
-        b'@' => skip_annotation(d, at + 1),
-        b'[' => {
-            let n = usize::from(u16::from_be_bytes([*d.get(at + 1)?, *d.get(at + 2)?]));
-            let mut at = at + 3;
-            for _ in 0..n {
-                at = skip_element(d, at)?;
-            }
-            Some(at)
-        }
-        _ => None,
+impl AllocatingIntrinsic {
+    /// The index in [`ALLOCATING_INTRINSICS`] of the method `class.name descriptor`.
+    fn find(class: &[u8], name: &[u8], descriptor: &[u8]) -> Option<u8> {
+        ALLOCATING_INTRINSICS
+            .iter()
+            .position(|m| {
+                m.holder.as_bytes() == class
+                    && m.name.as_bytes() == name
+                    && m.descriptor.as_bytes() == descriptor
+            })
+            .map(|k| k as u8)
     }
 }
 
@@ -514,9 +511,19 @@ fn may_allocate(data: &[u8], indy: bool, calls: bool) -> bool {
     })
 }
 
-/// The method references of the class's constant pool that call a [`NativeAlloc`] (by
-/// pool index, with the instruction that may call each; empty when none does).
-fn native_calls(cf: &ClassFile<'_>) -> HashMap<u16, NativeAlloc> {
+/// A call the rewriter puts a probe after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ProbedCall {
+    /// An allocating native.
+    Native(NativeAlloc),
+    /// [`ALLOCATING_INTRINSICS`]`[k]`.
+    Intrinsic(u8),
+}
+
+/// The method references of the class's constant pool whose calls are probed: allocating
+/// natives (by pool index, each kind with the instruction that may call it) and allocating
+/// intrinsics (empty when there are none).
+fn probed_calls(cf: &ClassFile<'_>) -> HashMap<u16, ProbedCall> {
     let mut out = HashMap::new();
     for index in 1..cf.pool.count() {
         let Ok(index) = u16::try_from(index) else {
@@ -529,9 +536,13 @@ fn native_calls(cf: &ClassFile<'_>) -> HashMap<u16, NativeAlloc> {
         let Ok((class, name, descriptor)) = cf.pool.member(index) else {
             continue;
         };
+        if let Some(k) = AllocatingIntrinsic::find(class, name, descriptor) {
+            out.insert(index, ProbedCall::Intrinsic(k));
+            continue;
+        }
         for op in [INVOKEVIRTUAL, INVOKESPECIAL, INVOKESTATIC] {
             if let Some(k) = NativeAlloc::of_call(op, class, name, descriptor) {
-                out.insert(index, k);
+                out.insert(index, ProbedCall::Native(k));
             }
         }
     }
@@ -547,6 +558,7 @@ const INVOKEDYNAMIC: u8 = 0xba;
 const INVOKEVIRTUAL: u8 = 0xb6;
 const INVOKESPECIAL: u8 = 0xb7;
 const INVOKESTATIC: u8 = 0xb8;
+const ARETURN: u8 = 0xb0;
 
 /// Which entries of the class's BootstrapMethods are `LambdaMetafactory.metafactory` or
 /// `altMetafactory`, each with its implementation method handle's reference (`Some(0)` when
@@ -600,8 +612,7 @@ fn lambda_bootstraps(cf: &ClassFile<'_>) -> Vec<Option<u16>> {
     }
 }
 
-/// The probe after one instruction: its counter method, site number and, for
-/// `multianewarray`, dimensions.
+/// The probe after one instruction: what it counts and the site's number.
 #[derive(Debug, Clone, Copy)]
 struct Probe {
     kind: AllocKind,
@@ -616,6 +627,8 @@ impl Probe {
             AllocKind::Instance | AllocKind::Lambda => 6,
             // dup, bipush kind, invokestatic
             AllocKind::Native(_) => 6,
+            // dup, sipush/ldc_w, invokestatic
+            AllocKind::Intrinsic(_) => 7,
             // dup, arraylength, sipush/ldc_w, invokestatic
             AllocKind::Array(_) => 8,
             // dup, sipush kind << 8 | dims, sipush/ldc_w, invokestatic
@@ -623,6 +636,10 @@ impl Probe {
         }
     }
 }
+
+/// `dup`, `invokestatic ran`: before an intrinsic's `areturn`, or before the call of one that
+/// may return its last argument.
+const RAN_LEN: u32 = 4;
 
 /// The line of code offset `at` from a LineNumberTable body.
 fn line_at(table: Option<&[u8]>, at: u32) -> i32 {
@@ -650,14 +667,13 @@ fn rewrite_method(
     cf: &mut ClassFile<'_>,
     index: usize,
     code_at: usize,
-    class_name: &[u8],
-    name: &[u8],
-    descriptor: &[u8],
+    method: &Method<'_>,
     site: &mut impl FnMut(&AllocSite<'_>) -> Option<u32>,
-    refs: &mut HashMap<&'static [u8], u16>,
+    refs: &mut HashMap<Vec<u8>, u16>,
     lambdas: &[Option<u16>],
-    natives: &HashMap<u16, NativeAlloc>,
+    calls: &HashMap<u16, ProbedCall>,
 ) -> Result<Option<(Vec<u8>, u32)>> {
+    let (class_name, name, descriptor) = (method.class, method.name, method.descriptor);
     let m = &cf.methods[index];
     let is_static = m.access & ACC_STATIC != 0;
     let data = m.attributes[code_at].data.clone();
@@ -676,22 +692,56 @@ fn rewrite_method(
         .find(|(_, n)| n.as_slice() == b"LineNumberTable")
         .map(|(a, _)| &a.data[..]);
 
-    // The sites.
+    // The sites, and the calls of `ran` before them.
     let mut probes: Vec<Option<Probe>> = vec![None; insns.len()];
+    let mut ran = vec![false; insns.len()];
     let mut count = 0u32;
     for (i, insn) in insns.iter().enumerate() {
         let at = insn.at as usize;
-        if matches!(insn.op, INVOKEVIRTUAL | INVOKESPECIAL | INVOKESTATIC) && !natives.is_empty() {
+        if insn.op == ARETURN && method.intrinsic {
+            ran[i] = true;
+            continue;
+        }
+        if matches!(insn.op, INVOKEVIRTUAL | INVOKESPECIAL | INVOKESTATIC) && !calls.is_empty() {
             let index = u16_at(code.code, at + 1);
-            if let Some(&k) = natives.get(&index)
-                && let Ok((class, name, descriptor)) = cf.pool.member(index)
-                && NativeAlloc::of_call(insn.op, class, name, descriptor) == Some(k)
-            {
-                probes[i] = Some(Probe {
-                    kind: AllocKind::Native(k),
-                    site: k as u32,
-                });
-                count += 1;
+            match calls.get(&index) {
+                Some(&ProbedCall::Native(k))
+                    if cf
+                        .pool
+                        .member(index)
+                        .is_ok_and(|(class, name, descriptor)| {
+                            NativeAlloc::of_call(insn.op, class, name, descriptor) == Some(k)
+                        }) =>
+                {
+                    probes[i] = Some(Probe {
+                        kind: AllocKind::Native(k),
+                        site: k as u32,
+                    });
+                    count += 1;
+                }
+                Some(&ProbedCall::Intrinsic(k)) => {
+                    let intrinsic = &ALLOCATING_INTRINSICS[usize::from(k)];
+                    let s = AllocSite {
+                        class: class_name,
+                        method: name,
+                        descriptor,
+                        line: line_at(lines, insn.at),
+                        offset: insn.at,
+                        allocated: intrinsic.holder.as_bytes(),
+                        kind: AllocKind::Intrinsic(k),
+                        lambda: (&[], &[]),
+                        implementation: (&[], &[], &[]),
+                    };
+                    if let Some(n) = site(&s) {
+                        probes[i] = Some(Probe {
+                            kind: AllocKind::Intrinsic(k),
+                            site: n,
+                        });
+                        ran[i] = intrinsic.returns_argument;
+                        count += 1;
+                    }
+                }
+                _ => {}
             }
             continue;
         }
@@ -780,7 +830,7 @@ fn rewrite_method(
             count += 1;
         }
     }
-    if count == 0 {
+    if count == 0 && !ran.contains(&true) {
         return Ok(None);
     }
 
@@ -788,7 +838,7 @@ fn rewrite_method(
     for (i, insn) in insns.iter().enumerate() {
         index_of[insn.at as usize] = i as u32;
     }
-    let layout = Layout::compute(&insns, &index_of, code_len, &probes)?;
+    let layout = Layout::compute(&insns, &index_of, code_len, &probes, &ran)?;
     let max_stack = code
         .max_stack
         .checked_add(3)
@@ -821,23 +871,42 @@ fn rewrite_method(
     };
 
     // Counter methods and site constants.
-    let mut method_ref = |pool: &mut Pool<'_>, kind: AllocKind| -> Result<u16> {
-        let (n, d): (&'static [u8], &'static [u8]) = match kind {
-            AllocKind::Instance | AllocKind::Lambda => (b"o", b"(I)V"),
-            AllocKind::Native(_) => (NATIVE_PROBE.0.as_bytes(), NATIVE_PROBE.1.as_bytes()),
-            AllocKind::Array(e) => (e.probe(), b"(II)V"),
-            AllocKind::Multi { .. } => (MULTI.0.as_bytes(), MULTI.1.as_bytes()),
-        };
+    let mut counter_ref = |pool: &mut Pool<'_>, n: &[u8], d: &[u8]| -> Result<u16> {
         if let Some(&r) = refs.get(n) {
             return Ok(r);
         }
         let r = pool.add_member(false, COUNTER_CLASS.as_bytes(), n, d)?;
-        refs.insert(n, r);
+        refs.insert(n.to_vec(), r);
         Ok(r)
+    };
+    let mut method_ref = |pool: &mut Pool<'_>, kind: Option<AllocKind>| -> Result<u16> {
+        match kind {
+            None => counter_ref(pool, RAN.0.as_bytes(), RAN.1.as_bytes()),
+            Some(AllocKind::Instance | AllocKind::Lambda) => counter_ref(pool, b"o", b"(I)V"),
+            Some(AllocKind::Native(_)) => {
+                counter_ref(pool, NATIVE_PROBE.0.as_bytes(), NATIVE_PROBE.1.as_bytes())
+            }
+            Some(AllocKind::Array(e)) => counter_ref(pool, e.probe(), b"(II)V"),
+            Some(AllocKind::Multi { .. }) => {
+                counter_ref(pool, MULTI.0.as_bytes(), MULTI.1.as_bytes())
+            }
+            Some(AllocKind::Intrinsic(k)) => counter_ref(
+                pool,
+                intrinsic_probe(usize::from(k)).as_bytes(),
+                INTRINSIC_PROBE_DESCRIPTOR.as_bytes(),
+            ),
+        }
     };
 
     let mut out: Vec<u8> = Vec::with_capacity(layout.end as usize);
     for (i, insn) in insns.iter().enumerate() {
+        debug_assert_eq!(out.len() as u32, layout.prefix[i]);
+        if ran[i] {
+            out.push(op::DUP);
+            let r = method_ref(&mut cf.pool, None)?;
+            out.push(op::INVOKESTATIC);
+            put_u16(&mut out, r);
+        }
         debug_assert_eq!(out.len() as u32, layout.at[i]);
         let here = layout.at[i];
         let rel = |t: u32| -> Result<i64> {
@@ -848,7 +917,7 @@ fn rewrite_method(
             let start = out.len();
             if let AllocKind::Native(k) = p.kind {
                 out.extend_from_slice(&[op::DUP, op::BIPUSH, k as u8]);
-                let r = method_ref(&mut cf.pool, p.kind)?;
+                let r = method_ref(&mut cf.pool, Some(p.kind))?;
                 out.push(op::INVOKESTATIC);
                 put_u16(&mut out, r);
                 debug_assert_eq!((out.len() - start) as u32, p.len());
@@ -856,6 +925,7 @@ fn rewrite_method(
             }
             match p.kind {
                 AllocKind::Instance | AllocKind::Lambda | AllocKind::Native(_) => {}
+                AllocKind::Intrinsic(_) => out.push(op::DUP),
                 AllocKind::Array(_) => out.extend_from_slice(&[op::DUP, ARRAYLENGTH]),
                 AllocKind::Multi { dims, inner } => {
                     out.extend_from_slice(&[op::DUP, op::SIPUSH, inner as u8, dims])
@@ -869,7 +939,7 @@ fn rewrite_method(
                 out.push(op::LDC_W);
                 put_u16(&mut out, c);
             }
-            let r = method_ref(&mut cf.pool, p.kind)?;
+            let r = method_ref(&mut cf.pool, Some(p.kind))?;
             out.push(op::INVOKESTATIC);
             put_u16(&mut out, r);
             debug_assert_eq!((out.len() - start) as u32, p.len());
@@ -893,7 +963,7 @@ fn rewrite_method(
     if with_frames {
         let move_uninit = |t: &VType| -> Result<VType> {
             Ok(match t {
-                VType::Uninit(at) => VType::Uninit(layout.target(*at, &index_of, code_len)?),
+                VType::Uninit(at) => VType::Uninit(layout.insn(*at, &index_of)?),
                 other => other.clone(),
             })
         };
@@ -927,7 +997,7 @@ fn rewrite_method(
                         })?;
                     let mut locals = st.locals.clone();
                     locals.truncate(usize::from(code.max_locals));
-                    new_frames.push(moved(&locals, &st.stack, layout.at[i + 1])?);
+                    new_frames.push(moved(&locals, &st.stack, layout.prefix[i + 1])?);
                 }
             }
         }
@@ -977,8 +1047,12 @@ fn rewrite_method(
 }
 
 /// Where each instruction lands in the new code: a probe follows each counted allocation,
-/// and 16-bit branches that no longer reach are widened.
+/// a call of `ran` precedes an intrinsic's `areturn`, and 16-bit branches that no longer reach
+/// are widened.
 struct Layout {
+    /// Start of the instruction's prefix (the call of `ran`): where branches to it now go.
+    prefix: Vec<u32>,
+    /// Start of the instruction itself.
     at: Vec<u32>,
     end: u32,
     widened: Vec<bool>,
@@ -990,13 +1064,19 @@ impl Layout {
         index: &[u32],
         code_len: u32,
         probes: &[Option<Probe>],
+        ran: &[bool],
     ) -> Result<Layout> {
         let n = insns.len();
         let mut widened = vec![false; n];
         for _ in 0..64 {
+            let mut prefix = Vec::with_capacity(n);
             let mut at = Vec::with_capacity(n);
             let mut pos = 0u32;
             for (i, insn) in insns.iter().enumerate() {
+                prefix.push(pos);
+                if ran[i] {
+                    pos += RAN_LEN;
+                }
                 at.push(pos);
                 pos += match &insn.kind {
                     Kind::Plain => insn.len,
@@ -1013,6 +1093,7 @@ impl Layout {
                 }
             }
             let layout = Layout {
+                prefix,
                 at,
                 end: pos,
                 widened: widened.clone(),
@@ -1043,10 +1124,22 @@ impl Layout {
         Err(Error::new(0, "branch layout did not settle"))
     }
 
+    /// New offset of old offset `old` as a branch target or range bound.
     fn target(&self, old: u32, index: &[u32], code_len: u32) -> Result<u32> {
         if old == code_len {
             return Ok(self.end);
         }
+        match index.get(old as usize) {
+            Some(&i) if i != u32::MAX => Ok(self.prefix[i as usize]),
+            _ => Err(Error::new(
+                old as usize,
+                "offset is not an instruction start",
+            )),
+        }
+    }
+
+    /// New offset of the instruction at old offset `old` itself.
+    fn insn(&self, old: u32, index: &[u32]) -> Result<u32> {
         match index.get(old as usize) {
             Some(&i) if i != u32::MAX => Ok(self.at[i as usize]),
             _ => Err(Error::new(
@@ -1087,23 +1180,43 @@ fn move_table(
     Ok(out)
 }
 
-/// `java.lang.Thread`'s class file with [`THREAD_COUNTS_FIELD`] added (unchanged if it has
-/// it already). Like the cpu=times field, it must be there from the class's first load.
+/// `java.lang.Thread`'s class file with [`THREAD_COUNTS_FIELD`] and [`THREAD_LAST_FIELD`]
+/// added (unchanged if it has them already). Like the cpu=times field, they must be there
+/// from the class's first load.
 pub fn with_counts_field(thread: &[u8]) -> Result<Vec<u8>> {
     let mut class = ClassFile::parse(thread)?;
-    let name = THREAD_COUNTS_FIELD.as_bytes();
-    for field in &class.fields {
-        if class.pool.utf8(field.name)? == name {
-            return Ok(thread.to_vec());
+    let mut added = false;
+    for (name, descriptor, access) in [
+        (
+            THREAD_COUNTS_FIELD,
+            THREAD_COUNTS_DESCRIPTOR,
+            ACC_TRANSIENT | ACC_SYNTHETIC | ACC_VOLATILE,
+        ),
+        (
+            THREAD_LAST_FIELD,
+            THREAD_LAST_DESCRIPTOR,
+            ACC_TRANSIENT | ACC_SYNTHETIC,
+        ),
+    ] {
+        let mut has = false;
+        for field in &class.fields {
+            has |= class.pool.utf8(field.name)? == name.as_bytes();
         }
+        if has {
+            continue;
+        }
+        let field = Member {
+            access,
+            name: class.pool.add_utf8(name.as_bytes())?,
+            descriptor: class.pool.add_utf8(descriptor.as_bytes())?,
+            attributes: Vec::new(),
+        };
+        class.fields.push(field);
+        added = true;
     }
-    let field = Member {
-        access: ACC_TRANSIENT | ACC_SYNTHETIC | ACC_VOLATILE,
-        name: class.pool.add_utf8(name)?,
-        descriptor: class.pool.add_utf8(THREAD_COUNTS_DESCRIPTOR.as_bytes())?,
-        attributes: Vec::new(),
-    };
-    class.fields.push(field);
+    if !added {
+        return Ok(thread.to_vec());
+    }
     class.write()
 }
 
@@ -1186,6 +1299,10 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
     const ASTORE: u8 = 0x3a;
     const RETURN: u8 = 0xb1;
     const GETFIELD: u8 = 0xb4;
+    const INVOKEVIRTUAL: u8 = 0xb6;
+    const ACONST_NULL: u8 = 0x01;
+    const IF_ACMPNE: u8 = 0xa6;
+    const LDC_W: u8 = 0x13;
     const PUTFIELD: u8 = 0xb5;
     const INVOKESTATIC: u8 = 0xb8;
     const IFNULL: u8 = 0xc6;
@@ -1482,7 +1599,7 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
 
     struct M {
         access: u16,
-        name: &'static [u8],
+        name: Cow<'static, [u8]>,
         descriptor: &'static [u8],
         body: Option<(Vec<u8>, Vec<Frame>, u16, u16)>,
         annotation: Option<&'static [u8]>,
@@ -1491,42 +1608,42 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
     let mut methods = vec![
         M {
             access: public,
-            name: b"o",
+            name: b"o".as_slice().into(),
             descriptor: b"(I)V",
             body: Some((o.0, o.1, 6, 3)),
             annotation: Some(FORCE_INLINE),
         },
         M {
             access: ACC_PRIVATE | ACC_STATIC,
-            name: b"slow",
+            name: b"slow".as_slice().into(),
             descriptor: slow_desc,
             body: Some((slow_code.0, slow_code.1, 4, 5)),
             annotation: Some(DONT_INLINE),
         },
         M {
             access: ACC_PRIVATE | ACC_STATIC,
-            name: b"add",
+            name: b"add".as_slice().into(),
             descriptor: add_desc,
             body: Some((add_code.0, add_code.1, 6, 9)),
             annotation: None,
         },
         M {
             access: public,
-            name: MULTI.0.as_bytes(),
+            name: MULTI.0.as_bytes().into(),
             descriptor: MULTI.1.as_bytes(),
             body: Some((multi.0, multi.1, 6, 3)),
             annotation: Some(DONT_INLINE),
         },
         M {
             access: ACC_PRIVATE | ACC_STATIC,
-            name: b"walk",
+            name: b"walk".as_slice().into(),
             descriptor: walk_desc,
             body: Some((walk.0, walk.1, 8, 8)),
             annotation: None,
         },
         M {
             access: ACC_PRIVATE | ACC_STATIC,
-            name: b"size",
+            name: b"size".as_slice().into(),
             descriptor: size_desc,
             body: Some((size.0, size.1, 6, 2)),
             annotation: None,
@@ -1535,16 +1652,115 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
     // n(Object allocated, int kind): the agent's native method (found by its JNI name).
     methods.push(M {
         access: public | ACC_NATIVE,
-        name: NATIVE_PROBE.0.as_bytes(),
+        name: NATIVE_PROBE.0.as_bytes().into(),
         descriptor: NATIVE_PROBE.1.as_bytes(),
         body: None,
         annotation: None,
     });
+    // ran(Object r): the bytecode of an allocating intrinsic made (or returns) r.
+    let last = p.add_member(
+        true,
+        b"java/lang/Thread",
+        THREAD_LAST_FIELD.as_bytes(),
+        THREAD_LAST_DESCRIPTOR.as_bytes(),
+    )?;
+    let mut a = Asm::new();
+    a.op16(INVOKESTATIC, current)
+        .raw(&[ALOAD_0])
+        .op16(PUTFIELD, last)
+        .raw(&[RETURN]);
+    let ran = a.finish()?;
+    methods.push(M {
+        access: public,
+        name: RAN.0.as_bytes().into(),
+        descriptor: RAN.1.as_bytes(),
+        body: Some((ran.0, ran.1, 2, 1)),
+        annotation: Some(FORCE_INLINE),
+    });
+    // r<k>(Object r, int s): after a call of intrinsic k, r counted by its class unless the
+    // intrinsic's bytecode ran (it gave r to `ran`); locals 0 r, 1 s, 2 thread, 3 r's class.
+    let get_class = p.add_member(
+        false,
+        b"java/lang/Object",
+        b"getClass",
+        b"()Ljava/lang/Class;",
+    )?;
+    let native = p.add_member(
+        false,
+        n,
+        NATIVE_PROBE.0.as_bytes(),
+        NATIVE_PROBE.1.as_bytes(),
+    )?;
+    let object = VType::object(b"java/lang/Object");
+    let class = VType::object(b"java/lang/Class");
+    for (k, intrinsic) in ALLOCATING_INTRINSICS.iter().enumerate() {
+        let mut a = Asm::new();
+        let other = a.label();
+        let count = a.label();
+        let go = a.label();
+        let seen = [object.clone(), Int, thread.clone()];
+        a.op16(INVOKESTATIC, current).raw(&[ASTORE_0 + 2]);
+        a.raw(&[ALOAD_0 + 2])
+            .op16(GETFIELD, last)
+            .raw(&[ALOAD_0])
+            .branch(IF_ACMPNE, other);
+        a.raw(&[ALOAD_0 + 2, ACONST_NULL])
+            .op16(PUTFIELD, last)
+            .raw(&[RETURN]); // counted by the bytecode's own probes
+        a.bind(other, &seen, &[]);
+        a.raw(&[ALOAD_0 + 2])
+            .op16(GETFIELD, last)
+            .branch(IFNULL, count);
+        a.raw(&[ALOAD_0 + 2, ACONST_NULL]).op16(PUTFIELD, last);
+        a.bind(count, &seen, &[]);
+        a.raw(&[ALOAD_0]).branch(IFNONNULL, go);
+        a.raw(&[RETURN]);
+        a.bind(go, &seen, &[]);
+        a.raw(&[ALOAD_0])
+            .op16(INVOKEVIRTUAL, get_class)
+            .raw(&[ASTORE_0 + 3]);
+        let mut typed = seen.to_vec();
+        typed.push(class.clone());
+        for (j, array) in intrinsic.arrays.iter().enumerate() {
+            let next = a.label();
+            let array_class = p.add_class(array.as_bytes())?;
+            let probe = p.add_member(
+                false,
+                n,
+                Element::of_array(array.as_bytes()).probe(),
+                b"(II)V",
+            )?;
+            a.raw(&[ALOAD_0 + 3])
+                .op16(LDC_W, array_class)
+                .branch(IF_ACMPNE, next);
+            a.raw(&[ALOAD_0])
+                .op16(CHECKCAST, array_class)
+                .raw(&[ARRAYLENGTH, ILOAD_0 + 1]);
+            if j > 0 {
+                a.raw(&[op::BIPUSH, 2 * j as u8, IADD]);
+            }
+            a.op16(INVOKESTATIC, probe).raw(&[RETURN]);
+            a.bind(next, &typed, &[]);
+        }
+        if let Some(kind) = intrinsic.otherwise {
+            a.raw(&[ALOAD_0, op::BIPUSH, kind as u8])
+                .op16(INVOKESTATIC, native);
+        }
+        a.raw(&[RETURN]);
+        let (code, frames) = a.finish()?;
+        methods.push(M {
+            access: public,
+            name: intrinsic_probe(k).into_bytes().into(),
+            descriptor: INTRINSIC_PROBE_DESCRIPTOR.as_bytes(),
+            body: Some((code, frames, 3, 4)),
+            annotation: Some(FORCE_INLINE),
+        });
+    }
     for e in Element::ALL {
         let (code, frames) = array_probe(e)?;
         methods.push(M {
             access: public,
-            name: e.probe(),
+            name: e.probe().into(),
             descriptor: b"(II)V",
             body: Some((code, frames, 6, 6)),
             annotation: Some(FORCE_INLINE),
@@ -1577,7 +1793,7 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
         }
         members.push(Member {
             access: m.access,
-            name: p.add_utf8(m.name)?,
+            name: p.add_utf8(&m.name)?,
             descriptor: p.add_utf8(m.descriptor)?,
             attributes,
         });
@@ -1625,43 +1841,12 @@ mod tests {
     }
 
     #[test]
-    fn annotations_with_every_kind_of_value_are_skipped_and_dropped() {
-        // Three annotations: type 7 with one pair per kind of element value (constant,
-        // enum, class, nested annotation, array), type 9 without elements, type 7 again.
-        let mut first = vec![0, 7, 0, 5];
-        first.extend([0, 1, b'I', 0, 2]);
-        first.extend([0, 1, b'e', 0, 3, 0, 4]);
-        first.extend([0, 1, b'c', 0, 5]);
-        first.extend([0, 1, b'@', 0, 9, 0, 1, 0, 1, b's', 0, 6]);
-        first.extend([0, 1, b'[', 0, 2, b'Z', 0, 2, b'J', 0, 3]);
-        let mut data = vec![0, 3];
-        data.extend(&first);
-        data.extend([0, 9, 0, 0]);
-        data.extend(&first);
-        let (kept, dropped) = without_annotations(&data, |t| t == 9).unwrap();
-        assert_eq!(dropped, 1);
-        let mut expected = vec![0, 2];
-        expected.extend(&first);
-        expected.extend(&first);
-        assert_eq!(kept, expected);
-        let (kept, dropped) = without_annotations(&data, |t| t == 7).unwrap();
-        assert_eq!((kept, dropped), (vec![0, 1, 0, 9, 0, 0], 2));
-        // Truncated or trailing bytes are errors, never a panic.
-        for end in 0..data.len() {
-            assert!(without_annotations(&data[..end], |_| false).is_err());
-        }
-        let mut longer = data.clone();
-        longer.push(0);
-        assert!(without_annotations(&longer, |_| false).is_err());
-        // An unknown element tag.
-        assert!(without_annotations(&[0, 1, 0, 7, 0, 1, 0, 1, b'?'], |_| false).is_err());
-    }
-
-    #[test]
     fn the_counter_class_parses() {
         let bytes = counter_class(&ArrayLayout::default(), true);
         let cf = ClassFile::parse(&bytes).unwrap();
         assert_eq!(cf.name(), COUNTER_CLASS.as_bytes());
-        assert_eq!(cf.methods.len(), 12);
+        // o, slow, add, multi, walk, size, n, ran, a probe per allocating intrinsic and one
+        // per array element kind.
+        assert_eq!(cf.methods.len(), 8 + ALLOCATING_INTRINSICS.len() + 5);
     }
 }

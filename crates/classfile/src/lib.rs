@@ -31,10 +31,10 @@ pub mod pool;
 mod tracker;
 
 pub use alloc::{
-    ALLOCATING_INTRINSICS, AllocKind, AllocOutcome, AllocSite, ArrayLayout, CHUNK, CHUNK_BITS,
-    COUNTER_CLASS, Element, MULTI, NATIVE_PROBE, NativeAlloc, THREAD_COUNTS_DESCRIPTOR,
-    THREAD_COUNTS_FIELD, count_allocations, count_allocations_with, counter_class,
-    with_counts_field,
+    ALLOCATING_INTRINSICS, AllocKind, AllocOutcome, AllocSite, AllocatingIntrinsic, ArrayLayout,
+    CHUNK, CHUNK_BITS, COUNTER_CLASS, Element, INTRINSIC_PROBE_DESCRIPTOR, MULTI, NATIVE_PROBE,
+    NativeAlloc, RAN, THREAD_COUNTS_DESCRIPTOR, THREAD_COUNTS_FIELD, THREAD_LAST_DESCRIPTOR,
+    THREAD_LAST_FIELD, count_allocations, counter_class, intrinsic_probe, with_counts_field,
 };
 pub use class::ClassFile;
 pub use error::{Error, Result};
