@@ -29,21 +29,17 @@
 //! `Unsafe.allocateInstance`: [`NativeAlloc`]), intrinsics too, are followed by a call to the
 //! counter class's native `n` with the object returned, which the agent counts by its class.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::asm::Asm;
 use crate::bytes::{put_u16, u16_at};
-use crate::class::{
-    ACC_ABSTRACT, ACC_MODULE, ACC_NATIVE, ACC_STATIC, Attribute, ClassFile, Member,
-};
-use crate::code::emit_moved;
-use crate::code::{Code, Handler, Insn, Kind, decode, negate, op, switch_padding, write_code};
+use crate::class::{ACC_NATIVE, ACC_STATIC, ClassFile};
+use crate::code::{Code, Insn, newarray_descriptor, op};
 use crate::error::{Error, Result};
-use crate::frames::{self, Frame, VType};
-use crate::instrument::interpret;
-use crate::interp::Interp;
+use crate::frames::{Frame, VType};
+use crate::generate::{Body, DONT_INLINE, FORCE_INLINE, Generated, current_thread, with_fields};
 use crate::pool::Pool;
+use crate::rewrite::{Method, Plan, ProbeKind, rewrite_class};
 
 /// Internal name of the counter class.
 pub const COUNTER_CLASS: &str = "java/lang/HprofAllocs";
@@ -302,76 +298,31 @@ pub struct AllocOutcome {
 /// as they are (the allocating intrinsics keep their `@IntrinsicCandidate` mark).
 pub fn count_allocations(
     class: &[u8],
-    mut site: impl FnMut(&AllocSite<'_>) -> Option<u32>,
+    site: impl FnMut(&AllocSite<'_>) -> Option<u32>,
 ) -> Result<AllocOutcome> {
-    let mut cf = ClassFile::parse(class)?;
-    let mut outcome = AllocOutcome::default();
-    if cf.access & ACC_MODULE != 0 {
-        return Ok(outcome);
-    }
-    let class_name = cf.name().to_vec();
-    let Ok(code_name) = cf.pool.add_utf8(b"Code") else {
-        return Ok(outcome);
+    let mut counting = Counting {
+        site,
+        refs: HashMap::new(),
+        lambdas: Vec::new(),
+        calls: HashMap::new(),
     };
-    let lambdas = lambda_bootstraps(&cf);
-    let calls = probed_calls(&cf);
-    let mut refs: HashMap<Vec<u8>, u16> = HashMap::new();
-    let mut changed = false;
-    for index in 0..cf.methods.len() {
-        let m = &cf.methods[index];
-        if m.access & (ACC_ABSTRACT | ACC_NATIVE) != 0 {
-            continue;
-        }
-        let Some(code_at) = m.attributes.iter().position(|a| a.name == code_name) else {
-            continue;
-        };
-        let name = cf.pool.utf8(m.name)?.to_vec();
-        let descriptor = cf.pool.utf8(m.descriptor)?.to_vec();
-        // The bytecode of an allocating intrinsic says what it returned.
-        let intrinsic = AllocatingIntrinsic::find(&class_name, &name, &descriptor).is_some();
-        let data = &m.attributes[code_at].data;
-        // A quick scan: most methods allocate nothing.
-        if !intrinsic && !may_allocate(data, !lambdas.is_empty(), !calls.is_empty()) {
-            continue;
-        }
-        let method = Method {
-            class: &class_name,
-            name: &name,
-            descriptor: &descriptor,
-            intrinsic,
-        };
-        match rewrite_method(
-            &mut cf, index, code_at, &method, &mut site, &mut refs, &lambdas, &calls,
-        ) {
-            Ok(Some((body, n))) => {
-                cf.methods[index].attributes[code_at].data = Cow::Owned(body);
-                outcome.sites += n;
-                changed = true;
-            }
-            Ok(None) => {}
-            Err(e) => outcome.failed.push((
-                format!(
-                    "{}{}",
-                    String::from_utf8_lossy(&name),
-                    String::from_utf8_lossy(&descriptor)
-                ),
-                e.to_string(),
-            )),
-        }
-    }
-    if changed {
-        outcome.bytes = Some(cf.write()?);
-    }
-    Ok(outcome)
+    let done = rewrite_class(class, &mut counting)?;
+    Ok(AllocOutcome {
+        bytes: done.bytes,
+        sites: done.sites,
+        failed: done.failed,
+    })
 }
 
-/// The method being rewritten.
-struct Method<'m> {
-    class: &'m [u8],
-    name: &'m [u8],
-    descriptor: &'m [u8],
-    /// One of [`ALLOCATING_INTRINSICS`]: [`RAN`] before each `areturn`.
-    intrinsic: bool,
+/// The allocation-counting probe kind.
+struct Counting<F> {
+    site: F,
+    /// The counter class's methods, by name, as the pool refers to them.
+    refs: HashMap<Vec<u8>, u16>,
+    /// The class's lambda bootstraps ([`lambda_bootstraps`]).
+    lambdas: Vec<Option<u16>>,
+    /// The calls probed after they return ([`probed_calls`]).
+    calls: HashMap<u16, ProbedCall>,
 }
 
 /// A JDK method with bytecode that HotSpot's JIT replaces by an intrinsic that allocates
@@ -612,34 +563,218 @@ fn lambda_bootstraps(cf: &ClassFile<'_>) -> Vec<Option<u16>> {
     }
 }
 
-/// The probe after one instruction: what it counts and the site's number.
-#[derive(Debug, Clone, Copy)]
-struct Probe {
-    kind: AllocKind,
-    site: u32,
-}
+impl<F: FnMut(&AllocSite<'_>) -> Option<u32>> ProbeKind for Counting<F> {
+    fn start(&mut self, class: &ClassFile<'_>) {
+        self.lambdas = lambda_bootstraps(class);
+        self.calls = probed_calls(class);
+    }
 
-impl Probe {
-    /// `sipush s` or `ldc_w s`: 3 bytes either way.
-    fn len(self) -> u32 {
-        match self.kind {
-            // sipush/ldc_w, invokestatic
-            AllocKind::Instance | AllocKind::Lambda => 6,
-            // dup, bipush kind, invokestatic
-            AllocKind::Native(_) => 6,
-            // dup, sipush/ldc_w, invokestatic
-            AllocKind::Intrinsic(_) => 7,
-            // dup, arraylength, sipush/ldc_w, invokestatic
-            AllocKind::Array(_) => 8,
-            // dup, sipush kind << 8 | dims, sipush/ldc_w, invokestatic
-            AllocKind::Multi { .. } => 10,
+    fn wants(&mut self, method: &Method<'_>, code: &[u8]) -> bool {
+        // The bytecode of an allocating intrinsic says what it returned; elsewhere a quick
+        // scan: most methods allocate nothing.
+        AllocatingIntrinsic::find(method.class, method.name, method.descriptor).is_some()
+            || may_allocate(code, !self.lambdas.is_empty(), !self.calls.is_empty())
+    }
+
+    fn plan(
+        &mut self,
+        pool: &mut Pool<'_>,
+        method: &Method<'_>,
+        code: &Code<'_>,
+        insns: &[Insn],
+    ) -> Result<Option<Plan>> {
+        let intrinsic =
+            AllocatingIntrinsic::find(method.class, method.name, method.descriptor).is_some();
+        let lines = code
+            .attributes
+            .iter()
+            .find(|a| pool.utf8(a.name).is_ok_and(|n| n == b"LineNumberTable"))
+            .map(|a| &a.data[..]);
+        let mut plan = Plan {
+            // dup, then two operands at most.
+            extra_stack: 3,
+            ..Plan::default()
+        };
+        for (i, insn) in insns.iter().enumerate() {
+            if insn.op == ARETURN && intrinsic {
+                let ran = self.counter(pool, None)?;
+                plan.before(i, &ran_call(ran), true);
+                continue;
+            }
+            let Some((kind, site)) = self.site_at(pool, method, code, lines, insn)? else {
+                continue;
+            };
+            if let AllocKind::Intrinsic(k) = kind
+                && ALLOCATING_INTRINSICS[usize::from(k)].returns_argument
+            {
+                let ran = self.counter(pool, None)?;
+                plan.before(i, &ran_call(ran), true);
+            }
+            let mut probe = Vec::with_capacity(10);
+            match kind {
+                AllocKind::Native(k) => probe.extend_from_slice(&[op::DUP, op::BIPUSH, k as u8]),
+                AllocKind::Instance | AllocKind::Lambda => {}
+                AllocKind::Intrinsic(_) => probe.push(op::DUP),
+                AllocKind::Array(_) => probe.extend_from_slice(&[op::DUP, ARRAYLENGTH]),
+                AllocKind::Multi { dims, inner } => {
+                    probe.extend_from_slice(&[op::DUP, op::SIPUSH, inner as u8, dims])
+                }
+            }
+            if !matches!(kind, AllocKind::Native(_)) {
+                // The site's number: `sipush` or `ldc_w`.
+                if site <= 0x7fff {
+                    probe.push(op::SIPUSH);
+                    put_u16(&mut probe, site as u16);
+                } else {
+                    probe.push(op::LDC_W);
+                    put_u16(&mut probe, pool.add_integer(site as i32)?);
+                }
+            }
+            probe.push(op::INVOKESTATIC);
+            put_u16(&mut probe, self.counter(pool, Some(kind))?);
+            plan.after(i, &probe);
+            plan.sites += 1;
         }
+        Ok(Some(plan))
     }
 }
 
 /// `dup`, `invokestatic ran`: before an intrinsic's `areturn`, or before the call of one that
 /// may return its last argument.
-const RAN_LEN: u32 = 4;
+fn ran_call(ran: u16) -> [u8; 4] {
+    let [hi, lo] = ran.to_be_bytes();
+    [op::DUP, op::INVOKESTATIC, hi, lo]
+}
+
+impl<F: FnMut(&AllocSite<'_>) -> Option<u32>> Counting<F> {
+    /// The pool's reference to the counter class's method that counts `kind` (`None`:
+    /// [`RAN`]).
+    fn counter(&mut self, pool: &mut Pool<'_>, kind: Option<AllocKind>) -> Result<u16> {
+        let intrinsic;
+        let (n, d): (&[u8], &[u8]) = match kind {
+            None => (RAN.0.as_bytes(), RAN.1.as_bytes()),
+            Some(AllocKind::Instance | AllocKind::Lambda) => (b"o", b"(I)V"),
+            Some(AllocKind::Native(_)) => (NATIVE_PROBE.0.as_bytes(), NATIVE_PROBE.1.as_bytes()),
+            Some(AllocKind::Array(e)) => (e.probe(), b"(II)V"),
+            Some(AllocKind::Multi { .. }) => (MULTI.0.as_bytes(), MULTI.1.as_bytes()),
+            Some(AllocKind::Intrinsic(k)) => {
+                intrinsic = intrinsic_probe(usize::from(k));
+                (intrinsic.as_bytes(), INTRINSIC_PROBE_DESCRIPTOR.as_bytes())
+            }
+        };
+        if let Some(&r) = self.refs.get(n) {
+            return Ok(r);
+        }
+        let r = pool.add_member(false, COUNTER_CLASS.as_bytes(), n, d)?;
+        self.refs.insert(n.to_vec(), r);
+        Ok(r)
+    }
+
+    /// What instruction `insn` allocates and its site's number, if it is a site that is
+    /// counted (natives have no number: their kind instead).
+    fn site_at(
+        &mut self,
+        pool: &Pool<'_>,
+        method: &Method<'_>,
+        code: &Code<'_>,
+        lines: Option<&[u8]>,
+        insn: &Insn,
+    ) -> Result<Option<(AllocKind, u32)>> {
+        let at = insn.at as usize;
+        let mut site = |allocated: &[u8],
+                        kind: AllocKind,
+                        lambda: (&[u8], &[u8]),
+                        implementation: (&[u8], &[u8], &[u8])| {
+            let s = AllocSite {
+                class: method.class,
+                method: method.name,
+                descriptor: method.descriptor,
+                line: line_at(lines, insn.at),
+                offset: insn.at,
+                allocated,
+                kind,
+                lambda,
+                implementation,
+            };
+            (self.site)(&s).map(|n| (kind, n))
+        };
+        if matches!(insn.op, INVOKEVIRTUAL | INVOKESPECIAL | INVOKESTATIC) {
+            let index = u16_at(code.code, at + 1);
+            return Ok(match self.calls.get(&index) {
+                Some(&ProbedCall::Native(k))
+                    if pool.member(index).is_ok_and(|(class, name, descriptor)| {
+                        NativeAlloc::of_call(insn.op, class, name, descriptor) == Some(k)
+                    }) =>
+                {
+                    Some((AllocKind::Native(k), k as u32))
+                }
+                Some(&ProbedCall::Intrinsic(k)) => site(
+                    ALLOCATING_INTRINSICS[usize::from(k)].holder.as_bytes(),
+                    AllocKind::Intrinsic(k),
+                    (&[], &[]),
+                    (&[], &[], &[]),
+                ),
+                _ => None,
+            });
+        }
+        let allocated = match insn.op {
+            INVOKEDYNAMIC if !self.lambdas.is_empty() => {
+                let index = u16_at(code.code, at + 1);
+                let Some(crate::pool::Entry::Dynamic(_, bsm, _)) = pool.get(index) else {
+                    return Ok(None);
+                };
+                let Some(&Some(implementation)) = self.lambdas.get(usize::from(*bsm)) else {
+                    return Ok(None);
+                };
+                let (sam, factory) = pool.dynamic(index)?;
+                // Without captured values the call returns one shared object.
+                if factory.starts_with(b"()") {
+                    return Ok(None);
+                }
+                let Some(close) = factory.iter().position(|&b| b == b')') else {
+                    return Ok(None);
+                };
+                let interface = factory
+                    .get(close + 2..factory.len().saturating_sub(1))
+                    .unwrap_or_default();
+                let target = pool.member(implementation).unwrap_or_default();
+                return Ok(site(interface, AllocKind::Lambda, (sam, factory), target));
+            }
+            NEW => (
+                pool.class_name(u16_at(code.code, at + 1))?.to_vec(),
+                AllocKind::Instance,
+            ),
+            NEWARRAY => {
+                let t = code.code[at + 1];
+                let d = newarray_descriptor(t)
+                    .ok_or_else(|| Error::new(at, format!("newarray of type {t}")))?;
+                (d.to_vec(), AllocKind::Array(Element::of_array(d)))
+            }
+            ANEWARRAY => {
+                let element = pool.class_name(u16_at(code.code, at + 1))?;
+                let mut d = vec![b'['];
+                if element.first() == Some(&b'[') {
+                    d.extend_from_slice(element);
+                } else {
+                    d.push(b'L');
+                    d.extend_from_slice(element);
+                    d.push(b';');
+                }
+                (d, AllocKind::Array(Element::Reference))
+            }
+            MULTIANEWARRAY => {
+                let d = pool.class_name(u16_at(code.code, at + 1))?.to_vec();
+                let dims = code.code[at + 3];
+                let inner = d
+                    .get(usize::from(dims.max(1)) - 1..)
+                    .map_or(Element::Reference, Element::of_array);
+                (d, AllocKind::Multi { dims, inner })
+            }
+            _ => return Ok(None),
+        };
+        Ok(site(&allocated.0, allocated.1, (&[], &[]), (&[], &[], &[])))
+    }
+}
 
 /// The line of code offset `at` from a LineNumberTable body.
 fn line_at(table: Option<&[u8]>, at: u32) -> i32 {
@@ -662,562 +797,25 @@ fn line_at(table: Option<&[u8]>, at: u32) -> i32 {
     best.map_or(-1, |(_, l)| i32::from(l))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn rewrite_method(
-    cf: &mut ClassFile<'_>,
-    index: usize,
-    code_at: usize,
-    method: &Method<'_>,
-    site: &mut impl FnMut(&AllocSite<'_>) -> Option<u32>,
-    refs: &mut HashMap<Vec<u8>, u16>,
-    lambdas: &[Option<u16>],
-    calls: &HashMap<u16, ProbedCall>,
-) -> Result<Option<(Vec<u8>, u32)>> {
-    let (class_name, name, descriptor) = (method.class, method.name, method.descriptor);
-    let m = &cf.methods[index];
-    let is_static = m.access & ACC_STATIC != 0;
-    let data = m.attributes[code_at].data.clone();
-    let code = Code::parse(&data, 0)?;
-    let insns = decode(code.code)?;
-    let code_len = code.code.len() as u32;
-    let attr_names: Vec<Vec<u8>> = code
-        .attributes
-        .iter()
-        .map(|a| cf.pool.utf8(a.name).map(|n| n.to_vec()).unwrap_or_default())
-        .collect();
-    let lines = code
-        .attributes
-        .iter()
-        .zip(&attr_names)
-        .find(|(_, n)| n.as_slice() == b"LineNumberTable")
-        .map(|(a, _)| &a.data[..]);
-
-    // The sites, and the calls of `ran` before them.
-    let mut probes: Vec<Option<Probe>> = vec![None; insns.len()];
-    let mut ran = vec![false; insns.len()];
-    let mut count = 0u32;
-    for (i, insn) in insns.iter().enumerate() {
-        let at = insn.at as usize;
-        if insn.op == ARETURN && method.intrinsic {
-            ran[i] = true;
-            continue;
-        }
-        if matches!(insn.op, INVOKEVIRTUAL | INVOKESPECIAL | INVOKESTATIC) && !calls.is_empty() {
-            let index = u16_at(code.code, at + 1);
-            match calls.get(&index) {
-                Some(&ProbedCall::Native(k))
-                    if cf
-                        .pool
-                        .member(index)
-                        .is_ok_and(|(class, name, descriptor)| {
-                            NativeAlloc::of_call(insn.op, class, name, descriptor) == Some(k)
-                        }) =>
-                {
-                    probes[i] = Some(Probe {
-                        kind: AllocKind::Native(k),
-                        site: k as u32,
-                    });
-                    count += 1;
-                }
-                Some(&ProbedCall::Intrinsic(k)) => {
-                    let intrinsic = &ALLOCATING_INTRINSICS[usize::from(k)];
-                    let s = AllocSite {
-                        class: class_name,
-                        method: name,
-                        descriptor,
-                        line: line_at(lines, insn.at),
-                        offset: insn.at,
-                        allocated: intrinsic.holder.as_bytes(),
-                        kind: AllocKind::Intrinsic(k),
-                        lambda: (&[], &[]),
-                        implementation: (&[], &[], &[]),
-                    };
-                    if let Some(n) = site(&s) {
-                        probes[i] = Some(Probe {
-                            kind: AllocKind::Intrinsic(k),
-                            site: n,
-                        });
-                        ran[i] = intrinsic.returns_argument;
-                        count += 1;
-                    }
-                }
-                _ => {}
-            }
-            continue;
-        }
-        let mut lambda: (Vec<u8>, Vec<u8>) = (Vec::new(), Vec::new());
-        let mut target: (Vec<u8>, Vec<u8>, Vec<u8>) = Default::default();
-        let (allocated, kind): (Vec<u8>, AllocKind) = match insn.op {
-            INVOKEDYNAMIC if !lambdas.is_empty() => {
-                let index = u16_at(code.code, at + 1);
-                let Some(crate::pool::Entry::Dynamic(_, bsm, _)) = cf.pool.get(index) else {
-                    continue;
-                };
-                let Some(&Some(implementation)) = lambdas.get(usize::from(*bsm)) else {
-                    continue;
-                };
-                let (sam, factory) = cf.pool.dynamic(index)?;
-                // Without captured values the call returns one shared object.
-                if factory.starts_with(b"()") {
-                    continue;
-                }
-                let Some(close) = factory.iter().position(|&b| b == b')') else {
-                    continue;
-                };
-                let interface = factory
-                    .get(close + 2..factory.len().saturating_sub(1))
-                    .unwrap_or_default()
-                    .to_vec();
-                lambda = (sam.to_vec(), factory.to_vec());
-                if let Ok((class, name, descriptor)) = cf.pool.member(implementation) {
-                    target = (class.to_vec(), name.to_vec(), descriptor.to_vec());
-                }
-                (interface, AllocKind::Lambda)
-            }
-            NEW => (
-                cf.pool.class_name(u16_at(code.code, at + 1))?.to_vec(),
-                AllocKind::Instance,
-            ),
-            NEWARRAY => {
-                let d: &[u8] = match code.code[at + 1] {
-                    4 => b"[Z",
-                    5 => b"[C",
-                    6 => b"[F",
-                    7 => b"[D",
-                    8 => b"[B",
-                    9 => b"[S",
-                    10 => b"[I",
-                    11 => b"[J",
-                    t => return Err(Error::new(at, format!("newarray of type {t}"))),
-                };
-                (d.to_vec(), AllocKind::Array(Element::of_array(d)))
-            }
-            ANEWARRAY => {
-                let element = cf.pool.class_name(u16_at(code.code, at + 1))?;
-                let mut d = vec![b'['];
-                if element.first() == Some(&b'[') {
-                    d.extend_from_slice(element);
-                } else {
-                    d.push(b'L');
-                    d.extend_from_slice(element);
-                    d.push(b';');
-                }
-                (d, AllocKind::Array(Element::Reference))
-            }
-            MULTIANEWARRAY => {
-                let d = cf.pool.class_name(u16_at(code.code, at + 1))?.to_vec();
-                let dims = code.code[at + 3];
-                let inner = d
-                    .get(usize::from(dims.max(1)) - 1..)
-                    .map_or(Element::Reference, Element::of_array);
-                (d, AllocKind::Multi { dims, inner })
-            }
-            _ => continue,
-        };
-        let s = AllocSite {
-            class: class_name,
-            method: name,
-            descriptor,
-            line: line_at(lines, insn.at),
-            offset: insn.at,
-            allocated: &allocated,
-            kind,
-            lambda: (&lambda.0, &lambda.1),
-            implementation: (&target.0, &target.1, &target.2),
-        };
-        if let Some(n) = site(&s) {
-            probes[i] = Some(Probe { kind, site: n });
-            count += 1;
-        }
-    }
-    if count == 0 && !ran.contains(&true) {
-        return Ok(None);
-    }
-
-    let mut index_of = vec![u32::MAX; code.code.len()];
-    for (i, insn) in insns.iter().enumerate() {
-        index_of[insn.at as usize] = i as u32;
-    }
-    let layout = Layout::compute(&insns, &index_of, code_len, &probes, &ran)?;
-    let max_stack = code
-        .max_stack
-        .checked_add(3)
-        .ok_or_else(|| Error::new(0, "max_stack would overflow"))?;
-    let with_frames = cf.major >= 50;
-    let smt = code
-        .attributes
-        .iter()
-        .zip(&attr_names)
-        .find(|(_, n)| n.as_slice() == b"StackMapTable")
-        .map(|(a, _)| a);
-    let needs_types = with_frames && layout.widened.iter().any(|&w| w);
-    let interp = Interp::new(&cf.pool, class_name, code.code);
-    let (initial_list, initial_state) =
-        interp.initial(is_static, name, descriptor, code.max_locals)?;
-    let old_frames = match smt {
-        Some(a) if with_frames => frames::decode(&a.data, &cf.pool, &initial_list)?,
-        _ => Vec::new(),
-    };
-    let states = if needs_types {
-        Some(interpret(
-            &interp,
-            &insns,
-            &initial_state,
-            &old_frames,
-            code.max_locals,
-        )?)
-    } else {
-        None
-    };
-
-    // Counter methods and site constants.
-    let mut counter_ref = |pool: &mut Pool<'_>, n: &[u8], d: &[u8]| -> Result<u16> {
-        if let Some(&r) = refs.get(n) {
-            return Ok(r);
-        }
-        let r = pool.add_member(false, COUNTER_CLASS.as_bytes(), n, d)?;
-        refs.insert(n.to_vec(), r);
-        Ok(r)
-    };
-    let mut method_ref = |pool: &mut Pool<'_>, kind: Option<AllocKind>| -> Result<u16> {
-        match kind {
-            None => counter_ref(pool, RAN.0.as_bytes(), RAN.1.as_bytes()),
-            Some(AllocKind::Instance | AllocKind::Lambda) => counter_ref(pool, b"o", b"(I)V"),
-            Some(AllocKind::Native(_)) => {
-                counter_ref(pool, NATIVE_PROBE.0.as_bytes(), NATIVE_PROBE.1.as_bytes())
-            }
-            Some(AllocKind::Array(e)) => counter_ref(pool, e.probe(), b"(II)V"),
-            Some(AllocKind::Multi { .. }) => {
-                counter_ref(pool, MULTI.0.as_bytes(), MULTI.1.as_bytes())
-            }
-            Some(AllocKind::Intrinsic(k)) => counter_ref(
-                pool,
-                intrinsic_probe(usize::from(k)).as_bytes(),
-                INTRINSIC_PROBE_DESCRIPTOR.as_bytes(),
-            ),
-        }
-    };
-
-    let mut out: Vec<u8> = Vec::with_capacity(layout.end as usize);
-    for (i, insn) in insns.iter().enumerate() {
-        debug_assert_eq!(out.len() as u32, layout.prefix[i]);
-        if ran[i] {
-            out.push(op::DUP);
-            let r = method_ref(&mut cf.pool, None)?;
-            out.push(op::INVOKESTATIC);
-            put_u16(&mut out, r);
-        }
-        debug_assert_eq!(out.len() as u32, layout.at[i]);
-        let here = layout.at[i];
-        let rel = |t: u32| -> Result<i64> {
-            Ok(i64::from(layout.target(t, &index_of, code_len)?) - i64::from(here))
-        };
-        emit_moved(&mut out, code.code, insn, here, layout.widened[i], rel)?;
-        if let Some(p) = probes[i] {
-            let start = out.len();
-            if let AllocKind::Native(k) = p.kind {
-                out.extend_from_slice(&[op::DUP, op::BIPUSH, k as u8]);
-                let r = method_ref(&mut cf.pool, Some(p.kind))?;
-                out.push(op::INVOKESTATIC);
-                put_u16(&mut out, r);
-                debug_assert_eq!((out.len() - start) as u32, p.len());
-                continue;
-            }
-            match p.kind {
-                AllocKind::Instance | AllocKind::Lambda | AllocKind::Native(_) => {}
-                AllocKind::Intrinsic(_) => out.push(op::DUP),
-                AllocKind::Array(_) => out.extend_from_slice(&[op::DUP, ARRAYLENGTH]),
-                AllocKind::Multi { dims, inner } => {
-                    out.extend_from_slice(&[op::DUP, op::SIPUSH, inner as u8, dims])
-                }
-            }
-            if p.site <= 0x7fff {
-                out.push(op::SIPUSH);
-                put_u16(&mut out, p.site as u16);
-            } else {
-                let c = cf.pool.add_integer(p.site as i32)?;
-                out.push(op::LDC_W);
-                put_u16(&mut out, c);
-            }
-            let r = method_ref(&mut cf.pool, Some(p.kind))?;
-            out.push(op::INVOKESTATIC);
-            put_u16(&mut out, r);
-            debug_assert_eq!((out.len() - start) as u32, p.len());
-        }
-    }
-    if out.len() as u32 != layout.end {
-        return Err(Error::new(0, "layout and code disagree"));
-    }
-
-    let mut handlers = Vec::with_capacity(code.handlers.len());
-    for h in &code.handlers {
-        handlers.push(Handler {
-            start: layout.target(h.start, &index_of, code_len)?,
-            end: layout.target(h.end, &index_of, code_len)?,
-            handler: layout.target(h.handler, &index_of, code_len)?,
-            catch_type: h.catch_type,
-        });
-    }
-
-    let mut new_frames: Vec<Frame> = Vec::new();
-    if with_frames {
-        let move_uninit = |t: &VType| -> Result<VType> {
-            Ok(match t {
-                VType::Uninit(at) => VType::Uninit(layout.insn(*at, &index_of)?),
-                other => other.clone(),
-            })
-        };
-        let moved = |locals: &[VType], stack: &[VType], at: u32| -> Result<Frame> {
-            Ok(Frame {
-                at,
-                locals: locals.iter().map(move_uninit).collect::<Result<_>>()?,
-                stack: stack.iter().map(move_uninit).collect::<Result<_>>()?,
-            })
-        };
-        let mut have = std::collections::HashSet::new();
-        for f in &old_frames {
-            new_frames.push(moved(
-                &f.locals,
-                &f.stack,
-                layout.target(f.at, &index_of, code_len)?,
-            )?);
-            have.insert(f.at);
-        }
-        for (i, insn) in insns.iter().enumerate() {
-            if layout.widened[i] && negate(insn.op).is_some() {
-                let next = insns
-                    .get(i + 1)
-                    .ok_or_else(|| Error::new(insn.at as usize, "branch at the end of the code"))?;
-                if have.insert(next.at) {
-                    let st = states
-                        .as_ref()
-                        .and_then(|s| s[i + 1].as_ref())
-                        .ok_or_else(|| {
-                            Error::new(next.at as usize, "no types for a widened branch")
-                        })?;
-                    let mut locals = st.locals.clone();
-                    locals.truncate(usize::from(code.max_locals));
-                    new_frames.push(moved(&locals, &st.stack, layout.prefix[i + 1])?);
-                }
-            }
-        }
-        new_frames.sort_by_key(|f| f.at);
-        new_frames.dedup_by_key(|f| f.at);
-    }
-
-    let mut attributes: Vec<Attribute<'static>> = Vec::new();
-    for (a, n) in code.attributes.iter().zip(&attr_names) {
-        match n.as_slice() {
-            b"StackMapTable" => continue,
-            b"LineNumberTable" => {
-                if let Ok(d) = move_table(&a.data, 4, &layout, &index_of, code_len, false) {
-                    attributes.push(Attribute {
-                        name: a.name,
-                        data: d.into(),
-                    });
-                }
-            }
-            b"LocalVariableTable" | b"LocalVariableTypeTable" => {
-                if let Ok(d) = move_table(&a.data, 10, &layout, &index_of, code_len, true) {
-                    attributes.push(Attribute {
-                        name: a.name,
-                        data: d.into(),
-                    });
-                }
-            }
-            b"RuntimeVisibleTypeAnnotations" | b"RuntimeInvisibleTypeAnnotations" => {}
-            _ => attributes.push(Attribute {
-                name: a.name,
-                data: a.data.to_vec().into(),
-            }),
-        }
-    }
-    if with_frames && !new_frames.is_empty() {
-        let body = frames::encode(&new_frames, &mut cf.pool)?;
-        let name = cf.pool.add_utf8(b"StackMapTable")?;
-        attributes.push(Attribute {
-            name,
-            data: body.into(),
-        });
-    }
-    Ok(Some((
-        write_code(max_stack, code.max_locals, &out, &handlers, &attributes),
-        count,
-    )))
-}
-
-/// Where each instruction lands in the new code: a probe follows each counted allocation,
-/// a call of `ran` precedes an intrinsic's `areturn`, and 16-bit branches that no longer reach
-/// are widened.
-struct Layout {
-    /// Start of the instruction's prefix (the call of `ran`): where branches to it now go.
-    prefix: Vec<u32>,
-    /// Start of the instruction itself.
-    at: Vec<u32>,
-    end: u32,
-    widened: Vec<bool>,
-}
-
-impl Layout {
-    fn compute(
-        insns: &[Insn],
-        index: &[u32],
-        code_len: u32,
-        probes: &[Option<Probe>],
-        ran: &[bool],
-    ) -> Result<Layout> {
-        let n = insns.len();
-        let mut widened = vec![false; n];
-        for _ in 0..64 {
-            let mut prefix = Vec::with_capacity(n);
-            let mut at = Vec::with_capacity(n);
-            let mut pos = 0u32;
-            for (i, insn) in insns.iter().enumerate() {
-                prefix.push(pos);
-                if ran[i] {
-                    pos += RAN_LEN;
-                }
-                at.push(pos);
-                pos += match &insn.kind {
-                    Kind::Plain => insn.len,
-                    Kind::Branch { wide: true, .. } => 5,
-                    Kind::Branch { wide: false, .. } if !widened[i] => 3,
-                    Kind::Branch { .. } if negate(insn.op).is_some() => 8,
-                    Kind::Branch { .. } => 5,
-                    Kind::Switch { .. } => {
-                        1 + switch_padding(pos) + (insn.len - 1 - switch_padding(insn.at))
-                    }
-                };
-                if let Some(p) = probes[i] {
-                    pos += p.len();
-                }
-            }
-            let layout = Layout {
-                prefix,
-                at,
-                end: pos,
-                widened: widened.clone(),
-            };
-            let mut changed = false;
-            for (i, insn) in insns.iter().enumerate() {
-                if let Kind::Branch {
-                    target,
-                    wide: false,
-                } = insn.kind
-                    && !widened[i]
-                {
-                    let delta = i64::from(layout.target(target, index, code_len)?)
-                        - i64::from(layout.at[i]);
-                    if i16::try_from(delta).is_err() {
-                        widened[i] = true;
-                        changed = true;
-                    }
-                }
-            }
-            if !changed {
-                if layout.end > 65535 {
-                    return Err(Error::new(0, "rewritten code would pass 64 KB"));
-                }
-                return Ok(layout);
-            }
-        }
-        Err(Error::new(0, "branch layout did not settle"))
-    }
-
-    /// New offset of old offset `old` as a branch target or range bound.
-    fn target(&self, old: u32, index: &[u32], code_len: u32) -> Result<u32> {
-        if old == code_len {
-            return Ok(self.end);
-        }
-        match index.get(old as usize) {
-            Some(&i) if i != u32::MAX => Ok(self.prefix[i as usize]),
-            _ => Err(Error::new(
-                old as usize,
-                "offset is not an instruction start",
-            )),
-        }
-    }
-
-    /// New offset of the instruction at old offset `old` itself.
-    fn insn(&self, old: u32, index: &[u32]) -> Result<u32> {
-        match index.get(old as usize) {
-            Some(&i) if i != u32::MAX => Ok(self.at[i as usize]),
-            _ => Err(Error::new(
-                old as usize,
-                "offset is not an instruction start",
-            )),
-        }
-    }
-}
-
-fn move_table(
-    data: &[u8],
-    entry: usize,
-    layout: &Layout,
-    index: &[u32],
-    code_len: u32,
-    with_length: bool,
-) -> Result<Vec<u8>> {
-    if data.len() < 2 {
-        return Err(Error::new(0, "short table"));
-    }
-    let n = usize::from(u16_at(data, 0));
-    if data.len() != 2 + n * entry {
-        return Err(Error::new(0, "table length"));
-    }
-    let mut out = data.to_vec();
-    for k in 0..n {
-        let at = 2 + k * entry;
-        let start = u32::from(u16_at(data, at));
-        let new_start = layout.target(start, index, code_len)?;
-        out[at..at + 2].copy_from_slice(&(new_start as u16).to_be_bytes());
-        if with_length {
-            let end = start + u32::from(u16_at(data, at + 2));
-            let new_end = layout.target(end, index, code_len)?;
-            out[at + 2..at + 4].copy_from_slice(&((new_end - new_start) as u16).to_be_bytes());
-        }
-    }
-    Ok(out)
-}
-
 /// `java.lang.Thread`'s class file with [`THREAD_COUNTS_FIELD`] and [`THREAD_LAST_FIELD`]
 /// added (unchanged if it has them already). Like the cpu=times field, they must be there
 /// from the class's first load.
 pub fn with_counts_field(thread: &[u8]) -> Result<Vec<u8>> {
-    let mut class = ClassFile::parse(thread)?;
-    let mut added = false;
-    for (name, descriptor, access) in [
-        (
-            THREAD_COUNTS_FIELD,
-            THREAD_COUNTS_DESCRIPTOR,
-            ACC_TRANSIENT | ACC_SYNTHETIC | ACC_VOLATILE,
-        ),
-        (
-            THREAD_LAST_FIELD,
-            THREAD_LAST_DESCRIPTOR,
-            ACC_TRANSIENT | ACC_SYNTHETIC,
-        ),
-    ] {
-        let mut has = false;
-        for field in &class.fields {
-            has |= class.pool.utf8(field.name)? == name.as_bytes();
-        }
-        if has {
-            continue;
-        }
-        let field = Member {
-            access,
-            name: class.pool.add_utf8(name.as_bytes())?,
-            descriptor: class.pool.add_utf8(descriptor.as_bytes())?,
-            attributes: Vec::new(),
-        };
-        class.fields.push(field);
-        added = true;
-    }
-    if !added {
-        return Ok(thread.to_vec());
-    }
-    class.write()
+    with_fields(
+        thread,
+        &[
+            (
+                ACC_TRANSIENT | ACC_SYNTHETIC | ACC_VOLATILE,
+                THREAD_COUNTS_FIELD,
+                THREAD_COUNTS_DESCRIPTOR,
+            ),
+            (
+                ACC_TRANSIENT | ACC_SYNTHETIC,
+                THREAD_LAST_FIELD,
+                THREAD_LAST_DESCRIPTOR,
+            ),
+        ],
+    )
 }
 
 const ACC_PUBLIC: u16 = 0x0001;
@@ -1227,8 +825,6 @@ const ACC_SUPER: u16 = 0x0020;
 const ACC_VOLATILE: u16 = 0x0040;
 const ACC_TRANSIENT: u16 = 0x0080;
 const ACC_SYNTHETIC: u16 = 0x1000;
-const FORCE_INLINE: &[u8] = b"Ljdk/internal/vm/annotation/ForceInline;";
-const DONT_INLINE: &[u8] = b"Ljdk/internal/vm/annotation/DontInline;";
 
 /// Pushes, as a long, the bytes of an array of `e` whose length `load` (an `iload_<n>`)
 /// pushes: `align8(base + length << shift)`, as [`ArrayLayout::size`] computes it.
@@ -1308,30 +904,16 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
     const IFNULL: u8 = 0xc6;
     const T_LONG: u8 = 11;
 
-    let mut pool = Pool::empty();
-    let p = &mut pool;
     let n = COUNTER_CLASS.as_bytes();
-    let this_class = p.add_class(n)?;
-    let super_class = p.add_class(b"java/lang/Object")?;
-    let code_name = p.add_utf8(b"Code")?;
-    let smt = p.add_utf8(b"StackMapTable")?;
-    let annotations = p.add_utf8(b"RuntimeVisibleAnnotations")?;
+    let mut generated = Generated::new(n)?;
+    let p = generated.pool();
     let counts = p.add_member(
         true,
         b"java/lang/Thread",
         THREAD_COUNTS_FIELD.as_bytes(),
         THREAD_COUNTS_DESCRIPTOR.as_bytes(),
     )?;
-    let current = p.add_member(
-        false,
-        b"java/lang/Thread",
-        if carrier {
-            b"currentCarrierThread".as_slice()
-        } else {
-            b"currentThread".as_slice()
-        },
-        b"()Ljava/lang/Thread;",
-    )?;
+    let current = current_thread(p, carrier)?;
     let slow_desc: &[u8] = b"(IJJ)V";
     let slow = p.add_member(false, n, b"slow", slow_desc)?;
     let arraycopy = p.add_member(
@@ -1597,55 +1179,56 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
         .raw(&[RETURN]);
     let multi = a.finish()?;
 
-    struct M {
-        access: u16,
-        name: Cow<'static, [u8]>,
-        descriptor: &'static [u8],
-        body: Option<(Vec<u8>, Vec<Frame>, u16, u16)>,
-        annotation: Option<&'static [u8]>,
-    }
+    use crate::generate::Method as M;
+    let body = |code: (Vec<u8>, Vec<Frame>), max_stack: u16, max_locals: u16| {
+        Some(Body {
+            code,
+            max_stack,
+            max_locals,
+        })
+    };
     let public = ACC_PUBLIC | ACC_STATIC;
     let mut methods = vec![
         M {
             access: public,
             name: b"o".as_slice().into(),
             descriptor: b"(I)V",
-            body: Some((o.0, o.1, 6, 3)),
+            body: body(o, 6, 3),
             annotation: Some(FORCE_INLINE),
         },
         M {
             access: ACC_PRIVATE | ACC_STATIC,
             name: b"slow".as_slice().into(),
             descriptor: slow_desc,
-            body: Some((slow_code.0, slow_code.1, 4, 5)),
+            body: body(slow_code, 4, 5),
             annotation: Some(DONT_INLINE),
         },
         M {
             access: ACC_PRIVATE | ACC_STATIC,
             name: b"add".as_slice().into(),
             descriptor: add_desc,
-            body: Some((add_code.0, add_code.1, 6, 9)),
+            body: body(add_code, 6, 9),
             annotation: None,
         },
         M {
             access: public,
             name: MULTI.0.as_bytes().into(),
             descriptor: MULTI.1.as_bytes(),
-            body: Some((multi.0, multi.1, 6, 3)),
+            body: body(multi, 6, 3),
             annotation: Some(DONT_INLINE),
         },
         M {
             access: ACC_PRIVATE | ACC_STATIC,
             name: b"walk".as_slice().into(),
             descriptor: walk_desc,
-            body: Some((walk.0, walk.1, 8, 8)),
+            body: body(walk, 8, 8),
             annotation: None,
         },
         M {
             access: ACC_PRIVATE | ACC_STATIC,
             name: b"size".as_slice().into(),
             descriptor: size_desc,
-            body: Some((size.0, size.1, 6, 2)),
+            body: body(size, 6, 2),
             annotation: None,
         },
     ];
@@ -1674,7 +1257,7 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
         access: public,
         name: RAN.0.as_bytes().into(),
         descriptor: RAN.1.as_bytes(),
-        body: Some((ran.0, ran.1, 2, 1)),
+        body: body(ran, 2, 1),
         annotation: Some(FORCE_INLINE),
     });
     // r<k>(Object r, int s): after a call of intrinsic k, r counted by its class unless the
@@ -1752,7 +1335,7 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
             access: public,
             name: intrinsic_probe(k).into_bytes().into(),
             descriptor: INTRINSIC_PROBE_DESCRIPTOR.as_bytes(),
-            body: Some((code, frames, 3, 4)),
+            body: body((code, frames), 3, 4),
             annotation: Some(FORCE_INLINE),
         });
     }
@@ -1762,55 +1345,14 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
             access: public,
             name: e.probe().into(),
             descriptor: b"(II)V",
-            body: Some((code, frames, 6, 6)),
+            body: body((code, frames), 6, 6),
             annotation: Some(FORCE_INLINE),
         });
     }
-    let mut members = Vec::new();
     for m in methods {
-        let mut attributes = Vec::new();
-        if let Some((code, frames, max_stack, max_locals)) = m.body {
-            let mut code_attrs = Vec::new();
-            if !frames.is_empty() {
-                code_attrs.push(Attribute {
-                    name: smt,
-                    data: Cow::Owned(frames::encode(&frames, p)?),
-                });
-            }
-            attributes.push(Attribute {
-                name: code_name,
-                data: Cow::Owned(write_code(max_stack, max_locals, &code, &[], &code_attrs)),
-            });
-        }
-        if let Some(annotation) = m.annotation {
-            let mut data = vec![0, 1];
-            data.extend_from_slice(&p.add_utf8(annotation)?.to_be_bytes());
-            data.extend_from_slice(&[0, 0]);
-            attributes.push(Attribute {
-                name: annotations,
-                data: Cow::Owned(data),
-            });
-        }
-        members.push(Member {
-            access: m.access,
-            name: p.add_utf8(&m.name)?,
-            descriptor: p.add_utf8(m.descriptor)?,
-            attributes,
-        });
+        generated.method(m)?;
     }
-    ClassFile {
-        minor: 0,
-        major: 52,
-        pool: pool.clone(),
-        access: ACC_PUBLIC | ACC_FINAL | ACC_SUPER,
-        this_class,
-        super_class,
-        interfaces: Vec::new(),
-        fields: Vec::new(),
-        methods: members,
-        attributes: Vec::new(),
-    }
-    .write()
+    generated.finish(ACC_PUBLIC | ACC_FINAL | ACC_SUPER)
 }
 
 #[cfg(test)]
