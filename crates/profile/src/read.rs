@@ -3,7 +3,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use hprof_format::{Record, Records};
+use hprof_format::{Record, Records, Symbols};
 
 use std::sync::Arc;
 
@@ -481,23 +481,13 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
     let bad = |e: hprof_format::Error| Error::at(e.offset(), e.to_string());
     let (_, mut records) = Records::new(bytes).map_err(bad)?;
     let mut recording = Recording::default();
-    let mut strings: HashMap<u64, String> = HashMap::default();
-    let mut classes: HashMap<u32, String> = HashMap::default();
+    let mut symbols = Symbols::new();
+    // Each STACK FRAME's frame in the recording.
     let mut frames: HashMap<u64, usize> = HashMap::default();
-    let text = |strings: &HashMap<u64, String>, id: u64| strings.get(&id).cloned();
+    let text = |symbols: &Symbols<'_>, id: u64| symbols.text(id).map(|t| t.into_owned());
     while let Some((_, record)) = records.next().map_err(bad)? {
+        symbols.add(&record);
         match record {
-            Record::Utf8 { id, text } => {
-                strings.insert(id, String::from_utf8_lossy(text).into_owned());
-            }
-            Record::LoadClass {
-                class_serial,
-                name_id,
-                ..
-            } => {
-                let name = text(&strings, name_id).unwrap_or_default();
-                classes.insert(class_serial, hprof_format::java_class_name(&name));
-            }
             Record::StackFrame {
                 frame_id,
                 method_name_id,
@@ -506,9 +496,11 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                 line,
                 ..
             } => {
-                let class = classes.get(&class_serial).cloned().unwrap_or_default();
-                let method = text(&strings, method_name_id).unwrap_or_default();
-                let file = text(&strings, source_file_id).filter(|f| !f.is_empty());
+                let class = symbols
+                    .class_name_by_serial(class_serial)
+                    .unwrap_or_default();
+                let method = text(&symbols, method_name_id).unwrap_or_default();
+                let file = text(&symbols, source_file_id).filter(|f| !f.is_empty());
                 let line = u32::try_from(line).ok().filter(|&l| l > 0);
                 let index = if format!("{class}.") == PSEUDO_PREFIX {
                     recording.frame(&method, FrameKind::Pseudo, None, None)
@@ -542,7 +534,7 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                 name_id,
                 ..
             } => {
-                if let Some(name) = text(&strings, name_id) {
+                if let Some(name) = text(&symbols, name_id) {
                     recording.threads.insert(thread_serial, name);
                 }
             }
@@ -572,9 +564,8 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                             i64::from(s.instances_allocated),
                         ],
                         class: Some(
-                            classes
-                                .get(&s.class_serial)
-                                .cloned()
+                            symbols
+                                .class_name_by_serial(s.class_serial)
                                 .unwrap_or_else(|| format!("<class {}>", s.class_serial)),
                         ),
                     })
