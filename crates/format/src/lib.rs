@@ -53,6 +53,7 @@ mod cursor;
 mod error;
 mod heap;
 mod names;
+pub mod net;
 mod reader;
 mod record;
 pub mod shallow;
