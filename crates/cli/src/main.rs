@@ -9,6 +9,7 @@ mod cmd;
 mod hotspot_attach;
 mod input;
 mod mmap;
+mod profiles;
 
 /// Reads and analyses HPROF heap dumps and profiles.
 #[derive(Debug, Parser)]

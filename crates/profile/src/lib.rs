@@ -8,7 +8,9 @@
 //!   kind of section ([`Kind`]) of one dump or of all of them ([`Recording::profile`]).
 //! - Writers, one module each: [`folded`] (Brendan Gregg's collapsed stacks), [`pprof`]
 //!   (profile.proto, gzipped), [`flame`] (a self-contained interactive HTML flame graph).
-//! - [`top::methods`]: methods ranked by self and total value over every stack.
+//! - [`Format`]: which of those writers a name or a file's extension picks.
+//! - [`top::methods`]: methods ranked by self and total value over every stack, and the text
+//!   tables of them ([`top::write_methods`], [`top::write_traces`]).
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -16,9 +18,11 @@
 pub mod flame;
 pub mod folded;
 mod model;
+mod output;
 pub mod pprof;
 mod read;
 pub mod top;
 
 pub use model::{Frame, FrameKind, Kind, Profile, Sample, SampleType, Selection};
+pub use output::Format;
 pub use read::{Error, Recording};

@@ -175,6 +175,28 @@ impl Recording {
         Kind::ALL.into_iter().find(|&k| self.dumps(k) > 0)
     }
 
+    /// The profile of `kind` (by default the first kind the file has: [`Recording::default_kind`])
+    /// from the selected dumps, with `by_thread` each sample naming the thread of its trace, its
+    /// frames filtered by `include` and `exclude` ([`Profile::filter`]); and the kind.
+    pub fn select(
+        &self,
+        kind: Option<Kind>,
+        selection: Selection,
+        by_thread: bool,
+        include: Option<&regex::Regex>,
+        exclude: Option<&regex::Regex>,
+    ) -> Result<(Profile, Kind), Error> {
+        let kind = match kind {
+            Some(kind) => kind,
+            None => self.default_kind().ok_or_else(|| {
+                Error::new("no CPU SAMPLES, CPU TIME, SITES or MONITOR TIME section")
+            })?,
+        };
+        let mut profile = self.profile(kind, selection, by_thread)?;
+        profile.filter(include, exclude);
+        Ok((profile, kind))
+    }
+
     /// The profile of `kind` from the selected dumps; with `by_thread`, each sample names the
     /// thread of its trace.
     pub fn profile(

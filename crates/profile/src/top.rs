@@ -1,5 +1,8 @@
 //! Methods ranked by self and total (inclusive) value, summed over every stack: what a CPU
-//! table ranks when it should rank methods rather than traces.
+//! table ranks when it should rank methods rather than traces; and the text tables of
+//! `hprof top` and of `hprof run`'s report, by method or by trace.
+
+use std::io::{self, Write};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -81,6 +84,108 @@ pub fn methods(profile: &Profile) -> Vec<MethodRow> {
             .then(a.name.cmp(&b.name))
     });
     rows
+}
+
+/// `value` as a percentage of `total` (0 when the total is).
+pub fn share(value: i64, total: i64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        value as f64 * 100.0 / total as f64
+    }
+}
+
+/// The names of a stack's frames (frame indices, root first), innermost first.
+pub fn stack_names(profile: &Profile, stack: &[usize]) -> Vec<String> {
+    stack
+        .iter()
+        .rev()
+        .map(|&f| profile.frames[f].name().to_string())
+        .collect()
+}
+
+/// What a profile's first value counts, for a table's heading: its unit, or for counts its
+/// name (`samples`).
+pub fn unit(profile: &Profile) -> String {
+    profile.sample_types.first().map_or(String::new(), |t| {
+        if t.unit == "count" {
+            t.name.clone()
+        } else {
+            t.unit.clone()
+        }
+    })
+}
+
+/// Writes the table of the `rows` methods of `profile` with the most self value (then total)
+/// under the heading of `section`; with `stacks`, each row's hottest stack.
+pub fn write_methods(
+    profile: &Profile,
+    section: &str,
+    rows: usize,
+    stacks: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let total = profile.total();
+    let methods = methods(profile);
+    writeln!(out, "{section}: {total} {}, by method", unit(profile))?;
+    writeln!(out, "rank   self  total  method")?;
+    for (i, r) in methods.iter().take(rows).enumerate() {
+        writeln!(
+            out,
+            "{:4} {:5.1}% {:5.1}%  {}",
+            i + 1,
+            share(r.self_value, total),
+            share(r.total_value, total),
+            r.name
+        )?;
+        if stacks {
+            for frame in stack_names(profile, &r.hottest) {
+                writeln!(out, "                   {frame}")?;
+            }
+        }
+    }
+    if methods.len() > rows {
+        writeln!(out, "... {} more methods", methods.len() - rows)?;
+    }
+    Ok(())
+}
+
+/// Writes the table of the `rows` stacks of `profile` with the most value under the heading
+/// of `section`; with `stacks`, each row's whole stack.
+pub fn write_traces(
+    profile: &Profile,
+    section: &str,
+    rows: usize,
+    stacks: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let total = profile.total();
+    writeln!(out, "{section}: {total} {}, by trace", unit(profile))?;
+    writeln!(out, "rank  share      value  top frame")?;
+    for (i, s) in by_value(profile).iter().take(rows).enumerate() {
+        let names = stack_names(profile, &s.stack);
+        writeln!(
+            out,
+            "{:4} {:5.1}% {:10}  {}",
+            i + 1,
+            share(s.values[0], total),
+            s.values[0],
+            names.first().map_or("", String::as_str)
+        )?;
+        if stacks {
+            for frame in names.iter().skip(1) {
+                writeln!(out, "                          {frame}")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The samples of `profile` by their first value, largest first.
+pub fn by_value(profile: &Profile) -> Vec<&crate::model::Sample> {
+    let mut samples: Vec<_> = profile.samples.iter().collect();
+    samples.sort_by(|a, b| b.values[0].cmp(&a.values[0]));
+    samples
 }
 
 #[cfg(test)]

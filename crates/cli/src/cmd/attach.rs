@@ -104,7 +104,7 @@ impl Session {
     fn open(args: &AttachArgs) -> Result<Session, AttachError> {
         let target = Target::find(args.pid)?;
         target.as_owner(|| Ok(()))?;
-        let agent = crate::cmd::run::find_agent()
+        let agent = crate::profiles::find_agent()
             .map_err(|e| AttachError::AgentNotLoaded(format!("{e:#}")))?;
         let agent = if target.same_root {
             std::fs::canonicalize(&agent)
@@ -366,27 +366,13 @@ fn reply_text(reply: &str) -> String {
 /// of `hprof convert` (every dump of the session added up for `whole`, else the last), else
 /// as it is, followed by the report of `hprof run`.
 fn write_output(source: &Path, output: &Path, whole: bool) -> Result<()> {
-    use crate::cmd::convert::{ConvertArgs, Format, ProfileArgs};
-    if let Some(format) = Format::from_extension(output) {
-        let args = ConvertArgs {
-            profile: ProfileArgs {
-                input: source.to_path_buf(),
-                cpu: false,
-                times: false,
-                alloc: false,
-                live: false,
-                lock: false,
-                dump: None,
-                all: whole,
-                threads: false,
-                include: None,
-                exclude: None,
-            },
-            output: output.to_path_buf(),
-            format: Some(format),
-            title: None,
+    use crate::profiles::{ProfileArgs, convert};
+    if let Some(format) = hprof_profile::Format::from_extension(output) {
+        let profile = ProfileArgs {
+            all: whole,
+            ..ProfileArgs::of(source)
         };
-        crate::cmd::convert::run(&args)?;
+        convert(&profile, output, format, None)?;
         eprintln!("Profile written to {}", output.display());
         return Ok(());
     }
@@ -399,7 +385,7 @@ fn write_output(source: &Path, output: &Path, whole: bool) -> Result<()> {
     drop(file);
     // The report is a courtesy: a profile it cannot summarise (a heap dump alone) is still
     // written.
-    if let Err(e) = crate::cmd::run::report(output, None, 10, &mut std::io::stderr()) {
+    if let Err(e) = crate::profiles::report(output, None, 10, &mut std::io::stderr()) {
         eprintln!("Profile written to {} ({e:#})", output.display());
     }
     Ok(())

@@ -1,93 +1,13 @@
 //! `hprof convert`: a profile the agent wrote (text or binary) as folded stacks, pprof or an
 //! HTML flame graph.
 
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
-use clap::{Args, ValueEnum};
-use hprof_profile::{Kind, Profile, Recording, Selection, flame, folded, pprof};
+use anyhow::{Result, bail};
+use clap::Args;
+use hprof_profile::Format;
 
-/// Which profile of a file a command reads: the kind of section, the dump, threads, filters.
-#[derive(Debug, Args)]
-pub struct ProfileArgs {
-    /// A java.hprof.txt or binary profile written by the agent.
-    pub input: PathBuf,
-    /// CPU SAMPLES.
-    #[arg(long, group = "kind")]
-    pub cpu: bool,
-    /// CPU TIME: self milliseconds and calls.
-    #[arg(long, group = "kind")]
-    pub times: bool,
-    /// SITES: allocated bytes and objects (the allocated class as the leaf frame).
-    #[arg(long, group = "kind")]
-    pub alloc: bool,
-    /// SITES: live bytes and objects (the allocated class as the leaf frame).
-    #[arg(long, group = "kind")]
-    pub live: bool,
-    /// MONITOR TIME: time waited to enter monitors.
-    #[arg(long, group = "kind")]
-    pub lock: bool,
-    /// The N-th dump of the file (from 1), instead of the last.
-    #[arg(long, value_name = "N", conflicts_with = "all")]
-    pub dump: Option<usize>,
-    /// Every dump of the file, added up.
-    #[arg(long)]
-    pub all: bool,
-    /// Split by thread (traces taken with thread=y): the thread is the root frame.
-    #[arg(long)]
-    pub threads: bool,
-    /// Keep only frames matching this regular expression.
-    #[arg(long, value_name = "REGEX")]
-    pub include: Option<String>,
-    /// Drop frames matching this regular expression.
-    #[arg(long, value_name = "REGEX")]
-    pub exclude: Option<String>,
-}
-
-impl ProfileArgs {
-    /// Reads the input and makes the profile the options select.
-    pub fn load(&self) -> Result<(Profile, Kind)> {
-        let name = self.input.display().to_string();
-        let bytes = std::fs::read(&self.input).with_context(|| format!("cannot read {name}"))?;
-        let recording = Recording::read(&bytes).with_context(|| name.clone())?;
-        let kind = if self.cpu {
-            Kind::Cpu
-        } else if self.times {
-            Kind::Times
-        } else if self.alloc {
-            Kind::Alloc
-        } else if self.live {
-            Kind::Live
-        } else if self.lock {
-            Kind::Lock
-        } else {
-            recording.default_kind().with_context(|| {
-                format!("{name}: no CPU SAMPLES, CPU TIME, SITES or MONITOR TIME section")
-            })?
-        };
-        let selection = match (self.dump, self.all) {
-            (Some(n), _) => Selection::Nth(n),
-            (None, true) => Selection::All,
-            (None, false) => Selection::Last,
-        };
-        let mut profile = recording
-            .profile(kind, selection, self.threads)
-            .with_context(|| name.clone())?;
-        let regex = |r: &Option<String>| -> Result<Option<regex::Regex>> {
-            r.as_deref()
-                .map(|r| {
-                    regex::Regex::new(r).with_context(|| format!("bad regular expression {r:?}"))
-                })
-                .transpose()
-        };
-        profile.filter(
-            regex(&self.include)?.as_ref(),
-            regex(&self.exclude)?.as_ref(),
-        );
-        Ok((profile, kind))
-    }
-}
+use crate::profiles::{ProfileArgs, convert, format_parser};
 
 /// Converts a profile the agent wrote to a standard format.
 #[derive(Debug, Args)]
@@ -102,37 +22,11 @@ pub struct ConvertArgs {
     /// The file to write.
     pub output: PathBuf,
     /// Format, instead of the one the output's extension names.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = format_parser())]
     pub format: Option<Format>,
     /// Title of the flame graph.
     #[arg(long)]
     pub title: Option<String>,
-}
-
-/// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// An interactive HTML flame graph.
-    Html,
-    /// Folded (collapsed) stacks.
-    Collapsed,
-    /// pprof (gzipped profile.proto).
-    Pprof,
-}
-
-impl Format {
-    pub(crate) fn from_extension(path: &std::path::Path) -> Option<Format> {
-        let name = path.file_name()?.to_str()?.to_ascii_lowercase();
-        if name.ends_with(".html") || name.ends_with(".htm") {
-            Some(Format::Html)
-        } else if name.ends_with(".collapsed") || name.ends_with(".folded") {
-            Some(Format::Collapsed)
-        } else if name.ends_with(".pb.gz") || name.ends_with(".pprof") {
-            Some(Format::Pprof)
-        } else {
-            None
-        }
-    }
 }
 
 /// Runs `hprof convert`.
@@ -144,39 +38,5 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
             args.output.display()
         ),
     };
-    let (profile, kind) = args.profile.load()?;
-    let title = args
-        .title
-        .clone()
-        .unwrap_or_else(|| format!("{} — {}", kind.section(), args.profile.input.display()));
-    write(&profile, format, &title, &args.output)?;
-    let (total, stacks) = (profile.total(), profile.samples.len());
-    let sample_type = profile
-        .sample_types
-        .first()
-        .map(|t| t.name.clone())
-        .unwrap_or_default();
-    std::mem::forget(profile);
-    eprintln!(
-        "hprof: wrote {} ({} {}, {} stacks)",
-        args.output.display(),
-        total,
-        sample_type,
-        stacks
-    );
-    Ok(())
-}
-
-/// Writes `profile` to a new private file at `path` in `format`.
-pub fn write(profile: &Profile, format: Format, title: &str, path: &Path) -> Result<()> {
-    let file =
-        hprof_outfile::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
-    match format {
-        Format::Collapsed => folded::write(profile, &mut out),
-        Format::Pprof => pprof::write(profile, &mut out),
-        Format::Html => flame::write(profile, title, &mut out),
-    }
-    .and_then(|()| out.flush())
-    .with_context(|| format!("cannot write {}", path.display()))
+    convert(&args.profile, &args.output, format, args.title.as_deref())
 }

@@ -8,6 +8,8 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 
+use crate::profiles::{find_agent, report};
+
 /// The bundled demo program, run through Java's source launcher when no program is given.
 const DEMO_SOURCE: &str = include_str!("../../../../java/src/Demo.java");
 
@@ -292,22 +294,6 @@ fn flame_path(profile: &Path, flame: Option<&Path>) -> PathBuf {
     }
 }
 
-/// `libhprof.so` next to this program, or `$HPROF_AGENT`.
-pub(crate) fn find_agent() -> Result<PathBuf> {
-    if let Some(path) = std::env::var_os("HPROF_AGENT") {
-        return Ok(PathBuf::from(path));
-    }
-    let exe = std::env::current_exe().context("cannot find this program's path")?;
-    let agent = exe.with_file_name("libhprof.so");
-    if !agent.is_file() {
-        bail!(
-            "libhprof.so not found next to {} (build it with `cargo build --release`, or set HPROF_AGENT)",
-            exe.display()
-        );
-    }
-    Ok(agent)
-}
-
 /// `$JAVA_HOME/bin/java` if set, else `java` from the PATH.
 fn java_executable() -> PathBuf {
     match std::env::var_os("JAVA_HOME") {
@@ -316,55 +302,4 @@ fn java_executable() -> PathBuf {
         }
         _ => PathBuf::from("java"),
     }
-}
-
-/// Reports a profile: for each kind of section it holds, the hottest methods of the last dump;
-/// then writes its flame graph (of the first kind) to `flame`.
-pub(crate) fn report(
-    path: &Path,
-    flame: Option<&Path>,
-    top: usize,
-    out: &mut dyn Write,
-) -> Result<()> {
-    use hprof_profile::{Kind, Recording, Selection};
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let recording = Recording::read(&bytes).with_context(|| format!("{}", path.display()))?;
-    writeln!(out, "\nProfile written to {}", path.display())?;
-    let args = crate::cmd::top::TopArgs {
-        profile: crate::cmd::convert::ProfileArgs {
-            input: path.to_path_buf(),
-            cpu: false,
-            times: false,
-            alloc: false,
-            live: false,
-            lock: false,
-            dump: None,
-            all: false,
-            threads: false,
-            include: None,
-            exclude: None,
-        },
-        by: crate::cmd::top::By::Method,
-        rows: top,
-        stacks: false,
-        json: false,
-    };
-    let kinds: Vec<Kind> = [Kind::Cpu, Kind::Times, Kind::Alloc, Kind::Lock]
-        .into_iter()
-        .filter(|&k| recording.dumps(k) > 0)
-        .collect();
-    for &kind in &kinds {
-        let profile = recording.profile(kind, Selection::Last, false)?;
-        writeln!(out)?;
-        crate::cmd::top::write_top(&profile, kind.section(), &args, out)?;
-    }
-    if let (Some(flame), Some(&kind)) = (flame, kinds.first()) {
-        let profile = recording.profile(kind, Selection::Last, false)?;
-        if profile.total() > 0 {
-            let title = format!("{} — {}", kind.section(), path.display());
-            crate::cmd::convert::write(&profile, crate::cmd::convert::Format::Html, &title, flame)?;
-            writeln!(out, "Flame graph: {}", flame.display())?;
-        }
-    }
-    Ok(())
 }

@@ -1,0 +1,199 @@
+//! Owns what the commands that read the agent's profiles share (none imports another): which
+//! profile of a file to read ([`ProfileArgs`]), writing a profile to a file in a standard
+//! format ([`write`]), the report `hprof run` and `hprof attach` print ([`report`]), and where
+//! the agent library is ([`find_agent`]).
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use hprof_profile::{Format, Kind, Profile, Recording, Selection};
+
+/// Which profile of a file a command reads: the kind of section, the dump, threads, filters.
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// A java.hprof.txt or binary profile written by the agent.
+    pub input: PathBuf,
+    /// CPU SAMPLES.
+    #[arg(long, group = "kind")]
+    pub cpu: bool,
+    /// CPU TIME: self milliseconds and calls.
+    #[arg(long, group = "kind")]
+    pub times: bool,
+    /// SITES: allocated bytes and objects (the allocated class as the leaf frame).
+    #[arg(long, group = "kind")]
+    pub alloc: bool,
+    /// SITES: live bytes and objects (the allocated class as the leaf frame).
+    #[arg(long, group = "kind")]
+    pub live: bool,
+    /// MONITOR TIME: time waited to enter monitors.
+    #[arg(long, group = "kind")]
+    pub lock: bool,
+    /// The N-th dump of the file (from 1), instead of the last.
+    #[arg(long, value_name = "N", conflicts_with = "all")]
+    pub dump: Option<usize>,
+    /// Every dump of the file, added up.
+    #[arg(long)]
+    pub all: bool,
+    /// Split by thread (traces taken with thread=y): the thread is the root frame.
+    #[arg(long)]
+    pub threads: bool,
+    /// Keep only frames matching this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    pub include: Option<String>,
+    /// Drop frames matching this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    pub exclude: Option<String>,
+}
+
+impl ProfileArgs {
+    /// The options that read the last dump's default profile of `input`.
+    pub fn of(input: &Path) -> ProfileArgs {
+        ProfileArgs {
+            input: input.to_path_buf(),
+            cpu: false,
+            times: false,
+            alloc: false,
+            live: false,
+            lock: false,
+            dump: None,
+            all: false,
+            threads: false,
+            include: None,
+            exclude: None,
+        }
+    }
+
+    /// Reads the input and makes the profile the options select.
+    pub fn load(&self) -> Result<(Profile, Kind)> {
+        let regex = |r: &Option<String>| -> Result<Option<regex::Regex>> {
+            r.as_deref()
+                .map(|r| {
+                    regex::Regex::new(r).with_context(|| format!("bad regular expression {r:?}"))
+                })
+                .transpose()
+        };
+        let (include, exclude) = (regex(&self.include)?, regex(&self.exclude)?);
+        let name = self.input.display().to_string();
+        let bytes = std::fs::read(&self.input).with_context(|| format!("cannot read {name}"))?;
+        let recording = Recording::read(&bytes).with_context(|| name.clone())?;
+        let kind = [
+            (self.cpu, Kind::Cpu),
+            (self.times, Kind::Times),
+            (self.alloc, Kind::Alloc),
+            (self.live, Kind::Live),
+            (self.lock, Kind::Lock),
+        ]
+        .into_iter()
+        .find_map(|(chosen, kind)| chosen.then_some(kind));
+        let selection = match (self.dump, self.all) {
+            (Some(n), _) => Selection::Nth(n),
+            (None, true) => Selection::All,
+            (None, false) => Selection::Last,
+        };
+        recording
+            .select(
+                kind,
+                selection,
+                self.threads,
+                include.as_ref(),
+                exclude.as_ref(),
+            )
+            .with_context(|| name.clone())
+    }
+}
+
+/// The parser of a `--format` option: a [`Format`]'s name.
+pub fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(
+        Format::ALL.map(|f| clap::builder::PossibleValue::new(f.name()).help(f.description())),
+    )
+        .map(|name| Format::from_name(&name).unwrap_or(Format::Html))
+}
+
+/// Writes the profile `profile` selects to `output` in `format` (the flame graph titled
+/// `title`, by default after the section and the file), and says so on standard error.
+pub fn convert(
+    profile: &ProfileArgs,
+    output: &Path,
+    format: Format,
+    title: Option<&str>,
+) -> Result<()> {
+    let (selected, kind) = profile.load()?;
+    let title = title.map_or_else(
+        || format!("{} — {}", kind.section(), profile.input.display()),
+        str::to_string,
+    );
+    write(&selected, format, &title, output)?;
+    let (total, stacks) = (selected.total(), selected.samples.len());
+    let sample_type = selected
+        .sample_types
+        .first()
+        .map(|t| t.name.clone())
+        .unwrap_or_default();
+    // Freeing its millions of small strings would cost more than the conversion.
+    std::mem::forget(selected);
+    eprintln!(
+        "hprof: wrote {} ({} {}, {} stacks)",
+        output.display(),
+        total,
+        sample_type,
+        stacks
+    );
+    Ok(())
+}
+
+/// Writes `profile` to a new private file at `path` in `format`.
+pub fn write(profile: &Profile, format: Format, title: &str, path: &Path) -> Result<()> {
+    let file =
+        hprof_outfile::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    format
+        .write(profile, title, &mut out)
+        .and_then(|()| out.flush())
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Reports a profile: for each kind of section it holds, the hottest methods of the last dump;
+/// then writes its flame graph (of the first kind) to `flame`.
+pub fn report(path: &Path, flame: Option<&Path>, top: usize, out: &mut dyn Write) -> Result<()> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let recording = Recording::read(&bytes).with_context(|| format!("{}", path.display()))?;
+    writeln!(out, "\nProfile written to {}", path.display())?;
+    let kinds: Vec<Kind> = [Kind::Cpu, Kind::Times, Kind::Alloc, Kind::Lock]
+        .into_iter()
+        .filter(|&k| recording.dumps(k) > 0)
+        .collect();
+    for &kind in &kinds {
+        let profile = recording.profile(kind, Selection::Last, false)?;
+        writeln!(out)?;
+        hprof_profile::top::write_methods(&profile, kind.section(), top, false, out)?;
+    }
+    if let (Some(flame), Some(&kind)) = (flame, kinds.first()) {
+        let profile = recording.profile(kind, Selection::Last, false)?;
+        if profile.total() > 0 {
+            let title = format!("{} — {}", kind.section(), path.display());
+            write(&profile, Format::Html, &title, flame)?;
+            writeln!(out, "Flame graph: {}", flame.display())?;
+        }
+    }
+    Ok(())
+}
+
+/// `libhprof.so` next to this program, or `$HPROF_AGENT`.
+pub fn find_agent() -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os("HPROF_AGENT") {
+        return Ok(PathBuf::from(path));
+    }
+    let exe = std::env::current_exe().context("cannot find this program's path")?;
+    let agent = exe.with_file_name("libhprof.so");
+    if !agent.is_file() {
+        bail!(
+            "libhprof.so not found next to {} (build it with `cargo build --release`, or set HPROF_AGENT)",
+            exe.display()
+        );
+    }
+    Ok(agent)
+}
