@@ -14,6 +14,10 @@ pub const DEFAULT_CUTOFF: f64 = 0.0001;
 pub const DEFAULT_TEXT_FILE: &str = "java.hprof.txt";
 /// Default binary output file.
 pub const DEFAULT_BINARY_FILE: &str = "java.hprof";
+/// Default JFR output file.
+pub const DEFAULT_JFR_FILE: &str = "java.jfr";
+/// Default size of a JFR chunk (`chunk=`), the most the agent holds of a recording.
+pub const DEFAULT_CHUNK_BYTES: u64 = 12 << 20;
 /// Option names are read into a 16-byte buffer in the original: longer ones are syntax errors.
 const MAX_NAME_LEN: usize = 15;
 /// The longest value the original accepts (`FILENAME_MAX`).
@@ -26,6 +30,17 @@ pub enum Format {
     Text,
     /// HPROF binary, `JAVA PROFILE 1.0.2`.
     Binary,
+    /// A JDK Flight Recorder recording (`format=jfr`, or a `file=` ending in `.jfr`).
+    Jfr,
+}
+
+/// When a JFR recording's chunk ends and the next begins (`chunk=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chunk {
+    /// When the chunk holds this many bytes (`chunk=12m`).
+    Bytes(u64),
+    /// When the chunk spans this many seconds (`chunk=60s`, `chunk=10min`, `chunk=1h`).
+    Seconds(u64),
 }
 
 /// Where output goes.
@@ -109,6 +124,8 @@ pub struct Options {
     pub monitor: bool,
     /// `format=`.
     pub format: Format,
+    /// `chunk=`: when `format=jfr` starts a new chunk.
+    pub chunk: Chunk,
     /// `file=` or `net=`, or the default file.
     pub output: Output,
     /// Whether `file=` or `net=` was given.
@@ -205,6 +222,7 @@ impl Options {
             cpu_old: false,
             monitor: false,
             format: Format::Text,
+            chunk: Chunk::Bytes(DEFAULT_CHUNK_BYTES),
             output: Output::File(PathBuf::from(DEFAULT_TEXT_FILE)),
             output_given: false,
             depth: DEFAULT_DEPTH,
@@ -249,6 +267,7 @@ impl Options {
         };
         let mut file: Option<String> = None;
         let mut net: Option<(String, u16)> = None;
+        let mut format_given = false;
         let mut rest = text.as_str();
         while !rest.is_empty() {
             let name = token(&mut rest, '=', MAX_NAME_LEN)
@@ -296,12 +315,19 @@ impl Options {
                     }
                 }
                 "format" => {
+                    format_given = true;
                     o.format = match value {
-                        None => return Err(error("syntax error parsing format=a|b")),
+                        None => return Err(error("syntax error parsing format=a|b|jfr")),
                         Some("a") => Format::Text,
                         Some("b") => Format::Binary,
-                        Some(_) => return Err(error("format option value must be a|b")),
+                        Some("jfr") => Format::Jfr,
+                        Some(_) => return Err(error("format option value must be a|b|jfr")),
                     }
+                }
+                "chunk" => {
+                    o.chunk = value.and_then(parse_chunk).ok_or_else(|| {
+                        error("chunk option value must be a size (16m, 1g) or a time (60s, 10min, 1h) above 0")
+                    })?;
                 }
                 "depth" => {
                     let v = value.ok_or_else(|| error("syntax error parsing depth=DECIMAL"))?;
@@ -438,8 +464,24 @@ impl Options {
                 _ => return Err(error(&format!("Unknown option: {name}"))),
             }
         }
+        // A file named *.jfr is a JFR recording unless format= says otherwise.
+        if !format_given
+            && file
+                .as_deref()
+                .is_some_and(|f| f.to_ascii_lowercase().ends_with(".jfr"))
+        {
+            o.format = Format::Jfr;
+        }
         if o.format == Format::Binary && o.cpu_times {
             return Err(error("cpu=times|old is not supported with format=b"));
+        }
+        if o.format == Format::Jfr && o.cpu_old {
+            return Err(error("cpu=old is not supported with format=jfr"));
+        }
+        if o.format == Format::Jfr && o.heap_dump {
+            return Err(error(
+                "heap=dump|all is not supported with format=jfr (a heap dump is an HPROF binary file: use format=b)",
+            ));
         }
         if o.format == Format::Binary && o.monitor {
             return Err(error("monitor=y is not supported with format=b"));
@@ -452,8 +494,13 @@ impl Options {
         }
         if !(o.cpu_samples || o.cpu_wall || o.cpu_times || o.monitor || o.heap_dump || o.heap_sites)
         {
-            o.heap_dump = true;
-            o.heap_sites = true;
+            if o.format == Format::Jfr {
+                // A recording's use is time: CPU samples by default.
+                o.cpu_samples = true;
+            } else {
+                o.heap_dump = true;
+                o.heap_sites = true;
+            }
         }
         o.output_given = file.is_some() || net.is_some();
         o.output = match (file, net) {
@@ -462,6 +509,7 @@ impl Options {
             (None, None) => Output::File(PathBuf::from(match o.format {
                 Format::Text => DEFAULT_TEXT_FILE,
                 Format::Binary => DEFAULT_BINARY_FILE,
+                Format::Jfr => DEFAULT_JFR_FILE,
             })),
         };
         Ok(Parsed::Run(o))
@@ -507,6 +555,24 @@ fn c_strtod(s: &str) -> Option<f64> {
     s.parse::<f64>().ok().filter(|v| !v.is_nan())
 }
 
+/// `chunk=`: a time (`60s`, `10min`, `1h`) or a byte count (`16m`, `1g`), above 0.
+fn parse_chunk(s: &str) -> Option<Chunk> {
+    let lower = s.to_ascii_lowercase();
+    let time = [("min", 60), ("h", 3600), ("s", 1)]
+        .iter()
+        .find_map(|&(suffix, scale)| {
+            let digits = lower.strip_suffix(suffix)?;
+            (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| digits.parse::<u64>().ok()?.checked_mul(scale))
+                .flatten()
+        });
+    match time {
+        Some(0) => None,
+        Some(seconds) => Some(Chunk::Seconds(seconds)),
+        None => parse_bytes(s).filter(|&b| b > 0).map(Chunk::Bytes),
+    }
+}
+
 /// A byte count with an optional `k`, `m` or `g` suffix (powers of 1024).
 fn parse_bytes(s: &str) -> Option<u64> {
     let (digits, scale) = match s.as_bytes().last()? {
@@ -536,6 +602,12 @@ pub fn unique_output_name(
     let name = path.to_string_lossy();
     let unique = match format {
         Format::Binary => format!("{name}.{pid}"),
+        Format::Jfr => match name.rfind('.') {
+            Some(dot) if name[dot..].eq_ignore_ascii_case(".jfr") => {
+                format!("{}.{pid}{}", &name[..dot], &name[dot..])
+            }
+            _ => format!("{name}.{pid}.jfr"),
+        },
         Format::Text => match name.rfind('.') {
             Some(dot) if name[dot..].to_ascii_lowercase().starts_with(".txt") => {
                 format!("{}.{pid}{}", &name[..dot], &name[dot..])
@@ -566,8 +638,9 @@ cpu=wall               all threads by wall time       off
 sampler=async|jvmti    how cpu=samples takes stacks   async
 timer=<source>         perf|cpu|itimer: what samples  auto
 monitor=y|n            monitor contention             n
-format=a|b             text(txt) or binary output     a
+format=a|b|jfr         text(txt), binary or JFR       a
 file=<file>            write data to file             java.hprof[{.txt}]
+chunk=<size>|<time>    format=jfr: chunk size or time 12m
 net=<host>:<port>      send data over a socket        off
 depth=<size>           stack trace depth              4
 interval=<ms>          sample interval in ms          10
@@ -596,6 +669,7 @@ Notes
 -----
   - The option format=b cannot be used with monitor=y.
   - The option format=b cannot be used with cpu=old|times.
+  - The option format=jfr cannot be used with heap=dump|all or cpu=old.
   - Use of the -Xrunhprof interface can still be used, e.g.
        java -Xrunhprof:[help]|[<option>=<value>, ...]
     will behave exactly the same as:
@@ -617,6 +691,9 @@ Warnings
   - timer= is new in hprof-rs: perf events, POSIX CPU-clock timers or
     ITIMER_PROF interrupt threads for the asynchronous sampler (auto: the
     first the kernel allows, in that order).
+  - format=jfr and chunk= are new in hprof-rs: a JDK Flight Recorder recording
+    (file=*.jfr chooses it too) that jfr and JMC read, every sample with its
+    time; a new chunk starts after chunk= bytes or seconds, and at each dump.
   - _JAVA_HPROF_OPTIONS, if set, is appended to the options.";
 
 #[cfg(test)]
@@ -635,6 +712,29 @@ mod tests {
             Err(e) => e.description,
             Ok(other) => panic!("{opts} parsed: {other:?}"),
         }
+    }
+
+    #[test]
+    fn jfr_format_from_the_option_or_the_file_name_and_chunks() {
+        let o = parse("file=out.jfr");
+        assert_eq!(
+            (o.format, o.cpu_samples, o.heap_sites),
+            (Format::Jfr, true, false)
+        );
+        assert_eq!(o.chunk, Chunk::Bytes(DEFAULT_CHUNK_BYTES));
+        assert_eq!(parse("format=b,file=out.jfr").format, Format::Binary);
+        let o = parse("format=jfr,cpu=wall,chunk=30s");
+        assert_eq!((o.format, o.chunk), (Format::Jfr, Chunk::Seconds(30)));
+        assert_eq!(o.output, Output::File(PathBuf::from(DEFAULT_JFR_FILE)));
+        assert_eq!(parse("format=jfr,chunk=2min").chunk, Chunk::Seconds(120));
+        assert_eq!(parse("format=jfr,chunk=1m").chunk, Chunk::Bytes(1 << 20));
+        assert!(error("format=jfr,chunk=0s").starts_with("chunk option value"));
+        assert!(error("format=jfr,heap=dump").contains("format=b"));
+        assert!(error("format=x").contains("a|b|jfr"));
+        assert_eq!(
+            unique_output_name(Path::new("p.jfr"), Format::Jfr, 7, |_| true),
+            PathBuf::from("p.7.jfr")
+        );
     }
 
     #[test]
@@ -732,8 +832,8 @@ mod tests {
                 "net=localhost:70000",
                 "net option port must be a number from 1 to 65535",
             ),
-            ("format=", "syntax error parsing format=a|b"),
-            ("format=c", "format option value must be a|b"),
+            ("format=", "syntax error parsing format=a|b|jfr"),
+            ("format=c", "format option value must be a|b|jfr"),
             ("depth=", "syntax error parsing depth=DECIMAL"),
             ("depth=-1", "depth option value must be decimal and >= 0"),
             ("depth=4x", "depth option value must be decimal and >= 0"),

@@ -1,4 +1,5 @@
-//! format=b: a well-formed HPROF 1.0.2 file with every record written before first use.
+//! format=b: a well-formed HPROF 1.0.2 file with every record written before first use; each
+//! sample also in a TIMED SAMPLES record with its time.
 
 use std::collections::{HashMap, HashSet};
 
@@ -25,6 +26,8 @@ fn binary_output_parses_and_names_the_hot_method() {
         let mut threads: HashSet<u32> = HashSet::new();
         let mut tags = Vec::new();
         let mut samples = Vec::new();
+        let mut timed: Vec<hprof_format::TimedSample> = Vec::new();
+        let started = std::time::SystemTime::now();
         while let Some((_, record)) = records.next().unwrap() {
             tags.push(record.tag());
             match record {
@@ -87,9 +90,39 @@ fn binary_output_parses_and_names_the_hot_method() {
                     );
                     samples.push((total, list));
                 }
+                Record::TimedSamples(list) => {
+                    for sample in list.iter() {
+                        assert!(
+                            traces.contains_key(&sample.trace_serial),
+                            "TIMED SAMPLES before its trace"
+                        );
+                        assert!(
+                            sample.thread_serial == 0 || threads.contains(&sample.thread_serial)
+                        );
+                        timed.push(sample);
+                    }
+                }
                 _ => {}
             }
         }
+        // Every sample the section counts has its time, within the run.
+        let weights: u64 = timed.iter().map(|s| u64::from(s.weight)).sum();
+        assert_eq!(
+            weights,
+            u64::from(samples[0].0),
+            "JDK {}: timed samples against CPU SAMPLES' total",
+            jdk.version
+        );
+        let run_ns = started
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64
+            - header.timestamp_ms * 1_000_000;
+        assert!(
+            timed.iter().all(|s| s.time_ns > 0 && s.time_ns <= run_ns),
+            "JDK {}: a time outside the run",
+            jdk.version
+        );
         assert_eq!(tags[0], Tag::ControlSettings, "JDK {}", jdk.version);
         for tag in [
             Tag::Utf8,

@@ -10,6 +10,7 @@ mod hotspot_attach;
 mod input;
 mod mmap;
 mod profiles;
+mod when;
 
 /// Reads and analyses HPROF heap dumps and profiles.
 #[derive(Debug, Parser)]

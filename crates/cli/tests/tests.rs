@@ -11,4 +11,5 @@ mod cli_summary;
 mod e2e_analyze;
 mod e2e_heap_dump;
 mod e2e_jcmd;
+mod e2e_jfr;
 mod e2e_visualvm;

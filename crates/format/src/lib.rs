@@ -40,7 +40,7 @@ pub use crate::{
     reader::Records,
     record::{
         AllocSite, AllocSites, CpuSampleList, HeapDumpBody, IdList, RECORD_HEADER_LEN, Record,
-        RecordHeader,
+        RecordHeader, TIMED_SAMPLE_LEN, TimedSample, TimedSampleList,
     },
     stream::{Event, StreamReader},
     symbols::{FrameRecord, Symbols, TraceRecord},

@@ -182,6 +182,63 @@ impl<'a> CpuSampleList<'a> {
     }
 }
 
+/// The samples of a TIMED SAMPLES record, 21 bytes each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimedSampleList<'a> {
+    bytes: &'a [u8],
+}
+
+/// One sample of a TIMED SAMPLES record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimedSample {
+    /// When it was taken: nanoseconds after the header's timestamp.
+    pub time_ns: u64,
+    /// Its stack trace's serial.
+    pub trace_serial: u32,
+    /// Its thread's serial (0: unknown).
+    pub thread_serial: u32,
+    /// The sampling intervals it stands for.
+    pub weight: u32,
+    /// Flags: 0x1 a wall-clock sample (else CPU time).
+    pub flags: u8,
+}
+
+/// The bytes of one TIMED SAMPLES entry.
+pub const TIMED_SAMPLE_LEN: usize = 21;
+
+impl<'a> TimedSampleList<'a> {
+    /// The number of samples.
+    pub fn len(&self) -> usize {
+        self.bytes.len() / TIMED_SAMPLE_LEN
+    }
+
+    /// True if there are none.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The encoded samples.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Iterates over the samples.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = TimedSample> + 'a {
+        self.bytes.chunks_exact(TIMED_SAMPLE_LEN).map(|b| {
+            let u4 = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+            let mut t = [0; 8];
+            t.copy_from_slice(&b[..8]);
+            TimedSample {
+                time_ns: u64::from_be_bytes(t),
+                trace_serial: u4(8),
+                thread_serial: u4(12),
+                weight: u4(16),
+                flags: b[20],
+            }
+        })
+    }
+}
+
 /// The body of a HEAP DUMP or HEAP DUMP SEGMENT record: a run of sub-records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HeapDumpBody<'a> {
@@ -294,6 +351,8 @@ pub enum Record<'a> {
         /// `(count, trace serial)` pairs.
         traces: CpuSampleList<'a>,
     },
+    /// TIMED SAMPLES (hprof-rs's extension): a count, then the samples.
+    TimedSamples(TimedSampleList<'a>),
     /// CONTROL SETTINGS.
     ControlSettings {
         /// Flags: 0x1 allocation traces on, 0x2 CPU sampling on.
@@ -321,6 +380,7 @@ impl Record<'_> {
             Record::HeapDumpEnd => Tag::HeapDumpEnd,
             Record::CpuSamples { .. } => Tag::CpuSamples,
             Record::ControlSettings { .. } => Tag::ControlSettings,
+            Record::TimedSamples(_) => Tag::TimedSamples,
         }
     }
 }
@@ -466,6 +526,11 @@ pub(crate) fn parse_record_body<'a>(
             flags: c.u4()?,
             stack_trace_depth: c.u2()?,
         },
+        Tag::TimedSamples => {
+            let n = c.u4()?;
+            let bytes = c.array(n.into(), TIMED_SAMPLE_LEN)?;
+            Record::TimedSamples(TimedSampleList { bytes })
+        }
     };
     c.finish(start, declared)?;
     Ok(record)

@@ -63,6 +63,9 @@ tags! {
         HeapDumpSegment = 0x1C, "HEAP DUMP SEGMENT";
         /// The end of a segmented heap dump.
         HeapDumpEnd = 0x2C, "HEAP DUMP END";
+        /// hprof-rs's extension: samples with the times they were taken (readers that do not
+        /// know it skip it by its length).
+        TimedSamples = 0x70, "TIMED SAMPLES";
     }
 }
 
@@ -123,11 +126,12 @@ mod tests {
         for &t in SubTag::ALL {
             assert_eq!(SubTag::from_u8(t as u8), Some(t));
         }
-        assert_eq!(Tag::ALL.len(), 14);
+        assert_eq!(Tag::ALL.len(), 15);
         assert_eq!(SubTag::ALL.len(), 13);
         assert_eq!(Tag::from_u8(0x09), None);
         assert_eq!(SubTag::from_u8(0x24), None);
         assert_eq!(Tag::HeapDumpSegment.name(), "HEAP DUMP SEGMENT");
+        assert_eq!(Tag::from_u8(0x70), Some(Tag::TimedSamples));
         assert_eq!(SubTag::RootThreadObject.name(), "ROOT THREAD OBJECT");
     }
 }

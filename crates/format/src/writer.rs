@@ -320,6 +320,25 @@ impl<W: Write> Writer<W> {
         })
     }
 
+    /// Writes a TIMED SAMPLES record (hprof-rs's extension).
+    pub fn timed_samples(
+        &mut self,
+        time_us: u32,
+        samples: &[crate::TimedSample],
+    ) -> io::Result<()> {
+        self.write_body(Tag::TimedSamples, time_us, |b, _| {
+            b.extend_from_slice(&count_u32("TIMED SAMPLES", samples.len())?.to_be_bytes());
+            for s in samples {
+                b.extend_from_slice(&s.time_ns.to_be_bytes());
+                b.extend_from_slice(&s.trace_serial.to_be_bytes());
+                b.extend_from_slice(&s.thread_serial.to_be_bytes());
+                b.extend_from_slice(&s.weight.to_be_bytes());
+                b.push(s.flags);
+            }
+            Ok(())
+        })
+    }
+
     /// Writes a CONTROL SETTINGS record.
     pub fn control_settings(
         &mut self,
@@ -675,6 +694,10 @@ fn encode_record(record: &Record<'_>, id: IdSize, b: &mut Vec<u8>) -> io::Result
         } => {
             b.extend_from_slice(&flags.to_be_bytes());
             b.extend_from_slice(&stack_trace_depth.to_be_bytes());
+        }
+        Record::TimedSamples(samples) => {
+            b.extend_from_slice(&count_u32("TIMED SAMPLES", samples.len())?.to_be_bytes());
+            b.extend_from_slice(samples.as_bytes());
         }
     }
     Ok(())

@@ -70,6 +70,27 @@ pub fn every_kind(version: Version, id_size: IdSize, segment_limit: usize) -> Ve
     w.start_thread(9, 200001, 0x300, 300001, 1, 2, 3).unwrap();
     w.cpu_samples(10, 12, &[(10, 300001), (2, 300000)]).unwrap();
     w.cpu_samples(10, 0, &[]).unwrap();
+    w.timed_samples(
+        11,
+        &[
+            hprof_format::TimedSample {
+                time_ns: 1_500_000,
+                trace_serial: 300001,
+                thread_serial: 1,
+                weight: 2,
+                flags: 0,
+            },
+            hprof_format::TimedSample {
+                time_ns: u64::MAX,
+                trace_serial: 300000,
+                thread_serial: 0,
+                weight: 1,
+                flags: 1,
+            },
+        ],
+    )
+    .unwrap();
+    w.timed_samples(11, &[]).unwrap();
 
     w.begin_heap_dump(11).unwrap();
     let roots = [

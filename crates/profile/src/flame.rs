@@ -264,6 +264,20 @@ pub fn write(profile: &Profile, title: &str, out: &mut dyn Write) -> io::Result<
         (callees, callers)
     });
     let (callees, callers) = (callees?, callers?);
+    // With sample times: the timeline above the flame graphs.
+    // The SVG views of a page with a timeline wait in script blocks until asked for (a
+    // large profile's SVG takes the browser seconds to lay out): the range view, drawn on a
+    // canvas, shows the whole profile first.
+    let (timeline, timeline_style, callees, callers) = match &profile.timeline {
+        Some(t) => (
+            crate::flame_timeline::section(profile, t, unit)
+                + &crate::flame_timeline::deferred_views(&callees, &callers),
+            crate::flame_timeline::STYLE,
+            String::new(),
+            String::new(),
+        ),
+        None => (String::new(), "", callees, callers),
+    };
     write!(
         out,
         r#"<!DOCTYPE html>
@@ -272,9 +286,9 @@ pub fn write(profile: &Profile, title: &str, out: &mut dyn Write) -> io::Result<
 body {{ font-family: sans-serif; margin: 8px; }}
 iframe {{ width: 100%; height: 90vh; border: 0; }}
 .legend span {{ display: inline-block; padding: 2px 8px; margin-right: 6px; border-radius: 3px; }}
-</style></head>
+{timeline_style}</style></head>
 <body>
-<div id="bar"><button id="toggle" type="button">Show callers (inverted)</button>
+{timeline}<div id="bar"><button id="toggle" type="button">Show callers (inverted)</button>
 <span class="legend"><span style="background:rgb(215,110,50)">application</span><span style="background:rgb(225,205,60)">JDK</span><span style="background:rgb(150,180,200)">allocated class / agent</span></span>
 Click a frame to zoom, Ctrl-F or "Search" to highlight matches (their share is shown), hover for values.</div>
 <iframe id="callees" title="callees" width="100%" height="800" style="width:100%;height:85vh" srcdoc="{callees}"></iframe>

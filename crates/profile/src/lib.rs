@@ -16,13 +16,17 @@
 #![deny(missing_docs)]
 
 pub mod flame;
+mod flame_timeline;
 pub mod folded;
+mod jfr;
 mod model;
 mod output;
 pub mod pprof;
 mod read;
+mod timed;
 pub mod top;
 
 pub use model::{Frame, FrameKind, Kind, Profile, Sample, SampleType, Selection};
 pub use output::Format;
 pub use read::{Error, Recording};
+pub use timed::{Filter, Timeline};

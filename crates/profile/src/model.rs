@@ -75,6 +75,9 @@ impl Frame {
 pub enum Kind {
     /// CPU SAMPLES: samples.
     Cpu,
+    /// Wall-clock samples of JFR recordings (`jdk.NativeMethodSample`, async-profiler's
+    /// `profiler.WallClockSample`), the thread's state as the root frame.
+    Wall,
     /// CPU TIME: self milliseconds and calls.
     Times,
     /// SITES: allocated bytes and objects, the allocated class as the leaf.
@@ -87,12 +90,20 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the order a file's default is chosen.
-    pub const ALL: [Kind; 5] = [Kind::Cpu, Kind::Times, Kind::Alloc, Kind::Live, Kind::Lock];
+    pub const ALL: [Kind; 6] = [
+        Kind::Cpu,
+        Kind::Times,
+        Kind::Alloc,
+        Kind::Live,
+        Kind::Lock,
+        Kind::Wall,
+    ];
 
     /// The section title.
     pub fn section(self) -> &'static str {
         match self {
             Kind::Cpu => "CPU SAMPLES",
+            Kind::Wall => "WALL SAMPLES",
             Kind::Times => "CPU TIME",
             Kind::Alloc | Kind::Live => "SITES",
             Kind::Lock => "MONITOR TIME",
@@ -107,7 +118,7 @@ impl Kind {
             unit: unit.into(),
         };
         match self {
-            Kind::Cpu => vec![t("samples", "count")],
+            Kind::Cpu | Kind::Wall => vec![t("samples", "count")],
             Kind::Times => vec![t("cpu", "milliseconds"), t("calls", "count")],
             Kind::Alloc => vec![t("alloc_space", "bytes"), t("alloc_objects", "count")],
             Kind::Live => vec![t("inuse_space", "bytes"), t("inuse_objects", "count")],
@@ -161,6 +172,9 @@ pub struct Profile {
     /// Index of the frames added by [`Profile::intern`] (frames given whole by
     /// [`Profile::with_frames`] are distinct already and not indexed).
     frame_index: FxHashMap<Frame, usize>,
+    /// The samples over time, when the file has sample times and the profile was asked for
+    /// them.
+    pub timeline: Option<crate::timed::Timeline>,
     /// Every frame name, once: frames of one method share its `Arc` (code that groups by
     /// method compares the names' addresses). Filled on the first [`Profile::intern`].
     names: rustc_hash::FxHashSet<Arc<str>>,

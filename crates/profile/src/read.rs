@@ -8,6 +8,7 @@ use hprof_format::{Record, Records, Symbols};
 use std::sync::Arc;
 
 use crate::model::{Frame, FrameKind, Kind, Profile, Selection};
+use crate::timed::{Filter, Timed};
 
 /// Why a file could not be read or converted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +27,7 @@ impl Error {
         }
     }
 
-    fn new(message: impl Into<String>) -> Error {
+    pub(crate) fn new(message: impl Into<String>) -> Error {
         Error {
             offset: None,
             message: message.into(),
@@ -79,12 +80,15 @@ enum SectionKind {
 }
 
 impl SectionKind {
-    fn of(kind: Kind) -> SectionKind {
+    /// The section a profile of `kind` is made from (wall samples have none: the agent's
+    /// `cpu=wall` writes CPU SAMPLES).
+    fn of(kind: Kind) -> Option<SectionKind> {
         match kind {
-            Kind::Cpu => SectionKind::Cpu,
-            Kind::Times => SectionKind::Times,
-            Kind::Alloc | Kind::Live => SectionKind::Sites,
-            Kind::Lock => SectionKind::Lock,
+            Kind::Cpu => Some(SectionKind::Cpu),
+            Kind::Times => Some(SectionKind::Times),
+            Kind::Alloc | Kind::Live => Some(SectionKind::Sites),
+            Kind::Lock => Some(SectionKind::Lock),
+            Kind::Wall => None,
         }
     }
 }
@@ -101,11 +105,19 @@ pub struct Recording {
     traces: HashMap<u32, Trace>,
     threads: HashMap<u32, String>,
     sections: Vec<Section>,
+    /// Samples with their times (a JFR recording's events).
+    pub(crate) timed: Option<Timed>,
 }
 
 impl Recording {
-    /// Reads the agent's text or binary output.
+    /// Reads the agent's text or binary output, or a JFR recording (JDK 11 to 25,
+    /// async-profiler); any of them gzip-compressed.
     pub fn read(bytes: &[u8]) -> Result<Recording, Error> {
+        if crate::jfr::is_jfr(bytes) {
+            let mut recording = Recording::default();
+            crate::jfr::read(bytes, &mut recording)?;
+            return Ok(recording);
+        }
         if bytes.starts_with(b"JAVA PROFILE 1.0.1, created") {
             let text = std::str::from_utf8(bytes)
                 .map_err(|e| Error::at(e.valid_up_to() as u64, "the text profile is not UTF-8"))?;
@@ -115,14 +127,28 @@ impl Recording {
             return read_binary(bytes);
         }
         if bytes.starts_with(&[0x1f, 0x8b]) {
-            return Err(Error::new(
-                "a gzip file: hprof convert reads the agent's profiles, not compressed heap dumps",
-            ));
+            return Recording::read(&gunzip(bytes)?);
         }
         Err(Error::at(
             0,
             "not a profile written by hprof (no \"JAVA PROFILE 1.0.x\" header)",
         ))
+    }
+
+    /// Every distinct frame so far.
+    pub(crate) fn frame_list(&self) -> &[Frame] {
+        &self.frames
+    }
+
+    /// The wall-clock span of the file's timed samples (nanoseconds since the Unix epoch),
+    /// when it has any.
+    pub fn span(&self) -> Option<(i64, i64)> {
+        self.timed.as_ref().map(|t| (t.start, t.end))
+    }
+
+    /// Whether the file's samples of `kind` carry their times.
+    pub fn is_timed(&self, kind: Kind) -> bool {
+        self.timed.as_ref().is_some_and(|t| t.has(kind))
     }
 
     /// The number of a name or file, stored once.
@@ -140,7 +166,7 @@ impl Recording {
     }
 
     /// The index of the frame (`name` of kind `kind`, in `file` at `line`), added if new.
-    fn frame(
+    pub(crate) fn frame(
         &mut self,
         name: &str,
         kind: FrameKind,
@@ -166,8 +192,14 @@ impl Recording {
 
     /// How many dumps hold a section of `kind`.
     pub fn dumps(&self, kind: Kind) -> usize {
+        if self.is_timed(kind) {
+            return 1;
+        }
         let wanted = SectionKind::of(kind);
-        self.sections.iter().filter(|s| s.kind == wanted).count()
+        self.sections
+            .iter()
+            .filter(|s| Some(s.kind) == wanted)
+            .count()
     }
 
     /// The first kind, in [`Kind::ALL`]'s order, the file has a section of.
@@ -176,23 +208,32 @@ impl Recording {
     }
 
     /// The profile of `kind` (by default the first kind the file has: [`Recording::default_kind`])
-    /// from the selected dumps, with `by_thread` each sample naming the thread of its trace, its
-    /// frames filtered by `include` and `exclude` ([`Profile::filter`]); and the kind.
+    /// from the selected dumps, of the samples `filter` keeps ([`Recording::profile_filtered`]),
+    /// its frames filtered by `include` and `exclude` ([`Profile::filter`]); and the kind.
     pub fn select(
         &self,
         kind: Option<Kind>,
         selection: Selection,
-        by_thread: bool,
+        filter: &Filter,
         include: Option<&regex::Regex>,
         exclude: Option<&regex::Regex>,
     ) -> Result<(Profile, Kind), Error> {
         let kind = match kind {
             Some(kind) => kind,
             None => self.default_kind().ok_or_else(|| {
-                Error::new("no CPU SAMPLES, CPU TIME, SITES or MONITOR TIME section")
+                Error::new(if self.span().is_some() {
+                    "no execution, wall-clock, allocation or lock events in the recording"
+                } else {
+                    "no CPU SAMPLES, CPU TIME, SITES or MONITOR TIME section"
+                })
             })?,
         };
-        let mut profile = self.profile(kind, selection, by_thread)?;
+        if let (Some(from), Some(to)) = (filter.from, filter.to)
+            && from >= to
+        {
+            return Err(Error::new("--from must come before --to"));
+        }
+        let mut profile = self.profile_filtered(kind, selection, filter)?;
         profile.filter(include, exclude);
         Ok((profile, kind))
     }
@@ -205,8 +246,61 @@ impl Recording {
         selection: Selection,
         by_thread: bool,
     ) -> Result<Profile, Error> {
+        let filter = Filter {
+            by_thread,
+            ..Filter::default()
+        };
+        self.profile_filtered(kind, selection, &filter)
+    }
+
+    /// The profile of `kind` from the selected dumps, of the samples `filter` keeps. A time
+    /// range or thread pattern needs samples with their times or threads.
+    pub fn profile_filtered(
+        &self,
+        kind: Kind,
+        selection: Selection,
+        filter: &Filter,
+    ) -> Result<Profile, Error> {
+        if let Some(timed) = &self.timed {
+            // A JFR recording has no sections: its events are all it has.
+            let jfr = self.sections.is_empty();
+            match timed.stream_for(kind) {
+                Some(stream) if jfr || filter.narrows() || filter.timeline => {
+                    let events = timed.select(stream, selection, kind)?;
+                    let mut profile = Profile::with_frames(kind, self.frames.clone());
+                    if matches!(
+                        stream,
+                        crate::timed::Stream::AllocSample | crate::timed::Stream::AllocTlab
+                    ) {
+                        profile.sample_types[1].name = "alloc_samples".into();
+                    }
+                    if kind == Kind::Lock {
+                        profile.sample_types[0].unit = "nanoseconds".into();
+                    }
+                    return Ok(timed.profile(stream, events, filter, profile));
+                }
+                None if jfr => {
+                    return Err(Error::new(format!(
+                        "the recording has no {} events",
+                        Timed::wanted(kind)
+                    )));
+                }
+                _ => {}
+            }
+        }
+        if filter.from.is_some() || filter.to.is_some() {
+            return Err(Error::new(format!(
+                "the file's {} carry no times (--from and --to need a JFR recording, or the CPU samples of the agent's binary output)",
+                kind.section()
+            )));
+        }
+        let by_thread = filter.by_thread || filter.threads.is_some();
         let wanted = SectionKind::of(kind);
-        let sections: Vec<&Section> = self.sections.iter().filter(|s| s.kind == wanted).collect();
+        let sections: Vec<&Section> = self
+            .sections
+            .iter()
+            .filter(|s| Some(s.kind) == wanted)
+            .collect();
         if sections.is_empty() {
             return Err(Error::new(format!(
                 "the file has no {} section",
@@ -256,15 +350,40 @@ impl Recording {
                         },
                     )
                 });
+                if let (Some(pattern), Some(name)) = (&filter.threads, &thread)
+                    && !pattern.is_match(name)
+                {
+                    continue;
+                }
                 profile.samples.push(crate::model::Sample {
                     stack,
-                    thread,
+                    thread: if filter.by_thread { thread } else { None },
                     values,
                 });
             }
         }
         Ok(profile)
     }
+}
+
+/// Most bytes a gzip-compressed profile may decompress to.
+const MAX_GUNZIPPED: u64 = 64 << 30;
+
+/// The decompressed bytes of a gzip file (every member).
+fn gunzip(bytes: &[u8]) -> Result<Vec<u8>, Error> {
+    use std::io::Read;
+    let mut plain = Vec::new();
+    flate2::read::MultiGzDecoder::new(bytes)
+        .take(MAX_GUNZIPPED)
+        .read_to_end(&mut plain)
+        .map_err(|e| {
+            Error::new(if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                format!("gzip data ends early (the file is truncated): {e}")
+            } else {
+                format!("corrupt gzip data: {e}")
+            })
+        })?;
+    Ok(plain)
 }
 
 /// How the agent's pseudo-frames begin: their class is `<hprof>`.
@@ -499,11 +618,80 @@ fn parse_row(kind: SectionKind, line: &str, total: i64) -> Option<Row> {
     }
 }
 
+/// The timed events of an HPROF file's TIMED SAMPLES (each with the number of CPU SAMPLES
+/// sections before it), whose times count from `start` (the header's timestamp).
+fn timed_of_hprof(
+    recording: &mut Recording,
+    start: i64,
+    samples: &[(hprof_format::TimedSample, usize)],
+) -> Timed {
+    use crate::timed::{Stream, TimedEvent};
+    let mut timed = Timed::default();
+    timed.start = start;
+    timed.end = start;
+    let mut stacks: HashMap<u32, u32> = HashMap::default();
+    let mut threads: HashMap<u32, u32> = HashMap::default();
+    let mut ends: Vec<usize> = Vec::new();
+    let mut count = 0usize;
+    for &(sample, dump) in samples {
+        while ends.len() < dump {
+            ends.push(count);
+        }
+        let stack = match stacks.get(&sample.trace_serial) {
+            Some(&s) => s,
+            None => {
+                let frames: Vec<u32> = match recording.traces.get(&sample.trace_serial) {
+                    Some(trace) if !trace.frames.is_empty() => {
+                        trace.frames.iter().rev().map(|&f| f as u32).collect()
+                    }
+                    _ => {
+                        vec![recording.frame("<empty trace>", FrameKind::Pseudo, None, None) as u32]
+                    }
+                };
+                let s = timed.stack(&frames);
+                stacks.insert(sample.trace_serial, s);
+                s
+            }
+        };
+        let thread = match sample.thread_serial {
+            0 => u32::MAX,
+            serial => *threads.entry(serial).or_insert_with(|| {
+                let name = recording
+                    .threads
+                    .get(&serial)
+                    .cloned()
+                    .unwrap_or_else(|| format!("thread {serial}"));
+                timed.thread(&name)
+            }),
+        };
+        let time = start.saturating_add(sample.time_ns.min(i64::MAX as u64) as i64);
+        timed.end = timed.end.max(time);
+        timed.push(
+            Stream::Execution,
+            TimedEvent {
+                time,
+                stack,
+                thread,
+                value: i64::from(sample.weight),
+                count: 1,
+            },
+        );
+        count += 1;
+    }
+    while ends.len() < recording.dumps(Kind::Cpu) {
+        ends.push(count);
+    }
+    timed.dump_ends.insert(Stream::Execution, ends);
+    timed
+}
+
 fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
     let bad = |e: hprof_format::Error| Error::at(e.offset(), e.to_string());
-    let (_, mut records) = Records::new(bytes).map_err(bad)?;
+    let (header, mut records) = Records::new(bytes).map_err(bad)?;
     let mut recording = Recording::default();
     let mut symbols = Symbols::new();
+    // TIMED SAMPLES, with the number of CPU SAMPLES sections before each.
+    let mut timed: Vec<(hprof_format::TimedSample, usize)> = Vec::new();
     // Each STACK FRAME's frame in the recording.
     let mut frames: HashMap<u64, usize> = HashMap::default();
     let text = |symbols: &Symbols<'_>, id: u64| symbols.text(id).map(|t| t.into_owned());
@@ -560,6 +748,10 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                     recording.threads.insert(thread_serial, name);
                 }
             }
+            Record::TimedSamples(samples) => {
+                let dump = recording.dumps(Kind::Cpu);
+                timed.extend(samples.iter().map(|s| (s, dump)));
+            }
             Record::CpuSamples { traces, .. } => {
                 let rows = traces
                     .iter()
@@ -599,6 +791,10 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
             }
             _ => {}
         }
+    }
+    if !timed.is_empty() {
+        let start = header.timestamp_ms as i64 * 1_000_000;
+        recording.timed = Some(timed_of_hprof(&mut recording, start, &timed));
     }
     Ok(recording)
 }

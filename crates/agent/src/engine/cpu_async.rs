@@ -426,13 +426,31 @@ impl AsyncSampler {
             return;
         };
         let state = traces.pseudo_method(&ctx.ids, NATIVE_STATE);
+        let time = signal::monotonic_nanos();
+        let mut timed = Vec::new();
         for (mut frames, serial) in stacks.into_iter().zip(serials) {
             if frames.is_empty() || unsampled.contains(&serial) {
                 continue;
             }
             frames.truncate(ctx.depth().saturating_sub(1).max(1));
             frames.push((state, -1));
-            let _ = traces.record(ctx.jvmti, jni, &ctx.ids, &frames, serial, 1);
+            if let Some(trace) = traces.record(ctx.jvmti, jni, &ctx.ids, &frames, serial, 1)
+                && ctx.options.format != crate::options::Format::Text
+            {
+                timed.push(crate::output::TimedSample {
+                    time,
+                    trace,
+                    thread: serial,
+                    weight: 1,
+                    wall: true,
+                });
+            }
+        }
+        drop(traces);
+        if !timed.is_empty()
+            && let Some(profiler) = crate::profiler::get()
+        {
+            profiler.with_output(|out| out.write(|w| w.timed_samples(&timed)));
         }
     }
 
@@ -498,13 +516,16 @@ impl AsyncSampler {
                 match unnamed {
                     Some(vthread) if registry.pending_count < MAX_PENDING => {
                         registry.pending_count += 1;
-                        registry
-                            .pending
-                            .entry(vthread)
-                            .or_default()
-                            .push((serial, frames, failure, state, weight));
+                        registry.pending.entry(vthread).or_default().push((
+                            serial,
+                            frames,
+                            failure,
+                            state,
+                            weight,
+                            sample.time,
+                        ));
                     }
-                    _ => pending.push((serial, frames, failure, state, weight)),
+                    _ => pending.push((serial, frames, failure, state, weight, sample.time)),
                 }
             });
             // Threads that ended before this drain have had their last samples drained.
@@ -553,7 +574,9 @@ impl AsyncSampler {
             return;
         };
         let mut dropped = 0;
-        for (serial, frames, failure, state, weight) in pending {
+        let timed_output = ctx.options.format != crate::options::Format::Text;
+        let mut timed = Vec::new();
+        for (serial, frames, failure, state, weight, time) in pending {
             let mut frames: Vec<(jmethodID, jlocation)> = frames
                 .into_iter()
                 .map(|(method, location)| (method as jmethodID, location))
@@ -569,19 +592,30 @@ impl AsyncSampler {
                 let method = traces.pseudo_method(&ctx.ids, state);
                 frames.push((method, -1));
             }
-            if traces
-                .record(
-                    ctx.jvmti,
-                    jni,
-                    &ctx.ids,
-                    &frames,
-                    serial.unwrap_or(0),
-                    weight,
-                )
-                .is_none()
-            {
-                dropped += weight;
+            match traces.record(
+                ctx.jvmti,
+                jni,
+                &ctx.ids,
+                &frames,
+                serial.unwrap_or(0),
+                weight,
+            ) {
+                Some(trace) if timed_output => timed.push(crate::output::TimedSample {
+                    time,
+                    trace,
+                    thread: serial.unwrap_or(0),
+                    weight: u32::try_from(weight).unwrap_or(u32::MAX),
+                    wall: state.is_some(),
+                }),
+                Some(_) => {}
+                None => dropped += weight,
             }
+        }
+        drop(traces);
+        if !timed.is_empty()
+            && let Some(profiler) = crate::profiler::get()
+        {
+            profiler.with_output(|out| out.write(|w| w.timed_samples(&timed)));
         }
         if dropped > 0
             && let Ok(mut total) = self.dropped.lock()
@@ -865,13 +899,14 @@ extern "C" fn on_unmount(
 /// Samples of virtual threads waiting for their name, at most (more go to their carrier).
 const MAX_PENDING: usize = 65_536;
 
-/// A drained sample: thread serial, frames (jmethodIDs as numbers), why the walk failed, the thread's state, and the
-/// intervals it stands for.
+/// A drained sample: thread serial, frames (jmethodIDs as numbers), why the walk failed, the thread's state, the
+/// intervals it stands for, and when it was taken (`CLOCK_MONOTONIC` nanoseconds).
 type Pending = (
     Option<u32>,
     Vec<(usize, jlocation)>,
     Option<&'static str>,
     Option<&'static str>,
+    u64,
     u64,
 );
 

@@ -25,8 +25,9 @@ pub fn running() -> Option<(&'static Context, &'static Monitors)> {
 }
 
 thread_local! {
-    /// When this thread began waiting to enter a contended monitor, and the trace there.
-    static CONTENDED_SINCE: Cell<Option<(Instant, u32)>> = const { Cell::new(None) };
+    /// When this thread began waiting to enter a contended monitor, the trace there, and
+    /// the thread's serial.
+    static CONTENDED_SINCE: Cell<Option<(Instant, u32, u32)>> = const { Cell::new(None) };
     /// When this thread entered `Object.wait`.
     static WAITING_SINCE: Cell<Option<Instant>> = const { Cell::new(None) };
 }
@@ -133,16 +134,30 @@ impl Monitors {
     pub fn on_contended_enter(&self, ctx: &Context, jni: Jni, thread: jthread) {
         let serial = Self::thread_serial(ctx.jvmti, thread).unwrap_or(0);
         let trace = Self::current_trace(ctx, jni, serial);
-        CONTENDED_SINCE.with(|c| c.set(Some((Instant::now(), trace))));
+        CONTENDED_SINCE.with(|c| c.set(Some((Instant::now(), trace, serial))));
     }
 
     /// MonitorContendedEntered, on the thread that got the monitor.
     pub fn on_contended_entered(&self, ctx: &Context, jni: Jni, object: jobject) {
-        let Some((since, trace)) = CONTENDED_SINCE.with(|c| c.take()) else {
+        let Some((since, trace, thread)) = CONTENDED_SINCE.with(|c| c.take()) else {
             return;
         };
         let nanos = since.elapsed().as_nanos() as u64;
         let class = class_name_from_signature(&Self::signature(ctx.jvmti, jni, object));
+        // A recording gets each contended enter as an event, with its time and duration.
+        if ctx.options.format == crate::options::Format::Jfr
+            && let Some(trace) = ctx.traces.lock().ok().and_then(|t| t.by_serial(trace))
+            && let Some(profiler) = crate::profiler::get()
+        {
+            let enter = crate::output::ContendedEnter {
+                start: crate::signal::monotonic_nanos().saturating_sub(nanos),
+                nanos,
+                trace,
+                class: class.clone(),
+                thread,
+            };
+            profiler.with_output(|out| out.write(|w| w.monitor_contended(&enter)));
+        }
         if let Ok(mut table) = self.contention.lock() {
             let entry = table.entry((trace, class)).or_default();
             entry.0 += nanos;

@@ -10,7 +10,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use hprof_format::{AllocSite, Header, IdSize, Version, Writer};
 
 use crate::options::Options;
-use crate::output::{HeapFrame, HeapName, ProfileWriter, Site, SiteTotals};
+use crate::output::{HeapFrame, HeapName, ProfileWriter, Site, SiteTotals, TimedSample};
 use crate::threads::ThreadStart;
 use crate::trace_store::{ClassInfo, EMPTY_TRACE_SERIAL, Trace};
 
@@ -33,7 +33,11 @@ pub struct BinaryWriter<W: Write + Send> {
     heap_traces: Vec<(u32, u32, Vec<HeapFrame>)>,
     /// Threads started while the heap dump is open, written when it ends.
     heap_threads: Vec<ThreadStart>,
+    /// Timed samples drained while the heap dump is open, written when it ends.
+    heap_timed: Vec<TimedSample>,
     dump_open: bool,
+    /// The header's timestamp, nanoseconds since the epoch (TIMED SAMPLES count from it).
+    epoch_nanos: i64,
 }
 
 impl<W: Write + Send> BinaryWriter<W> {
@@ -57,7 +61,9 @@ impl<W: Write + Send> BinaryWriter<W> {
             traces: HashSet::new(),
             heap_traces: Vec::new(),
             heap_threads: Vec::new(),
+            heap_timed: Vec::new(),
             dump_open: false,
+            epoch_nanos: now as i64 * 1_000_000,
         };
         let mut flags = 0;
         if options.heap_sites || options.heap_dump {
@@ -179,6 +185,31 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
     fn thread_end(&mut self, serial: u32) -> io::Result<()> {
         let time = self.time();
         self.out.end_thread(time, serial)
+    }
+
+    fn timed_samples(&mut self, samples: &[TimedSample]) -> io::Result<()> {
+        if self.dump_open {
+            self.heap_timed.extend_from_slice(samples);
+            return Ok(());
+        }
+        let mut records = Vec::with_capacity(samples.len());
+        for sample in samples {
+            self.ensure_trace(&sample.trace)?;
+            let since = crate::output::wall_nanos(sample.time) - self.epoch_nanos;
+            records.push(hprof_format::TimedSample {
+                time_ns: since.max(0) as u64,
+                trace_serial: sample.trace.serial,
+                thread_serial: sample.thread,
+                weight: sample.weight,
+                flags: u8::from(sample.wall),
+            });
+        }
+        // A record holds at most u32::MAX bytes: 100,000 samples (2.1 MB) a record.
+        for part in records.chunks(100_000) {
+            let time = self.time();
+            self.out.timed_samples(time, part)?;
+        }
+        Ok(())
     }
 
     fn cpu_samples(&mut self, rows: &[(Arc<Trace>, u64)], total: u64) -> io::Result<()> {
@@ -358,6 +389,8 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
             let ids: Vec<u64> = frames.iter().map(|f| f.id).collect();
             self.out.stack_trace(time, serial, thread, &ids)?;
         }
+        let timed = std::mem::take(&mut self.heap_timed);
+        self.timed_samples(&timed)?;
         self.out.flush()
     }
 

@@ -2,6 +2,7 @@
 //! behind [`ProfileWriter`], so engines never know which format they feed.
 
 pub mod binary;
+pub mod jfr;
 pub mod text;
 
 use std::io::{self, Write};
@@ -42,6 +43,50 @@ pub struct SiteTotals {
     pub allocated_bytes: u64,
     /// Allocated objects.
     pub allocated_objects: u64,
+}
+
+/// One sample with the time it was taken, as the sampler drained it (binary: a TIMED
+/// SAMPLES record; JFR: an event; text: not written, the layout is the original's).
+#[derive(Debug, Clone)]
+pub struct TimedSample {
+    /// When it was taken: `CLOCK_MONOTONIC` nanoseconds ([`wall_nanos`] makes it wall time).
+    pub time: u64,
+    /// Its trace (a wall-clock sample's thread state is its outermost frame).
+    pub trace: Arc<Trace>,
+    /// Its thread's serial (0: unknown).
+    pub thread: u32,
+    /// The intervals it stands for.
+    pub weight: u32,
+    /// A wall-clock sample (`cpu=wall`), else a CPU-time sample.
+    pub wall: bool,
+}
+
+/// A contended monitor enter, as it ends (`monitor=y`; written by `format=jfr` only).
+#[derive(Debug, Clone)]
+pub struct ContendedEnter {
+    /// When the thread began to wait: `CLOCK_MONOTONIC` nanoseconds.
+    pub start: u64,
+    /// How long it waited, nanoseconds.
+    pub nanos: u64,
+    /// Its trace.
+    pub trace: Arc<Trace>,
+    /// The monitor's class, dotted.
+    pub class: String,
+    /// The thread's serial (0: unknown).
+    pub thread: u32,
+}
+
+/// The wall-clock time (nanoseconds since the Unix epoch) of a `CLOCK_MONOTONIC` time, by
+/// the pair of clocks read at the first call (the output's opening).
+pub fn wall_nanos(monotonic: u64) -> i64 {
+    static BASE: std::sync::OnceLock<(u64, i64)> = std::sync::OnceLock::new();
+    let &(mono, wall) = BASE.get_or_init(|| {
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64);
+        (crate::signal::monotonic_nanos(), wall)
+    });
+    wall.saturating_add(monotonic as i64 - mono as i64)
 }
 
 /// A thread's state for MONITOR DUMP.
@@ -118,6 +163,15 @@ pub trait ProfileWriter: Send {
     /// A CPU SAMPLES section: `rows` are the listed traces (sorted, cut off) with their
     /// counts; `total` counts every sample of the interval.
     fn cpu_samples(&mut self, rows: &[(Arc<Trace>, u64)], total: u64) -> io::Result<()>;
+    /// Samples with their times, as they are drained (before the CPU SAMPLES section that
+    /// counts them).
+    fn timed_samples(&mut self, _samples: &[TimedSample]) -> io::Result<()> {
+        Ok(())
+    }
+    /// A contended monitor enter that just ended.
+    fn monitor_contended(&mut self, _enter: &ContendedEnter) -> io::Result<()> {
+        Ok(())
+    }
     /// A CPU TIME (ms) section: `rows` are the listed traces (sorted, cut off) with their
     /// calls and self milliseconds; `total` is the self milliseconds of every trace.
     fn cpu_times(&mut self, _rows: &[(Arc<Trace>, u64, u64)], _total: u64) -> io::Result<()> {
@@ -326,6 +380,8 @@ impl ProfileOutput {
 /// Opens the file or connects the socket the options name, and makes the writer for the
 /// format. Errors are the original's messages (the caller prints them and exits 1).
 pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
+    // The time base of timed samples, fixed as the output opens.
+    wall_nanos(crate::signal::monotonic_nanos());
     let mut socket = None;
     let sink: Box<dyn Write + Send> = match &options.output {
         Output::File(path) => {
@@ -395,6 +451,7 @@ pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
             binary::BinaryWriter::new(sink, options)
                 .map_err(|e| format!("can't write profile output: {e}"))?,
         ),
+        Format::Jfr => Box::new(jfr::JfrWriter::new(sink, options)),
     };
     Ok(Opened { writer, socket })
 }

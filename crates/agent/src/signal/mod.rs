@@ -113,6 +113,8 @@ pub struct Sample<'a> {
     /// The Java thread id (`Thread.threadId()`) of the virtual thread the thread ran, 0 for
     /// none (or when virtual threads are not followed).
     pub vthread: u64,
+    /// When the handler took it: `CLOCK_MONOTONIC` nanoseconds ([`monotonic_nanos`]).
+    pub time: u64,
 }
 
 const FREE: u8 = 0;
@@ -131,6 +133,7 @@ struct Slot {
     num_frames: AtomicI32,
     value: AtomicU32,
     vthread: AtomicU64,
+    time: AtomicU64,
 }
 
 /// The preallocated samples: `slots.len()` slots of `depth` frames each.
@@ -254,6 +257,7 @@ pub fn install(vm: JavaVm, slots: usize, depth: usize) -> Result<(), String> {
                 num_frames: AtomicI32::new(0),
                 value: AtomicU32::new(0),
                 vthread: AtomicU64::new(0),
+                time: AtomicU64::new(0),
             })
             .collect(),
         frames: (0..slots.max(1) * depth)
@@ -387,6 +391,20 @@ pub fn set_depth(depth: usize) {
 pub fn guard_faults() -> u64 {
     // SAFETY: reads an atomic counter.
     unsafe { hprof_guard_faults() }
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds: the time base of samples (async-signal-safe: the vDSO
+/// reads it without a system call or a lock).
+pub fn monotonic_nanos() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    (now.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(now.tv_nsec as u64)
 }
 
 /// The calling thread's kernel id.
@@ -599,6 +617,7 @@ pub fn drain(mut f: impl FnMut(&Sample<'_>)) -> usize {
             frames,
             kind,
             vthread: slot.vthread.load(Ordering::Relaxed),
+            time: slot.time.load(Ordering::Relaxed),
         });
         slot.state.store(FREE, Ordering::Release);
         count += 1;
@@ -729,6 +748,7 @@ fn take_sample(kind: SampleKind, context: *mut c_void) {
         COUNTERS.dropped.fetch_add(1, Ordering::Relaxed);
         return;
     };
+    slot.time.store(monotonic_nanos(), Ordering::Relaxed);
     let env = current_env();
     let num_frames = if env.is_null() {
         NOT_JAVA

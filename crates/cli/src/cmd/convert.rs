@@ -1,5 +1,5 @@
-//! `hprof convert`: a profile the agent wrote (text or binary) as folded stacks, pprof or an
-//! HTML flame graph.
+//! `hprof convert`: a profile the agent wrote (text or binary) or a JFR recording as folded
+//! stacks, pprof or an HTML flame graph.
 
 use std::path::PathBuf;
 
@@ -9,12 +9,14 @@ use hprof_profile::Format;
 
 use crate::profiles::{ProfileArgs, convert, format_parser};
 
-/// Converts a profile the agent wrote to a standard format.
+/// Converts a profile the agent wrote, or a JFR recording, to a standard format.
 #[derive(Debug, Args)]
 #[command(
     after_help = "The output's extension picks the format: .html (flame graph), \
 .collapsed or .folded (folded stacks), .pb.gz (pprof). The default profile is the first the \
-file holds of CPU samples, CPU time, allocated, live, lock; the default dump is the last."
+file holds of CPU samples, CPU time, allocated, live, lock (and wall, for JFR); the default \
+dump is the last. From a file whose samples carry their times (JFR), the HTML page has a \
+timeline above the flame graph: drag across it to draw the flame graph of that range."
 )]
 pub struct ConvertArgs {
     #[command(flatten)]

@@ -42,6 +42,8 @@ pub enum OutputFormat {
     A,
     /// HPROF binary.
     B,
+    /// A JDK Flight Recorder recording (jfr, JMC).
+    Jfr,
 }
 
 /// Arguments of `hprof run`.
@@ -69,7 +71,8 @@ pub struct RunArgs {
     /// Output format (the agent's format=).
     #[arg(long, value_enum, default_value = "a")]
     pub format: OutputFormat,
-    /// Output file (the agent's file=; default java.hprof.txt, or java.hprof for --format b).
+    /// Output file (the agent's file=; default java.hprof.txt, java.hprof for --format b,
+    /// java.jfr for --format jfr; a name ending in .jfr makes a JFR recording).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// More agent options, appended as they are (`interval=5,depth=8`).
@@ -97,11 +100,12 @@ pub struct RunArgs {
 pub fn run(args: &RunArgs) -> Result<i32> {
     let agent = find_agent()?;
     let format_b = matches!(args.format, OutputFormat::B);
+    let format_jfr = matches!(args.format, OutputFormat::Jfr);
     let output = args.output.clone().unwrap_or_else(|| {
-        PathBuf::from(if format_b {
-            "java.hprof"
-        } else {
-            "java.hprof.txt"
+        PathBuf::from(match args.format {
+            OutputFormat::B => "java.hprof",
+            OutputFormat::Jfr => "java.jfr",
+            OutputFormat::A => "java.hprof.txt",
         })
     });
     let mut options = Vec::new();
@@ -132,6 +136,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     }
     if format_b {
         options.push("format=b".into());
+    }
+    if format_jfr {
+        options.push("format=jfr".into());
     }
     let file = output
         .to_str()

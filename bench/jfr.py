@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Benchmark: JFR in and out, side by side in one run.
+
+1. Reading: `hprof top` and `hprof convert` (folded stacks) against the JDK's `jfr print` and
+   async-profiler's converter (`jfrconv`, folded stacks) on two recordings of about 100 MB or
+   more: a real one (JDK 17, java/src/Stress.java with JFR's `profile` settings, execution
+   samples every 1 ms and TLAB events, 30 s; its chunks repeated until the file passes
+   100 MB, as `jfr assemble` joins chunks) and a synthetic one of 10 M execution samples
+   (`cargo run --example synth`, 20,000 stacks, 16 threads). Wall time and peak RSS.
+2. `format=jfr` overhead against the text output: `cpu=samples,interval=10` on
+   java/src/bench/CpuBench.java, no agent / text / binary / JFR, interleaved, median wall time.
+3. The HTML page with the timeline for the 10 M sample recording: `hprof convert` time, and
+   the time from navigation to the page's load event (all scripts run, the timeline and the
+   whole profile's flame graph drawn) in headless Chromium, median of 3.
+
+async-profiler's `jfrconv` is /work/ap/build/bin/jfrconv, or built by this script from the
+mirror of its public source when that exists (`git archive HEAD | tar -x; make`); without
+either it is left out, and the results say so.
+
+    bench/jfr.py [--runs N] [--write]
+    bench/jfr.py --record-fixtures DIR   # async-profiler's test recordings, recorded again
+"""
+import argparse, os, re, shutil, statistics, subprocess, sys, tempfile, time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+from cpu_samples import machine, raw_runs, write_section  # noqa: E402
+
+SECTION = "## JFR in and out"
+MIRROR = Path("/work/.mirror/async-profiler+async-profiler/repo")
+
+
+def sh(*args, **kw):
+    return subprocess.run(args, check=True, **kw)
+
+
+def async_profiler_dir():
+    """The build directory of async-profiler: /work/ap's, or one built from the mirror."""
+    if Path("/work/ap/build/bin/jfrconv").exists():
+        return Path("/work/ap/build")
+    conv, _ = jfrconv()
+    return conv.parent.parent if conv else None
+
+
+def record_fixtures(out, classes, hprof):
+    """Records the async-profiler files of crates/cli/tests/data/async-profiler again into `out`
+    (the commands its README lists) and checks that hprof reads each as the tests expect."""
+    build = async_profiler_dir()
+    if build is None:
+        sys.exit("async-profiler is not available: no /work/ap build and no mirror to build it from")
+    lib = build / "lib/libasyncProfiler.so"
+    out.mkdir(parents=True, exist_ok=True)
+    runs = [("cpuhot-cpu.jfr", "start,event=cpu,interval=5ms", "CpuHot", ["2000"]),
+            ("allochot-alloc.jfr", "start,alloc=1m", "AllocHot", ["1000"]),
+            ("lockcontention-lock.jfr", "start,lock=0", "LockContention", []),
+            ("cpuhot-wall.jfr", "start,wall=10ms", "CpuHot", ["1000"])]
+    for name, opts, program, args in runs:
+        sh("java", f"-agentpath:{lib}={opts},file={out / name},jfr", "-cp", str(classes), program, *args,
+           stdout=subprocess.DEVNULL)
+    sh("gzip", "-9", "-f", str(out / "cpuhot-wall.jfr"))
+    top = subprocess.run([str(hprof), "top", str(out / "cpuhot-cpu.jfr"), "-n", "1"], capture_output=True, text=True, check=True).stdout
+    assert "CpuHot.hot" in top, top
+    print(f"recorded into {out}:\n{top}")
+
+
+def jfrconv():
+    built = Path("/work/ap/build/bin/jfrconv")
+    if built.exists():
+        return built, "async-profiler at /work/ap"
+    if MIRROR.exists():
+        src = ROOT / ".tools/async-profiler-src"
+        if not (src / "build/bin/jfrconv").exists():
+            src.mkdir(parents=True, exist_ok=True)
+            archive = subprocess.run(["git", "-C", str(MIRROR), "archive", "HEAD"], check=True, capture_output=True).stdout
+            subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
+            sh("make", "-C", str(src), stdout=subprocess.DEVNULL)
+        return src / "build/bin/jfrconv", "async-profiler built from the mirror"
+    return None, "async-profiler: not available (no build, no mirror)"
+
+
+def measured(cmd, cwd=None):
+    """(wall seconds, peak RSS MB) of `cmd`."""
+    start = time.perf_counter()
+    out = subprocess.run(["/usr/bin/time", "-f", "%M", *map(str, cmd)], cwd=cwd, check=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - start
+    return wall, int(out.stderr.strip().splitlines()[-1]) / 1024
+
+
+def real_recording(work, classes):
+    one = work / "stress.jfr"
+    sh("java", f"-XX:StartFlightRecording=filename={one},settings=profile,"
+       "jdk.ExecutionSample#period=1ms,jdk.ObjectAllocationInNewTLAB#enabled=true,"
+       "jdk.ObjectAllocationOutsideTLAB#enabled=true",
+       "-cp", str(classes), "Stress", "30000", "alloc", "locks", "cpu",
+       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    data = one.read_bytes()
+    big = work / "real.jfr"
+    with open(big, "wb") as f:
+        copies = -(-100_000_000 // len(data))
+        for _ in range(copies):
+            f.write(data)
+    return big, len(data), copies
+
+
+def reading(work, hprof, conv, runs):
+    rows = []
+    for name, path in [("real", work / "real.jfr"), ("synthetic 10 M samples", work / "synth.jfr")]:
+        size = path.stat().st_size / 1e6
+        tools = {
+            "hprof top": [hprof, "top", path, "-n", "5"],
+            "hprof convert .collapsed": [hprof, "convert", path, work / "out.collapsed"],
+            "jfr print --events jdk.ExecutionSample": ["jfr", "print", "--events", "jdk.ExecutionSample", path],
+            "jfr print (all events)": ["jfr", "print", path],
+        }
+        if conv:
+            tools["jfrconv --cpu (collapsed)"] = [conv, "--cpu", path, work / "conv.collapsed"]
+        for tool, cmd in tools.items():
+            n = runs if tool.startswith("hprof") else 1
+            results = [measured(cmd) for _ in range(n)]
+            wall = statistics.median(r[0] for r in results)
+            rss = max(r[1] for r in results)
+            rows.append((name, size, tool, wall, rss, n))
+    return rows
+
+
+def overhead(work, agent, classes, runs):
+    profilers = {
+        "no agent": [],
+        "cpu=samples text": [f"-agentpath:{agent}=cpu=samples,interval=10,file={work}/o.txt"],
+        "cpu=samples format=b": [f"-agentpath:{agent}=cpu=samples,interval=10,format=b,file={work}/o.hprof"],
+        "cpu=samples format=jfr": [f"-agentpath:{agent}=cpu=samples,interval=10,file={work}/o.jfr"],
+    }
+    times = {name: [] for name in profilers}
+    cmd = lambda flags: ["java", *flags, "-cp", str(classes), "bench.CpuBench"]
+    for flags in profilers.values():
+        sh(*cmd(flags), cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(runs):
+        for name, flags in profilers.items():
+            start = time.perf_counter()
+            sh(*cmd(flags), cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def page_load(work, hprof, runs):
+    html = work / "synth.html"
+    convert = measured([hprof, "convert", work / "synth.jfr", html])
+    page = html.read_text()
+    probe = ('<script>window.addEventListener("load",function(){setTimeout(function(){'
+             'document.title="LOADED|"+Math.round(performance.now())+"|"+'
+             '(window.hprofTimeline?window.hprofTimeline.intervals:-1);},0);});</script></body>')
+    probed = work / "probe.html"
+    probed.write_text(page.replace("</body>", probe))
+    chromium = os.environ.get("HPROF_CHROMIUM", "/usr/bin/chromium")
+    loads = []
+    for _ in range(runs):
+        profile = tempfile.mkdtemp(prefix="hprof-chromium-")
+        out = subprocess.run(["timeout", "300", chromium, "--headless", "--no-sandbox", "--disable-gpu",
+                              f"--user-data-dir={profile}", "--dump-dom", f"file://{probed}"],
+                             capture_output=True, text=True)
+        shutil.rmtree(profile, ignore_errors=True)
+        m = re.search(r"<title>LOADED\|(\d+)\|(\d+)", out.stdout)
+        assert m and int(m.group(2)) > 0, out.stdout[:300]
+        loads.append(int(m.group(1)) / 1000)
+    return convert, html.stat().st_size / 1e6, loads
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--write", action="store_true")
+    parser.add_argument("--record-fixtures", metavar="DIR", type=Path,
+                        help="only record the async-profiler test recordings again, into DIR")
+    args = parser.parse_args()
+    if args.record_fixtures:
+        sh("cargo", "build", "--release", "--locked", "--quiet", "-p", "hprof-cli", cwd=ROOT)
+        sh(str(ROOT / "scripts/build-java.sh"))
+        record_fixtures(args.record_fixtures, ROOT / "target/java/classes", ROOT / "target/release/hprof")
+        return
+    sh("cargo", "build", "--release", "--locked", "--quiet", "-p", "hprof-agent", "-p", "hprof-cli", cwd=ROOT)
+    sh("cargo", "build", "--release", "--locked", "--quiet", "-p", "hprof-jfr", "--example", "synth", cwd=ROOT)
+    sh(str(ROOT / "scripts/build-java.sh"))
+    work = Path(tempfile.mkdtemp(prefix="hprof-bench-jfr-"))
+    try:
+        hprof = ROOT / "target/release/hprof"
+        agent = work / "libhprof.so"
+        shutil.copy2(ROOT / "target/release/libhprof.so", agent)
+        classes = ROOT / "target/java/classes"
+        conv, conv_note = jfrconv()
+        _, one, copies = real_recording(work, classes)
+        sh(str(ROOT / "target/release/examples/synth"), str(work / "synth.jfr"), "10000000")
+        read_rows = reading(work, hprof, conv, args.runs)
+        over = overhead(work, agent, classes, max(args.runs, 5))
+        convert, page_mb, loads = page_load(work, hprof, args.runs)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    base = statistics.median(over["no agent"])
+    text = statistics.median(over["cpu=samples text"])
+    lines = [SECTION, "",
+             f"Command: `bench/jfr.py --runs {args.runs}` on {machine()}. The machine was shared with "
+             "seven other engineers' builds and tests (load average 15-20 on 2 cores): wall times are "
+             "inflated and noisy; the lead reruns this on a quiet machine.", "",
+             f"Reading (real: a 30 s JDK 17 recording of Stress, {one / 1e6:.1f} MB, its chunks repeated "
+             f"{copies} times; {conv_note}). hprof's rows are the median of {args.runs} runs, the others one run:", "",
+             "| recording | MB | tool | wall s | MB/s | peak RSS MB |", "|---|---|---|---|---|---|"]
+    for name, size, tool, wall, rss, _ in read_rows:
+        lines.append(f"| {name} | {size:.0f} | {tool} | {wall:.2f} | {size / wall:.0f} | {rss:.0f} |")
+    lines += ["", f"`format=jfr` overhead, CpuBench, cpu=samples interval=10 ms, median of {len(over['no agent'])} "
+              "interleaved runs:", "", "| run | median s | vs no agent | vs text |", "|---|---|---|---|"]
+    for name, values in over.items():
+        m = statistics.median(values)
+        lines.append(f"| {name} | {m:.3f} | {m / base:.3f}x | {m / text:.3f}x |")
+    lines += ["", f"HTML with the timeline, 10 M samples: `hprof convert` {convert[0]:.1f} s (peak RSS "
+              f"{convert[1]:.0f} MB), page {page_mb:.0f} MB; headless Chromium, navigation to the load "
+              f"event (timeline and whole-profile flame graph drawn): {' '.join(f'{l:.2f}' for l in loads)} s, "
+              f"median {statistics.median(loads):.2f} s.", ""]
+    lines += raw_runs({"CpuBench": over})
+    section = "\n".join(lines) + "\n"
+    print(section)
+    if args.write:
+        write_section(SECTION, section)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,225 @@
+//! The reader on recordings the writer made: every event and constant read back; the JDK's
+//! `jfr` tool reads them too; damaged and truncated copies give errors with offsets, never a
+//! panic.
+
+use hprof_jfr::pools::{FRAME_JIT, FrameRef, Pools};
+use hprof_jfr::schema::{self, id};
+use hprof_jfr::writer::{self, Put};
+use hprof_jfr::{Value, chunks};
+
+const START_NANOS: i64 = 1_700_000_000_000_000_000;
+
+/// A chunk of `samples` execution samples in `Hot.spin` (from `Hot.main`) one millisecond
+/// apart on thread "main", an allocation sample of `byte[]` in `Hot.fill`, and a monitor
+/// enter of 5 ms on `Hot$Lock`.
+fn recording(samples: i64) -> Vec<u8> {
+    let mut pools = Pools::new();
+    let hot = pools.class("Hot");
+    let main = pools.method(hot, "main", "([Ljava/lang/String;)V");
+    let spin = pools.method(hot, "spin", "()J");
+    let fill = pools.method(hot, "fill", "()V");
+    let frame = |method, line| FrameRef {
+        method,
+        line,
+        bci: 3,
+        kind: FRAME_JIT,
+    };
+    let spin_stack = pools.stack(&[frame(spin, 12), frame(main, 30)], false);
+    let fill_stack = pools.stack(&[frame(fill, 20), frame(main, 31)], false);
+    let thread = pools.thread(1, 4242, "main");
+    let bytes = pools.class("[B");
+    let lock = pools.class("Hot$Lock");
+    let mut events = Vec::new();
+    let mut body = Vec::new();
+    for i in 0..samples {
+        body.clear();
+        body.long(i * 1_000_000);
+        body.long(thread);
+        body.long(spin_stack);
+        body.long(0);
+        writer::event(&mut events, id::EXECUTION_SAMPLE, &body);
+    }
+    body.clear();
+    body.long(500_000);
+    body.long(thread);
+    body.long(fill_stack);
+    body.long(bytes);
+    body.long(1 << 20);
+    writer::event(&mut events, id::OBJECT_ALLOCATION_SAMPLE, &body);
+    body.clear();
+    body.long(700_000);
+    body.long(5_000_000);
+    body.long(thread);
+    body.long(fill_stack);
+    body.long(lock);
+    body.long(0);
+    body.long(0x1234);
+    writer::event(&mut events, id::JAVA_MONITOR_ENTER, &body);
+    writer::chunk(
+        START_NANOS,
+        samples * 1_000_000 + 1,
+        0,
+        1_000_000_000,
+        &events,
+        pools.constant_pools(),
+        &schema::metadata(),
+    )
+}
+
+#[test]
+fn events_and_constants_read_back() {
+    let bytes = recording(10);
+    let mut all: Vec<_> = chunks(&bytes).collect();
+    assert_eq!(all.len(), 1);
+    let chunk = all.pop().unwrap().unwrap();
+    let sample = chunk.metadata.named("jdk.ExecutionSample").unwrap();
+    let class = chunk.class(sample);
+    let (thread_field, stack_field) = (
+        class.field("sampledThread").unwrap(),
+        class.field("stackTrace").unwrap(),
+    );
+    let mut values = Vec::new();
+    let mut count = 0;
+    let mut names = std::collections::BTreeMap::new();
+    for event in chunk.events() {
+        let event = event.unwrap();
+        *names
+            .entry(chunk.class(event.class).name.clone())
+            .or_insert(0) += 1;
+        if event.class != sample {
+            continue;
+        }
+        chunk.read_event(&event, &mut values).unwrap();
+        assert_eq!(
+            chunk.nanos(values[0].as_int().unwrap()),
+            START_NANOS + count * 1_000_000
+        );
+        let Value::Ref { class, key } = values[thread_field] else {
+            panic!("thread {:?}", values[thread_field]);
+        };
+        let Some(Value::Object(_, thread)) = chunk.constant(class, key).unwrap() else {
+            panic!("no thread constant");
+        };
+        assert_eq!(thread[2].as_str(), Some("main"));
+        let Value::Ref { class, key } = values[stack_field] else {
+            panic!("stack");
+        };
+        let Some(Value::Object(_, trace)) = chunk.constant(class, key).unwrap() else {
+            panic!("no stack constant");
+        };
+        let Value::Array(frames) = &trace[1] else {
+            panic!("frames")
+        };
+        assert_eq!(frames.len(), 2);
+        count += 1;
+    }
+    assert_eq!(count, 10);
+    assert_eq!(names["jdk.ObjectAllocationSample"], 1);
+    assert_eq!(names["jdk.JavaMonitorEnter"], 1);
+}
+
+#[test]
+fn concatenated_chunks_are_read_one_after_another() {
+    let mut bytes = recording(3);
+    let second = recording(5);
+    bytes.extend_from_slice(&second);
+    let offsets: Vec<u64> = chunks(&bytes).map(|c| c.unwrap().offset).collect();
+    assert_eq!(offsets, vec![0, (bytes.len() - second.len()) as u64]);
+}
+
+#[test]
+fn every_truncation_is_an_error_with_an_offset_in_the_file() {
+    let bytes = recording(4);
+    for len in 0..bytes.len() {
+        let cut = &bytes[..len];
+        let result: Result<usize, hprof_jfr::Error> = (|| {
+            let mut n = 0;
+            for chunk in chunks(cut) {
+                let chunk = chunk?;
+                for e in chunk.events() {
+                    e?;
+                    n += 1;
+                }
+            }
+            Ok(n)
+        })();
+        if len == 0 {
+            assert_eq!(result, Ok(0));
+            continue;
+        }
+        let err = result.expect_err("a cut recording");
+        assert!(err.offset() <= len as u64, "{err} for {len} bytes");
+        assert!(err.to_string().contains("byte offset"), "{err}");
+    }
+}
+
+/// Reads everything a recording holds, every constant resolved; errors are fine, panics are
+/// not.
+fn read_all(bytes: &[u8]) -> Result<usize, hprof_jfr::Error> {
+    let mut n = 0;
+    let mut values = Vec::new();
+    for chunk in chunks(bytes) {
+        let chunk = chunk?;
+        for event in chunk.events() {
+            let event = event?;
+            chunk.read_event(&event, &mut values)?;
+            for v in &values {
+                if let Value::Ref { class, key } = v {
+                    let _ = chunk.constant(*class, *key)?;
+                }
+            }
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(400))]
+    #[test]
+    fn damaged_recordings_never_panic(
+        flips in proptest::collection::vec((0usize..4000, proptest::prelude::any::<u8>()), 1..6)
+    ) {
+        let mut bytes = recording(4);
+        for (at, value) in flips {
+            let at = at % bytes.len();
+            bytes[at] = value;
+        }
+        let _ = read_all(&bytes);
+    }
+}
+
+#[test]
+fn the_jdks_jfr_tool_reads_what_the_writer_wrote() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("w.jfr");
+    std::fs::write(&path, recording(25)).unwrap();
+    let jfr = hprof_testkit::java::jdk17().bin("jfr");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new("timeout")
+            .arg("120")
+            .arg(&jfr)
+            .args(args)
+            .arg(&path)
+            .output()
+            .expect("jfr runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "jfr {args:?}: {text}{err}");
+        text
+    };
+    let summary = run(&["summary"]);
+    let count = |name: &str| {
+        summary
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse::<u32>().ok())
+    };
+    assert_eq!(count("jdk.ExecutionSample"), Some(25), "{summary}");
+    assert_eq!(count("jdk.ObjectAllocationSample"), Some(1), "{summary}");
+    let printed = run(&["print", "--events", "JavaMonitorEnter"]);
+    assert!(printed.contains("Hot$Lock"), "{printed}");
+    assert!(printed.contains("5.00 ms"), "{printed}");
+    assert!(printed.contains("Hot.fill()"), "{printed}");
+}

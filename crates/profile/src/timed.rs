@@ -1,0 +1,392 @@
+//! Owns samples that carry their times (JFR events, the agent's timed sample records): the
+//! stacks and threads they name, the events of each kind, and what a time range and a thread
+//! filter make of them — a profile, and its [`Timeline`] for the flame graph page.
+
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use crate::model::{Kind, Profile, Sample, Selection};
+use crate::read::Error;
+
+/// Where a kind's timed events came from; a kind reads one stream (see [`Timed::stream_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Stream {
+    /// JFR `jdk.ExecutionSample`, the agent's CPU samples.
+    Execution,
+    /// JFR `jdk.CPUTimeSample` (JDK 25).
+    CpuTime,
+    /// JFR `jdk.NativeMethodSample`, async-profiler's `profiler.WallClockSample`, the agent's
+    /// wall-clock samples.
+    Wall,
+    /// JFR `jdk.ObjectAllocationSample`.
+    AllocSample,
+    /// JFR `jdk.ObjectAllocationInNewTLAB` and `jdk.ObjectAllocationOutsideTLAB`.
+    AllocTlab,
+    /// JFR `jdk.JavaMonitorEnter` and `jdk.ThreadPark`.
+    Lock,
+    /// hprof's `hprof.AllocationSite`: allocated bytes and objects (cumulative at each dump).
+    Sites,
+    /// hprof's `hprof.AllocationSite`: live bytes and objects (cumulative at each dump).
+    LiveSites,
+    /// hprof's `hprof.CpuTime`: self milliseconds and calls (cumulative at each dump).
+    Times,
+}
+
+impl Stream {
+    /// What a user calls the events of this stream.
+    pub(crate) fn events(self) -> &'static str {
+        match self {
+            Stream::Execution => "jdk.ExecutionSample",
+            Stream::CpuTime => "jdk.CPUTimeSample",
+            Stream::Wall => "jdk.NativeMethodSample or profiler.WallClockSample",
+            Stream::AllocSample => "jdk.ObjectAllocationSample",
+            Stream::AllocTlab => "jdk.ObjectAllocationInNewTLAB/OutsideTLAB",
+            Stream::Lock => "jdk.JavaMonitorEnter or jdk.ThreadPark",
+            Stream::Sites | Stream::LiveSites => "hprof.AllocationSite",
+            Stream::Times => "hprof.CpuTime",
+        }
+    }
+
+    /// Whether each dump's events repeat the figures so far (a profile reads the last).
+    fn cumulative(self) -> bool {
+        matches!(self, Stream::Sites | Stream::LiveSites | Stream::Times)
+    }
+}
+
+/// How many streams there are.
+pub(crate) const STREAMS: usize = 9;
+
+/// One timed event.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TimedEvent {
+    /// Wall-clock nanoseconds since the Unix epoch.
+    pub time: i64,
+    /// Index into [`Timed::stacks`].
+    pub stack: u32,
+    /// Index into [`Timed::threads`] (`u32::MAX`: none).
+    pub thread: u32,
+    /// Its value (samples, bytes, nanoseconds).
+    pub value: i64,
+    /// Its second value, for kinds that have one (objects, contentions, calls): 1 an event,
+    /// or what the event says.
+    pub count: i64,
+}
+
+/// The timed events of a file.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Timed {
+    /// Stacks, root first, as indices into the recording's frames.
+    pub stacks: Vec<Box<[u32]>>,
+    stack_index: FxHashMap<Box<[u32]>, u32>,
+    /// Thread names.
+    pub threads: Vec<Arc<str>>,
+    thread_index: FxHashMap<Arc<str>, u32>,
+    /// The events of each stream (by `Stream as usize`), in file order.
+    pub events: [Vec<TimedEvent>; STREAMS],
+    /// Where each dump of an HPROF file ends: the index of the first event of each stream
+    /// drained after the dump's CPU SAMPLES section (empty for JFR: one dump).
+    pub dump_ends: FxHashMap<Stream, Vec<usize>>,
+    /// The recording's span: wall-clock nanoseconds since the epoch.
+    pub start: i64,
+    /// Its end.
+    pub end: i64,
+}
+
+impl Timed {
+    pub(crate) fn stack(&mut self, frames: &[u32]) -> u32 {
+        if let Some(&i) = self.stack_index.get(frames) {
+            return i;
+        }
+        let i = self.stacks.len() as u32;
+        self.stacks.push(frames.into());
+        self.stack_index.insert(frames.into(), i);
+        i
+    }
+
+    pub(crate) fn thread(&mut self, name: &str) -> u32 {
+        if let Some(&i) = self.thread_index.get(name) {
+            return i;
+        }
+        let i = self.threads.len() as u32;
+        let name: Arc<str> = name.into();
+        self.threads.push(name.clone());
+        self.thread_index.insert(name, i);
+        i
+    }
+
+    pub(crate) fn push(&mut self, stream: Stream, event: TimedEvent) {
+        self.events[stream as usize].push(event);
+    }
+
+    /// Whether the file has events of `kind`.
+    pub(crate) fn has(&self, kind: Kind) -> bool {
+        self.stream_for(kind).is_some()
+    }
+
+    /// The stream a profile of `kind` reads: CPU time samples before execution samples (a
+    /// recording that has them asked for them), allocation samples before TLAB events (the
+    /// JDK's own weights; both would count allocations twice).
+    pub(crate) fn stream_for(&self, kind: Kind) -> Option<Stream> {
+        let candidates: &[Stream] = match kind {
+            Kind::Cpu => &[Stream::CpuTime, Stream::Execution],
+            Kind::Wall => &[Stream::Wall],
+            Kind::Alloc => &[Stream::Sites, Stream::AllocSample, Stream::AllocTlab],
+            Kind::Lock => &[Stream::Lock],
+            Kind::Times => &[Stream::Times],
+            Kind::Live => &[Stream::LiveSites],
+        };
+        candidates
+            .iter()
+            .copied()
+            .find(|&s| !self.events[s as usize].is_empty())
+    }
+
+    /// The names of the events a profile of `kind` would read.
+    pub(crate) fn wanted(kind: Kind) -> String {
+        match kind {
+            Kind::Cpu => format!(
+                "{} or {}",
+                Stream::CpuTime.events(),
+                Stream::Execution.events()
+            ),
+            Kind::Wall => Stream::Wall.events().to_string(),
+            Kind::Alloc => format!(
+                "{}, {} or {}",
+                Stream::Sites.events(),
+                Stream::AllocSample.events(),
+                Stream::AllocTlab.events()
+            ),
+            Kind::Lock => Stream::Lock.events().to_string(),
+            Kind::Times => Stream::Times.events().to_string(),
+            Kind::Live => Stream::LiveSites.events().to_string(),
+        }
+    }
+}
+
+/// Which timed events a profile keeps.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Split by thread: each sample names its thread.
+    pub by_thread: bool,
+    /// Keep only threads whose name matches.
+    pub threads: Option<regex::Regex>,
+    /// Keep events at or after this time (wall-clock nanoseconds since the epoch).
+    pub from: Option<i64>,
+    /// Keep events before this time.
+    pub to: Option<i64>,
+    /// Make the profile's [`Timeline`].
+    pub timeline: bool,
+}
+
+impl Filter {
+    /// Whether it keeps only some events (a time range or a thread pattern).
+    pub fn narrows(&self) -> bool {
+        self.threads.is_some() || self.from.is_some() || self.to.is_some()
+    }
+}
+
+/// Samples over time, for the flame graph page: the range in buckets of equal length, each
+/// bucket's value by sample (an index into the profile's samples) and by thread.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Timeline {
+    /// Wall-clock nanoseconds since the epoch of the first bucket's start.
+    pub start: i64,
+    /// Nanoseconds since the recording's start of the first bucket's start.
+    pub offset: i64,
+    /// The length of a bucket, nanoseconds.
+    pub bucket: i64,
+    /// Thread names.
+    pub threads: Vec<Arc<str>>,
+    /// Each bucket's (sample, value) pairs.
+    pub samples: Vec<Vec<(u32, i64)>>,
+    /// Each bucket's (thread, value) pairs.
+    pub by_thread: Vec<Vec<(u32, i64)>>,
+}
+
+/// About this many buckets in a timeline.
+const BUCKETS: i64 = 500;
+
+/// A bucket length near `span / BUCKETS`, rounded up to 1, 2 or 5 times a power of ten
+/// (nanoseconds), at least a millisecond.
+fn bucket_length(span: i64) -> i64 {
+    let want = (span / BUCKETS).max(1_000_000);
+    let mut unit = 1_000_000i64;
+    loop {
+        for m in [1, 2, 5] {
+            if unit.saturating_mul(m) >= want {
+                return unit.saturating_mul(m);
+            }
+        }
+        unit = unit.saturating_mul(10);
+    }
+}
+
+impl Timed {
+    /// The events of `stream` in the selected dumps (a JFR recording is one dump).
+    pub(crate) fn select(
+        &self,
+        stream: Stream,
+        selection: Selection,
+        kind: Kind,
+    ) -> Result<&[TimedEvent], Error> {
+        let events = self.events[stream as usize].as_slice();
+        let ends = self.dump_ends.get(&stream).map_or(&[][..], Vec::as_slice);
+        let dump = |n: usize| -> &[TimedEvent] {
+            let start = if n >= 2 { ends[n - 2] } else { 0 };
+            &events[start.min(events.len())..ends[n - 1].min(events.len())]
+        };
+        match selection {
+            Selection::All => Ok(events),
+            Selection::Last if ends.is_empty() => Ok(events),
+            Selection::Last => Ok(dump(ends.len())),
+            Selection::Nth(1) if ends.is_empty() => Ok(events),
+            Selection::Nth(n) if n >= 1 && n <= ends.len() => Ok(dump(n)),
+            Selection::Nth(n) if ends.is_empty() => Err(Error::new(format!(
+                "dump {n} does not exist: a JFR recording is one profile (--from and --to pick a time range)"
+            ))),
+            Selection::Nth(n) => Err(Error::new(format!(
+                "dump {n} does not exist: the file has {} {} sections",
+                ends.len(),
+                kind.section()
+            ))),
+        }
+    }
+
+    /// The profile of `events` that `filter` keeps, added to `profile` (empty, with the
+    /// recording's frames: stacks index them).
+    pub(crate) fn profile(
+        &self,
+        stream: Stream,
+        events: &[TimedEvent],
+        filter: &Filter,
+        mut profile: Profile,
+    ) -> Profile {
+        let keep_thread: Vec<bool> = self
+            .threads
+            .iter()
+            .map(|t| filter.threads.as_ref().is_none_or(|r| r.is_match(t)))
+            .collect();
+        let (from, to) = (
+            filter.from.unwrap_or(i64::MIN),
+            filter.to.unwrap_or(i64::MAX),
+        );
+        let two_values = profile.sample_types.len() > 1;
+        // (stack, thread) to the sample's index; by stack alone when threads are not split.
+        let mut samples: FxHashMap<(u32, u32), u32> = FxHashMap::default();
+        let mut by_stack: Vec<u32> = if filter.by_thread {
+            Vec::new()
+        } else {
+            vec![u32::MAX; self.stacks.len()]
+        };
+        let range_start = filter.from.unwrap_or(self.start).max(self.start);
+        let range_end = filter.to.unwrap_or(self.end).min(self.end).max(range_start);
+        let bucket = bucket_length(range_end - range_start);
+        let mut timeline_samples: FxHashMap<(u32, u32), i64> = FxHashMap::default();
+        let mut timeline_threads: FxHashMap<(u32, u32), i64> = FxHashMap::default();
+        let mut buckets = 0u32;
+        // A cumulative stream's profile is its last dump in the range: the events of the
+        // latest time there.
+        let last_dump = stream
+            .cumulative()
+            .then(|| {
+                events
+                    .iter()
+                    .filter(|e| e.time >= from && e.time < to)
+                    .map(|e| e.time)
+                    .max()
+            })
+            .flatten();
+        for e in events {
+            if e.time < from || e.time >= to {
+                continue;
+            }
+            if last_dump.is_some_and(|t| e.time != t) {
+                continue;
+            }
+            if e.thread != u32::MAX && !keep_thread[e.thread as usize] {
+                continue;
+            }
+            if e.thread == u32::MAX && filter.threads.is_some() {
+                continue;
+            }
+            let thread = if filter.by_thread { e.thread } else { u32::MAX };
+            let next = profile.samples.len() as u32;
+            let index = if filter.by_thread {
+                *samples.entry((e.stack, thread)).or_insert(next)
+            } else {
+                let slot = &mut by_stack[e.stack as usize];
+                if *slot == u32::MAX {
+                    *slot = next;
+                }
+                *slot
+            };
+            if index == next {
+                profile.samples.push(Sample {
+                    stack: self.stacks[e.stack as usize]
+                        .iter()
+                        .map(|&f| f as usize)
+                        .collect(),
+                    thread: filter.by_thread.then(|| {
+                        self.threads
+                            .get(e.thread as usize)
+                            .map_or_else(|| "<unknown thread>".to_string(), |t| t.to_string())
+                    }),
+                    values: if two_values { vec![0, 0] } else { vec![0] },
+                });
+            }
+            let values = &mut profile.samples[index as usize].values;
+            values[0] += e.value;
+            if two_values {
+                values[1] += e.count;
+            }
+            if filter.timeline {
+                let b = ((e.time.max(range_start) - range_start) / bucket) as u32;
+                buckets = buckets.max(b + 1);
+                *timeline_samples.entry((b, index)).or_default() += e.value;
+                *timeline_threads.entry((b, e.thread)).or_default() += e.value;
+            }
+        }
+        if filter.timeline {
+            let span_buckets = ((range_end - range_start + bucket - 1) / bucket).max(1) as u32;
+            let n = buckets.max(span_buckets) as usize;
+            let mut timeline = Timeline {
+                start: range_start,
+                offset: range_start - self.start,
+                bucket,
+                threads: self.threads.clone(),
+                samples: vec![Vec::new(); n],
+                by_thread: vec![Vec::new(); n],
+            };
+            for ((b, s), v) in timeline_samples {
+                timeline.samples[b as usize].push((s, v));
+            }
+            for ((b, t), v) in timeline_threads {
+                if t != u32::MAX {
+                    timeline.by_thread[b as usize].push((t, v));
+                }
+            }
+            for list in timeline
+                .samples
+                .iter_mut()
+                .chain(timeline.by_thread.iter_mut())
+            {
+                list.sort_unstable();
+            }
+            profile.timeline = Some(timeline);
+        }
+        profile
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_lengths_are_round() {
+        assert_eq!(bucket_length(0), 1_000_000);
+        assert_eq!(bucket_length(4_000_000_000), 10_000_000);
+        assert_eq!(bucket_length(600_000_000_000), 2_000_000_000);
+    }
+}
