@@ -1,8 +1,9 @@
 // Agent test program with exactly known call counts, for cpu=times. main calls, in order:
-// fib(25) once (242785 calls of fib); sleeper() 3 times (~0 CPU each); spin(150) twice; catcher()
-// 100 times (thrower: 500 calls, afterCatch: 100, always from catcher); new Point(i, i) 500 times
-// (each Point constructor: 500); 4 threads "worker-0".."worker-3" each run workerLoop() once,
-// which calls work() 1000 times (4000 in all); deep(2000) once (2001 calls).
+// fib(25) once (242785 calls of fib); sleeper() 3 times (~0 CPU each); spin(150) twice (150 ms
+// of CPU time each, however loaded the machine); catcher() 100 times (thrower: 500 calls,
+// afterCatch: 100, always from catcher); new Point(i, i) 500 times (each Point constructor:
+// 500); 4 threads "worker-0".."worker-3" each run workerLoop() once, which calls work() 1000
+// times (4000 in all); deep(2000) once (2001 calls).
 
 public class CallCounts {
     static volatile long sink;
@@ -32,11 +33,15 @@ public class CallCounts {
         Thread.sleep(200);
     }
 
+    // Computes until the calling thread has had `millis` ms more of CPU time (not wall time:
+    // a loaded machine gives it less CPU per second), reading its CPU time only every million
+    // steps (a millisecond or so), so that spin, not the reading, holds the self time.
     static void spin(long millis) {
-        long end = System.nanoTime() + millis * 1_000_000L;
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long end = threads.getCurrentThreadCpuTime() + millis * 1_000_000L;
         long x = millis;
-        while (System.nanoTime() < end) {
-            for (int i = 0; i < 10_000; i++) {
+        while (threads.getCurrentThreadCpuTime() < end) {
+            for (int i = 0; i < 1_000_000; i++) {
                 x = x * 6364136223846793005L + 1442695040888963407L;
             }
         }

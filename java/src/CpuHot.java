@@ -1,6 +1,9 @@
 // Agent test program with a known CPU profile: main spends nearly all its time in hot(), a
 // little in warm(), while another thread ("acceptor") is blocked in ServerSocket.accept() for
-// the whole run and uses no CPU. Argument: run time in milliseconds (default 1500).
+// the whole run and uses no CPU. Argument: how long main computes, in milliseconds of its own
+// CPU time (default 1500; so a sampler at 10 ms of CPU takes about a tenth as many samples of
+// it however loaded the machine is). Prints "done <rounds>" and "cpu <ms>", the CPU time main
+// had (JVM start-up included).
 
 import java.net.ServerSocket;
 
@@ -36,14 +39,16 @@ public class CpuHot {
         }, "acceptor");
         acceptor.setDaemon(true);
         acceptor.start();
-        long end = System.nanoTime() + millis * 1_000_000L;
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long end = threads.getCurrentThreadCpuTime() + millis * 1_000_000L;
         long n = 0;
-        while (System.nanoTime() < end) {
+        while (threads.getCurrentThreadCpuTime() < end) {
             sink += hot(n++);
             sink += warm(n);
         }
         server.close();
         acceptor.join();
         System.out.println("done " + n);
+        System.out.println("cpu " + threads.getCurrentThreadCpuTime() / 1_000_000);
     }
 }

@@ -7,6 +7,8 @@
 //   probe    prints "probe <n>": the calls the agent's tracker counted on its shared "off"
 //            state (probes still running while the tracker is off), read by reflection
 //            (needs --add-opens java.base/java.lang=ALL-UNNAMED; -1 without a tracker);
+//   spin MS  computes in LateCalls.spin until main has had MS more milliseconds of CPU time (so
+//            a CPU sampler at 10 ms takes about MS / 10 samples of it), then prints "spun MS";
 //   exit     prints "finished <total calls>" and exits with status 3.
 // The end of its input ends it with status 4. Between commands it makes no call of counted(),
 // so a profiler attached between two commands must count exactly the N calls of the runs it saw.
@@ -66,6 +68,16 @@ public class LateCalls {
         }
     }
 
+    static void spin(long millis) {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long end = threads.getCurrentThreadCpuTime() + millis * 1_000_000L;
+        while (threads.getCurrentThreadCpuTime() < end) {
+            for (int i = 0; i < 100_000; i++) {
+                sink += i * 31L;
+            }
+        }
+    }
+
     static void batch(long n) {
         for (long i = 0; i < n; i++) {
             counted();
@@ -89,6 +101,11 @@ public class LateCalls {
                 int n = Integer.parseInt(line.substring(8).trim());
                 contend(n);
                 System.out.println("contended " + n);
+                System.out.flush();
+            } else if (line.startsWith("spin ")) {
+                long millis = Long.parseLong(line.substring(5).trim());
+                spin(millis);
+                System.out.println("spun " + millis);
                 System.out.flush();
             } else if (line.equals("probe")) {
                 System.out.println("probe " + probe());

@@ -10,8 +10,9 @@
 //   wall     "sleeper" sleeps, "blocked" waits to enter a monitor "holder" keeps, "spinner"
 //            computes; all for the whole run;
 //   gc       "collector" calls System.gc() in a loop while "allocator" allocates;
-//   virtual  (JDK 21+) a virtual thread computing in virtualWork() for the whole run; prints
-//            "no virtual threads" on older JDKs;
+//   virtual  (JDK 21+) a virtual thread computing in virtualWork() until the process has had
+//            SECONDS of CPU time (so the samples, one per interval of CPU, are as many however
+//            loaded the machine is); prints "no virtual threads" on older JDKs;
 //   vshared  (JDK 21+) two virtual threads named "vt-alpha" and "vt-beta", computing in
 //            alphaWork() and betaWork(), on one carrier, parking 0.1 ms after each slice of work;
 //   vpinned  the same two, each on a carrier of its own, never yielding;
@@ -240,9 +241,11 @@ public class Sampling {
         allocator.join();
     }
 
+    static volatile boolean stopVirtual;
+
     static void virtualWork() {
         long x = 1;
-        while (System.nanoTime() < deadline) {
+        while (!stopVirtual) {
             x = loop(x, 100_000);
         }
         sink += x;
@@ -256,7 +259,15 @@ public class Sampling {
             System.out.println("no virtual threads");
             return;
         }
+        long budget = deadline - System.nanoTime();
+        com.sun.management.OperatingSystemMXBean os =
+                (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+        long end = os.getProcessCpuTime() + budget;
         Thread t = (Thread) start.invoke(null, (Runnable) Sampling::virtualWork);
+        while (os.getProcessCpuTime() < end) {
+            Thread.sleep(10);
+        }
+        stopVirtual = true;
         t.join();
     }
 

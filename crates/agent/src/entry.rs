@@ -155,27 +155,59 @@ fn attach(vm: JavaVm, options: Options) -> (sys::jint, String) {
                     register_at_exit();
                     (
                         JNI_OK,
-                        format!("started: {text}\n{}", profiler.late_notes()),
+                        format!(
+                            "started: {text}\n{}{}",
+                            file_line(profiler.output_path()),
+                            profiler.late_notes()
+                        ),
                     )
                 }
                 Err(message) => (JNI_ERR, format!("error: {message}\n")),
             }
         }
         (Session::Dump, Some(p)) => {
-            p.dump_now();
-            (JNI_OK, "dumped\n".into())
+            let missing = p.dump_now();
+            (
+                JNI_OK,
+                format!(
+                    "dumped\n{}{}",
+                    file_line(p.output_path()),
+                    incomplete_lines(&missing)
+                ),
+            )
         }
         (Session::Stop, Some(p)) => {
-            p.stop_session();
-            (JNI_OK, "stopped\n".into())
+            let path = p.output_path();
+            let missing = p.stop_session();
+            (
+                JNI_OK,
+                format!("stopped\n{}{}", file_line(path), incomplete_lines(&missing)),
+            )
         }
-        (Session::Status, Some(p)) => (JNI_OK, p.status()),
+        (Session::Status, Some(p)) => (
+            JNI_OK,
+            format!("{}{}", p.status(), file_line(p.output_path())),
+        ),
         (Session::Status, None) => (JNI_OK, "running: no\n".into()),
         (Session::Dump | Session::Stop, None) => (
             JNI_ERR,
             "error: no profiling session is running in this JVM (hprof attach PID start)\n".into(),
         ),
     }
+}
+
+/// The `file: PATH` line of an answer: where the session's profile is.
+fn file_line(path: Option<std::path::PathBuf>) -> String {
+    path.map(|p| format!("file: {}\n", p.display()))
+        .unwrap_or_default()
+}
+
+/// The `incomplete: WHY` lines of an answer: why the dump just written is incomplete.
+fn incomplete_lines(missing: &[String]) -> String {
+    missing
+        .iter()
+        .map(|why| format!("incomplete: {why}\n"))
+        .collect()
 }
 
 fn callbacks() -> Callbacks {

@@ -131,7 +131,7 @@ impl Profiler {
         let profiler = Profiler {
             ctx,
             engines,
-            output: Mutex::new(ProfileOutput::new(opened.writer, opened.socket)),
+            output: Mutex::new(ProfileOutput::new(opened)),
             commands: Mutex::new(commands),
             state: AtomicU8::new(NEW),
             dumper: Ticker::new(),
@@ -182,8 +182,8 @@ impl Profiler {
     /// session's JVMTI environment is disabled and its capabilities relinquished, and a new
     /// session may start. The environment itself is not disposed: an agent thread that
     /// outlived its two-second stop would then call into freed memory.
-    pub fn stop_session(&self) {
-        self.vm_death();
+    pub fn stop_session(&self) -> Vec<String> {
+        let missing = self.vm_death();
         for engine in &self.engines {
             engine.release(&self.ctx);
         }
@@ -209,6 +209,7 @@ impl Profiler {
         let _ = jvmti.relinquish_all_capabilities();
         crate::engine::forget_running();
         PROFILER.clear();
+        missing
     }
 
     /// What starting late costs or leaves out, engine by engine (`note: ` lines for `hprof
@@ -221,11 +222,20 @@ impl Profiler {
             .collect()
     }
 
-    /// A dump now, written before this returns (`hprof attach PID dump`).
-    pub fn dump_now(&self) {
+    /// A dump now, written before this returns (`hprof attach PID dump`); why it is
+    /// incomplete (empty when it is whole).
+    pub fn dump_now(&self) -> Vec<String> {
         if self.is_running() {
-            self.dump();
+            self.dump()
+        } else {
+            vec!["the session is not running".into()]
         }
+    }
+
+    /// The path of the session's output file, when it writes one.
+    pub fn output_path(&self) -> Option<std::path::PathBuf> {
+        let out = self.output.lock().unwrap_or_else(|e| e.into_inner());
+        out.path().map(std::path::Path::to_path_buf)
     }
 
     /// What `hprof attach PID status` prints.
@@ -527,7 +537,7 @@ impl Profiler {
                     if !dumped {
                         let note = "the last dump could not be written: the JVM exited without its VM death event";
                         eprintln!("HPROF ERROR: {note}");
-                        out.write(|w| w.error_note(note));
+                        out.note_incomplete(note);
                     }
                     out.close();
                     return;
@@ -549,28 +559,33 @@ impl Profiler {
         }
     }
 
-    /// VMDeath: stop the engines, write the last dump (`doe=y`), close the output.
-    pub fn vm_death(&self) {
+    /// VMDeath: stop the engines, write the last dump (`doe=y`), close the output. Returns
+    /// why the last dump is incomplete (empty when it is whole, or not written).
+    pub fn vm_death(&self) -> Vec<String> {
         if self.state.swap(TERMINATED, Ordering::AcqRel) != RUNNING {
-            return;
+            return Vec::new();
         }
         self.dumper.stop();
         for engine in &self.engines {
             engine.stop(&self.ctx);
         }
-        if self.ctx.options.doe {
-            self.dump();
-        }
+        let missing = if self.ctx.options.doe {
+            self.dump()
+        } else {
+            Vec::new()
+        };
         if let Ok(mut out) = self.output.lock() {
             out.close();
         }
+        missing
     }
 
     /// A dump of every engine: first each engine's preparation (the JVM calls that wait for
-    /// safepoints), then the writing, under the output's lock.
-    fn dump(&self) {
+    /// safepoints), then the writing, under the output's lock. Returns why the dump is
+    /// incomplete (empty when it is whole).
+    fn dump(&self) -> Vec<String> {
         let Ok(_dumping) = self.dumping.lock() else {
-            return;
+            return vec!["another dump failed".into()];
         };
         let jni = self.ctx.vm.jni();
         for engine in &self.engines {
@@ -578,7 +593,7 @@ impl Profiler {
         }
         let unloaded = self.unloaded_classes(jni);
         let Ok(mut out) = self.output.lock() else {
-            return;
+            return vec!["the output is unusable after a failure".into()];
         };
         let mut message = String::from("Dumping");
         for engine in &self.engines {
@@ -588,11 +603,18 @@ impl Profiler {
         for class in &unloaded {
             out.write(|w| w.class_unload(class));
         }
-        out.write(|w| w.flush());
-        // Written whole once the dump is done, so error lines never split it.
+        let missing = out.end_dump();
+        // Written whole once the dump is done, so error lines never split it. A dump known
+        // to be incomplete is never announced as done (its reasons are on the HPROF ERROR
+        // lines above, and in the output).
         if self.ctx.options.verbose && !self.engines.is_empty() {
-            eprintln!("{message} done.");
+            if missing.is_empty() {
+                eprintln!("{message} done.");
+            } else {
+                eprintln!("{message} INCOMPLETE: {}.", missing.join("; "));
+            }
             let _ = std::io::stderr().flush();
         }
+        missing
     }
 }

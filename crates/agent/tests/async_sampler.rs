@@ -141,7 +141,9 @@ fn sampler_jvmti_takes_stacks_at_safepoints() {
     let (_, p) = sample(&jdk, "cpu=samples,sampler=jvmti,depth=8", "inline", "2");
     let total = total(&p);
     let caller = count(&p, |f, _| f[0].starts_with("Sampling.loop("));
-    // (About 200 on an idle machine: the sampler's own thread needs the CPU too.)
+    // A floor for the check's power (at 20 samples, a caller that held none of them cannot
+    // pass it). The rate, about 200 on an idle machine and 62 to 85 at a load of 11 on two
+    // cores, is the sampler thread's share of a loaded machine: bench/rates.py measures it.
     assert!(total >= 20, "{total}");
     assert!(
         caller * 2 > total,
@@ -221,10 +223,21 @@ fn wall_clock_samples_carry_each_threads_state() {
             "JDK {}: spinner",
             jdk.version
         );
-        // Wall time: a sleeping thread is sampled as often as a running one.
-        let (s, r) = (of(sleeper) as f64, of(spinner) as f64);
+        // Wall time: every thread is signalled on every tick, whatever it does. Two threads
+        // that wait (one sleeping, one blocked on a monitor) are sampled alike: within 6 % of
+        // each other in five runs at a load of 10 to 12 on two cores, so within 10 %. A
+        // running thread that waits for a core when its signal comes loses the next one
+        // (pending signals merge): never more samples than a sleeping one, and fewer as the
+        // load grows (4 % fewer at a load of 11, 25 % at 20; how close a sampler under
+        // contention gets is measured in bench/rates.py, not asserted here), at least half.
+        let (s, b, r) = (of(sleeper) as f64, of(blocked) as f64, of(spinner) as f64);
         assert!(
-            s / r > 0.5 && s / r < 2.0,
+            (s - b).abs() <= 0.1 * s.max(b),
+            "JDK {}: sleeper {s} blocked {b}",
+            jdk.version
+        );
+        assert!(
+            r <= 1.05 * s + 2.0 && r >= 0.5 * s,
             "JDK {}: sleeper {s} spinner {r}",
             jdk.version
         );
@@ -315,8 +328,9 @@ fn a_virtual_threads_samples_are_its_own_frames() {
             f.iter()
                 .any(|x| x.starts_with("Sampling.virtualWork(Sampling.java:"))
         });
-        // (About 200 samples on an idle machine; fewer when the CPU is shared.)
-        assert!(total >= 30, "JDK {}: {total}", jdk.version);
+        // The virtual thread computes until the process has had 2 s of CPU: about 200 samples
+        // at 10 ms, however loaded the machine (JIT compilation takes a part of those 2 s).
+        assert!(total >= 100, "JDK {}: {total}", jdk.version);
         assert!(
             virtual_work * 10 >= total * 8,
             "JDK {}: {virtual_work} of {total} samples in the virtual thread's work",
@@ -399,8 +413,17 @@ fn wall_clock_signals_never_interrupt_a_blocking_call() {
                     .is_some_and(|r| r.starts_with("<hprof>.<RUNNABLE in native>("))
                 && f.iter().any(|x| x.contains("accept"))
         });
-        // About 150 samples in 1.5 s on an idle machine; the sampler's thread needs the CPU.
-        assert!(of >= 20, "JDK {}: acceptor sampled {of} times", jdk.version);
+        // Every tick samples the acceptor (through JVMTI: it is in native code) and main
+        // (signalled); main loses a sample when it waits for a core as its signal comes
+        // (pending signals merge): the acceptor at least as often as main, within 10 %
+        // (measured at a load of 11 on two cores: 228/230, 286/285, 475/415).
+        let main_serial = p.thread("main").expect("main started");
+        let main = count(&p, |_, t| t == Some(main_serial));
+        assert!(
+            of * 10 >= main * 9 && of >= 20,
+            "JDK {}: acceptor sampled {of} times, main {main}",
+            jdk.version
+        );
         // (A sample may land as the thread starts, before accept().)
         assert!(
             in_accept + 2 >= of,
@@ -531,7 +554,7 @@ fn posix_timers_sample_each_thread_by_default() {
 #[test]
 fn perf_events_sample_each_thread_where_the_kernel_allows_them() {
     if let Some(why) = perf_events_refused_here() {
-        println!("SKIPPED: perf events are not available here: {why}");
+        hprof_testkit::require::skip_test(format!("perf events are missing: {why}"));
         return;
     }
     // Where POSIX timers are refused, perf events are next, with one verbose line.
@@ -623,10 +646,11 @@ fn a_stopped_attach_session_releases_its_timers() {
     // An agent loaded into a running JVM (as `hprof attach` does, here through jcmd) and
     // stopped leaves no perf event descriptor and no POSIX timer behind, whichever it used.
     let jdk = jdk17();
-    let perf = perf_events_refused_here().is_none();
-    if !perf {
-        println!("perf events are not available here: only timer=cpu is checked");
+    let refused = perf_events_refused_here();
+    if let Some(why) = &refused {
+        hprof_testkit::require::skip_part(format!("timer=perf: perf events are missing: {why}"));
     }
+    let perf = refused.is_none();
     let target = hprof_testkit::java::JavaProcess::start(&jdk, &[], "LongRunning");
     let dir = tempfile::tempdir().unwrap();
     let lib = crate::support::libhprof().display().to_string();
@@ -667,7 +691,17 @@ fn a_stopped_attach_session_releases_its_timers() {
         );
         let reply = target.jcmd(&jdk, &["JVMTI.agent_load", &lib, &options]);
         assert!(reply.contains("return code: 0"), "{reply}");
-        std::thread::sleep(std::time::Duration::from_millis(700));
+        // Running once the handler is in and the threads have their timers or events (at
+        // most a minute; the assertions below say what is missing after that).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while std::time::Instant::now() < deadline {
+            let (events, timers) = held(target.pid);
+            let armed = if *source == "perf" { events } else { timers };
+            if catches_sigprof(target.pid) && armed >= 2 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
         assert!(
             catches_sigprof(target.pid),
             "{source}: the sampler's handler"

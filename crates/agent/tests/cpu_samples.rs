@@ -17,12 +17,16 @@ fn the_hot_method_ranks_first_on_every_jdk() {
         let p = TextProfile::parse(&read_text(&text_output(dir.path())));
         assert_eq!(p.cpu.len(), 1, "JDK {}", jdk.version);
         let cpu = &p.cpu[0];
-        // 1.5 s at one sample per 10 ms of CPU.
+        // One sample per 10 ms of a thread's CPU, never more (+1: main runs on a moment after
+        // it reads its CPU time; how many samples the machine's load leaves is measured in
+        // bench/rates.py).
+        let main = p.thread("main").expect("main started");
+        let of_main = cpu_of(&p, main);
         assert!(
-            (60..=200).contains(&cpu.total),
-            "JDK {}: total {}",
+            of_main >= 1 && of_main <= main_cpu_millis(&run.stdout) / 10 + 1,
+            "JDK {}: {of_main} samples of main; {}",
             jdk.version,
-            cpu.total
+            run.stdout
         );
         assert_eq!(
             cpu.rows[0].method, "CpuHot.hot",
@@ -124,31 +128,65 @@ fn depth_zero_records_no_samples() {
     );
 }
 
+/// Samples of the last CPU SAMPLES section charged to thread `serial`.
+fn cpu_of(p: &TextProfile, serial: u32) -> u64 {
+    p.cpu
+        .last()
+        .expect("a CPU SAMPLES section")
+        .rows
+        .iter()
+        .filter(|r| p.traces[&r.trace].thread == Some(serial))
+        .map(|r| r.count)
+        .sum()
+}
+
+/// The CPU time CpuHot's main thread had, from its `cpu <ms>` line.
+fn main_cpu_millis(stdout: &str) -> u64 {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("cpu ")?.parse().ok())
+        .unwrap_or_else(|| panic!("no cpu line: {stdout}"))
+}
+
 #[test]
-fn a_longer_interval_takes_fewer_samples() {
-    // Samples follow CPU time, which a loaded machine gives the program less of: the check is
-    // relative to a run at the default 10 ms, not a count of its own.
-    let (run, dir) = profile(&jdk17(), "cpu=samples,interval=100", "CpuHot", &["1000"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let slow = TextProfile::parse(&read_text(&text_output(dir.path())));
-    let (run, dir) = profile(&jdk17(), "cpu=samples,interval=10", "CpuHot", &["1000"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let fast = TextProfile::parse(&read_text(&text_output(dir.path())));
-    let (slow, fast) = (slow.cpu[0].total, fast.cpu[0].total);
-    // At most about 1 s of CPU at 100 ms; about ten times fewer than at 10 ms.
-    assert!((1..=20).contains(&slow), "{slow} samples at 100 ms");
-    assert!(
-        fast >= 4 * slow,
-        "{fast} samples at 10 ms, {slow} at 100 ms"
-    );
+fn the_interval_is_the_cpu_time_between_samples() {
+    // A thread is sampled once per `interval` of its own CPU time: never more often than its
+    // CPU time over the interval (a 100 ms interval taken for 10 ms would give ten times
+    // more). How close to that the sampler gets on a loaded machine is measured in
+    // bench/rates.py, not asserted here.
+    for interval in [100, 10] {
+        let options = format!("cpu=samples,interval={interval},thread=y");
+        let (run, dir) = profile(&jdk17(), &options, "CpuHot", &["1000"]);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        let main = p.thread("main").expect("main started");
+        let cpu = main_cpu_millis(&run.stdout);
+        let samples = cpu_of(&p, main);
+        // (+1: main runs on a moment after it reads its CPU time.)
+        assert!(
+            samples <= cpu / interval + 1,
+            "interval={interval}: {samples} samples of main in {cpu} ms of its CPU"
+        );
+        assert!(
+            samples >= 1 || cpu < interval,
+            "interval={interval}: {cpu} ms"
+        );
+    }
 }
 
 #[test]
 fn cutoff_drops_small_rows() {
-    let (run, dir) = profile(&jdk17(), "cpu=samples,cutoff=0.5", "CpuHot", &["600"]);
+    // One frame without line numbers: one trace per method, and hot()'s holds > 80 %.
+    let (run, dir) = profile(
+        &jdk17(),
+        "cpu=samples,cutoff=0.5,depth=1,lineno=n",
+        "CpuHot",
+        &["600"],
+    );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let p = TextProfile::parse(&read_text(&text_output(dir.path())));
     let cpu = &p.cpu[0];
     assert!(cpu.rows.iter().all(|r| r.count * 2 >= cpu.total), "{cpu:?}");
-    assert_eq!(cpu.rows.len(), 1);
+    assert_eq!(cpu.rows.len(), 1, "{cpu:?}");
+    assert_eq!(cpu.rows[0].method, "CpuHot.hot", "{cpu:?}");
 }

@@ -128,116 +128,123 @@ fn cutoff_hides_rows_below_it_and_depth_zero_gives_the_empty_trace() {
 
 #[test]
 fn thread_y_separates_the_workers() {
-    let (p, t) = call_counts(&jdk17(), "cpu=times,thread=y,cutoff=0");
-    let work: Vec<_> = t
-        .rows
-        .iter()
-        .filter(|r| r.method == "CallCounts.work")
-        .collect();
-    assert_eq!(work.len(), 4, "{work:?}");
-    let mut threads: Vec<u32> = work
-        .iter()
-        .map(|r| p.traces[&r.trace].thread.expect("thread=y trace"))
-        .collect();
-    threads.sort();
-    threads.dedup();
-    assert_eq!(threads.len(), 4);
-    for (i, serial) in threads.iter().enumerate() {
-        let name = &p
-            .thread_starts
+    for jdk in jdks() {
+        // (Shown with the assertion that fails.)
+        eprintln!("JDK {}", jdk.version);
+        let (p, t) = call_counts(&jdk, "cpu=times,thread=y,cutoff=0");
+        let work: Vec<_> = t
+            .rows
             .iter()
-            .find(|(s, _)| s == serial)
-            .expect("thread started")
-            .1;
-        assert!(name.starts_with("worker-"), "{i}: {name}");
+            .filter(|r| r.method == "CallCounts.work")
+            .collect();
+        assert_eq!(work.len(), 4, "{work:?}");
+        let mut threads: Vec<u32> = work
+            .iter()
+            .map(|r| p.traces[&r.trace].thread.expect("thread=y trace"))
+            .collect();
+        threads.sort();
+        threads.dedup();
+        assert_eq!(threads.len(), 4);
+        for (i, serial) in threads.iter().enumerate() {
+            let name = &p
+                .thread_starts
+                .iter()
+                .find(|(s, _)| s == serial)
+                .expect("thread started")
+                .1;
+            assert!(name.starts_with("worker-"), "{i}: {name}");
+        }
+        assert!(work.iter().all(|r| r.count == 1000), "{work:?}");
     }
-    assert!(work.iter().all(|r| r.count == 1000), "{work:?}");
 }
 
 #[test]
 fn cpu_old_lists_callee_caller_pairs_without_header() {
-    let jdk = jdk17();
-    let (run, dir) = profile(&jdk, "cpu=old", "CallCounts", &[]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let text = read_text(&text_output(dir.path()));
-    let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("count callee caller time"));
-    assert!(!text.contains("JAVA PROFILE") && !text.contains("THREAD START"));
-    assert!(!text.contains("TRACE ") && !text.contains("CPU TIME"));
-    // "<unknown caller>" (a method called from code that is not instrumented) is the one
-    // column with a space.
-    let owned: Vec<String> = lines
-        .map(|l| {
-            l.replace("<unknown callee>", "<unknown-callee>")
-                .replace("<unknown caller>", "<unknown-caller>")
-        })
-        .collect();
-    assert!(owned.iter().any(|l| l.contains("<unknown-caller>")));
-    let rows: Vec<(u64, &str, &str, u64)> = owned
-        .iter()
-        .map(|l| {
-            let cols: Vec<&str> = l.split(' ').collect();
-            assert_eq!(cols.len(), 4, "{l}");
-            (
-                cols[0].parse().unwrap(),
-                cols[1],
-                cols[2],
-                cols[3].parse().unwrap(),
-            )
-        })
-        .collect();
-    assert!(rows.windows(2).all(|w| w[0].0 >= w[1].0), "sorted by count");
-    let find = |callee: &str, caller: &str| {
-        rows.iter()
-            .find(|r| r.1 == callee && r.2 == caller)
-            .map(|r| r.0)
-    };
-    assert_eq!(rows[0].1, "CallCounts.fib(I)I");
-    assert_eq!(
-        find("CallCounts.fib(I)I", "CallCounts.fib(I)I"),
-        Some(242_784)
-    );
-    assert_eq!(
-        find(
-            "CallCounts.fib(I)I",
-            "CallCounts.main([Ljava/lang/String;)V"
-        ),
-        Some(1)
-    );
-    assert_eq!(
-        find("CallCounts.afterCatch()I", "CallCounts.catcher()V"),
-        Some(100)
-    );
-    assert_eq!(
-        find("CallCounts.thrower(I)I", "CallCounts.catcher()V"),
-        Some(100)
-    );
-    assert_eq!(
-        find("CallCounts.thrower(I)I", "CallCounts.thrower(I)I"),
-        Some(400)
-    );
-    assert_eq!(
-        find(
-            "CallCounts$Point.<init>(III)V",
-            "CallCounts$Point.<init>(II)V"
-        ),
-        Some(500)
-    );
-    // Inclusive time: spin's 300 ms of CPU.
-    let spin = rows
-        .iter()
-        .find(|r| r.1 == "CallCounts.spin(J)V")
-        .expect("spin row");
-    assert_eq!(spin.0, 2);
-    assert!(spin.3 >= 50, "{spin:?}");
-    // main's time includes spin's: it is on the stack whenever spin runs.
-    let main = rows
-        .iter()
-        .find(|r| r.1 == "CallCounts.main([Ljava/lang/String;)V")
-        .expect("main row");
-    assert_eq!(main.0, 1);
-    assert_eq!(main.2, "<unknown-caller>");
-    assert!(main.3 >= spin.3, "{main:?} {spin:?}");
+    for jdk in jdks() {
+        // (Shown with the assertion that fails.)
+        eprintln!("JDK {}", jdk.version);
+        let (run, dir) = profile(&jdk, "cpu=old", "CallCounts", &[]);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let text = read_text(&text_output(dir.path()));
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("count callee caller time"));
+        assert!(!text.contains("JAVA PROFILE") && !text.contains("THREAD START"));
+        assert!(!text.contains("TRACE ") && !text.contains("CPU TIME"));
+        // "<unknown caller>" (a method called from code that is not instrumented) is the one
+        // column with a space.
+        let owned: Vec<String> = lines
+            .map(|l| {
+                l.replace("<unknown callee>", "<unknown-callee>")
+                    .replace("<unknown caller>", "<unknown-caller>")
+            })
+            .collect();
+        assert!(owned.iter().any(|l| l.contains("<unknown-caller>")));
+        let rows: Vec<(u64, &str, &str, u64)> = owned
+            .iter()
+            .map(|l| {
+                let cols: Vec<&str> = l.split(' ').collect();
+                assert_eq!(cols.len(), 4, "{l}");
+                (
+                    cols[0].parse().unwrap(),
+                    cols[1],
+                    cols[2],
+                    cols[3].parse().unwrap(),
+                )
+            })
+            .collect();
+        assert!(rows.windows(2).all(|w| w[0].0 >= w[1].0), "sorted by count");
+        let find = |callee: &str, caller: &str| {
+            rows.iter()
+                .find(|r| r.1 == callee && r.2 == caller)
+                .map(|r| r.0)
+        };
+        assert_eq!(rows[0].1, "CallCounts.fib(I)I");
+        assert_eq!(
+            find("CallCounts.fib(I)I", "CallCounts.fib(I)I"),
+            Some(242_784)
+        );
+        assert_eq!(
+            find(
+                "CallCounts.fib(I)I",
+                "CallCounts.main([Ljava/lang/String;)V"
+            ),
+            Some(1)
+        );
+        assert_eq!(
+            find("CallCounts.afterCatch()I", "CallCounts.catcher()V"),
+            Some(100)
+        );
+        assert_eq!(
+            find("CallCounts.thrower(I)I", "CallCounts.catcher()V"),
+            Some(100)
+        );
+        assert_eq!(
+            find("CallCounts.thrower(I)I", "CallCounts.thrower(I)I"),
+            Some(400)
+        );
+        assert_eq!(
+            find(
+                "CallCounts$Point.<init>(III)V",
+                "CallCounts$Point.<init>(II)V"
+            ),
+            Some(500)
+        );
+        // Inclusive time: spin's 300 ms of CPU.
+        let spin = rows
+            .iter()
+            .find(|r| r.1 == "CallCounts.spin(J)V")
+            .expect("spin row");
+        assert_eq!(spin.0, 2);
+        assert!(spin.3 >= 50, "{spin:?}");
+        // main's time includes spin's: it is on the stack whenever spin runs.
+        let main = rows
+            .iter()
+            .find(|r| r.1 == "CallCounts.main([Ljava/lang/String;)V")
+            .expect("main row");
+        assert_eq!(main.0, 1);
+        assert_eq!(main.2, "<unknown-caller>");
+        assert!(main.3 >= spin.3, "{main:?} {spin:?}");
+    }
 }
 
 #[test]
@@ -399,7 +406,7 @@ fn sigquit_and_sigterm_dump_the_calls_of_each_interval() {
     use std::process::Stdio;
     use std::time::Duration;
 
-    use hprof_testkit::java::{kill, start_until_ready, wait_until_contains};
+    use hprof_testkit::java::{kill, start_with_lines, wait_until_contains};
 
     use crate::support::{finish, java_command};
 
@@ -409,8 +416,13 @@ fn sigquit_and_sigterm_dump_the_calls_of_each_interval() {
         let agent = agentpath("cpu=times,cutoff=0");
         let mut command = java_command(&jdk, dir.path(), &[&agent], "ExitPaths", &["dump-wait"]);
         command.stdin(Stdio::piped()).stderr(Stdio::piped());
-        let (mut child, pid) = start_until_ready(command);
-        std::thread::sleep(Duration::from_millis(500));
+        let (mut child, pid, lines) = start_with_lines(command);
+        // Both threads warmed up in ExitPaths.before (calling spin as often as WARM says) and
+        // wait, calling nothing, until the line on stdin.
+        let warm: u64 = lines
+            .expect("WARM ", Duration::from_secs(120))
+            .parse()
+            .unwrap();
         kill(pid, "-QUIT");
         let path = text_output(dir.path());
         wait_until_contains(&path, "CPU TIME (ms) END");
@@ -419,35 +431,41 @@ fn sigquit_and_sigterm_dump_the_calls_of_each_interval() {
         assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
         let p = TextProfile::parse(&read_text(&path));
         assert_eq!(p.times.len(), 2, "{what}");
-        // main starts before the SIGQUIT dump (and returns after it): its call is in the
-        // first interval only.
-        assert_eq!(p.times[0].calls("ExitPaths.main"), 1, "{what}");
-        assert_eq!(p.times[1].calls("ExitPaths.main"), 0, "{what}");
-        assert!(
-            p.times[0].calls("ExitPaths.spin") >= 2,
-            "{what}: {:?}",
-            p.times[0]
-        );
-        assert!(
-            p.times[1].calls("ExitPaths.spin") >= 1,
-            "{what}: {:?}",
-            p.times[1]
-        );
+        // Each interval's calls exactly: main starts before the SIGQUIT dump (and returns
+        // after it), so its call is in the first interval only; the warm-up's calls are in
+        // the first, the three spin(100) of each thread's after() in the second.
+        let calls = |section: usize, method: &str| p.times[section].calls(method);
+        assert_eq!(calls(0, "ExitPaths.main"), 1, "{what}");
+        assert_eq!(calls(1, "ExitPaths.main"), 0, "{what}");
+        assert_eq!(calls(0, "ExitPaths.before"), 2, "{what}");
+        assert_eq!(calls(1, "ExitPaths.before"), 0, "{what}");
+        assert_eq!(calls(0, "ExitPaths.after"), 0, "{what}");
+        assert_eq!(calls(1, "ExitPaths.after"), 2, "{what}");
+        assert_eq!(calls(0, "ExitPaths.spin"), warm, "{what}: {:?}", p.times[0]);
+        assert_eq!(calls(1, "ExitPaths.spin"), 6, "{what}: {:?}", p.times[1]);
     }
     let jdk = jdk17();
     let dir = tempfile::tempdir().unwrap();
     let agent = agentpath("cpu=times");
     let mut command = java_command(&jdk, dir.path(), &[&agent], "ExitPaths", &["wait"]);
     command.stdin(Stdio::piped()).stderr(Stdio::piped());
-    let (child, pid) = start_until_ready(command);
-    std::thread::sleep(Duration::from_millis(400));
+    let (child, pid, lines) = start_with_lines(command);
+    let warm: u64 = lines
+        .expect("WARM ", Duration::from_secs(120))
+        .parse()
+        .unwrap();
     kill(pid, "-TERM");
     let run = finish(child);
     assert_eq!(run.code, Some(143), "{}", run.stderr);
     let text = read_text(&text_output(dir.path()));
     assert!(text.ends_with("CPU TIME (ms) END\n"));
     let p = TextProfile::parse(&text);
-    assert!(p.times[0].calls("ExitPaths.spin") >= 1, "{:?}", p.times[0]);
+    // The warm-up's calls of spin at least, and those of the loop after it until SIGTERM.
+    assert!(
+        p.times[0].calls("ExitPaths.spin") >= warm,
+        "{:?}",
+        p.times[0]
+    );
 }
 
 #[test]

@@ -7,9 +7,8 @@ use crate::support::{SiteRow, TextProfile, jdk17, jdks, profile, read_text, text
 
 #[test]
 fn exact_counts_for_every_kind_of_allocation() {
-    // JDK 11's allocation sampler skips allocations even at interval 0 (measured: about a
-    // third of makePoints' are reported), so exactness is checked from JDK 17 on; on 11 the
-    // counts are checked to be at most the true ones (docs/compatibility.md).
+    // JDK 11's allocation sampler skips allocations even at interval 0 (docs/compatibility.md),
+    // so exactness is checked from JDK 17 on; on 11 what it reports is checked for what it is.
     for jdk in jdks() {
         let v = jdk.version;
         if v == 11 {
@@ -22,8 +21,14 @@ fn exact_counts_for_every_kind_of_allocation() {
             assert_eq!(run.code, Some(0), "JDK 11: {}", run.stderr);
             let p = TextProfile::parse(&read_text(&text_output(dir.path())));
             let points = SiteRow::totals(&p.sites_at("AllocSites$Point", "AllocSites.makePoints"));
+            // It skips Points alike whether they are kept (one in four) or not, so a quarter of
+            // those it reports are live, to one; 24 bytes each. How many it reports is its own:
+            // 3,715 to 3,726 of the 10,000 in five runs, 7,290 in a sixth; at least 3,000.
             assert!(
-                points.0 > 0 && points.0 <= 10000 && points.2 <= 2500,
+                (3_000..=10_000).contains(&points.0)
+                    && points.2 * 4 <= points.0 + 4
+                    && points.0 <= points.2 * 4 + 4
+                    && (points.1, points.3) == (points.0 * 24, points.2 * 24),
                 "JDK 11: {points:?}"
             );
             continue;
@@ -140,31 +145,35 @@ fn exact_counts_for_every_kind_of_allocation() {
 
 #[test]
 fn thread_y_separates_sites_per_thread() {
-    let (run, dir) = profile(
-        &jdk17(),
-        "heap=sites,sites=exact,thread=y,depth=8,cutoff=0",
-        "AllocSites",
-        &[],
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let p = TextProfile::parse(&read_text(&text_output(dir.path())));
-    let boxes = p.sites_at("AllocSites$Box", "AllocSites.lambda$makeInThreads$0");
-    assert_eq!(boxes.len(), 4, "{boxes:?}");
-    let mut threads: Vec<u32> = boxes
-        .iter()
-        .map(|r| p.traces[&r.trace].thread.unwrap())
-        .collect();
-    threads.sort();
-    let mut expected: Vec<u32> = (0..4)
-        .map(|n| p.thread(&format!("allocator-{n}")).unwrap())
-        .collect();
-    expected.sort();
-    assert_eq!(threads, expected);
-    assert!(
-        boxes
+    for jdk in jdks() {
+        // (Shown with the assertion that fails.)
+        eprintln!("JDK {}", jdk.version);
+        let (run, dir) = profile(
+            &jdk,
+            "heap=sites,sites=exact,thread=y,depth=8,cutoff=0",
+            "AllocSites",
+            &[],
+        );
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        let boxes = p.sites_at("AllocSites$Box", "AllocSites.lambda$makeInThreads$0");
+        assert_eq!(boxes.len(), 4, "{boxes:?}");
+        let mut threads: Vec<u32> = boxes
             .iter()
-            .all(|r| (r.allocated_objects, r.live_objects) == (1000, 1000))
-    );
+            .map(|r| p.traces[&r.trace].thread.unwrap())
+            .collect();
+        threads.sort();
+        let mut expected: Vec<u32> = (0..4)
+            .map(|n| p.thread(&format!("allocator-{n}")).unwrap())
+            .collect();
+        expected.sort();
+        assert_eq!(threads, expected);
+        assert!(
+            boxes
+                .iter()
+                .all(|r| (r.allocated_objects, r.live_objects) == (1000, 1000))
+        );
+    }
 }
 
 #[test]
@@ -257,22 +266,27 @@ fn binary_output_has_alloc_sites_and_heap_summary() {
 
 #[test]
 fn sampled_mode_estimates_the_allocated_bytes() {
-    let jdk = jdk17();
-    let (run, dir) = profile(
-        &jdk,
-        "heap=sites,alloc_interval=64k,depth=8,cutoff=0",
-        "bench.AllocBench",
-        &["300"],
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let p = TextProfile::parse(&read_text(&text_output(dir.path())));
-    // AllocBench allocates 300 x 10000 nodes of 24 bytes: 72 MB at one site.
-    let nodes = SiteRow::totals(&p.sites_at("bench.AllocBench$Node", "bench.AllocBench.main"));
-    assert!(
-        (50_000_000..=95_000_000).contains(&nodes.1),
-        "estimated {} bytes of nodes",
-        nodes.1
-    );
+    for jdk in jdks() {
+        // (Shown with the assertion that fails.)
+        eprintln!("JDK {}", jdk.version);
+        let (run, dir) = profile(
+            &jdk,
+            "heap=sites,alloc_interval=64k,depth=8,cutoff=0",
+            "bench.AllocBench",
+            &["300"],
+        );
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let p = TextProfile::parse(&read_text(&text_output(dir.path())));
+        // AllocBench allocates 300 x 10000 nodes of 24 bytes: 72 MB at one site, about 1,100
+        // samples at one per 64 KB: a relative standard error of 3 %, so within four of them, 12 %.
+        // (Measured in six runs on JDK 17: 68.4 to 74.9 MB.)
+        let nodes = SiteRow::totals(&p.sites_at("bench.AllocBench$Node", "bench.AllocBench.main"));
+        assert!(
+            (63_360_000..=80_640_000).contains(&nodes.1),
+            "estimated {} bytes of nodes",
+            nodes.1
+        );
+    }
 }
 
 #[test]

@@ -39,9 +39,13 @@ fn kept_and_dropped_are_counted_exactly_and_the_output_is_unchanged() {
         // One site each: allocated exact; live exact (a class allocated at one site gets
         // the live count of the class).
         let kept = site("KeptDropped$Kept", "KeptDropped.keep");
-        assert_eq!((kept.0, kept.2), (100_000, 100_000), "JDK {v}: {kept:?}");
-        assert!(kept.1 == 100_000 * 16 || kept.1 == 100_000 * 24, "JDK {v}");
-        assert_eq!(kept.1, kept.3, "JDK {v}");
+        // (Sizes with the JVMs' defaults, compressed class pointers: a 12-byte header; an
+        // array's is 16 with its length.) Kept: header and an int, 16 bytes.
+        assert_eq!(
+            kept,
+            (100_000, 100_000 * 16, 100_000, 100_000 * 16),
+            "JDK {v}"
+        );
         let dropped = site("KeptDropped$Dropped", "KeptDropped.drop");
         assert_eq!((dropped.0, dropped.2), (100_000, 0), "JDK {v}: {dropped:?}");
         // clone(): seen by VMObjectAlloc, with its full trace.
@@ -51,9 +55,9 @@ fn kept_and_dropped_are_counted_exactly_and_the_output_is_unchanged() {
         // new long[3][4] ten times: ten outer arrays, thirty inner ones.
         let outer = site("long[][]", "KeptDropped.matrices");
         assert_eq!((outer.0, outer.2), (10, 10), "JDK {v}: {outer:?}");
+        // long[4]: 16 + 4 x 8 = 48 bytes.
         let inner = site("long[]", "KeptDropped.matrices");
-        assert_eq!(inner.0, 30, "JDK {v}: {inner:?}");
-        assert_eq!(inner.1, 30 * (inner.1 / 30), "JDK {v}");
+        assert_eq!((inner.0, inner.1), (30, 30 * 48), "JDK {v}: {inner:?}");
         // 1,000 capturing lambdas, counted at their call site, under their hidden class.
         let lambdas = p.sites[0]
             .iter()
@@ -326,7 +330,11 @@ fn a_fast_mode_that_cannot_start_falls_back_to_sampled_estimates() {
     let p = TextProfile::parse(&read_text(&text_output(dir.path())));
     let kept = SiteRow::totals(&p.sites_at("KeptDropped$Kept", "KeptDropped.keep"));
     let dropped = SiteRow::totals(&p.sites_at("KeptDropped$Dropped", "KeptDropped.drop"));
-    assert!(kept.0 > 0 && dropped.0 > 0, "{kept:?} {dropped:?}");
+    // Estimates from about 100 samples of Kept (1.6 MB at one per 16 KB) and 150 of Dropped
+    // (2.4 MB): relative standard errors of 10 and 8 %, so within four of them, 40 and 33 %.
+    // (Measured in eight runs on JDK 17: Kept 88,064 to 111,616, Dropped 88,790 to 121,574.)
+    assert!((60_000..=140_000).contains(&kept.0), "{kept:?}");
+    assert!((67_000..=133_000).contains(&dropped.0), "{dropped:?}");
     assert_eq!((kept.2, kept.3), (kept.0, kept.1), "{kept:?}");
     assert_eq!((dropped.2, dropped.3), (0, 0), "{dropped:?}");
 }

@@ -4,7 +4,7 @@
 use hprof::options::help_text;
 
 use crate::support::{
-    TextProfile, agentpath, jdk17, libhprof, profile, read_text, run_java, text_output,
+    TextProfile, agentpath, jdk17, jdks, libhprof, profile, read_text, run_java, text_output,
 };
 
 #[test]
@@ -222,13 +222,15 @@ fn a_failing_output_is_reported_once_and_the_program_runs_on() {
         .lines()
         .filter(|l| l.starts_with("HPROF ERROR:"))
         .collect();
-    assert_eq!(errors.len(), 1, "{}", run.stderr);
-    assert!(
-        errors[0].starts_with("HPROF ERROR: can't write profile output: "),
+    // Once, with the device's own error: the writes did fail (ENOSPC), and were stopped.
+    assert_eq!(
+        errors,
+        [
+            "HPROF ERROR: can't write profile output: No space left on device (os error 28); no more output will be written"
+        ],
         "{}",
         run.stderr
     );
-    assert!(std::path::Path::new("/dev/full").exists());
 }
 
 #[test]
@@ -243,12 +245,22 @@ fn with_no_options_the_program_runs_and_the_file_lists_its_threads() {
 
 #[test]
 fn net_to_a_closed_port_is_an_error_at_startup() {
-    // Port 1 on loopback: nothing listens there.
-    let (run, _dir) = profile(&jdk17(), "cpu=samples,net=127.0.0.1:1", "CpuHot", &["100"]);
+    // A port the system just gave this test and that it closed again: nothing listens there
+    // (no other program is given it again this soon; the kernel hands out ports in turn).
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let (run, _dir) = profile(
+        &jdk17(),
+        &format!("cpu=samples,net=127.0.0.1:{port}"),
+        "CpuHot",
+        &["100"],
+    );
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     assert!(
         run.stderr
-            .contains("HPROF ERROR: can't connect to 127.0.0.1:1"),
+            .contains(&format!("HPROF ERROR: can't connect to 127.0.0.1:{port}")),
         "{}",
         run.stderr
     );
@@ -256,18 +268,22 @@ fn net_to_a_closed_port_is_an_error_at_startup() {
 
 #[test]
 fn net_streams_the_output_to_a_front_end() {
-    let (port, reader) = fake_front_end("127.0.0.1:0", |_| {});
-    let (run, dir) = profile(
-        &jdk17(),
-        &format!("cpu=samples,net=127.0.0.1:{port}"),
-        "CpuHot",
-        &["400"],
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let text = reader.join().unwrap();
-    assert!(!text_output(dir.path()).exists());
-    let p = TextProfile::parse(&text);
-    assert_eq!(p.cpu[0].rows[0].method, "CpuHot.hot");
+    for jdk in jdks() {
+        // (Shown with the assertion that fails.)
+        eprintln!("JDK {}", jdk.version);
+        let (port, reader) = fake_front_end("127.0.0.1:0", |_| {});
+        let (run, dir) = profile(
+            &jdk,
+            &format!("cpu=samples,net=127.0.0.1:{port}"),
+            "CpuHot",
+            &["400"],
+        );
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let text = reader.join().unwrap();
+        assert!(!text_output(dir.path()).exists());
+        let p = TextProfile::parse(&text);
+        assert_eq!(p.cpu[0].rows[0].method, "CpuHot.hot");
+    }
 }
 
 #[test]

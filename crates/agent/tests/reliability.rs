@@ -181,3 +181,186 @@ fn a_symbolic_link_at_the_output_path_is_never_written_through() {
         );
     }
 }
+
+/// Runs `main_class args` under the agent with `options` (its `file=` in a directory of its
+/// own) on a file system of `megabytes` (a tmpfs in a mount namespace: a full disk), and
+/// copies what the agent wrote out; the run and the output's bytes. Panics where mount
+/// namespaces are not allowed (in CI), else `None`.
+fn on_a_small_disk(
+    jdk: &crate::support::Jdk,
+    megabytes: u32,
+    options: &str,
+    output: &str,
+    main_class: &str,
+    args: &[&str],
+) -> Option<(crate::support::JavaRun, Vec<u8>)> {
+    let host = tempfile::tempdir().unwrap();
+    let small = host.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    // Root mounts in a mount namespace; anyone else in a user namespace of their own.
+    let root = {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+    };
+    let unshare: &[&str] = if root {
+        &["--mount"]
+    } else {
+        &["--user", "--map-root-user", "--mount"]
+    };
+    let probe = Command::new("unshare")
+        .args(unshare)
+        .args(["sh", "-c"])
+        .arg(format!(
+            "mount -t tmpfs -o size=1m tmpfs '{}'",
+            small.display()
+        ))
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "mounting a small tmpfs in a namespace is not allowed here"
+        );
+        eprintln!("mounting a small tmpfs in a namespace is not allowed here: this test needs it");
+        return None;
+    }
+    let copy = host.path().join("copy");
+    let agent = agentpath(&format!("{options},file={}/{output}", small.display()));
+    let script = format!(
+        "mount -t tmpfs -o size={megabytes}m tmpfs '{small}' && cd '{small}' && \
+         \"$0\" \"$@\"; status=$?; cat '{small}/{output}' > '{copy}'; exit $status",
+        small = small.display(),
+        copy = copy.display(),
+    );
+    let child = Command::new("unshare")
+        .args(unshare)
+        .args(["sh", "-c", &script])
+        .arg(jdk.bin("java"))
+        .arg(&agent)
+        .arg("-cp")
+        .arg(classes())
+        .arg(main_class)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("unshare starts");
+    let run = finish(child);
+    let bytes = std::fs::read(&copy).unwrap_or_default();
+    Some((run, bytes))
+}
+
+#[test]
+fn a_heap_dump_on_a_full_disk_is_never_announced_as_done_and_the_file_says_it_is_incomplete() {
+    // ManyLive keeps half a million objects: a heap dump of about 20 MB, on a 10 MB disk.
+    // The JVM's own dumper (its file beside the output) and the agent's writes run out of
+    // room. Binary output on every JDK, text on one.
+    for jdk in jdks() {
+        let formats: &[bool] = if jdk.version == 17 {
+            &[true, false]
+        } else {
+            &[true]
+        };
+        for &binary in formats {
+            let what = format!("JDK {} binary={binary}", jdk.version);
+            let (options, output) = if binary {
+                ("heap=dump,format=b", "heap.hprof")
+            } else {
+                ("heap=dump", "heap.txt")
+            };
+            let Some((run, bytes)) =
+                on_a_small_disk(&jdk, 10, options, output, "ManyLive", &["500000"])
+            else {
+                return;
+            };
+            // The program is left alone: it ran to its end.
+            assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
+            assert!(run.stdout.contains("kept 500000"), "{what}");
+            assert!(
+                !run.stderr.contains("done."),
+                "{what}: announced as done: {}",
+                run.stderr
+            );
+            assert!(
+                run.stderr.contains("Dumping Java heap ... INCOMPLETE: "),
+                "{what}: {}",
+                run.stderr
+            );
+            assert!(
+                run.stderr.contains("No space left on device"),
+                "{what}: {}",
+                run.stderr
+            );
+            // What the file holds is whole up to its last complete dump, and says that the
+            // rest is missing.
+            if binary {
+                let completeness = hprof_format::Completeness::scan(&bytes)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                let problems = completeness.problems();
+                assert!(
+                    problems
+                        .iter()
+                        .all(|p| matches!(p, hprof_format::Problem::WriterNote { .. })),
+                    "{what}: {problems:?}"
+                );
+                assert!(
+                    problems
+                        .iter()
+                        .any(|p| p.to_string().contains("No space left on device")),
+                    "{what}: {problems:?}"
+                );
+            } else {
+                let text = String::from_utf8(bytes).unwrap();
+                assert!(text.starts_with("JAVA PROFILE 1.0.1"), "{what}: {text}");
+                let last = text.lines().last().unwrap_or_default();
+                assert!(
+                    last.starts_with("HPROF ERROR: ") && last.contains("No space left on device"),
+                    "{what}: ends with {last:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn net_to_a_closed_port_or_an_unknown_host_ends_the_jvm_saying_why() {
+    // As the original did: the JVM ends before main with "can't connect to HOST:PORT", exit
+    // status 1; now with the reason.
+    let jdk = crate::support::jdk17();
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    for (net, why) in [
+        (
+            format!("127.0.0.1:{port}"),
+            "connection refused by 127.0.0.1:".to_string(),
+        ),
+        (
+            "no-such-host.invalid:7777".to_string(),
+            "(no such host: ".to_string(),
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let run = run_java(
+            &jdk,
+            dir.path(),
+            &[&agentpath(&format!("cpu=samples,net={net}"))],
+            "CpuHot",
+            &["300"],
+        );
+        assert_eq!(run.code, Some(1), "{net}: {}", run.stderr);
+        assert!(
+            !run.stdout.contains("hot"),
+            "{net}: main ran: {}",
+            run.stdout
+        );
+        assert!(
+            run.stderr
+                .contains(&format!("HPROF ERROR: can't connect to {net} ")),
+            "{net}: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains(&why), "{net}: {}", run.stderr);
+    }
+}

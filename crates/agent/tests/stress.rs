@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use hprof_format::Records;
+use hprof_testkit::java::Lines;
 use support::{Jdk, TextProfile, agentpath, finish, java_command, jdks, read_text};
 
 /// How long each program runs, and how often it gets a SIGQUIT meanwhile.
@@ -39,6 +40,17 @@ const COMBINATIONS: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// Whether process `pid` catches SIGQUIT (its `SigCgt` mask in /proc).
+fn catches_sigquit(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .is_some_and(|mask| mask & (1 << 2) != 0)
+    })
+}
+
 /// Runs Stress under `options` with `loads`, sending SIGQUIT every [`QUIT_EVERY`] until it
 /// ends; checks its status, its output and the profile's shape. Returns the SIGQUITs sent.
 fn storm(jdk: &Jdk, options: &str, loads: &[&str]) -> u32 {
@@ -47,20 +59,26 @@ fn storm(jdk: &Jdk, options: &str, loads: &[&str]) -> u32 {
     let millis = RUN_MILLIS.to_string();
     let mut args = vec![millis.as_str()];
     args.extend_from_slice(loads);
-    let child = java_command(jdk, dir.path(), &[&agentpath(options)], "Stress", &args)
+    let mut child = java_command(jdk, dir.path(), &[&agentpath(options)], "Stress", &args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("java starts");
     let pid = child.id();
+    // SIGQUITs start once the JVM is up and the loads run (one before VM init would end it).
+    let lines = Lines::of(&mut child);
+    lines.expect("READY", Duration::from_secs(120));
     let done = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicU32::new(0));
     let quitter = {
         let (done, sent) = (done.clone(), sent.clone());
         std::thread::spawn(move || {
-            // Starts after the JVM is up (SIGQUIT before VM init would end it).
-            std::thread::sleep(Duration::from_millis(600));
+            // Starts once the JVM catches SIGQUIT (before that, early in its start, the signal
+            // would end it, as any program: a fixed wait is not always enough on a loaded machine).
+            while !done.load(Ordering::Acquire) && !catches_sigquit(pid) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
             while !done.load(Ordering::Acquire) {
                 let ok = std::process::Command::new("kill")
                     .args(["-QUIT", &pid.to_string()])
@@ -86,8 +104,8 @@ fn storm(jdk: &Jdk, options: &str, loads: &[&str]) -> u32 {
     );
     // The JVM prints its thread dumps (one per SIGQUIT) to stdout too, and they may land in
     // the middle of the program's lines (between "done true" and its line break).
-    assert!(run.stdout.contains("READY"), "{what}");
-    assert!(run.stdout.contains("done true"), "{what}: {}", run.stdout);
+    let stdout = lines.rest();
+    assert!(stdout.contains("done true"), "{what}: {stdout}");
     // The one error allowed: on JDK 25+, heap dumps are skipped while virtual threads exist
     // (the JVM's heap walk crashes on them; docs/compatibility.md), and each skip says so.
     for line in run.stderr.lines().filter(|l| l.contains("HPROF ERROR")) {
@@ -137,8 +155,8 @@ fn storm(jdk: &Jdk, options: &str, loads: &[&str]) -> u32 {
 }
 
 fn storms_on(version: u32) {
-    let Some(jdk) = jdks().into_iter().find(|j| j.version == version) else {
-        eprintln!("JDK {version} is not installed; skipped");
+    // (A missing JDK fails the test in CI, and is reported as a skip elsewhere.)
+    let Some(jdk) = hprof_testkit::java::jdk(version) else {
         return;
     };
     for (options, loads) in COMBINATIONS {
@@ -192,15 +210,33 @@ fn front_end_storm(jdk: &Jdk) {
         "locks".into(),
     ];
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let child = java_command(jdk, dir.path(), &[&agentpath(&options)], "Stress", &args)
+    let mut child = java_command(jdk, dir.path(), &[&agentpath(&options)], "Stress", &args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("java starts");
     let pid = child.id();
-    listener.set_nonblocking(false).unwrap();
-    let (mut stream, _) = listener.accept().unwrap();
+    let lines = Lines::of(&mut child);
+    // The agent connects as it starts (within two minutes, or the test fails).
+    listener.set_nonblocking(true).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let (mut stream, _) = loop {
+        match listener.accept() {
+            Ok(connection) => break connection,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{what}: the agent never connected"
+                );
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => panic!("{what}: {e}"),
+        }
+    };
+    stream.set_nonblocking(false).unwrap();
+    // Commands and SIGQUITs start once the JVM is up and the loads run.
+    lines.expect("READY", Duration::from_secs(120));
     stream
         .set_read_timeout(Some(Duration::from_secs(150)))
         .unwrap();
@@ -221,7 +257,6 @@ fn front_end_storm(jdk: &Jdk) {
                 frame(0x06, &[]),
                 frame(0x01, &[]),
             ];
-            std::thread::sleep(Duration::from_millis(600));
             let mut n = 0usize;
             while !done.load(Ordering::Acquire) {
                 let command = if n % 20 == 19 {

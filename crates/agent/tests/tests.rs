@@ -1,10 +1,10 @@
-//! End-to-end tests of the agent on real JVMs (one test binary; each module is one area).
+//! End-to-end tests of the agent on real JVMs (one test binary; each module is one area). The
+//! CPU-accuracy tests are in a binary of their own (accuracy.rs), and the SIGQUIT storms
+//! (stress.rs).
 
 mod support;
 
-mod async_sampler;
 mod binary;
-mod cpu_samples;
 mod cpu_times;
 mod exit_paths;
 mod heap_dump;

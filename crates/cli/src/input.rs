@@ -1,11 +1,15 @@
-//! Opens HPROF inputs (a file by memory map, a gzip-compressed file through a private
-//! temporary file, or standard input) and reports progress while they are walked.
+//! Opens inputs, reading only what is bounded: a heap dump file by memory map; standard
+//! input, a pipe, a device or a gzip-compressed dump spooled (its framing checked as it
+//! passes) into an unlinked private temporary file that is mapped; a profile read into
+//! memory through the same checks and a size limit. Also reports progress while inputs are
+//! walked.
 
 use std::fs::File;
-use std::io::{self, BufReader, IsTerminal, Read};
-use std::path::{Path, PathBuf};
+use std::io::{self, BufRead, BufReader, IsTerminal, Read, Write};
+use std::path::Path;
+use std::sync::OnceLock;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::mmap::MappedFile;
@@ -16,49 +20,56 @@ const PROGRESS_MIN_BYTES: u64 = 100 << 20;
 /// How far behind the read position pages are dropped from memory, and how often.
 const RELEASE_STEP: u64 = 32 << 20;
 
-/// The bytes of an input: a memory-mapped file or everything read from a pipe.
+/// The most a profile read into memory may hold when its size is not the file system's to
+/// give (standard input, a pipe, a device, or what a gzip file decompresses to), unless
+/// `--max-input` says otherwise.
+pub const DEFAULT_MAX_PROFILE: u64 = 4 << 30;
+
+/// The longest line a text profile may have (its longest are frames: a method's name).
+const MAX_TEXT_LINE: usize = 1 << 20;
+
+/// `--max-input`, once set by `main`.
+static MAX_INPUT: OnceLock<u64> = OnceLock::new();
+
+/// Sets the limit on bytes read from inputs of unknown size (`--max-input`).
+pub fn set_max_input(limit: u64) {
+    let _ = MAX_INPUT.set(limit);
+}
+
+/// The bytes of an input: a memory-mapped file (the input itself, or its spooled copy).
 #[derive(Debug)]
 pub enum Input {
-    /// A regular file, mapped.
+    /// A regular file, or the private copy of a stream, mapped.
     Mapped(MappedFile),
-    /// Bytes read into memory (standard input).
-    Buffered(Vec<u8>),
 }
 
 impl Input {
-    /// Opens `path` by memory map, or reads all of standard input for `-`. A gzip-compressed
-    /// file (`jcmd GC.heap_dump -gz=N`) is decompressed first, into memory for standard
-    /// input and otherwise into a private temporary file that is mapped and unlinked at once.
-    /// A directory or one of our text profiles gets a clear error.
+    /// Opens `path` by memory map (`-` is standard input). Standard input, a pipe or a
+    /// device, and a gzip-compressed file (`jcmd GC.heap_dump -gz=N`, decompressed) are
+    /// copied into an unlinked private temporary file first, their HPROF framing checked as
+    /// they pass, so that garbage ends the read at its offset (`/dev/zero` at once) and a
+    /// cut stream is reported as the mapped file is read. A directory or one of our text
+    /// profiles gets a clear error.
     pub fn open(path: &Path) -> Result<Input> {
+        let name = display_name(path);
         if path == Path::new("-") {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut bytes)
-                .context("cannot read standard input")?;
-            if is_gzip(&bytes) {
-                let mut plain = Vec::new();
-                flate2::read::MultiGzDecoder::new(&bytes[..])
-                    .read_to_end(&mut plain)
-                    .map_err(gzip_error)
-                    .context("standard input")?;
-                bytes = plain;
-            }
-            check_not_text(&bytes).context("standard input")?;
-            return Ok(Input::Buffered(bytes));
+            let mapped = spool(&mut io::stdin().lock(), &name)?;
+            return Ok(Input::Mapped(mapped));
         }
-        if std::fs::metadata(path).is_ok_and(|m| m.is_dir()) {
-            anyhow::bail!("{} is a directory, not an HPROF file", path.display());
+        let meta = std::fs::metadata(path).with_context(|| format!("cannot open {name}"))?;
+        if meta.is_dir() {
+            bail!("{name} is a directory, not an HPROF file");
         }
-        let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-        let mapped =
-            MappedFile::new(&file).with_context(|| format!("cannot map {}", path.display()))?;
+        let mut file = File::open(path).with_context(|| format!("cannot open {name}"))?;
+        if !meta.is_file() {
+            return Ok(Input::Mapped(spool(&mut file, &name)?));
+        }
+        let mapped = MappedFile::new(&file).with_context(|| format!("cannot map {name}"))?;
         if is_gzip(mapped.bytes()) {
-            let plain = decompress(&file).with_context(|| path.display().to_string())?;
-            return Ok(Input::Mapped(plain));
+            drop(mapped);
+            return Ok(Input::Mapped(spool(&mut file, &name)?));
         }
-        check_not_text(mapped.bytes()).with_context(|| path.display().to_string())?;
+        check_not_text(mapped.bytes()).with_context(|| name.clone())?;
         Ok(Input::Mapped(mapped))
     }
 
@@ -66,7 +77,6 @@ impl Input {
     pub fn bytes(&self) -> &[u8] {
         match self {
             Input::Mapped(map) => map.bytes(),
-            Input::Buffered(bytes) => bytes,
         }
     }
 
@@ -88,11 +98,10 @@ impl Input {
         Progress { bar }
     }
 
-    /// Drops the pages of `start..end` from memory (a no-op for buffered input).
+    /// Drops the pages of `start..end` from memory.
     pub fn release(&self, start: u64, end: u64) {
-        if let Input::Mapped(map) = self {
-            map.release(start as usize, end as usize);
-        }
+        let Input::Mapped(map) = self;
+        map.release(start as usize, end as usize);
     }
 }
 
@@ -134,6 +143,40 @@ pub fn next_record<'a>(
             Ok(None)
         }
         other => other,
+    }
+}
+
+/// What is missing from `input` (a cheap walk over its top-level records). A record cut
+/// short is an error unless `allow_truncated`, before anything is written from the file.
+pub fn completeness(
+    input: &Input,
+    name: &str,
+    allow_truncated: bool,
+) -> Result<hprof_format::Completeness> {
+    let completeness =
+        hprof_format::Completeness::scan(input.bytes()).with_context(|| name.to_string())?;
+    if let Some(cut) = completeness.cut_error()
+        && !allow_truncated
+    {
+        bail!("{name}: {cut} (--allow-truncated reads up to the last complete record)");
+    }
+    Ok(completeness)
+}
+
+/// Ends a command that read `name`: what is missing from it is an error (exit status 1)
+/// naming it and how much was read, or with `allow_truncated` a warning line.
+pub fn finish_reading(
+    name: &str,
+    completeness: &hprof_format::Completeness,
+    allow_truncated: bool,
+) -> Result<()> {
+    match completeness.summary() {
+        None => Ok(()),
+        Some(line) if allow_truncated => {
+            eprintln!("hprof: warning: {name} is incomplete: {line}");
+            Ok(())
+        }
+        Some(line) => bail!("{name} is incomplete: {line} (--allow-truncated accepts it)"),
     }
 }
 
@@ -188,41 +231,362 @@ fn gzip_error(err: io::Error) -> anyhow::Error {
     }
 }
 
-/// A temporary file removed when dropped (the name is removed as soon as the file is
-/// mapped; this also covers the error paths before that).
-struct TempName(PathBuf);
-
-impl Drop for TempName {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+/// `path` as messages name it (`-` is standard input).
+fn display_name(path: &Path) -> String {
+    if path == Path::new("-") {
+        "standard input".into()
+    } else {
+        path.display().to_string()
     }
 }
 
-/// Decompresses a gzip file (every member, as `jcmd -gz` writes several) into a private
-/// temporary file and maps it; the file's name is gone before this returns.
-fn decompress(file: &File) -> Result<MappedFile> {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let name =
-        TempName(std::env::temp_dir().join(format!("hprof-{}-{nanos}.hprof", std::process::id())));
-    let mut out = hprof_outfile::create(&name.0)
-        .with_context(|| format!("cannot create {}", name.0.display()))?;
-    let mut reader = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 20, file));
-    io::copy(&mut reader, &mut out).map_err(|e| {
-        if matches!(
-            e.kind(),
-            io::ErrorKind::UnexpectedEof | io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData
-        ) {
-            gzip_error(e)
-        } else {
-            anyhow::Error::new(e).context(format!("cannot write {}", name.0.display()))
+/// The first bytes of `src` (up to `n`, fewer at its end), left in its buffer.
+fn peek(src: &mut BufReader<&mut dyn Read>, n: usize) -> io::Result<Vec<u8>> {
+    // A BufReader refills only when empty: read the head, then put it back in front.
+    let mut head = Vec::with_capacity(n);
+    while head.len() < n {
+        let buf = src.fill_buf()?;
+        if buf.is_empty() {
+            break;
         }
-    })?;
+        let take = buf.len().min(n - head.len());
+        head.extend_from_slice(&buf[..take]);
+        src.consume(take);
+    }
+    Ok(head)
+}
+
+/// Copies a stream (gzip decompressed) into an unlinked private temporary file, checking
+/// its HPROF framing and the `--max-input` limit as bytes pass, and maps the copy.
+fn spool(src: &mut dyn Read, name: &str) -> Result<MappedFile> {
+    let mut buffered = BufReader::with_capacity(1 << 20, src);
+    let head = peek(&mut buffered, 2).with_context(|| format!("cannot read {name}"))?;
+    let gzip = is_gzip(&head);
+    let mut plain = decompressed(head, buffered, gzip);
+    let mut plain = BufReader::with_capacity(1 << 20, &mut plain as &mut dyn Read);
+    let head = peek(&mut plain, 64)
+        .map_err(gzip_or_io)
+        .with_context(|| format!("cannot read {name}"))?;
+    check_not_text(&head).with_context(|| name.to_string())?;
+    let mut plain = io::Cursor::new(head).chain(plain);
+    let file = tempfile::tempfile().context("cannot create a temporary file for the input")?;
+    let mut out = io::BufWriter::with_capacity(1 << 20, &file);
+    let limit = MAX_INPUT.get().copied();
+    let mut check = Check::Binary(Framing::default());
+    pump(&mut plain, &mut out, &mut check, limit, gzip, name)?;
+    out.flush()
+        .with_context(|| format!("{name}: cannot write its temporary copy"))?;
     drop(out);
-    let plain = File::open(&name.0).with_context(|| format!("cannot open {}", name.0.display()))?;
-    drop(name);
-    let mapped = MappedFile::new(&plain).context("cannot map the decompressed dump")?;
-    check_not_text(mapped.bytes())?;
+    let mapped =
+        MappedFile::new(&file).with_context(|| format!("cannot map the copy of {name}"))?;
     Ok(mapped)
+}
+
+/// Reads a profile the agent wrote (text or binary, gzip-compressed or not; `-` is standard
+/// input) into memory. Its head must be a profile's (a `JAVA PROFILE` header, or a JFR
+/// recording's), checked before anything else is read; a text profile may hold no NUL byte
+/// and no line over 1 MiB; a binary one's records must be framed right. What the file
+/// system gives no size for (a pipe, a device, a gzip file's contents) is limited to
+/// `--max-input` bytes (default 4 GiB). Every error names the byte offset.
+pub fn read_profile(path: &Path) -> Result<Vec<u8>> {
+    let name = display_name(path);
+    let mut stdin;
+    let mut file;
+    let (src, size): (&mut dyn Read, Option<u64>) = if path == Path::new("-") {
+        stdin = io::stdin().lock();
+        (&mut stdin, None)
+    } else {
+        let meta = std::fs::metadata(path).with_context(|| format!("cannot read {name}"))?;
+        if meta.is_dir() {
+            bail!("{name} is a directory, not a profile");
+        }
+        file = File::open(path).with_context(|| format!("cannot read {name}"))?;
+        (&mut file, meta.is_file().then_some(meta.len()))
+    };
+    let mut buffered = BufReader::with_capacity(1 << 20, src);
+    let head = peek(&mut buffered, 2).with_context(|| format!("cannot read {name}"))?;
+    let gzip = is_gzip(&head);
+    let mut plain = decompressed(head, buffered, gzip);
+    let mut plain = BufReader::with_capacity(1 << 20, &mut plain as &mut dyn Read);
+    let head = peek(&mut plain, PROFILE_MAGIC_LEN)
+        .map_err(gzip_or_io)
+        .with_context(|| format!("cannot read {name}"))?;
+    let mut check = Check::for_profile(&head).with_context(|| name.clone())?;
+    let limit = match (size, gzip) {
+        (Some(_), false) => None,
+        _ => Some(MAX_INPUT.get().copied().unwrap_or(DEFAULT_MAX_PROFILE)),
+    };
+    let mut bytes = Vec::new();
+    let room = size.filter(|_| !gzip).unwrap_or(0);
+    bytes
+        .try_reserve_exact(usize::try_from(room).unwrap_or(usize::MAX))
+        .map_err(|_| anyhow::anyhow!("{name}: {room} bytes do not fit in this process's memory"))?;
+    let mut rest = io::Cursor::new(head).chain(plain);
+    pump(&mut rest, &mut bytes, &mut check, limit, gzip, &name)?;
+    Ok(bytes)
+}
+
+/// `buffered` with `head` (read from it) back in front, gzip-decompressed with `gzip`.
+fn decompressed<'a>(
+    head: Vec<u8>,
+    buffered: BufReader<&'a mut dyn Read>,
+    gzip: bool,
+) -> Box<dyn Read + 'a> {
+    let whole = io::Cursor::new(head).chain(buffered);
+    if gzip {
+        Box::new(flate2::read::MultiGzDecoder::new(whole))
+    } else {
+        Box::new(whole)
+    }
+}
+
+/// Parses a size for `--max-input`: bytes, or with a suffix k, M, G or T (powers of 1024).
+pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
+    let lower = text.trim().to_ascii_lowercase();
+    let lower = lower.strip_suffix('b').unwrap_or(&lower);
+    let (digits, shift) = match lower.chars().last() {
+        Some('k') => (&lower[..lower.len() - 1], 10),
+        Some('m') => (&lower[..lower.len() - 1], 20),
+        Some('g') => (&lower[..lower.len() - 1], 30),
+        Some('t') => (&lower[..lower.len() - 1], 40),
+        _ => (lower, 0),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1u64 << shift))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| {
+            format!("`{text}` is not a size: a positive number of bytes, or with k, M, G or T")
+        })
+}
+
+/// How many bytes tell one kind of profile from another.
+const PROFILE_MAGIC_LEN: usize = 28;
+
+/// What is checked of a stream as it passes.
+enum Check {
+    /// An HPROF binary file's framing.
+    Binary(Framing),
+    /// A text profile's lines.
+    Text(TextLines),
+    /// Nothing (a format whose own reader checks it: JFR).
+    Nothing,
+}
+
+impl Check {
+    /// The check for a profile whose first bytes are `head`; an error if it is no profile.
+    fn for_profile(head: &[u8]) -> Result<Check> {
+        if head.starts_with(b"JAVA PROFILE 1.0.1, created") {
+            Ok(Check::Text(TextLines::default()))
+        } else if head.starts_with(b"JAVA PROFILE 1.0.") {
+            Ok(Check::Binary(Framing::default()))
+        } else if head.starts_with(b"FLR\0") {
+            Ok(Check::Nothing)
+        } else if head.is_empty() {
+            bail!("an empty file, not a profile written by hprof")
+        } else {
+            bail!(
+                "not a profile written by hprof (no \"JAVA PROFILE 1.0.x\" header) (at byte offset 0)"
+            )
+        }
+    }
+
+    fn feed(&mut self, offset: u64, chunk: &[u8]) -> std::result::Result<(), String> {
+        match self {
+            Check::Binary(framing) => framing.feed(chunk).map_err(|e| e.to_string()),
+            Check::Text(lines) => lines.feed(offset, chunk),
+            Check::Nothing => Ok(()),
+        }
+    }
+}
+
+/// Copies `src` to `sink`, checking each chunk and the limit; returns the bytes copied.
+fn pump(
+    src: &mut dyn Read,
+    sink: &mut dyn Write,
+    check: &mut Check,
+    limit: Option<u64>,
+    gzip: bool,
+    name: &str,
+) -> Result<u64> {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        let n = match src.read(&mut buf) {
+            Ok(0) => return Ok(total),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) if gzip => {
+                return Err(gzip_or_io(e))
+                    .with_context(|| format!("{name}: at decompressed byte offset {total}"));
+            }
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("cannot read {name} at byte offset {total}"));
+            }
+        };
+        let chunk = &buf[..n];
+        if let Some(limit) = limit
+            && total + n as u64 > limit
+        {
+            bail!(
+                "{name}: more than {limit} bytes{} at byte offset {limit}: input of unknown size \
+                 (a pipe, a device, a gzip file's contents) is read up to --max-input bytes",
+                if gzip { " once decompressed" } else { "" }
+            );
+        }
+        check
+            .feed(total, chunk)
+            .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        sink.write_all(chunk)
+            .with_context(|| format!("{name}: cannot keep its bytes past offset {total}"))?;
+        total += n as u64;
+    }
+}
+
+/// Follows the framing of an HPROF binary file as its bytes pass, without keeping them: the
+/// header, then each record's tag and length. Garbage is found at its offset at once; a file
+/// cut inside a record is left to the reader of the whole, which names the record.
+#[derive(Debug, Default)]
+struct Framing {
+    /// Bytes seen.
+    offset: u64,
+    /// The header's bytes until it is whole, then `None`.
+    header: Option<Vec<u8>>,
+    header_done: bool,
+    /// The current record header's bytes, until it has all 9.
+    record: Vec<u8>,
+    /// Body bytes of the current record still to pass.
+    body_left: u64,
+    /// Whether the current record is a heap dump whose first sub-record tag is still to come.
+    heap_body: bool,
+}
+
+/// The longest top-level record other than a heap dump's: STRING, STACK TRACE, ALLOC SITES
+/// and CPU SAMPLES hold names, frames, sites and traces, none near this size in any real file.
+const MAX_RECORD: u32 = 256 << 20;
+
+impl Framing {
+    fn feed(&mut self, mut chunk: &[u8]) -> hprof_format::Result<()> {
+        while !chunk.is_empty() {
+            if !self.header_done {
+                let header = self.header.get_or_insert_with(Vec::new);
+                let take = chunk.len().min(80 - header.len());
+                header.extend_from_slice(&chunk[..take]);
+                // The header is a name up to 64 bytes, a NUL and 12 bytes.
+                match hprof_format::Header::parse(header) {
+                    Ok((_, len)) => {
+                        let used = len - (header.len() - take);
+                        self.offset = len as u64;
+                        self.header = None;
+                        self.header_done = true;
+                        chunk = &chunk[used..];
+                    }
+                    Err(e)
+                        if matches!(e.kind(), hprof_format::ErrorKind::Truncated { .. })
+                            && header.len() < 80 =>
+                    {
+                        self.offset += take as u64;
+                        chunk = &chunk[take..];
+                    }
+                    Err(e) => return Err(e),
+                }
+                continue;
+            }
+            if self.body_left > 0 {
+                if self.heap_body {
+                    // A heap dump body starts with a sub-record: its tag must be one.
+                    let code = chunk[0];
+                    if hprof_format::SubTag::from_u8(code).is_none() {
+                        return Err(hprof_format::Error::new(
+                            self.offset,
+                            hprof_format::ErrorKind::UnknownSubTag(code),
+                        ));
+                    }
+                    self.heap_body = false;
+                }
+                let take = (chunk.len() as u64).min(self.body_left);
+                self.body_left -= take;
+                self.offset += take;
+                chunk = &chunk[take as usize..];
+                continue;
+            }
+            let take = chunk
+                .len()
+                .min(hprof_format::RECORD_HEADER_LEN - self.record.len());
+            self.record.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+            if self.record.len() == hprof_format::RECORD_HEADER_LEN {
+                let at = self.offset;
+                let header = hprof_format::RecordHeader::parse(&self.record, at)?;
+                self.record.clear();
+                self.offset += hprof_format::RECORD_HEADER_LEN as u64;
+                self.body_left = u64::from(header.length);
+                let heap = matches!(
+                    header.tag,
+                    hprof_format::Tag::HeapDump | hprof_format::Tag::HeapDumpSegment
+                );
+                self.heap_body = heap;
+                if !heap && header.length > MAX_RECORD {
+                    return Err(hprof_format::Error::new(
+                        at,
+                        hprof_format::ErrorKind::TooLong {
+                            what: header.tag.name(),
+                            declared: u64::from(header.length),
+                            limit: u64::from(MAX_RECORD),
+                        },
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Follows a text profile's lines as its bytes pass: no NUL byte, no endless line.
+#[derive(Debug, Default)]
+struct TextLines {
+    /// Where the line not yet ended starts.
+    line_start: u64,
+}
+
+impl TextLines {
+    fn feed(&mut self, offset: u64, chunk: &[u8]) -> std::result::Result<(), String> {
+        if let Some(at) = memchr::memchr(0, chunk) {
+            return Err(format!(
+                "a NUL byte at byte offset {}: not a text profile",
+                offset + at as u64
+            ));
+        }
+        let too_long = |start: u64| {
+            format!(
+                "the line at byte offset {start} is longer than {MAX_TEXT_LINE} bytes: not a \
+                 text profile"
+            )
+        };
+        for end in memchr::memchr_iter(b'\n', chunk) {
+            let end = offset + end as u64;
+            if end - self.line_start > MAX_TEXT_LINE as u64 {
+                return Err(too_long(self.line_start));
+            }
+            self.line_start = end + 1;
+        }
+        if offset + chunk.len() as u64 - self.line_start > MAX_TEXT_LINE as u64 {
+            return Err(too_long(self.line_start));
+        }
+        Ok(())
+    }
+}
+
+/// A read error of a gzip stream named for what it usually means; others as they are.
+fn gzip_or_io(e: io::Error) -> anyhow::Error {
+    if matches!(
+        e.kind(),
+        io::ErrorKind::UnexpectedEof | io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData
+    ) {
+        gzip_error(e)
+    } else {
+        anyhow::Error::new(e)
+    }
 }

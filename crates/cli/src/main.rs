@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod agent_lib;
 mod cmd;
-mod hotspot_attach;
 mod input;
 mod mmap;
 mod profiles;
@@ -18,12 +18,19 @@ mod when;
     name = "hprof",
     version,
     about,
-    after_help = "Exit status: 0 on success, 1 when a file cannot be read or is not valid \
-HPROF (the message names the byte offset and record kind), 2 on a usage error; `hprof run` exits with the status of the program it ran."
+    after_help = "Exit status: 0 on success, 1 when a file cannot be read, is not valid \
+HPROF (the message names the byte offset and record kind) or is incomplete (a heap dump cut \
+short: --allow-truncated accepts it), 2 on a usage error; `hprof run` exits with the status of \
+the program it ran, `hprof attach` with its own (see `hprof attach --help`)."
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// The most bytes read from an input of unknown size: standard input, a pipe, a device,
+    /// or a gzip file's contents (k, M, G or T suffixes). Default for profiles: 4G; heap
+    /// dumps are copied to a temporary file, limited by its file system.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = input::parse_size)]
+    max_input: Option<u64>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -56,6 +63,9 @@ fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Option<i32>> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(limit) = cli.max_input {
+        input::set_max_input(limit);
+    }
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let result = run(&cli, &mut out).and_then(|code| Ok(out.flush().map(|()| code)?));

@@ -1,7 +1,7 @@
 //! Owns what the commands that read the agent's profiles share (none imports another): which
 //! profile of a file to read ([`ProfileArgs`]), writing a profile to a file in a standard
-//! format ([`write`]), the report `hprof run` and `hprof attach` print ([`report`]), and where
-//! the agent library is ([`find_agent`]).
+//! format ([`write`]), the report `hprof run` and `hprof attach` print ([`report`]), and the
+//! warning that a profile is incomplete ([`warn_notes`]).
 
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -103,9 +103,10 @@ impl ProfileArgs {
         };
         let (include, exclude) = (regex(&self.include)?, regex(&self.exclude)?);
         let name = self.input.display().to_string();
-        let bytes = std::fs::read(&self.input).with_context(|| format!("cannot read {name}"))?;
+        let bytes = crate::input::read_profile(&self.input)?;
         let recording = Recording::read(&bytes).with_context(|| name.clone())?;
         drop(bytes);
+        warn_notes(&name, &recording);
         let kind = [
             (self.cpu, Kind::Cpu),
             (self.wall, Kind::Wall),
@@ -201,8 +202,9 @@ pub fn write(profile: &Profile, format: Format, title: &str, path: &Path) -> Res
 /// Reports a profile: for each kind of section it holds, the hottest methods of the last dump;
 /// then writes its flame graph (of the first kind) to `flame`.
 pub fn report(path: &Path, flame: Option<&Path>, top: usize, out: &mut dyn Write) -> Result<()> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = crate::input::read_profile(path)?;
     let recording = Recording::read(&bytes).with_context(|| format!("{}", path.display()))?;
+    warn_notes(&path.display().to_string(), &recording);
     writeln!(out, "\nProfile written to {}", path.display())?;
     let kinds: Vec<Kind> = [Kind::Cpu, Kind::Times, Kind::Alloc, Kind::Lock]
         .into_iter()
@@ -224,18 +226,10 @@ pub fn report(path: &Path, flame: Option<&Path>, top: usize, out: &mut dyn Write
     Ok(())
 }
 
-/// `libhprof.so` next to this program, or `$HPROF_AGENT`.
-pub fn find_agent() -> Result<PathBuf> {
-    if let Some(path) = std::env::var_os("HPROF_AGENT") {
-        return Ok(PathBuf::from(path));
+/// Warns of what the agent noted it could not write into a profile (a dump cut short by a
+/// full disk, a heap dump it lost): the profile is incomplete.
+pub fn warn_notes(name: &str, recording: &Recording) {
+    for note in recording.notes() {
+        eprintln!("hprof: warning: {name} is incomplete: its writer noted: {note}");
     }
-    let exe = std::env::current_exe().context("cannot find this program's path")?;
-    let agent = exe.with_file_name("libhprof.so");
-    if !agent.is_file() {
-        bail!(
-            "libhprof.so not found next to {} (build it with `cargo build --release`, or set HPROF_AGENT)",
-            exe.display()
-        );
-    }
-    Ok(agent)
 }

@@ -4,19 +4,36 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use hprof_testkit::java::{chromium_dom, finish, java_command, jdk17, libhprof, tools_env};
+use hprof_testkit::java::{chromium_dom, finish, java_command, jdk17, jdks, libhprof, tools_env};
+use hprof_testkit::require::{self, Skipped};
 
 use crate::support::{hprof_ok, run_hprof, temp_dir};
 
 /// Profiles CpuHot (one hot method, `CpuHot.hot`, called from `main`) with `options`.
 fn profile(dir: &Path, options: &str) {
-    profile_program(dir, options, "CpuHot", &["800"]);
+    profile_on(&jdk17(), dir, options);
+}
+
+/// Profiles CpuHot on `jdk` with `options`.
+fn profile_on(jdk: &hprof_testkit::java::Jdk, dir: &Path, options: &str) {
+    profile_program_on(jdk, dir, options, "CpuHot", &["800"]);
 }
 
 /// Runs `program` under the agent with `options` in `dir`.
 fn profile_program(dir: &Path, options: &str, program: &str, args: &[&str]) {
+    profile_program_on(&jdk17(), dir, options, program, args);
+}
+
+/// Runs `program` on `jdk` under the agent with `options` in `dir`.
+fn profile_program_on(
+    jdk: &hprof_testkit::java::Jdk,
+    dir: &Path,
+    options: &str,
+    program: &str,
+    args: &[&str],
+) {
     let agent = format!("-agentpath:{}={options}", libhprof().display());
-    let child = java_command(&jdk17(), dir, &[&agent], program, args)
+    let child = java_command(jdk, dir, &[&agent], program, args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -52,46 +69,50 @@ fn section_totals(text: &str) -> Vec<i64> {
 
 #[test]
 fn folded_stacks_of_text_and_binary_profiles_add_up_to_the_sections() {
-    let dir = temp_dir();
-    profile(dir.path(), "cpu=samples,depth=16");
-    let text_file = dir.path().join("java.hprof.txt");
-    let totals = section_totals(&std::fs::read_to_string(&text_file).unwrap());
-    let lines = folded(&text_file, &[]);
-    assert_eq!(
-        lines.iter().map(|l| l.1).sum::<i64>(),
-        *totals.last().unwrap()
-    );
-    let hot: i64 = lines
-        .iter()
-        .filter(|(s, _)| s.ends_with("CpuHot.main;CpuHot.hot"))
-        .map(|l| l.1)
-        .sum();
-    assert!(
-        hot * 10 > totals[0] * 8,
-        "CpuHot.hot has {hot} of {totals:?}: {lines:?}"
-    );
-    // Binary output of the same kind of run.
-    let bin = temp_dir();
-    profile(bin.path(), "cpu=samples,depth=16,format=b");
-    let lines = folded(&bin.path().join("java.hprof"), &[]);
-    let total: i64 = lines.iter().map(|l| l.1).sum();
-    let hot: i64 = lines
-        .iter()
-        .filter(|(s, _)| s.ends_with("CpuHot.main;CpuHot.hot"))
-        .map(|l| l.1)
-        .sum();
-    assert!(total > 20 && hot * 10 > total * 8, "{lines:?}");
-    // --threads puts the thread first; --exclude drops frames.
-    let lines = folded(&text_file, &["--threads"]);
-    assert!(
-        lines.iter().all(|(s, _)| !s.starts_with("CpuHot")),
-        "{lines:?}"
-    );
-    let lines = folded(&text_file, &["--exclude", "^CpuHot\\.main$"]);
-    assert!(
-        lines.iter().any(|(s, _)| s.starts_with("CpuHot.hot")),
-        "{lines:?}"
-    );
+    for jdk in jdks() {
+        // (Shown with the assertion that fails.)
+        eprintln!("JDK {}", jdk.version);
+        let dir = temp_dir();
+        profile_on(&jdk, dir.path(), "cpu=samples,depth=16");
+        let text_file = dir.path().join("java.hprof.txt");
+        let totals = section_totals(&std::fs::read_to_string(&text_file).unwrap());
+        let lines = folded(&text_file, &[]);
+        assert_eq!(
+            lines.iter().map(|l| l.1).sum::<i64>(),
+            *totals.last().unwrap()
+        );
+        let hot: i64 = lines
+            .iter()
+            .filter(|(s, _)| s.ends_with("CpuHot.main;CpuHot.hot"))
+            .map(|l| l.1)
+            .sum();
+        assert!(
+            hot * 10 > totals[0] * 8,
+            "CpuHot.hot has {hot} of {totals:?}: {lines:?}"
+        );
+        // Binary output of the same kind of run.
+        let bin = temp_dir();
+        profile_on(&jdk, bin.path(), "cpu=samples,depth=16,format=b");
+        let lines = folded(&bin.path().join("java.hprof"), &[]);
+        let total: i64 = lines.iter().map(|l| l.1).sum();
+        let hot: i64 = lines
+            .iter()
+            .filter(|(s, _)| s.ends_with("CpuHot.main;CpuHot.hot"))
+            .map(|l| l.1)
+            .sum();
+        assert!(total > 20 && hot * 10 > total * 8, "{lines:?}");
+        // --threads puts the thread first; --exclude drops frames.
+        let lines = folded(&text_file, &["--threads"]);
+        assert!(
+            lines.iter().all(|(s, _)| !s.starts_with("CpuHot")),
+            "{lines:?}"
+        );
+        let lines = folded(&text_file, &["--exclude", "^CpuHot\\.main$"]);
+        assert!(
+            lines.iter().any(|(s, _)| s.starts_with("CpuHot.hot")),
+            "{lines:?}"
+        );
+    }
 }
 
 #[test]
@@ -132,6 +153,9 @@ fn errors_name_the_problem() {
 
 #[test]
 fn pprof_is_read_by_go_tool_pprof_with_the_hot_method_first() {
+    if require::go(Skipped::Test).is_none() {
+        return;
+    }
     let dir = temp_dir();
     profile(dir.path(), "cpu=samples,depth=16");
     let out = dir.path().join("cpu.pb.gz");
@@ -142,6 +166,10 @@ fn pprof_is_read_by_go_tool_pprof_with_the_hot_method_first() {
     ]);
     let text = go_pprof_top(&out, &[]);
     assert!(text.contains("Type: samples"), "{text}");
+    // Every sample of the section, in pprof too.
+    let totals =
+        section_totals(&std::fs::read_to_string(dir.path().join("java.hprof.txt")).unwrap());
+    assert_eq!(pprof_total(&out, "samples"), *totals.last().unwrap());
     let first = text
         .lines()
         .skip_while(|l| !l.trim_start().starts_with("flat"))
@@ -152,6 +180,9 @@ fn pprof_is_read_by_go_tool_pprof_with_the_hot_method_first() {
 
 #[test]
 fn the_flame_graph_loads_in_a_browser_and_its_search_and_zoom_work() {
+    if require::chromium(Skipped::Test).is_none() {
+        return;
+    }
     let dir = temp_dir();
     profile(dir.path(), "cpu=samples,depth=16");
     let html = dir.path().join("flame.html");
@@ -230,7 +261,7 @@ fn last_rows(text: &str, begin: &str, end: &str) -> Vec<Vec<String>> {
 fn go_pprof_top(file: &Path, extra: &[&str]) -> String {
     let go = tools_env()
         .get("HPROF_GO")
-        .expect("HPROF_GO in .tools/env: run scripts/setup.sh");
+        .expect("HPROF_GO in .tools/env (tests check require::go first)");
     let home = file.parent().unwrap().join("gohome");
     let output = Command::new(go)
         .args(["tool", "pprof", "-top", "-symbolize=none"])
@@ -250,10 +281,16 @@ fn go_pprof_top(file: &Path, extra: &[&str]) -> String {
     text
 }
 
-/// The total `go tool pprof -top` reports for `file`'s `sample_index`.
+/// The total `go tool pprof -top` reports for `file`'s `sample_index`, in the sample type's own
+/// unit (bytes as bytes, milliseconds as milliseconds, counts as counts).
 fn pprof_total(file: &Path, sample_index: &str) -> i64 {
-    let text = go_pprof_top(file, &[&format!("-sample_index={sample_index}")]);
-    // "Showing nodes accounting for 1234, 100% of 1234 total"
+    let unit = match sample_index {
+        "alloc_space" | "inuse_space" => "-unit=B",
+        "cpu" | "delay" => "-unit=ms",
+        _ => "-unit=minimum",
+    };
+    let text = go_pprof_top(file, &[&format!("-sample_index={sample_index}"), unit]);
+    // "Showing nodes accounting for 1234, 100% of 1234 total" (with the unit after the number).
     let line = text
         .lines()
         .find(|l| l.contains(" total"))
@@ -262,7 +299,8 @@ fn pprof_total(file: &Path, sample_index: &str) -> i64 {
         .rsplit(" of ")
         .next()
         .unwrap()
-        .trim_end_matches(" total");
+        .trim_end_matches(" total")
+        .trim_end_matches(|c: char| c.is_ascii_alphabetic());
     total.parse().unwrap_or_else(|_| panic!("{line}"))
 }
 
@@ -290,19 +328,47 @@ fn alloc_and_live_profiles_add_up_to_the_sites_with_the_class_as_the_leaf() {
     );
     let live = folded(&text_file, &["--live"]);
     assert_eq!(live.iter().map(|l| l.1).sum::<i64>(), live_bytes);
-    // pprof carries the objects too.
-    let out = dir.path().join("alloc.pb.gz");
-    hprof_ok(&[
-        "convert",
-        text_file.to_str().unwrap(),
-        out.to_str().unwrap(),
-        "--alloc",
-    ]);
-    assert_eq!(pprof_total(&out, "alloc_objects"), col(6));
+    // pprof, as `go tool pprof` reads it: every sample type of both kinds is the sites'
+    // column.
+    if require::go(Skipped::Part).is_none() {
+        return;
+    }
+    let (live_objects, alloc_objects) = (col(4), col(6));
+    for (kind, types) in [
+        (
+            "--alloc",
+            [
+                ("alloc_space", alloc_bytes),
+                ("alloc_objects", alloc_objects),
+            ],
+        ),
+        (
+            "--live",
+            [("inuse_space", live_bytes), ("inuse_objects", live_objects)],
+        ),
+    ] {
+        let out = dir.path().join(format!("{}.pb.gz", &kind[2..]));
+        hprof_ok(&[
+            "convert",
+            text_file.to_str().unwrap(),
+            out.to_str().unwrap(),
+            kind,
+        ]);
+        for (sample_index, total) in types {
+            assert_eq!(
+                pprof_total(&out, sample_index),
+                total,
+                "{kind} {sample_index}"
+            );
+        }
+    }
 }
 
 #[test]
 fn times_and_lock_profiles_carry_exact_calls_and_contentions() {
+    if require::go(Skipped::Test).is_none() {
+        return;
+    }
     let dir = temp_dir();
     profile_program(dir.path(), "cpu=times,cutoff=0,depth=8", "CallCounts", &[]);
     let text_file = dir.path().join("java.hprof.txt");
@@ -318,9 +384,13 @@ fn times_and_lock_profiles_carry_exact_calls_and_contentions() {
     ]);
     assert_eq!(pprof_total(&out, "calls"), calls);
     // Folded stacks carry self milliseconds (a row whose share rounds to 0 ms has none); every
-    // stack ends in a method the section lists.
+    // stack ends in a method the section lists. pprof's milliseconds are the same.
     let lines = folded(&text_file, &["--times"]);
     assert!(!lines.is_empty());
+    assert_eq!(
+        pprof_total(&out, "cpu"),
+        lines.iter().map(|l| l.1).sum::<i64>()
+    );
     let methods: Vec<&String> = rows.iter().map(|r| &r[5]).collect();
     for (stack, _) in &lines {
         let leaf = stack.rsplit(';').next().unwrap().to_string();
@@ -344,4 +414,108 @@ fn times_and_lock_profiles_carry_exact_calls_and_contentions() {
     assert_eq!(pprof_total(&out, "contentions"), contentions);
     let lines = folded(&text_file, &["--lock"]);
     assert!(!lines.is_empty());
+    assert_eq!(
+        pprof_total(&out, "delay"),
+        lines.iter().map(|l| l.1).sum::<i64>()
+    );
+}
+
+/// Loads a flame graph page in Chromium with a probe that records script errors and lists
+/// the titles of the frames drawn in its callees view (`name (value unit, share)`); returns
+/// those titles and the errors.
+fn flame_titles(page: &Path) -> (Vec<String>, String) {
+    let html = std::fs::read_to_string(page).unwrap();
+    let probe = r##"<script>
+var errors = [];
+window.addEventListener("error", function (e) { errors.push(e.message); });
+setTimeout(function () {
+  try {
+    var d = document.getElementById("callees").contentWindow.document;
+    var titles = Array.from(d.querySelectorAll("#frames > g > title")).map(function (t) { return t.textContent; });
+    document.title = "RESULT|" + errors.join(";") + "|" + titles.join("|");
+  } catch (e) { document.title = "RESULT|exception " + e + "|"; }
+}, 1000);
+</script></body>"##;
+    let probed = page.with_extension("probed.html");
+    std::fs::write(&probed, html.replace("</body>", probe)).unwrap();
+    let (dom, _) = chromium_dom(&probed);
+    let result = dom
+        .split("<title>RESULT|")
+        .nth(1)
+        .and_then(|r| r.split("</title>").next())
+        .unwrap_or_else(|| panic!("the probe did not run: {}", &dom[..dom.len().min(500)]));
+    // (The DOM escapes the titles' markup characters.)
+    let result = result
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    let mut fields = result.split('|').map(str::to_string);
+    let errors = fields.next().unwrap_or_default();
+    (fields.collect(), errors)
+}
+
+#[test]
+fn every_kind_of_flame_graph_loads_in_a_browser_with_its_frames() {
+    if require::chromium(Skipped::Test).is_none() {
+        return;
+    }
+    // (kind option, agent options, program, a frame the graph must draw, the unit its frames
+    // are counted in)
+    let cases: [(&str, &str, &str, &str, &str); 5] = [
+        (
+            "",
+            "cpu=samples,depth=16",
+            "CpuHot",
+            "CpuHot.hot (",
+            "samples",
+        ),
+        (
+            "--times",
+            "cpu=times,cutoff=0,depth=8",
+            "CallCounts",
+            "CallCounts.fib (",
+            "milliseconds",
+        ),
+        (
+            "--alloc",
+            "heap=sites,depth=8,cutoff=0",
+            "AllocSites",
+            "AllocSites$Point (",
+            "bytes",
+        ),
+        (
+            "--live",
+            "heap=sites,depth=8,cutoff=0",
+            "AllocSites",
+            "AllocSites$Point (",
+            "bytes",
+        ),
+        (
+            "--lock",
+            "monitor=y,depth=8",
+            "LockContention",
+            "LockContention",
+            "milliseconds",
+        ),
+    ];
+    for (kind, options, program, frame, unit) in cases {
+        let dir = temp_dir();
+        let args: &[&str] = if program == "CpuHot" { &["800"] } else { &[] };
+        profile_program(dir.path(), options, program, args);
+        let page = dir.path().join("flame.html");
+        let text = dir.path().join("java.hprof.txt");
+        let mut convert = vec!["convert", text.to_str().unwrap(), page.to_str().unwrap()];
+        if !kind.is_empty() {
+            convert.push(kind);
+        }
+        hprof_ok(&convert);
+        let (titles, errors) = flame_titles(&page);
+        assert_eq!(errors, "", "{kind}: script errors");
+        let drawn: Vec<&String> = titles.iter().filter(|t| t.starts_with(frame)).collect();
+        assert!(!drawn.is_empty(), "{kind}: no {frame} frame in {titles:?}");
+        assert!(
+            drawn.iter().all(|t| t.contains(&format!(" {unit}"))),
+            "{kind}: {drawn:?} not counted in {unit}"
+        );
+    }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use hprof_heap::{Analysis, HeapGraph};
 
 use crate::support::java::{JavaProcess, chromium_dom, jdks, visualvm_retained};
-use crate::support::{class_row, hprof_ok, run_hprof, summary_json, temp_dir, write_file};
+use crate::support::{class_row, hprof_ok, summary_json, temp_dir, write_file};
 
 fn analyze_json(file: &Path) -> serde_json::Value {
     let text = hprof_ok(&["analyze", "--json", file.to_str().unwrap()]);
@@ -17,7 +17,28 @@ fn analyze_json(file: &Path) -> serde_json::Value {
 /// Dumps RetainedShapes (2000 byte[1000] in its static map) with jcmd: live objects,
 /// `-all`, and gzip-compressed.
 fn dumps(jdk: &crate::support::java::Jdk, dir: &Path) -> [std::path::PathBuf; 3] {
-    let program = JavaProcess::start(jdk, &["-Xmx256m", "-XX:+UseSerialGC"], "RetainedShapes");
+    let [live, all, gz, _] = dumps_with_ours(jdk, dir, false);
+    [live, all, gz]
+}
+
+/// As [`dumps`], and with `ours` the agent's own heap dump (heap=dump, format=b) of the same
+/// JVM, written when it ends (SIGTERM) after jcmd's: the fourth path.
+fn dumps_with_ours(
+    jdk: &crate::support::java::Jdk,
+    dir: &Path,
+    ours: bool,
+) -> [std::path::PathBuf; 4] {
+    let agent_file = dir.join("agent.hprof");
+    let agent = format!(
+        "-agentpath:{}=heap=dump,format=b,file={}",
+        crate::support::java::libhprof().display(),
+        agent_file.display()
+    );
+    let mut options = vec!["-Xmx256m", "-XX:+UseSerialGC"];
+    if ours {
+        options.push(&agent);
+    }
+    let mut program = JavaProcess::start(jdk, &options, "RetainedShapes");
     let live = dir.join("live.hprof");
     let all = dir.join("all.hprof");
     let gz = dir.join("live.hprof.gz");
@@ -27,18 +48,32 @@ fn dumps(jdk: &crate::support::java::Jdk, dir: &Path) -> [std::path::PathBuf; 3]
     if jdk.version >= 17 {
         program.jcmd(jdk, &["GC.heap_dump", "-gz=1", gz.to_str().unwrap()]);
     }
-    [live, all, gz]
+    if ours {
+        crate::support::java::kill(program.pid, "-TERM");
+        // (At most two minutes, then a failure.)
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while program.child.try_wait().unwrap().is_none() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "JDK {}: the dump at exit did not end",
+                jdk.version
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+    [live, all, gz, agent_file]
 }
 
 #[test]
 fn the_static_map_is_the_suspect_with_its_path_on_every_jdk() {
     for jdk in jdks() {
         let dir = temp_dir();
-        let [live, _, gz] = dumps(&jdk, dir.path());
+        // jcmd's dumps, and the agent's own (analyze and path on what our agent writes).
+        let [live, _, gz, ours] = dumps_with_ours(&jdk, dir.path(), true);
         let files: Vec<&Path> = if jdk.version >= 17 {
-            vec![&live, &gz]
+            vec![&live, &gz, &ours]
         } else {
-            vec![&live]
+            vec![&live, &ours]
         };
         for file in files {
             let report = analyze_json(file);
@@ -230,6 +265,9 @@ fn shallow_and_retained_sizes_agree_with_visualvm() {
 
 #[test]
 fn the_html_page_loads_in_chromium_and_shows_the_suspect() {
+    if hprof_testkit::require::chromium(hprof_testkit::require::Skipped::Test).is_none() {
+        return;
+    }
     let jdk = jdks().into_iter().next().unwrap();
     let dir = temp_dir();
     let [live, _, _] = dumps(&jdk, dir.path());
@@ -273,7 +311,17 @@ fn files_that_are_not_binary_dumps_get_clear_errors() {
     {
         use std::io::Write;
         let mut enc = flate2::write::GzEncoder::new(&mut gz, flate2::Compression::fast());
-        enc.write_all(&[7u8; 100_000]).unwrap();
+        // Well-formed HPROF records, so that only the gzip stream's end is wrong.
+        let header = hprof_format::Header {
+            version: hprof_format::Version::V1_0_2,
+            id_size: hprof_format::IdSize::Eight,
+            timestamp_ms: 0,
+        };
+        let mut w = hprof_format::Writer::new(Vec::new(), header).unwrap();
+        for id in 0..5000u64 {
+            w.utf8(0, id, format!("string {id}").as_bytes()).unwrap();
+        }
+        enc.write_all(&w.finish().unwrap()).unwrap();
         enc.finish().unwrap();
     }
     gz.truncate(gz.len() / 2);
@@ -286,25 +334,58 @@ fn files_that_are_not_binary_dumps_get_clear_errors() {
         (cut.to_str().unwrap(), "gzip data ends early"),
         (dir.path().to_str().unwrap(), "is a directory"),
     ];
+    // Each command gets a temporary directory of its own, where the decompression of a gzip
+    // file writes its plain copy: nothing may be left there after the failure.
     for (file, message) in cases {
         for command in ["analyze", "summary", "print"] {
-            let out = run_hprof(&[command, file]);
+            let tmp = temp_dir();
+            let out = crate::support::hprof()
+                .env("TMPDIR", tmp.path())
+                .args([command, file])
+                .stdin(std::process::Stdio::null())
+                .output()
+                .unwrap();
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(1), "{command} {file}: {stderr}");
             assert!(stderr.contains(message), "{command} {file}: {stderr}");
+            let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert!(leftovers.is_empty(), "{command} {file} left {leftovers:?}");
         }
     }
-    // No temporary file is left behind by the failed decompression.
-    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+    // The check can fail: the decompression writes its copy in TMPDIR (an unusable one is
+    // named in the error), so the directories checked above are the ones it used.
+    let header = hprof_format::Header {
+        version: hprof_format::Version::V1_0_2,
+        id_size: hprof_format::IdSize::Eight,
+        timestamp_ms: 0,
+    };
+    let plain = hprof_format::Writer::new(Vec::new(), header)
         .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.starts_with(&format!("hprof-{}-", std::process::id())))
-        })
-        .collect();
-    assert!(leftovers.is_empty());
+        .finish()
+        .unwrap();
+    let mut gz = Vec::new();
+    {
+        use std::io::Write;
+        let mut enc = flate2::write::GzEncoder::new(&mut gz, flate2::Compression::fast());
+        enc.write_all(&plain).unwrap();
+        enc.finish().unwrap();
+    }
+    let whole = write_file(dir.path(), "whole.hprof.gz", &gz);
+    let missing = dir.path().join("no-such-dir");
+    let out = crate::support::hprof()
+        .env("TMPDIR", &missing)
+        .args(["summary", whole.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot create {}/hprof-", missing.display())),
+        "{stderr}"
+    );
 }
 
 /// The native half of java/src/HeldRoots.java: a JNI global reference that is never deleted.

@@ -53,6 +53,15 @@ pub enum ErrorKind {
     },
     /// An I/O error while reading a stream.
     Io(std::io::ErrorKind),
+    /// A record declares a length beyond a reader's limit for its kind.
+    TooLong {
+        /// The record.
+        what: &'static str,
+        /// The length it declares.
+        declared: u64,
+        /// The most the reader accepts.
+        limit: u64,
+    },
 }
 
 impl Error {
@@ -117,6 +126,15 @@ impl fmt::Display for Error {
                 "bad length in {what} at offset {at:#x}: declares {declared} bytes, its fields use {actual}"
             ),
             ErrorKind::Io(kind) => write!(f, "read error at offset {at:#x}: {kind}"),
+            ErrorKind::TooLong {
+                what,
+                declared,
+                limit,
+            } => write!(
+                f,
+                "{what} at offset {at:#x} declares {declared} bytes, more than this reader \
+                 accepts for it ({limit})"
+            ),
         }
     }
 }

@@ -34,6 +34,7 @@
 #![forbid(unsafe_code)]
 
 pub use crate::{
+    completeness::{Completeness, ERROR_NOTE_PREFIX, Problem},
     error::{Error, ErrorKind, Result},
     heap::{ClassDump, HeapRecord, HeapRecords},
     names::{java_class_name, primitive_array_name},
@@ -49,6 +50,7 @@ pub use crate::{
     writer::{DEFAULT_SEGMENT_LIMIT, Writer},
 };
 
+mod completeness;
 mod cursor;
 mod error;
 mod heap;

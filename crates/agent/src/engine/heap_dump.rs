@@ -285,15 +285,21 @@ fn private_dir(output: &Output) -> io::Result<tempfile::TempDir> {
 /// Merges the JVM's dump from `src` into the output; an unreadable dump is ended and noted.
 fn merge_into(src: impl Read, mut numbering: AgentNumbering<'_>, out: &mut ProfileOutput) {
     let started = std::time::Instant::now();
+    let mut noted = None;
     out.write(|w| match heap_merge::merge(src, w, &mut numbering) {
         Ok(_) => Ok(()),
         Err(MergeError::Output(e)) => Err(e),
         Err(e @ MergeError::Input(_)) => {
             let note = format!("heap dump incomplete: {e}");
             eprintln!("HPROF ERROR: {note}");
-            w.error_note(&note)
+            let written = w.error_note(&note);
+            noted = Some(note);
+            written
         }
     });
+    if let Some(note) = noted {
+        out.mark_incomplete(&note);
+    }
     if std::env::var_os(TIMES_ENV).is_some() {
         eprintln!(
             "HPROF heap dump: merged in {:.3} s",
@@ -428,7 +434,7 @@ impl HeapDump {
             Err(e) => {
                 let note = format!("heap dump lost: the JVM's file can't be opened ({e})");
                 eprintln!("HPROF ERROR: {note}");
-                out.write(|w| w.error_note(&note));
+                out.note_incomplete(&note);
                 return;
             }
         };
@@ -1143,7 +1149,7 @@ impl Engine for HeapDump {
                 drop(dir);
             }
             Some(Prepared::Merged) => {}
-            Some(Prepared::Failed(note)) => out.write(|w| w.error_note(&note)),
+            Some(Prepared::Failed(note)) => out.note_incomplete(&note),
             Some(Prepared::Walk(reason)) => {
                 if let Some(reason) = reason {
                     eprintln!("HPROF WARNING: {reason}; the heap dump uses the JVMTI heap walk");
@@ -1173,7 +1179,7 @@ impl HeapDump {
         if let Some(reason) = walk_would_crash(ctx, jni) {
             let note = format!("heap dump skipped: {reason}");
             eprintln!("HPROF ERROR: {note}");
-            out.write(|w| w.error_note(&note));
+            out.note_incomplete(&note);
             return;
         }
         let raw = jni.with_local_frame(64, || HeapDump::collect_classes(ctx, jni));

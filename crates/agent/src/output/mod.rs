@@ -7,7 +7,9 @@ pub mod text;
 
 use std::io::{self, Write};
 use std::net::TcpStream;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::options::{Format, Options, Output, unique_output_name};
 use crate::threads::ThreadStart;
@@ -333,6 +335,43 @@ pub trait ProfileWriter: Send {
 pub struct ProfileOutput {
     writer: Option<Box<dyn ProfileWriter>>,
     socket: Option<TcpStream>,
+    /// The file written, when the output is a file.
+    file: Option<OutputFile>,
+    /// Why the dump being written is incomplete (notes written, a write that failed).
+    incomplete: Vec<String>,
+}
+
+/// The file an output writes, and how far it is known to be whole.
+pub struct OutputFile {
+    /// Its path, as opened (a new name when the one asked for was taken).
+    pub path: PathBuf,
+    /// A second descriptor of a plain (not compressed) regular file, to cut it back to
+    /// its last complete dump when a write fails.
+    cut_back: Option<std::fs::File>,
+    /// Bytes handed to the file so far.
+    written: Arc<AtomicU64>,
+    /// Bytes of the file known whole: everything up to the end of the last complete dump.
+    whole: u64,
+    /// Whether the format is binary (how a note is written).
+    binary: bool,
+}
+
+/// A writer that counts the bytes it passes on.
+struct Counted<W> {
+    inner: W,
+    count: Arc<AtomicU64>,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 impl std::fmt::Debug for ProfileOutput {
@@ -344,24 +383,109 @@ impl std::fmt::Debug for ProfileOutput {
 }
 
 impl ProfileOutput {
-    /// Wraps a writer.
-    pub fn new(writer: Box<dyn ProfileWriter>, socket: Option<TcpStream>) -> ProfileOutput {
-        ProfileOutput {
-            writer: Some(writer),
-            socket,
+    /// Wraps an opened output.
+    pub fn new(opened: Opened) -> ProfileOutput {
+        let mut out = ProfileOutput {
+            writer: Some(opened.writer),
+            socket: opened.socket,
+            file: opened.file,
+            incomplete: Vec::new(),
+        };
+        // The header is whole once it is in the file.
+        out.write(|w| w.flush());
+        if let Some(file) = &mut out.file {
+            file.whole = file.written.load(Ordering::Relaxed);
         }
+        out
+    }
+
+    /// The path of the output file, when the output is a file.
+    pub fn path(&self) -> Option<&Path> {
+        self.file.as_ref().map(|f| f.path.as_path())
     }
 
     /// Runs `f` on the writer. The first failure prints one `HPROF ERROR:` line and stops
-    /// all further output; the application keeps running.
+    /// all further output; the application keeps running. A plain file is cut back to the
+    /// end of its last complete dump and ends with a note saying why, so that what it holds
+    /// is whole and says it is incomplete.
     pub fn write(&mut self, f: impl FnOnce(&mut dyn ProfileWriter) -> io::Result<()>) {
         if let Some(writer) = self.writer.as_mut()
             && let Err(err) = f(writer.as_mut())
         {
-            eprintln!(
-                "HPROF ERROR: can't write profile output: {err}; no more output will be written"
-            );
             self.writer = None;
+            let why = format!("can't write profile output: {err}");
+            let kept = self.cut_back(&why);
+            eprintln!("HPROF ERROR: {why}; no more output will be written{kept}");
+            self.incomplete.push(why);
+        }
+    }
+
+    /// Writes a note that part of the dump could not be written (see
+    /// [`ProfileWriter::error_note`]); the dump is then incomplete.
+    pub fn note_incomplete(&mut self, note: &str) {
+        self.write(|w| w.error_note(note));
+        self.incomplete.push(note.to_string());
+    }
+
+    /// Notes that part of the dump is missing, when its note is already written.
+    pub fn mark_incomplete(&mut self, why: &str) {
+        self.incomplete.push(why.to_string());
+    }
+
+    /// Ends a dump: flushes, and returns why it is incomplete (empty when whole). A dump
+    /// whose every write succeeded moves the file's known-whole end (its notes, if any, are
+    /// in the file).
+    pub fn end_dump(&mut self) -> Vec<String> {
+        self.write(|w| w.flush());
+        if self.writer.is_none() {
+            if self.incomplete.is_empty() {
+                self.incomplete
+                    .push("the output was closed by an earlier failure".into());
+            }
+        } else if let Some(file) = &mut self.file {
+            file.whole = file.written.load(Ordering::Relaxed);
+        }
+        std::mem::take(&mut self.incomplete)
+    }
+
+    /// After a failed write: cuts a plain file back to its last complete dump and appends
+    /// a note saying why (a full disk has room for it once cut back). Returns what to add to
+    /// the error line.
+    fn cut_back(&mut self, why: &str) -> String {
+        let Some(file) = &mut self.file else {
+            return String::new();
+        };
+        let Some(handle) = file.cut_back.take() else {
+            return format!("; {} is incomplete", file.path.display());
+        };
+        let note = format!(
+            "HPROF ERROR: {why}; the dump that was being written is missing (cut back to the \
+             last complete dump)"
+        );
+        let bytes = if file.binary {
+            // A STRING record (id 0, never a real string's) holding the note.
+            let mut record = vec![0x01, 0, 0, 0, 0];
+            record.extend_from_slice(&(8 + note.len() as u32).to_be_bytes());
+            record.extend_from_slice(&0u64.to_be_bytes());
+            record.extend_from_slice(note.as_bytes());
+            record
+        } else {
+            format!("{note}\n").into_bytes()
+        };
+        let cut = handle.set_len(file.whole).and_then(|()| {
+            use std::os::unix::fs::FileExt;
+            handle.write_all_at(&bytes, file.whole)
+        });
+        match cut {
+            Ok(()) => format!(
+                "; {} was cut back to its last complete dump ({} bytes) and marked incomplete",
+                file.path.display(),
+                file.whole
+            ),
+            Err(e) => format!(
+                "; {} is incomplete and could not be marked ({e})",
+                file.path.display()
+            ),
         }
     }
 
@@ -383,6 +507,7 @@ pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
     // The time base of timed samples, fixed as the output opens.
     wall_nanos(crate::signal::monotonic_nanos());
     let mut socket = None;
+    let mut output_file = None;
     let sink: Box<dyn Write + Send> = match &options.output {
         Output::File(path) => {
             let gzip = is_gzip_name(path);
@@ -405,24 +530,42 @@ pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
                         "HPROF WARNING: {e}; the profile goes to {}",
                         other.display()
                     );
-                    hprof_outfile::create(&other).map_err(|e| (other, e))
+                    match hprof_outfile::create(&other) {
+                        Ok(file) => Ok((other, file)),
+                        Err(e) => Err((other, e)),
+                    }
                 }
-                other => other.map_err(|e| (path.clone(), e)),
+                Ok(file) => Ok((path, file)),
+                Err(e) => Err((path, e)),
             }
             .map_err(|(path, e)| format!("can't create profile file: {} ({e})", path.display()))?;
+            let (path, file) = file;
+            let written = Arc::new(AtomicU64::new(0));
+            // Only a plain regular file can be cut back (not a device, a FIFO, gzip data).
+            let regular = file.metadata().is_ok_and(|m| m.is_file());
+            output_file = Some(OutputFile {
+                path,
+                cut_back: (regular && !gzip).then(|| file.try_clone().ok()).flatten(),
+                written: written.clone(),
+                whole: 0,
+                binary: options.format == Format::Binary,
+            });
+            let counted = Counted {
+                inner: file,
+                count: written,
+            };
             if gzip {
                 // Finished (its trailer written) when the output is closed and dropped.
                 Box::new(flate2::write::GzEncoder::new(
-                    file,
+                    counted,
                     flate2::Compression::fast(),
                 ))
             } else {
-                Box::new(file)
+                Box::new(counted)
             }
         }
         Output::Net { host, port } => {
-            let stream = TcpStream::connect((host.as_str(), *port))
-                .map_err(|_| format!("can't connect to {host}:{port}"))?;
+            let stream = connect(host, *port)?;
             let _ = stream.set_nodelay(true);
             socket = Some(
                 stream
@@ -453,7 +596,45 @@ pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
         ),
         Format::Jfr => Box::new(jfr::JfrWriter::new(sink, options)),
     };
-    Ok(Opened { writer, socket })
+    Ok(Opened {
+        writer,
+        socket,
+        file: output_file,
+    })
+}
+
+/// How long `net=` waits for the front-end to accept the connection (per address).
+pub const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Connects to the front-end of `net=`. Fails as the original did (`can't connect to
+/// HOST:PORT`, the JVM then exits 1), saying why: no such host, connection refused, no
+/// answer within [`CONNECT_TIMEOUT`].
+fn connect(host: &str, port: u16) -> Result<TcpStream, String> {
+    use std::net::ToSocketAddrs;
+    let fail = |why: String| format!("can't connect to {host}:{port} ({why})");
+    let addresses: Vec<_> = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| fail(format!("no such host: {e}")))?
+        .collect();
+    let mut last = fail("no such host: no address".into());
+    for address in addresses {
+        match TcpStream::connect_timeout(&address, CONNECT_TIMEOUT) {
+            Ok(stream) => return Ok(stream),
+            Err(e) => {
+                last = fail(match e.kind() {
+                    io::ErrorKind::ConnectionRefused => {
+                        format!("connection refused by {address}: nothing listens there")
+                    }
+                    io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => format!(
+                        "no answer from {address} within {} s",
+                        CONNECT_TIMEOUT.as_secs()
+                    ),
+                    _ => format!("{address}: {e}"),
+                });
+            }
+        }
+    }
+    Err(last)
 }
 
 /// Whether `file=` names a gzip file (`.gz`): the whole profile is then written compressed.
@@ -462,11 +643,13 @@ pub fn is_gzip_name(path: &std::path::Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
 }
 
-/// An opened output: the writer, and for `net=` the socket (to read commands from and to
-/// shut down at the end).
+/// An opened output: the writer, for `net=` the socket (to read commands from and to shut
+/// down at the end), for a file the file.
 pub struct Opened {
     /// The format's writer.
     pub writer: Box<dyn ProfileWriter>,
     /// The front-end connection, for `net=`.
     pub socket: Option<TcpStream>,
+    /// The file, for `file=`.
+    pub file: Option<OutputFile>,
 }

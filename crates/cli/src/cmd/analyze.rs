@@ -46,6 +46,9 @@ pub struct AnalyzeArgs {
     /// Follow the referent of weak, soft, phantom and final references in paths.
     #[arg(long)]
     pub include_weak: bool,
+    /// Accept a truncated dump: analyse what was read, say what is missing, and exit 0.
+    #[arg(long)]
+    pub allow_truncated: bool,
 }
 
 /// Arguments of `hprof path`.
@@ -69,6 +72,25 @@ pub struct PathArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Accept a truncated dump: search what was read, say what is missing, and exit 0.
+    #[arg(long)]
+    pub allow_truncated: bool,
+}
+
+/// Opens a heap dump and builds its graph from its whole records (all of them, unless
+/// `allow_truncated` accepts a file cut inside one); returns what is missing from it too.
+fn open_graph<'a>(
+    input: &'a Input,
+    name: &str,
+    allow_truncated: bool,
+    bar: &Bar,
+) -> Result<(HeapGraph<'a>, hprof_format::Completeness)> {
+    let mut completeness = crate::input::completeness(input, name, allow_truncated)?;
+    let whole = &input.bytes()[..completeness.bytes_read() as usize];
+    let graph = HeapGraph::build(whole, bar).with_context(|| name.to_string())?;
+    completeness.require_heap_dump();
+    completeness.heap_counts(graph.len() as u64, graph.roots().len() as u64);
+    Ok((graph, completeness))
 }
 
 fn parse_share(text: &str) -> std::result::Result<f64, String> {
@@ -149,7 +171,7 @@ pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
     let name = args.file.display().to_string();
     let input = Input::open(&args.file)?;
     let bar = Bar::new(&input);
-    let mut graph = HeapGraph::build(input.bytes(), &bar).with_context(|| name.clone())?;
+    let (mut graph, completeness) = open_graph(&input, &name, args.allow_truncated, &bar)?;
     let weak = args.include_weak.then(|| {
         bar.phase("paths through weak references", 0);
         Paths::new(&graph, true)
@@ -157,7 +179,14 @@ pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
     let (analysis, strong) = Analysis::new(&mut graph, &bar);
     let paths = weak.unwrap_or(strong);
     bar.phase("report", 0);
-    let report = Report::new(&graph, &analysis, &paths, args);
+    let mut report = Report::new(&graph, &analysis, &paths, args);
+    report.json["input"] = json!({
+        "file_bytes": completeness.file_len(),
+        "bytes_read": completeness.bytes_read(),
+        "fraction_read": completeness.fraction_read(),
+        "complete": completeness.is_complete(),
+        "incomplete": completeness.summary(),
+    });
     bar.finish();
     if let Some(path) = &args.html {
         let mut file = hprof_outfile::create(path)
@@ -173,7 +202,7 @@ pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
     } else {
         out.write_all(report.text(&name).as_bytes())?;
     }
-    Ok(())
+    crate::input::finish_reading(&name, &completeness, args.allow_truncated)
 }
 
 /// Runs `hprof path`.
@@ -181,9 +210,10 @@ pub fn run_path(args: &PathArgs, out: &mut dyn Write) -> Result<()> {
     let name = args.file.display().to_string();
     let input = Input::open(&args.file)?;
     let bar = Bar::new(&input);
-    let graph = HeapGraph::build(input.bytes(), &bar).with_context(|| name.clone())?;
+    let (graph, completeness) = open_graph(&input, &name, args.allow_truncated, &bar)?;
     let Some(node) = graph.node(args.object) else {
         bar.finish();
+        crate::input::finish_reading(&name, &completeness, args.allow_truncated)?;
         bail!("{name}: no object with id {:#x} in the dump", args.object);
     };
     bar.phase("paths from GC roots", 0);
@@ -210,7 +240,7 @@ final references (try --include-weak)",
             args.object
         )?,
     }
-    Ok(())
+    crate::input::finish_reading(&name, &completeness, args.allow_truncated)
 }
 
 fn hex(id: u64) -> String {
@@ -416,6 +446,18 @@ impl Report {
         let n = |v: &Json| v.as_u64().unwrap_or(0);
         let mut s = String::new();
         let _ = writeln!(s, "{name}: heap analysis\n");
+        let input = &j["input"];
+        let _ = writeln!(
+            s,
+            "Read: {} of {} bytes ({:.1} %){}",
+            n(&input["bytes_read"]),
+            n(&input["file_bytes"]),
+            input["fraction_read"].as_f64().unwrap_or(0.0) * 100.0,
+            match input["incomplete"].as_str() {
+                Some(line) => format!("\nINCOMPLETE: {line}\n"),
+                None => String::from(", the whole dump\n"),
+            }
+        );
         if n(&t["heap_dumps_in_file"]) > 1 {
             let _ = writeln!(
                 s,
@@ -562,6 +604,18 @@ code,pre{{font-family:monospace}}.suspect{{border:1px solid #c00;padding:.5em;ma
 </head><body><h1>Heap analysis of {}</h1>",
             esc(name),
             esc(name)
+        );
+        let input = &j["input"];
+        let _ = write!(
+            h,
+            "<p id=\"input\">Read {} of {} bytes ({:.1} %).{}</p>",
+            input["bytes_read"],
+            input["file_bytes"],
+            input["fraction_read"].as_f64().unwrap_or(0.0) * 100.0,
+            match input["incomplete"].as_str() {
+                Some(line) => format!(" <b style=\"color:#c00\">INCOMPLETE: {}</b>", esc(line)),
+                None => String::from(" The whole dump."),
+            }
         );
         let t = &j["totals"];
         let _ = write!(

@@ -1,5 +1,6 @@
-//! `hprof attach`: profiles a JVM that is already running: loads the agent into it through
-//! HotSpot's attach protocol, and starts, dumps, stops or reports on a profiling session.
+//! `hprof attach`: profiles a JVM that is already running. The attach mechanism and the
+//! session protocol are `hprof-attach`'s; this module reads the command line, says what
+//! happens, and writes the session's profile where the user asked.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -8,8 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-
-use crate::hotspot_attach::{AttachError, Target, is_plain_file};
+use hprof_attach::{AttachError, Collected, Session, Target};
 
 /// Arguments of `hprof attach`.
 #[derive(Debug, Args)]
@@ -61,9 +61,6 @@ enum Action {
     Status,
 }
 
-/// Exit status when the agent refused the request.
-const REFUSED: i32 = 8;
-
 /// Runs `hprof attach`; returns the exit status.
 pub fn run(args: &AttachArgs) -> Result<i32> {
     let (action, options) = match args.first.as_deref() {
@@ -81,284 +78,140 @@ pub fn run(args: &AttachArgs) -> Result<i32> {
             args.first.as_deref().unwrap_or("")
         );
     }
-    match Session::open(args) {
-        Ok(session) => session.act(action, options.as_deref(), args),
-        Err(e) => fail(&e),
-    }
-}
-
-fn fail(e: &AttachError) -> Result<i32> {
-    eprintln!("hprof: error: {e}");
-    Ok(i32::from(e.exit_code()))
-}
-
-/// A JVM and the files of its profiling session.
-struct Session {
-    target: Target,
-    timeout: Duration,
-    /// The agent library, as a path in the target's file system.
-    agent: String,
-}
-
-impl Session {
-    fn open(args: &AttachArgs) -> Result<Session, AttachError> {
-        let target = Target::find(args.pid)?;
-        target.as_owner(|| Ok(()))?;
-        let agent = crate::profiles::find_agent()
-            .map_err(|e| AttachError::AgentNotLoaded(format!("{e:#}")))?;
-        let agent = if target.same_root {
-            std::fs::canonicalize(&agent)
-                .map_err(|e| AttachError::AgentNotLoaded(format!("{}: {e}", agent.display())))?
-                .display()
-                .to_string()
-        } else {
-            // A JVM in another mount namespace cannot see our file: a copy goes to its /tmp.
-            let inside = format!("/tmp/hprof-{}-libhprof.so", target.uid);
-            let outside = target.outside(&inside);
-            let bytes = std::fs::read(&agent)
-                .map_err(|e| AttachError::AgentNotLoaded(format!("{}: {e}", agent.display())))?;
-            let mut file = hprof_outfile::create(&outside).map_err(|e| {
-                AttachError::Io(format!("cannot copy the agent to {}", outside.display()), e)
-            })?;
-            std::io::Write::write_all(&mut file, &bytes).map_err(|e| {
-                AttachError::Io(format!("cannot copy the agent to {}", outside.display()), e)
-            })?;
-            inside
-        };
-        Ok(Session {
-            target,
-            timeout: Duration::from_secs(args.timeout.max(1)),
-            agent,
-        })
-    }
-
-    /// The session's profile (in the target's /tmp), inside and outside names.
-    fn profile_file(&self, binary: bool) -> (String, PathBuf) {
-        let inside = format!(
-            "/tmp/hprof-attach-{}.{}",
-            self.target.ns_pid,
-            if binary { "hprof" } else { "txt" }
-        );
-        let outside = self.target.outside(&inside);
-        (inside, outside)
-    }
-
-    /// Loads the agent with `options` plus a reply file; returns its return code and reply.
-    fn call(&self, options: &str) -> Result<(i32, String), AttachError> {
-        let inside = format!("/tmp/hprof-attach-{}.reply", self.target.ns_pid);
-        let outside = self.target.outside(&inside);
-        let _ = std::fs::remove_file(&outside);
-        let options = if options.is_empty() {
-            format!("reply={inside}")
-        } else {
-            format!("{options},reply={inside}")
-        };
-        let code = self
-            .target
-            .load_agent(&self.agent, &options, self.timeout)?;
-        let reply = if is_plain_file(&outside) {
-            std::fs::read_to_string(&outside).unwrap_or_default()
-        } else {
-            String::new()
-        };
-        let _ = std::fs::remove_file(&outside);
-        Ok((code, reply))
-    }
-
-    fn act(&self, action: Action, options: Option<&str>, args: &AttachArgs) -> Result<i32> {
-        match action {
-            Action::Status => match self.call("session=status") {
-                Ok((_, reply)) => {
-                    print!("{reply}");
-                    Ok(0)
-                }
-                Err(e) => fail(&e),
-            },
-            Action::Start => match self.start(options)? {
-                Ok(binary) => {
-                    let (_, outside) = self.profile_file(binary);
-                    eprintln!(
-                        "Profiling JVM {} (its profile collects in {}); `hprof attach {} dump` \
-                         writes what it has, `hprof attach {} stop` ends it.",
-                        self.target.pid,
-                        outside.display(),
-                        self.target.pid,
-                        self.target.pid
-                    );
-                    Ok(0)
-                }
-                Err(code) => Ok(code),
-            },
-            Action::Dump => self.finish("session=dump", args, false),
-            Action::Stop => self.finish("session=stop", args, true),
-            Action::Record => {
-                let binary = match self.start(options)? {
-                    Ok(binary) => binary,
-                    Err(code) => return Ok(code),
-                };
-                let stop = Arc::new(AtomicBool::new(false));
-                let flag = stop.clone();
-                let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
-                eprintln!(
-                    "Profiling JVM {} for {} s (Ctrl-C stops early)...",
-                    self.target.pid, args.duration
-                );
-                let end = Instant::now() + Duration::from_secs(args.duration);
-                while Instant::now() < end && !stop.load(Ordering::SeqCst) {
-                    std::thread::sleep(Duration::from_millis(50));
-                }
-                let _ = binary;
-                self.finish("session=stop", args, true)
-            }
+    let timeout = Duration::from_secs(args.timeout);
+    let session = match crate::agent_lib::find_agent() {
+        Ok(agent) => Session::open(args.pid, &agent, timeout),
+        // The process's own errors come first: a missing agent matters only for a JVM.
+        Err(e) => {
+            Target::find(args.pid).and_then(|_| Err(AttachError::AgentNotLoaded(format!("{e:#}"))))
+        }
+    };
+    let result = session.and_then(|session| act(&session, action, options.as_deref(), args));
+    match result {
+        Ok(code) => Ok(code),
+        Err(e) => {
+            eprintln!("hprof: error: {e}");
+            Ok(i32::from(e.exit_code()))
         }
     }
+}
 
-    /// Starts a session; `Ok(binary)` once it runs, `Err(exit status)` when refused.
-    fn start(&self, options: Option<&str>) -> Result<std::result::Result<bool, i32>> {
-        let mut opts: Vec<String> = options
-            .unwrap_or("")
-            .split(',')
-            .filter(|o| !o.is_empty())
-            .map(str::to_string)
-            .collect();
-        let has = |name: &str| opts.iter().any(|o| o.split('=').next() == Some(name));
-        if opts.iter().any(|o| {
-            o.starts_with("file=")
-                || o.starts_with("net=")
-                || o.starts_with("session=")
-                || o.starts_with("reply=")
-        }) {
-            bail!(
-                "hprof attach chooses the agent's output itself: leave out file=, net=, session= and reply="
+fn act(
+    session: &Session,
+    action: Action,
+    options: Option<&str>,
+    args: &AttachArgs,
+) -> Result<i32, AttachError> {
+    let pid = session.pid();
+    match action {
+        Action::Status => {
+            print!("{}", session.status()?);
+            Ok(0)
+        }
+        Action::Start => {
+            let started = start(session, options)?;
+            eprintln!(
+                "Profiling JVM {pid} (its profile collects in {}); `hprof attach {pid} dump` \
+                 writes what it has, `hprof attach {pid} stop` ends it.",
+                started.profile.display()
             );
+            Ok(0)
         }
-        let (profiles, deep, verbose) = (
-            has("cpu") || has("heap") || has("monitor"),
-            has("depth"),
-            has("verbose"),
-        );
-        if !profiles {
-            opts.push("cpu=samples".into());
+        Action::Dump => {
+            let collected = session.dump()?;
+            finish(&collected, args, pid, false)
         }
-        if !deep {
-            opts.push("depth=64".into());
+        Action::Stop => {
+            let collected = session.stop()?;
+            let code = finish(&collected, args, pid, true);
+            session.remove(&collected.profile);
+            code
         }
-        // The agent's "Dumping ..." lines would go to the application's standard error.
-        if !verbose {
-            opts.push("verbose=n".into());
-        }
-        let binary = opts.iter().any(|o| o == "format=b");
-        let times = opts.iter().any(|o| o == "cpu=times" || o == "cpu=old");
-        // (A file left by an earlier session is replaced when the agent opens it; one of a
-        // session still running must stay.)
-        let (inside, _) = self.profile_file(binary);
-        opts.push(format!("file={inside}"));
-        match self.call(&opts.join(",")) {
-            Ok((0, reply)) => {
-                // What starting late costs or leaves out, engine by engine.
-                for note in reply.lines().filter(|l| l.starts_with("note: ")) {
-                    eprintln!("hprof: {note}");
-                }
-                if times {
-                    return self.await_rewriting(binary);
-                }
-                Ok(Ok(binary))
-            }
-            Ok((code, reply)) => {
-                eprintln!(
-                    "hprof: error: the agent refused to start (return code {code}): {}",
-                    reply_text(&reply)
-                );
-                Ok(Err(REFUSED))
-            }
-            Err(e) => Ok(Err(fail(&e)?)),
-        }
-    }
-
-    /// cpu=times started late rewrites every loaded class on an agent thread once the agent
-    /// is loaded: waits (at most --timeout) until it says it is ready, so that the calls made
-    /// after this command returns are counted. `Ok(binary)`, or the exit status.
-    fn await_rewriting(&self, binary: bool) -> Result<std::result::Result<bool, i32>> {
-        let deadline = Instant::now() + self.timeout;
-        loop {
-            let reply = match self.call("session=status") {
-                Ok((_, reply)) => reply,
-                Err(e) => return Ok(Err(fail(&e)?)),
-            };
-            let line = reply
-                .lines()
-                .find_map(|l| l.strip_prefix("cpu=times: "))
-                .unwrap_or("")
-                .to_string();
-            if let Some(ready) = line.strip_prefix("ready: ") {
-                eprintln!("hprof: cpu=times: {ready}");
-                return Ok(Ok(binary));
-            }
-            if let Some(why) = line.strip_prefix("failed: ") {
-                eprintln!("hprof: error: cpu=times could not start: {why}");
-                let _ = self.call("session=stop");
-                return Ok(Err(REFUSED));
-            }
-            if Instant::now() > deadline {
-                eprintln!(
-                    "hprof: error: cpu=times did not finish rewriting the loaded classes within {} s (--timeout); the session goes on",
-                    self.timeout.as_secs()
-                );
-                return Ok(Err(REFUSED));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// Asks for a dump (or the last one, `stop`), then writes the session's profile to the
-    /// output.
-    fn finish(&self, request: &str, args: &AttachArgs, last: bool) -> Result<i32> {
-        match self.call(request) {
-            Ok((0, _)) => {}
-            Ok((code, reply)) => {
-                eprintln!(
-                    "hprof: error: the agent refused (return code {code}): {}",
-                    reply_text(&reply)
-                );
-                return Ok(REFUSED);
-            }
-            Err(e) => return fail(&e),
-        }
-        let (_, text) = self.profile_file(false);
-        let (_, binary) = self.profile_file(true);
-        let (source, is_binary) = if is_plain_file(&text) {
-            (text, false)
-        } else if is_plain_file(&binary) {
-            (binary, true)
-        } else {
-            bail!(
-                "the session's profile is missing (looked for {})",
-                text.display()
-            );
-        };
-        let output = args.output.clone().unwrap_or_else(|| {
-            PathBuf::from(format!(
-                "hprof-{}.{}",
-                self.target.pid,
-                if is_binary { "hprof" } else { "txt" }
-            ))
-        });
-        write_output(&source, &output, last)?;
-        if last {
-            let _ = std::fs::remove_file(&source);
-        }
-        Ok(0)
+        Action::Record => record(session, options, args),
     }
 }
 
-/// The agent's reply, for a message: its `error:` text, or all of it.
-fn reply_text(reply: &str) -> String {
-    let reply = reply.trim();
-    let reply = reply.strip_prefix("error: ").unwrap_or(reply);
-    if reply.is_empty() {
-        "no reason given (see the JVM's standard error)".into()
-    } else {
-        reply.to_string()
+/// Starts a session and says what starting late costs; a `cpu=times` session is waited for
+/// until its classes are rewritten.
+fn start(session: &Session, options: Option<&str>) -> Result<hprof_attach::Started, AttachError> {
+    let started = session.start(options)?;
+    for note in &started.notes {
+        eprintln!("hprof: note: {note}");
+    }
+    if started.rewrites {
+        let ready = session.await_rewriting()?;
+        eprintln!("hprof: cpu=times: {ready}");
+    }
+    Ok(started)
+}
+
+/// Records for `--duration` (Ctrl-C stops early), then stops the session and writes its
+/// profile. A JVM that exits meanwhile wrote its profile at its exit: that is written.
+fn record(session: &Session, options: Option<&str>, args: &AttachArgs) -> Result<i32, AttachError> {
+    let pid = session.pid();
+    let started = start(session, options)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    eprintln!(
+        "Profiling JVM {pid} for {} s (Ctrl-C stops early)...",
+        args.duration
+    );
+    let end = Instant::now() + Duration::from_secs(args.duration);
+    while Instant::now() < end && !stop.load(Ordering::SeqCst) && session.is_alive() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let exited = |session: &Session| {
+        let collected = Collected {
+            profile: started.profile_after_exit(),
+            binary: started.binary,
+            incomplete: Vec::new(),
+        };
+        eprintln!(
+            "hprof: JVM {pid} exited during the recording; its profile holds what it collected \
+             until its exit"
+        );
+        let code = finish(&collected, args, pid, true);
+        session.remove(&collected.profile);
+        code
+    };
+    if !session.is_alive() {
+        return exited(session);
+    }
+    match session.stop() {
+        Ok(collected) => {
+            let code = finish(&collected, args, pid, true);
+            session.remove(&collected.profile);
+            code
+        }
+        Err(AttachError::Exited(_)) => exited(session),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes the session's profile to the output (after `stop`, every dump of the session
+/// added up when it is converted); says when the dump is incomplete. The exit status.
+fn finish(
+    collected: &Collected,
+    args: &AttachArgs,
+    pid: i32,
+    whole: bool,
+) -> Result<i32, AttachError> {
+    let output = args.output.clone().unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "hprof-{pid}.{}",
+            if collected.binary { "hprof" } else { "txt" }
+        ))
+    });
+    for why in &collected.incomplete {
+        eprintln!("hprof: warning: the dump is incomplete: {why}");
+    }
+    match write_output(&collected.profile, &output, whole) {
+        Ok(()) => Ok(0),
+        Err(e) => {
+            eprintln!("hprof: error: {e:#}");
+            Ok(1)
+        }
     }
 }
 

@@ -25,7 +25,8 @@ allocation sites (after a GC unless --no-gc)\n  summary               heap summa
 traces                write every trace not written yet\n  cpu [--cutoff X]      CPU samples since the last listing\n  \
 sampling on|off [ID]  CPU sampling for the thread with object id ID, or all\n  clear cpu|sites       forget CPU samples or allocation sites\n  \
 depth N               stack depth of later traces\n  exit-vm               make the program exit (status 0)\n  \
-quit                  disconnect; the program runs on\n  sleep MS              wait (for scripts)\n\n\
+quit                  disconnect; the program runs on\n  sleep MS              wait (for scripts)\n  \
+wait                  wait for a line on standard input (for scripts driven by another program)\n\n\
 It exits when the program ends (the stream is complete) or after `quit`.",
     after_help = "Example:\n  hprof listen --port 7777 -o profile.hprof &\n  java -agentpath:libhprof.so=cpu=samples,format=b,net=localhost:7777 -jar app.jar"
 )]
@@ -49,6 +50,8 @@ pub struct ListenArgs {
 enum Command {
     Send(Vec<u8>),
     Sleep(Duration),
+    /// Waits for a line on standard input (or its end).
+    Wait,
     Quit,
 }
 
@@ -127,6 +130,7 @@ fn parse(line: &str) -> Result<Command> {
         ["sleep", ms] => Command::Sleep(Duration::from_millis(
             ms.parse().context("sleep takes milliseconds")?,
         )),
+        ["wait"] => Command::Wait,
         _ => bail!("unknown command `{line}` (see `hprof listen --help`)"),
     })
 }
@@ -197,6 +201,13 @@ fn perform(stream: &mut TcpStream, command: Command) -> Result<bool> {
         }
         Command::Sleep(duration) => {
             std::thread::sleep(duration);
+            Ok(true)
+        }
+        Command::Wait => {
+            io::stdin()
+                .lock()
+                .read_line(&mut String::new())
+                .context("reading standard input for `wait`")?;
             Ok(true)
         }
         Command::Quit => {
@@ -295,6 +306,7 @@ mod tests {
             Command::Sleep(Duration::from_millis(20))
         );
         assert_eq!(parse("quit").unwrap(), Command::Quit);
+        assert_eq!(parse("wait").unwrap(), Command::Wait);
         assert!(parse("explode").is_err());
         assert!(parse("depth many").is_err());
     }

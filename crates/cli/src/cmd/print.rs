@@ -36,8 +36,9 @@ pub struct PrintArgs {
     /// Write the text to this file instead of standard output.
     #[arg(short, long, value_name = "OUT")]
     pub output: Option<PathBuf>,
-    /// Read up to the last complete record of a file still being written.
-    #[arg(long)]
+    /// Accept a truncated file (one still being written, or cut short): read up to its last
+    /// complete record, warn about what is missing, and exit 0.
+    #[arg(long = "allow-truncated", visible_alias = "partial")]
     pub partial: bool,
 }
 
@@ -45,6 +46,7 @@ pub struct PrintArgs {
 pub fn run(args: &PrintArgs, stdout: &mut dyn Write) -> Result<()> {
     let name = args.file.display().to_string();
     let input = Input::open(&args.file)?;
+    let completeness = crate::input::completeness(&input, &name, args.partial)?;
     let index = Index::build(&input, args.partial).with_context(|| name.clone())?;
     match &args.output {
         Some(path) => {
@@ -57,7 +59,7 @@ pub fn run(args: &PrintArgs, stdout: &mut dyn Write) -> Result<()> {
         }
         None => render(&input, &index, stdout).with_context(|| name.clone())?,
     }
-    Ok(())
+    crate::input::finish_reading(&name, &completeness, args.partial)
 }
 
 /// One heap dump: its record bodies (one HEAP DUMP, or the segments up to HEAP DUMP END)

@@ -8,8 +8,6 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 
-use crate::profiles::{find_agent, report};
-
 /// The bundled demo program, run through Java's source launcher when no program is given.
 const DEMO_SOURCE: &str = include_str!("../../../../java/src/Demo.java");
 
@@ -98,7 +96,7 @@ pub struct RunArgs {
 /// Runs `hprof run` (its report goes to standard error or `--report`, never to standard
 /// output, which is the program's); returns the program's exit status.
 pub fn run(args: &RunArgs) -> Result<i32> {
-    let agent = find_agent()?;
+    let agent = crate::agent_lib::find_agent()?;
     let format_b = matches!(args.format, OutputFormat::B);
     let format_jfr = matches!(args.format, OutputFormat::Jfr);
     let output = args.output.clone().unwrap_or_else(|| {
@@ -202,10 +200,14 @@ pub fn run(args: &RunArgs) -> Result<i32> {
     let status = command
         .status()
         .with_context(|| format!("cannot start {:?}", command.get_program()))?;
-    let code = status.code().unwrap_or_else(|| {
+    // A program killed by a signal exits as a shell reports it: 128 + the signal's number.
+    let killed_by = {
         use std::os::unix::process::ExitStatusExt;
-        128 + status.signal().unwrap_or(0)
-    });
+        status.signal()
+    };
+    let code = status
+        .code()
+        .unwrap_or_else(|| 128 + killed_by.unwrap_or(0));
     // Only profiles this run wrote: new files, or files replaced since (a new inode or time).
     let fresh: Vec<PathBuf> = profiles_beside(&output)
         .into_iter()
@@ -218,6 +220,9 @@ pub fn run(args: &RunArgs) -> Result<i32> {
             output.display()
         );
         return Ok(if code == 0 { 1 } else { code });
+    }
+    if let Some(signal) = killed_by {
+        return Ok(killed(&fresh, signal, code));
     }
     let mut report_out: Box<dyn Write> = match &args.report {
         Some(path) => Box::new(
@@ -234,9 +239,67 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         } else {
             Some(flame_path(profile, args.flame.as_deref()))
         };
-        report(profile, flame.as_deref(), args.top, &mut report_out)?;
+        match crate::profiles::report(profile, flame.as_deref(), args.top, &mut report_out) {
+            Ok(()) => {}
+            // A program that failed may have ended before the agent finished its profile
+            // (a JVM crash with core dumps off exits 1): its status is the answer.
+            Err(e) if code != 0 => {
+                eprintln!(
+                    "hprof: the program exited with status {code} before its profile was \
+                     complete: {e:#}"
+                );
+                remove_if_empty(profile);
+            }
+            Err(e) => return Err(e),
+        }
     }
     Ok(code)
+}
+
+/// The program was killed by `signal` (the JVM's exit handlers, where the agent writes its
+/// last dump, never ran): says so, removes the profiles that hold nothing (only their
+/// header), keeps those that hold earlier dumps, and returns the program's status.
+fn killed(fresh: &[PathBuf], signal: i32, code: i32) -> i32 {
+    let name = nix::sys::signal::Signal::try_from(signal)
+        .map_or_else(|_| format!("signal {signal}"), |s| s.as_str().to_string());
+    for profile in fresh {
+        let readable = crate::input::read_profile(profile)
+            .ok()
+            .and_then(|bytes| hprof_profile::Recording::read(&bytes).ok())
+            .is_some_and(|r| r.default_kind().is_some());
+        if readable {
+            eprintln!(
+                "hprof: the JVM was killed by {name} (exit status {code}): its last dump could \
+                 not be written; {} holds only the dumps made before (SIGQUIT, dump requests)",
+                profile.display()
+            );
+        } else {
+            let removed = remove_if_empty(profile);
+            eprintln!(
+                "hprof: the JVM was killed by {name} (exit status {code}): its profile could not \
+                 be written{}",
+                if removed {
+                    format!(
+                        " ({}, which held nothing yet, was removed)",
+                        profile.display()
+                    )
+                } else {
+                    format!(" ({} is incomplete)", profile.display())
+                }
+            );
+        }
+    }
+    code
+}
+
+/// Removes a profile the agent began but never wrote into (at most its header line):
+/// nothing is lost, and no empty file is left to be taken for a profile.
+fn remove_if_empty(profile: &Path) -> bool {
+    let holds_nothing = std::fs::read(profile).is_ok_and(|bytes| {
+        bytes.len() < 4096
+            && hprof_profile::Recording::read(&bytes).map_or(true, |r| r.default_kind().is_none())
+    });
+    holds_nothing && std::fs::remove_file(profile).is_ok()
 }
 
 /// The files beside `output` that may be this run's profiles (its name, or its name with a

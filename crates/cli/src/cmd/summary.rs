@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use clap::Args;
 use hprof_format::{
-    BasicType, Event, Header, HeapDumpBody, HeapRecord, Record, Records, StreamReader, SubTag, Tag,
-    java_class_name, primitive_array_name,
+    BasicType, Completeness, ErrorKind, Event, Header, HeapDumpBody, HeapRecord, Record, Records,
+    StreamReader, SubTag, Tag, java_class_name, primitive_array_name,
     shallow::{ClassSizes, object_array_size, primitive_array_size},
 };
 use rustc_hash::FxHashMap;
@@ -37,8 +37,9 @@ pub struct SummaryArgs {
     /// How many classes the histogram lists (0 lists all).
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub top: usize,
-    /// Read up to the last complete record of a file still being written.
-    #[arg(long)]
+    /// Accept a truncated file (one still being written, or cut short): read up to its last
+    /// complete record, warn about what is missing, and exit 0.
+    #[arg(long = "allow-truncated", visible_alias = "partial")]
     pub partial: bool,
 }
 
@@ -49,26 +50,62 @@ pub fn run(args: &SummaryArgs, out: &mut dyn Write) -> Result<()> {
         // Standard input is read as a stream; gzip (jcmd -gz) is decompressed on the way.
         let mut stdin = io::BufReader::with_capacity(1 << 20, io::stdin().lock());
         let gzip = io::BufRead::fill_buf(&mut stdin)?.starts_with(&[0x1f, 0x8b]);
+        let mut completeness = Completeness::default();
         let (header, size, tally) = if gzip {
-            read_stream(flate2::read::MultiGzDecoder::new(stdin))
+            read_stream(
+                flate2::read::MultiGzDecoder::new(stdin),
+                &mut completeness,
+                args.partial,
+            )
         } else {
-            read_stream(stdin)
+            read_stream(stdin, &mut completeness, args.partial)
         }
         .with_context(|| name.clone())?;
-        tally.finish(header, size)
+        (tally.finish(header, size), completeness)
     } else {
         let input = Input::open(&args.file)?;
+        let completeness = crate::input::completeness(&input, &name, args.partial)?;
         let (header, tally) = read_mapped(&input, args.partial).with_context(|| name.clone())?;
-        tally.finish(header, input.bytes().len() as u64)
+        (
+            tally.finish(header, input.bytes().len() as u64),
+            completeness,
+        )
     };
+    let (summary, mut completeness) = summary;
+    let count = |root: bool| -> u64 {
+        let objects = [
+            SubTag::InstanceDump,
+            SubTag::ObjectArrayDump,
+            SubTag::PrimitiveArrayDump,
+        ];
+        summary
+            .heap_records
+            .iter()
+            .filter(|(t, _)| {
+                if root {
+                    t.is_root()
+                } else {
+                    objects.contains(t)
+                }
+            })
+            .map(|&(_, n)| n)
+            .sum()
+    };
+    completeness.heap_counts(count(false), count(true));
+    let incomplete = completeness.summary();
     if args.json {
-        let doc = summary.to_json(&name, args.top);
+        let mut doc = summary.to_json(&name, args.top);
+        doc["complete"] = json!(incomplete.is_none());
+        doc["incomplete"] = json!(incomplete);
         serde_json::to_writer_pretty(&mut *out, &doc)?;
         writeln!(out)?;
     } else {
         summary.write_text(&name, args.top, out)?;
+        if let Some(line) = &incomplete {
+            writeln!(out, "\nINCOMPLETE: {line}")?;
+        }
     }
-    Ok(())
+    crate::input::finish_reading(&name, &completeness, args.partial)
 }
 
 fn read_mapped(input: &Input, partial: bool) -> hprof_format::Result<(Header, Tally<'_>)> {
@@ -154,24 +191,55 @@ fn split_evenly<'s, 'a>(
     chunks
 }
 
-fn read_stream(src: impl io::Read) -> hprof_format::Result<(Header, u64, Tally<'static>)> {
+/// Reads a stream; with `partial`, a record cut short by its end is noted in `completeness`
+/// instead of failing.
+fn read_stream(
+    src: impl io::Read,
+    completeness: &mut Completeness,
+    partial: bool,
+) -> hprof_format::Result<(Header, u64, Tally<'static>)> {
     let mut reader = StreamReader::new(io::BufReader::with_capacity(1 << 20, src))?;
     let header = *reader.header();
     let mut tally = Tally::new();
-    while let Some(event) = reader.next_event()? {
-        match event {
-            Event::Record(_, Record::Utf8 { id, text }) => {
-                tally.count(Tag::Utf8);
-                tally.strings.insert(id, Cow::Owned(text.to_vec()));
+    let mut whole = reader.offset();
+    loop {
+        let event = match reader.next_event() {
+            Ok(Some(event)) => event,
+            Ok(None) => break,
+            Err(e) if partial && matches!(e.kind(), ErrorKind::Truncated { .. }) => {
+                eprintln!("hprof: stopped at the last complete record ({e})");
+                if let ErrorKind::Truncated { available, .. } = e.kind() {
+                    completeness.set_file_len(e.offset() + available);
+                }
+                completeness.cut(e);
+                break;
             }
-            Event::Record(_, record) => tally.record(&record),
-            Event::HeapDumpStart(record_header) => tally.count(record_header.tag),
+            Err(e) => return Err(e),
+        };
+        match event {
+            Event::Record(record_header, record) => {
+                completeness.record(&record_header, &record);
+                if let Record::Utf8 { id, text } = record {
+                    tally.count(Tag::Utf8);
+                    tally.strings.insert(id, Cow::Owned(text.to_vec()));
+                } else {
+                    tally.record(&record);
+                }
+            }
+            Event::HeapDumpStart(record_header) => {
+                completeness.tag(record_header.offset, record_header.tag);
+                tally.count(record_header.tag);
+            }
             Event::HeapRecord(_, sub) => tally.heap.heap(&sub),
             Event::HeapDumpFinish => {}
         }
+        whole = reader.offset();
     }
     tally.heap.flush();
-    Ok((header, reader.offset(), tally))
+    completeness.read_up_to(whole);
+    let size = reader.offset().max(whole).max(completeness.file_len());
+    completeness.set_file_len(size);
+    Ok((header, size, tally))
 }
 
 /// Per class id: instances (or arrays) seen and, for arrays, their bytes.

@@ -1,7 +1,8 @@
-//! HotSpot's dynamic-attach protocol on Linux, spoken directly (no JDK tools): finding the
-//! target JVM's attach socket in its mount namespace and under its namespace pid, waking its
-//! attach listener (a trigger file and SIGQUIT) when the socket is not there yet, acting as the
-//! target's user when run as root (the JVM accepts only its own user), and sending a command.
+//! Owns HotSpot's dynamic-attach protocol on Linux, spoken directly (no JDK tools): finding
+//! the target JVM's attach socket in its mount namespace and under its namespace pid, waking
+//! its attach listener (a trigger file and SIGQUIT) when the socket is not there yet, acting as
+//! the target's user when run as root (the JVM accepts only its own user), sending a command,
+//! and telling a JVM that exits meanwhile from one that does not answer.
 
 use std::io::{Read, Write};
 use std::os::unix::fs::MetadataExt;
@@ -29,6 +30,12 @@ pub enum AttachError {
     AgentNotLoaded(String),
     /// The JVM does not handle SIGQUIT yet (it is starting).
     NotReady(i32),
+    /// The JVM exited while the command talked to it.
+    Exited(i32),
+    /// The JVM closed the connection without an answer, and still runs.
+    NoAnswer(i32),
+    /// The agent refused the request; its reason.
+    Refused(String),
     /// Anything else: the operation and the error.
     Io(String, std::io::Error),
 }
@@ -44,6 +51,9 @@ impl AttachError {
             AttachError::Timeout(_) => 6,
             AttachError::NotReady(_) => 6,
             AttachError::AgentNotLoaded(_) => 7,
+            AttachError::Exited(_) => 3,
+            AttachError::NoAnswer(_) => 6,
+            AttachError::Refused(_) => 8,
             AttachError::Io(..) => 1,
         }
     }
@@ -76,6 +86,16 @@ impl std::fmt::Display for AttachError {
                 f,
                 "JVM {pid} is still starting (it does not handle SIGQUIT yet); try again"
             ),
+            AttachError::Exited(pid) => write!(
+                f,
+                "JVM {pid} exited while hprof attach was talking to it (no such process now)"
+            ),
+            AttachError::NoAnswer(pid) => write!(
+                f,
+                "JVM {pid} closed the attach connection without an answer (it may be shutting \
+                 down); try again"
+            ),
+            AttachError::Refused(why) => write!(f, "the agent refused: {why}"),
             AttachError::Io(what, e) => write!(f, "{what}: {e}"),
         }
     }
@@ -117,6 +137,9 @@ impl Target {
                 ));
             }
         };
+        if exited(&status) {
+            return Err(AttachError::Exited(pid));
+        }
         let field = |name: &str| -> Vec<i64> {
             status
                 .lines()
@@ -176,6 +199,43 @@ impl Target {
             root,
             same_root,
         })
+    }
+
+    /// Whether the process still runs (not gone, not a zombie).
+    pub fn is_alive(&self) -> bool {
+        std::fs::read_to_string(format!("/proc/{}/status", self.pid))
+            .is_ok_and(|status| !exited(&status))
+    }
+
+    /// `error`, or [`AttachError::Exited`] when the process is gone: what fails while a JVM
+    /// exits (its /proc entries, its /tmp, its socket) is told as its exit.
+    pub fn explain(&self, error: AttachError) -> AttachError {
+        match error {
+            AttachError::Io(..)
+            | AttachError::Permission(_)
+            | AttachError::NoSocket(..)
+            | AttachError::AgentNotLoaded(_)
+                if !self.is_alive() =>
+            {
+                AttachError::Exited(self.pid)
+            }
+            other => other,
+        }
+    }
+
+    /// The error for a failure of the connection: the JVM exited (looked for during up to
+    /// half a second, as an exiting JVM takes a moment to go), or `otherwise`.
+    fn exited_or(&self, otherwise: AttachError) -> AttachError {
+        let deadline = Instant::now() + Duration::from_millis(500);
+        loop {
+            if !self.is_alive() {
+                return AttachError::Exited(self.pid);
+            }
+            if Instant::now() >= deadline {
+                return otherwise;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// A path of the target's file system, as this process reaches it.
@@ -252,19 +312,27 @@ impl Target {
             let signalled = kill(Pid::from_raw(self.pid), Signal::SIGQUIT);
             let start = Instant::now();
             let mut pause = Duration::from_millis(20);
-            while !socket.exists() && signalled.is_ok() && start.elapsed() < timeout {
+            while !socket.exists()
+                && signalled.is_ok()
+                && start.elapsed() < timeout
+                && self.is_alive()
+            {
                 std::thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(200));
             }
             let _ = std::fs::remove_file(&trigger);
-            if let Err(e) = signalled {
-                return Err(AttachError::Permission(format!(
-                    "cannot signal process {} ({e})",
-                    self.pid
-                )));
+            match signalled {
+                Err(nix::errno::Errno::ESRCH) => return Err(AttachError::Exited(self.pid)),
+                Err(e) => {
+                    return Err(AttachError::Permission(format!(
+                        "cannot signal process {} ({e})",
+                        self.pid
+                    )));
+                }
+                Ok(()) => {}
             }
             if !socket.exists() {
-                return Err(AttachError::NoSocket(self.pid, timeout));
+                return Err(self.exited_or(AttachError::NoSocket(self.pid, timeout)));
             }
         }
         match UnixStream::connect(&socket) {
@@ -279,7 +347,10 @@ impl Target {
             std::io::ErrorKind::PermissionDenied => {
                 AttachError::Permission(format!("cannot connect to {} ({e})", socket.display()))
             }
-            _ => AttachError::Io(format!("cannot connect to {}", socket.display()), e),
+            _ => self.exited_or(AttachError::Io(
+                format!("cannot connect to {}", socket.display()),
+                e,
+            )),
         })
     }
 
@@ -294,15 +365,14 @@ impl Target {
         let mut stream = self.connect(timeout)?;
         let io = |what: &str| {
             let what = what.to_string();
-            move |e: std::io::Error| {
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) {
-                    AttachError::Timeout(timeout)
-                } else {
-                    AttachError::Io(what, e)
+            move |e: std::io::Error| match e.kind() {
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+                    self.exited_or(AttachError::Timeout(timeout))
                 }
+                std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe => {
+                    self.exited_or(AttachError::NoAnswer(self.pid))
+                }
+                _ => self.exited_or(AttachError::Io(what, e)),
             }
         };
         stream
@@ -324,11 +394,15 @@ impl Target {
         stream
             .read_to_string(&mut answer)
             .map_err(io("cannot read the JVM's answer"))?;
+        if answer.is_empty() {
+            // The listener closed the connection unanswered: a JVM on its way out.
+            return Err(self.exited_or(AttachError::NoAnswer(self.pid)));
+        }
         let (first, rest) = answer.split_once('\n').unwrap_or((answer.as_str(), ""));
         let code = first.trim().parse().map_err(|_| {
             AttachError::Io(
                 "unexpected answer from the JVM".into(),
-                std::io::Error::other(answer.clone()),
+                std::io::Error::other(format!("{answer:?}")),
             )
         })?;
         Ok((code, rest.to_string()))
@@ -364,6 +438,14 @@ impl Target {
     }
 }
 
+/// Whether a `/proc/PID/status` text is a process that has exited (a zombie, or dead).
+fn exited(status: &str) -> bool {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("State:"))
+        .is_some_and(|state| matches!(state.trim().chars().next(), Some('Z' | 'X')))
+}
+
 /// SIGQUIT's number.
 fn libc_sigquit() -> u32 {
     Signal::SIGQUIT as u32
@@ -373,4 +455,38 @@ fn libc_sigquit() -> u32 {
 /// a symbolic link.
 pub fn is_plain_file(path: &Path) -> bool {
     std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zombie_or_dead_process_has_exited() {
+        assert!(exited("Name:\tjava\nState:\tZ (zombie)\n"));
+        assert!(exited("State:\tX (dead)\n"));
+        assert!(!exited("Name:\tjava\nState:\tS (sleeping)\n"));
+        assert!(!exited("State:\tR (running)\n"));
+    }
+
+    #[test]
+    fn every_error_has_its_documented_status() {
+        let io = || std::io::Error::other("x");
+        let cases = [
+            (AttachError::NoProcess(1), 3),
+            (AttachError::Exited(1), 3),
+            (AttachError::NotHotSpot(1, "x".into()), 4),
+            (AttachError::Permission("x".into()), 5),
+            (AttachError::NoSocket(1, Duration::from_secs(1)), 6),
+            (AttachError::Timeout(Duration::from_secs(1)), 6),
+            (AttachError::NoAnswer(1), 6),
+            (AttachError::NotReady(1), 6),
+            (AttachError::AgentNotLoaded("x".into()), 7),
+            (AttachError::Refused("x".into()), 8),
+            (AttachError::Io("x".into(), io()), 1),
+        ];
+        for (error, status) in cases {
+            assert_eq!(error.exit_code(), status, "{error}");
+        }
+    }
 }
