@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Benchmark: `hprof analyze` against hprof-analyzer (crates.io) and VisualVM's heap library
+# Benchmark: `hprof analyze` (its whole report: suspects, dominators, duplicate strings,
+# collections, class loaders) against hprof-analyzer (crates.io), plain and with its
+# equivalent options (--find-duplicates --collections), and VisualVM's heap library
 # (java/tools/RetainedCheck.java --classes: retained size by class) on jcmd heap dumps of
 # java/src/bench/BigHeap.java at 25 %, 50 % and 100 % (about 1.1 GB, 14 million objects); warm
 # page cache; end-to-end wall time (median of N runs, default 3, on the biggest dump; one run on
@@ -93,6 +95,7 @@ for percent in 25 50 100; do
             rows+="before $percent $size $objects $(measure "$BEFORE" analyze "$dump")"$'\n'
         fi
         rows+="analyzer $percent $size $objects $(measure "$analyzer" "$dump")"$'\n'
+        rows+="analyzer_waste $percent $size $objects $(measure "$analyzer" --find-duplicates --collections "$dump")"$'\n'
     done
     if [[ $percent == 100 ]]; then
         rows+="visualvm $percent $size $objects $(measure "${visualvm[@]}" "$dump")"$'\n'
@@ -102,7 +105,7 @@ done
 report=$(python3 - "$rows" <<'PY'
 import statistics, sys
 rows = [l.split() for l in sys.argv[1].strip().splitlines()]
-names = {"ours": "`hprof analyze`", "before": "`hprof analyze` before (BEFORE)", "analyzer": "hprof-analyzer", "visualvm": "VisualVM heap library"}
+names = {"ours": "`hprof analyze`", "before": "`hprof analyze` before (BEFORE)", "analyzer": "hprof-analyzer", "analyzer_waste": "hprof-analyzer --find-duplicates --collections", "visualvm": "VisualVM heap library"}
 by = {}
 for tool, pct, size, objects, t, rss, cpu, anon in rows:
     by.setdefault((tool, int(pct)), []).append((float(t), int(rss) * 1024, int(size), int(objects), float(cpu), int(anon) * 1024))
@@ -118,6 +121,9 @@ ours = statistics.median(r[0] for r in by[("ours", 100)])
 theirs = statistics.median(r[0] for r in by[("analyzer", 100)])
 print(f"On the biggest dump: hprof-analyzer time / `hprof analyze` time = **{theirs/ours:.1f}x**; "
       f"in CPU time (user + system, both cores): {statistics.median(r[4] for r in by[('analyzer', 100)]) / statistics.median(r[4] for r in by[('ours', 100)]):.1f}x.")
+waste = statistics.median(r[0] for r in by[("analyzer_waste", 100)])
+print(f"With its equivalent options (--find-duplicates --collections): hprof-analyzer time / `hprof analyze` time = **{waste/ours:.1f}x**; "
+      f"in CPU time: {statistics.median(r[4] for r in by[('analyzer_waste', 100)]) / statistics.median(r[4] for r in by[('ours', 100)]):.1f}x.")
 per_gb = [(pct, statistics.median(r[0] for r in by[("ours", pct)]) / (by[("ours", pct)][0][2] / 1e9)) for pct in (25, 50, 100)]
 print("`hprof analyze` seconds per GB: " + ", ".join(f"{pct} %: {s:.2f}" for pct, s in per_gb) + ".")
 if ("before", 100) in by:
@@ -125,7 +131,9 @@ if ("before", 100) in by:
     o = by[("ours", 100)]
     print(f"Before: {statistics.median(r[0] for r in b):.2f} s, {(max(r[1] for r in b) - b[0][2]) / b[0][3]:.1f} bytes per object of RSS beyond the file "
           f"and {max(r[5] for r in b) / b[0][3]:.1f} of anonymous memory; "
-          f"now {ours:.2f} s, {(max(r[1] for r in o) - o[0][2]) / o[0][3]:.1f} and {max(r[5] for r in o) / o[0][3]:.1f}.")
+          f"now {ours:.2f} s, {(max(r[1] for r in o) - o[0][2]) / o[0][3]:.1f} and {max(r[5] for r in o) / o[0][3]:.1f}: "
+          f"**{ours / statistics.median(r[0] for r in b):.2f}x** the time before "
+          f"({statistics.median(r[4] for r in o) / statistics.median(r[4] for r in b):.2f}x in CPU time).")
 if ("visualvm", 100) in by:
     v = by[("visualvm", 100)][0][0]
     print(f"VisualVM heap library time / `hprof analyze` time = **{v/ours:.1f}x** (a time at the limit means it was stopped there).")
@@ -134,7 +142,7 @@ PY
 section="## hprof analyze vs hprof-analyzer and VisualVM's heap library
 
 Command: \`${VISUALVM_LIMIT:+VISUALVM_LIMIT=$VISUALVM_LIMIT }${BEFORE:+BEFORE=$BEFORE }bench/analyze.sh --write\` ($(date -u +%Y-%m-%d), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)).
-Dumps: jcmd GC.heap_dump of \`java/src/bench/BigHeap.java\` at 25, 50 and 100 % of its objects, JDK $(java -version 2>&1 | sed -n 's/.*version \"\([^\"]*\)\".*/\1/p'); warm page cache. End to end: \`hprof analyze FILE\` (text report), \`hprof-analyzer FILE\`, VisualVM: \`HeapFactory.createHeap\` then \`getRetainedSizeByClass\` of every class. RSS includes the mapped file's pages (ours maps the file whole), but only those a tool touched (ours never reads the inside of big primitive arrays), so RSS less the file's size understates what a tool adds; peak anonymous memory (RssAnon from /proc every 10 ms) is that memory itself.${VISUALVM_LIMIT:+ The VisualVM library was stopped after $VISUALVM_LIMIT s (VISUALVM_LIMIT): a time at that limit means it had not finished.}
+Dumps: jcmd GC.heap_dump of \`java/src/bench/BigHeap.java\` at 25, 50 and 100 % of its objects, JDK $(java -version 2>&1 | sed -n 's/.*version \"\([^\"]*\)\".*/\1/p'); warm page cache. End to end: \`hprof analyze FILE\` (text report, with duplicate strings, collections and class loaders), \`hprof-analyzer FILE\` and \`hprof-analyzer --find-duplicates --collections FILE\`, VisualVM: \`HeapFactory.createHeap\` then \`getRetainedSizeByClass\` of every class. RSS includes the mapped file's pages (ours maps the file whole), but only those a tool touched (ours never reads the inside of big primitive arrays), so RSS less the file's size understates what a tool adds; peak anonymous memory (RssAnon from /proc every 10 ms) is that memory itself.${VISUALVM_LIMIT:+ The VisualVM library was stopped after $VISUALVM_LIMIT s (VISUALVM_LIMIT): a time at that limit means it had not finished.}
 
 $report
 "

@@ -181,6 +181,9 @@ struct Binary {
     trace_frames: Vec<u64>,
     frame_classes: Vec<u32>,
     string_refs: Vec<u64>,
+    /// OBJECT SITES groups: (the index of the dump before them, class serial, trace serial,
+    /// object ids).
+    object_sites: Vec<(usize, u32, u32, Vec<u64>)>,
 }
 
 /// A heap dump sub-record, owned.
@@ -212,6 +215,7 @@ enum Sub {
         values: Vec<u8>,
     },
     Array {
+        id: u64,
         trace: u32,
         class: Option<u64>,
     },
@@ -355,16 +359,21 @@ impl Binary {
                                 values: values.to_vec(),
                             },
                             HeapRecord::ObjectArrayDump {
+                                array_id,
                                 stack_trace_serial,
                                 array_class_id,
                                 ..
                             } => Sub::Array {
+                                id: array_id,
                                 trace: stack_trace_serial,
                                 class: Some(array_class_id),
                             },
                             HeapRecord::PrimitiveArrayDump {
-                                stack_trace_serial, ..
+                                array_id,
+                                stack_trace_serial,
+                                ..
                             } => Sub::Array {
+                                id: array_id,
                                 trace: stack_trace_serial,
                                 class: None,
                             },
@@ -372,6 +381,16 @@ impl Binary {
                     }
                 }
                 Record::HeapDumpEnd => open = false,
+                Record::ObjectSites(sites) => {
+                    for g in sites.groups() {
+                        b.object_sites.push((
+                            b.dumps.len().saturating_sub(1),
+                            g.class_serial,
+                            g.stack_trace_serial,
+                            g.objects.iter().collect(),
+                        ));
+                    }
+                }
                 _ => {}
             }
         }
@@ -697,6 +716,39 @@ fn assert_consistent(b: &Binary, what: &str) {
             }
         }
     }
+    // OBJECT SITES name classes, traces and objects of the dump before them.
+    for (dump, class, trace, ids) in &b.object_sites {
+        if (*class, *trace) != (0, 0) {
+            assert!(
+                b.class_serials.contains_key(class),
+                "{what}: OBJECT SITES' class serial {class} missing"
+            );
+            assert!(
+                b.traces.contains_key(trace),
+                "{what}: OBJECT SITES' TRACE {trace} missing"
+            );
+        }
+        let objects: HashSet<u64> = b.dumps[*dump]
+            .iter()
+            .filter_map(|s| match s {
+                Sub::Instance { id, .. } | Sub::Array { id, .. } => Some(*id),
+                _ => None,
+            })
+            .collect();
+        // Every object of a site is in the dump. Of the start-up's group, HotSpot leaves out
+        // the archived objects (CDS) no class uses yet: their pins are roots all the same.
+        let missing = ids.iter().filter(|id| !objects.contains(id)).count();
+        let allowed = if (*class, *trace) == (0, 0) {
+            ids.len() / 50
+        } else {
+            0
+        };
+        assert!(
+            missing <= allowed,
+            "{what}: {missing} of OBJECT SITES' {} objects of {class}/{trace} not in dump {dump}",
+            ids.len()
+        );
+    }
     // A class's serial names the same class everywhere: its LOAD CLASS records agree on its name.
     for (serial, names) in &b.serial_names {
         assert!(
@@ -740,6 +792,15 @@ fn every_id_the_merged_file_refers_to_is_defined_in_it() {
             if options.starts_with("heap=all") {
                 assert!(!b.site_classes.is_empty(), "{what}");
                 assert!(!b.sample_traces.is_empty(), "{what}");
+                // Each dump joins objects to their sites, and to the start-up's group.
+                for dump in 0..2 {
+                    let groups: Vec<_> = b.object_sites.iter().filter(|g| g.0 == dump).collect();
+                    assert!(groups.iter().any(|g| g.1 != 0 && !g.3.is_empty()), "{what}");
+                    assert!(
+                        groups.iter().any(|g| g.1 == 0 && g.3.len() > 1000),
+                        "{what}"
+                    );
+                }
             }
             // The program's threads keep their serials from one dump to the next.
             let sleeper = b.thread("stack-sleeper");

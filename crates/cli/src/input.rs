@@ -269,7 +269,13 @@ fn spool(src: &mut dyn Read, name: &str) -> Result<MappedFile> {
         .with_context(|| format!("cannot read {name}"))?;
     check_not_text(&head).with_context(|| name.to_string())?;
     let mut plain = io::Cursor::new(head).chain(plain);
-    let file = tempfile::tempfile().context("cannot create a temporary file for the input")?;
+    let dir = std::env::temp_dir();
+    let file = tempfile::tempfile_in(&dir).with_context(|| {
+        format!(
+            "cannot create a temporary file for the input in {} (TMPDIR)",
+            dir.display()
+        )
+    })?;
     let mut out = io::BufWriter::with_capacity(1 << 20, &file);
     let limit = MAX_INPUT.get().copied();
     let mut check = Check::Binary(Framing::default());
@@ -311,7 +317,7 @@ pub fn read_profile(path: &Path) -> Result<Vec<u8>> {
     let head = peek(&mut plain, PROFILE_MAGIC_LEN)
         .map_err(gzip_or_io)
         .with_context(|| format!("cannot read {name}"))?;
-    let mut check = Check::for_profile(&head).with_context(|| name.clone())?;
+    let mut check = Check::for_profile(&head, gzip).with_context(|| name.clone())?;
     let limit = match (size, gzip) {
         (Some(_), false) => None,
         _ => Some(MAX_INPUT.get().copied().unwrap_or(DEFAULT_MAX_PROFILE)),
@@ -370,24 +376,30 @@ enum Check {
     Binary(Framing),
     /// A text profile's lines.
     Text(TextLines),
-    /// Nothing (a format whose own reader checks it: JFR).
+    /// Nothing (a format whose own reader checks it: JFR, pprof, folded stacks).
     Nothing,
 }
 
 impl Check {
-    /// The check for a profile whose first bytes are `head`; an error if it is no profile.
-    fn for_profile(head: &[u8]) -> Result<Check> {
+    /// The check for a profile whose first bytes are `head` (decompressed, for `gzip`); an
+    /// error if it is no profile.
+    fn for_profile(head: &[u8], gzip: bool) -> Result<Check> {
+        // Folded stacks are text; a gzipped file that is not the agent's output may be pprof.
+        let text = !head.is_empty()
+            && head
+                .iter()
+                .all(|&b| b >= 0x20 || matches!(b, b'\t' | b'\n' | b'\r'));
         if head.starts_with(b"JAVA PROFILE 1.0.1, created") {
             Ok(Check::Text(TextLines::default()))
         } else if head.starts_with(b"JAVA PROFILE 1.0.") {
             Ok(Check::Binary(Framing::default()))
-        } else if head.starts_with(b"FLR\0") {
+        } else if head.starts_with(b"FLR\0") || (gzip && !head.is_empty()) || text {
             Ok(Check::Nothing)
         } else if head.is_empty() {
             bail!("an empty file, not a profile written by hprof")
         } else {
             bail!(
-                "not a profile written by hprof (no \"JAVA PROFILE 1.0.x\" header) (at byte offset 0)"
+                "not a profile written by hprof (no \"JAVA PROFILE 1.0.x\" header), a JFR recording, folded stacks or gzipped pprof (at byte offset 0)"
             )
         }
     }

@@ -7,9 +7,12 @@ use clap::{Parser, Subcommand};
 
 mod agent_lib;
 mod cmd;
+mod heap_progress;
 mod input;
 mod mmap;
+mod profile_select;
 mod profiles;
+mod units;
 mod when;
 
 /// Reads and analyses HPROF heap dumps and profiles.
@@ -21,7 +24,8 @@ mod when;
     after_help = "Exit status: 0 on success, 1 when a file cannot be read, is not valid \
 HPROF (the message names the byte offset and record kind) or is incomplete (a heap dump cut \
 short: --allow-truncated accepts it), 2 on a usage error; `hprof run` exits with the status of \
-the program it ran, `hprof attach` with its own (see `hprof attach --help`)."
+the program it ran, `hprof attach` with its own (see `hprof attach --help`); `hprof diff` exits \
+with 1 when its gate fails and 2 on any error."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -44,6 +48,7 @@ enum Command {
     Top(cmd::top::TopArgs),
     Analyze(cmd::analyze::AnalyzeArgs),
     Path(cmd::analyze::PathArgs),
+    Diff(cmd::diff::DiffArgs),
 }
 
 /// Runs the command; `Some(code)` when the exit status is a profiled program's.
@@ -58,6 +63,7 @@ fn run(cli: &Cli, out: &mut dyn Write) -> anyhow::Result<Option<i32>> {
         Command::Top(args) => cmd::top::run(args, out).map(|()| None),
         Command::Analyze(args) => cmd::analyze::run(args, out).map(|()| None),
         Command::Path(args) => cmd::analyze::run_path(args, out).map(|()| None),
+        Command::Diff(args) => cmd::diff::run(args, out).map(Some),
     }
 }
 
@@ -75,7 +81,12 @@ fn main() -> ExitCode {
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("hprof: error: {err:#}");
-            ExitCode::FAILURE
+            // `hprof diff` exits with 1 when its gate fails: bad input is 2 there.
+            if matches!(cli.command, Command::Diff(_)) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

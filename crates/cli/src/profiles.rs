@@ -6,63 +6,21 @@
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
-use hprof_profile::{Filter, Format, Kind, Profile, Recording, Selection};
+use hprof_profile::{Format, Kind, Profile, Recording, Selection};
 
-/// Which profile of a file a command reads: the kind of section, the dump, threads, times,
-/// filters.
+use crate::profile_select::SelectArgs;
+
+/// Which profile of a file a command reads: the file, and the kind of section, the dump,
+/// threads, times and filters.
 #[derive(Debug, Args)]
 pub struct ProfileArgs {
-    /// A java.hprof.txt or binary profile written by the agent, or a JFR recording (JDK 11
-    /// to 25, async-profiler); plain or gzip-compressed.
+    /// A profile: the agent's java.hprof.txt or binary output, a JFR recording (JDK 11 to 25,
+    /// async-profiler), folded stacks, or gzipped pprof; plain or gzip-compressed.
     pub input: PathBuf,
-    /// CPU SAMPLES (JFR: jdk.CPUTimeSample when the recording has them, else
-    /// jdk.ExecutionSample).
-    #[arg(long, group = "kind")]
-    pub cpu: bool,
-    /// JFR wall-clock samples (jdk.NativeMethodSample, async-profiler's WallClockSample),
-    /// the thread's state as the root frame.
-    #[arg(long, group = "kind")]
-    pub wall: bool,
-    /// CPU TIME: self milliseconds and calls.
-    #[arg(long, group = "kind")]
-    pub times: bool,
-    /// SITES: allocated bytes and objects (the allocated class as the leaf frame); JFR:
-    /// jdk.ObjectAllocationSample's weights, else the TLAB events' sizes.
-    #[arg(long, group = "kind")]
-    pub alloc: bool,
-    /// SITES: live bytes and objects (the allocated class as the leaf frame).
-    #[arg(long, group = "kind")]
-    pub live: bool,
-    /// MONITOR TIME: time waited to enter monitors; JFR: jdk.JavaMonitorEnter and
-    /// jdk.ThreadPark, their durations (the monitor's class as the leaf frame).
-    #[arg(long, group = "kind")]
-    pub lock: bool,
-    /// The N-th dump of the file (from 1), instead of the last.
-    #[arg(long, value_name = "N", conflicts_with = "all")]
-    pub dump: Option<usize>,
-    /// Every dump of the file, added up.
-    #[arg(long)]
-    pub all: bool,
-    /// Split by thread (traces taken with thread=y; JFR): the thread is the root frame. With
-    /// =REGEX, only the threads whose name matches.
-    #[arg(long, value_name = "REGEX", num_args = 0..=1, require_equals = true)]
-    pub threads: Option<Option<String>>,
-    /// Only samples taken at or after this time: seconds from the recording's start (12.5),
-    /// or a wall-clock time (14:03:12, 2026-11-26T14:03:12.250, ...Z or +01:00; local time
-    /// unless it names its zone). Needs samples with times (JFR).
-    #[arg(long, value_name = "TIME")]
-    pub from: Option<String>,
-    /// Only samples taken before this time (as --from).
-    #[arg(long, value_name = "TIME")]
-    pub to: Option<String>,
-    /// Keep only frames matching this regular expression.
-    #[arg(long, value_name = "REGEX")]
-    pub include: Option<String>,
-    /// Drop frames matching this regular expression.
-    #[arg(long, value_name = "REGEX")]
-    pub exclude: Option<String>,
+    #[command(flatten)]
+    pub select: SelectArgs,
 }
 
 impl ProfileArgs {
@@ -70,19 +28,7 @@ impl ProfileArgs {
     pub fn of(input: &Path) -> ProfileArgs {
         ProfileArgs {
             input: input.to_path_buf(),
-            cpu: false,
-            wall: false,
-            times: false,
-            alloc: false,
-            live: false,
-            lock: false,
-            dump: None,
-            all: false,
-            threads: None,
-            from: None,
-            to: None,
-            include: None,
-            exclude: None,
+            select: SelectArgs::default(),
         }
     }
 
@@ -94,56 +40,13 @@ impl ProfileArgs {
     /// As [`ProfileArgs::load`]; with `timeline`, the profile has its timeline when the
     /// file's samples carry their times.
     pub fn load_with(&self, timeline: bool) -> Result<(Profile, Kind)> {
-        let regex = |r: &Option<String>| -> Result<Option<regex::Regex>> {
-            r.as_deref()
-                .map(|r| {
-                    regex::Regex::new(r).with_context(|| format!("bad regular expression {r:?}"))
-                })
-                .transpose()
-        };
-        let (include, exclude) = (regex(&self.include)?, regex(&self.exclude)?);
         let name = self.input.display().to_string();
         let bytes = crate::input::read_profile(&self.input)?;
         let recording = Recording::read(&bytes).with_context(|| name.clone())?;
         drop(bytes);
         warn_notes(&name, &recording);
-        let kind = [
-            (self.cpu, Kind::Cpu),
-            (self.wall, Kind::Wall),
-            (self.times, Kind::Times),
-            (self.alloc, Kind::Alloc),
-            (self.live, Kind::Live),
-            (self.lock, Kind::Lock),
-        ]
-        .into_iter()
-        .find_map(|(chosen, kind)| chosen.then_some(kind));
-        let selection = match (self.dump, self.all) {
-            (Some(n), _) => Selection::Nth(n),
-            (None, true) => Selection::All,
-            (None, false) => Selection::Last,
-        };
-        let span = recording.span();
-        let time = |option: &str, text: &Option<String>| -> Result<Option<i64>> {
-            let Some(text) = text else { return Ok(None) };
-            let Some((start, _)) = span else {
-                bail!(
-                    "{name}: --{option} needs samples with their times (a JFR recording); this file has none"
-                );
-            };
-            crate::when::resolve(text, start)
-                .map(Some)
-                .with_context(|| format!("--{option} {text:?}"))
-        };
-        let filter = Filter {
-            by_thread: self.threads.is_some(),
-            threads: regex(&self.threads.clone().flatten())?,
-            from: time("from", &self.from)?,
-            to: time("to", &self.to)?,
-            timeline,
-        };
-        recording
-            .select(kind, selection, &filter, include.as_ref(), exclude.as_ref())
-            .with_context(|| name.clone())
+        self.select
+            .select(&recording, self.select.kind(), &name, timeline)
     }
 }
 

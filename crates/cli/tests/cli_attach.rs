@@ -449,14 +449,15 @@ fn heap_sites_and_heap_dump_start_late() {
         let pid = target.pid.to_string();
         // Sampled allocation sites, started in the running JVM: LongRunning allocates a byte[1024]
         // per round in main, a round taking about a millisecond of CPU (462 rounds in 0.49 s):
-        // 2 s of the process's CPU (some of it the agent's start and the JIT's) allocate about
-        // 1 MB or more, some 15 samples at 64 KB (the chance of none, e^-15, is nil).
+        // 2 s of the main thread's CPU (not the process's: the JIT's and GC's threads may take
+        // most of that after the agent's start) allocate about 2 MB, some 30 samples at 64 KB
+        // (the chance of none, e^-30, is nil).
         let out = attach(
             dir.path(),
             &[&pid, "start", "heap=sites,alloc_interval=64k"],
         );
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-        wait_for_cpu(target.pid, Duration::from_millis(2000));
+        hprof_testkit::java::wait_for_thread_cpu(target.pid, "java", Duration::from_millis(2000));
         let out = attach(dir.path(), &[&pid, "stop", "-o", "late.collapsed"]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
         let folded = std::fs::read_to_string(dir.path().join("late.collapsed")).unwrap();

@@ -2,12 +2,12 @@
 //! pprof read by `go tool pprof`, the HTML flame graph loaded in headless Chromium.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-use hprof_testkit::java::{chromium_dom, finish, java_command, jdk17, jdks, libhprof, tools_env};
+use hprof_testkit::java::{chromium_dom, finish, java_command, jdk17, jdks, libhprof};
 use hprof_testkit::require::{self, Skipped};
 
-use crate::support::{hprof_ok, run_hprof, temp_dir};
+use crate::support::{go_pprof_top, hprof_ok, run_hprof, temp_dir};
 
 /// Profiles CpuHot (one hot method, `CpuHot.hot`, called from `main`) with `options`.
 fn profile(dir: &Path, options: &str) {
@@ -254,31 +254,6 @@ fn last_rows(text: &str, begin: &str, end: &str) -> Vec<Vec<String>> {
         .map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
         .filter(|c| c.first().is_some_and(|r| r.parse::<u32>().is_ok()))
         .collect()
-}
-
-/// The output of `go tool pprof -top` (Go from .tools/env, its caches in a private home) of
-/// `file` with `extra` options.
-fn go_pprof_top(file: &Path, extra: &[&str]) -> String {
-    let go = tools_env()
-        .get("HPROF_GO")
-        .expect("HPROF_GO in .tools/env (tests check require::go first)");
-    let home = file.parent().unwrap().join("gohome");
-    let output = Command::new(go)
-        .args(["tool", "pprof", "-top", "-symbolize=none"])
-        .args(extra)
-        .arg(file)
-        .env("HOME", &home)
-        .env("GOPATH", home.join("go"))
-        .env("GOCACHE", home.join("cache"))
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "{text} {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    text
 }
 
 /// The total `go tool pprof -top` reports for `file`'s `sample_index`, in the sample type's own

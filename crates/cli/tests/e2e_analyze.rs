@@ -383,7 +383,10 @@ fn files_that_are_not_binary_dumps_get_clear_errors() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains(&format!("cannot create {}/hprof-", missing.display())),
+        stderr.contains(&format!(
+            "cannot create a temporary file for the input in {}",
+            missing.display()
+        )),
         "{stderr}"
     );
 }

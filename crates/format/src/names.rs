@@ -28,6 +28,46 @@ pub fn java_class_name(name: &str) -> String {
     out
 }
 
+/// A class or method name without what changes from one run of a program to the next: the
+/// address of a hidden class (`LambdaForm$MH+0x00007f7cac002000`, `Main$$Lambda/0x0000000800c03000`)
+/// and a lambda class's number (`Main$$Lambda$14`). Names of two runs compare equal through it.
+pub fn stable_class_name(name: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = name.as_bytes();
+    let hidden = |i: usize| {
+        (bytes[i] == b'+' || bytes[i] == b'/')
+            && bytes.get(i + 1) == Some(&b'0')
+            && bytes.get(i + 2) == Some(&b'x')
+            && bytes.get(i + 3).is_some_and(u8::is_ascii_hexdigit)
+    };
+    let lambda = |i: usize| {
+        name[i..].starts_with("$$Lambda$") && bytes.get(i + 9).is_some_and(u8::is_ascii_digit)
+    };
+    if !(0..bytes.len()).any(|i| hidden(i) || lambda(i)) {
+        return name.into();
+    }
+    let mut out = String::with_capacity(name.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if hidden(i) {
+            i += 3;
+            while bytes.get(i).is_some_and(u8::is_ascii_hexdigit) {
+                i += 1;
+            }
+        } else if lambda(i) {
+            out.push_str("$$Lambda");
+            i += 9;
+            while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+        } else {
+            let c = name[i..].chars().next().unwrap_or('?');
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out.into()
+}
+
 /// The basic type for a JVM descriptor character (`I`, `Z`, …), except references.
 fn descriptor_type(code: u8) -> Option<BasicType> {
     Some(match code {
@@ -67,5 +107,26 @@ mod tests {
         assert_eq!(java_class_name("Foo$Bar"), "Foo$Bar");
         assert_eq!(java_class_name("[Q"), "[Q");
         assert_eq!(primitive_array_name(BasicType::Byte), "byte[]");
+    }
+
+    #[test]
+    fn stable_names_drop_hidden_class_addresses_and_lambda_numbers() {
+        for (name, stable) in [
+            (
+                "java.lang.invoke.LambdaForm$MH+0x00007f7cac002000",
+                "java.lang.invoke.LambdaForm$MH",
+            ),
+            ("Main$$Lambda$14/0x0000000800c03000.run", "Main$$Lambda.run"),
+            ("Main$$Lambda+0x0000000800c03000[]", "Main$$Lambda[]"),
+            ("Main$$Lambda$7.run", "Main$$Lambda.run"),
+            ("java.util.HashMap$Node", "java.util.HashMap$Node"),
+            ("a/0xnothex", "a/0xnothex"),
+        ] {
+            assert_eq!(stable_class_name(name), stable, "{name}");
+        }
+        assert!(matches!(
+            stable_class_name("java.lang.String"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 }

@@ -154,6 +154,69 @@ impl<'a> AllocSites<'a> {
     }
 }
 
+/// An OBJECT SITES record (hprof-rs's extension, tag 0x50): the allocation site of objects
+/// of the heap dump that precedes it, as the agent knew them when the JVM wrote the dump.
+///
+/// Body: `u4 flags`, `u4 interval`, `u4 stride`, then groups to the end of the record, each
+/// `u4 class serial`, `u4 stack trace serial`, `u4 count` and `count` object ids. A group
+/// with class serial 0 and trace serial 0 holds objects that were in the heap when the agent
+/// began counting (the JVM's start-up). A dump's groups may be spread over several records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObjectSites<'a> {
+    /// Flags: [`ObjectSites::SAMPLED`].
+    pub flags: u32,
+    /// The mean sampling interval in bytes of the allocations the objects were picked from
+    /// (0: every allocation was tracked).
+    pub interval: u32,
+    /// Each object stands for this many tracked allocations (1, unless the agent kept only
+    /// every `stride`-th to bound its memory).
+    pub stride: u32,
+    groups: &'a [u8],
+    id_size: IdSize,
+}
+
+/// One group of an OBJECT SITES record: objects allocated at one site.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObjectSiteGroup<'a> {
+    /// The allocated class's serial (0: objects from before counting began).
+    pub class_serial: u32,
+    /// The allocation trace's serial (0: objects from before counting began).
+    pub stack_trace_serial: u32,
+    /// The objects' ids.
+    pub objects: IdList<'a>,
+}
+
+impl<'a> ObjectSites<'a> {
+    /// Flag: the objects are a sample of the allocations (every `interval` bytes on
+    /// average), each standing for others; without it, every tracked object is listed.
+    pub const SAMPLED: u32 = 0x1;
+
+    /// Iterates over the groups (validated when the record was parsed).
+    pub fn groups(&self) -> impl Iterator<Item = ObjectSiteGroup<'a>> + 'a {
+        let id_size = self.id_size;
+        let mut rest = self.groups;
+        std::iter::from_fn(move || {
+            let head = rest.get(..12)?;
+            let u4 =
+                |i: usize| u32::from_be_bytes([head[i], head[i + 1], head[i + 2], head[i + 3]]);
+            let n = u4(8) as usize * id_size.bytes();
+            let ids = rest.get(12..12 + n)?;
+            let group = ObjectSiteGroup {
+                class_serial: u4(0),
+                stack_trace_serial: u4(4),
+                objects: IdList::whole(ids, id_size),
+            };
+            rest = &rest[12 + n..];
+            Some(group)
+        })
+    }
+
+    /// The raw group bytes.
+    pub fn group_bytes(&self) -> &'a [u8] {
+        self.groups
+    }
+}
+
 /// The sample counts of a CPU SAMPLES record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CpuSampleList<'a> {
@@ -360,6 +423,8 @@ pub enum Record<'a> {
         /// The stack trace depth.
         stack_trace_depth: u16,
     },
+    /// OBJECT SITES (hprof-rs's extension).
+    ObjectSites(ObjectSites<'a>),
 }
 
 impl Record<'_> {
@@ -381,6 +446,7 @@ impl Record<'_> {
             Record::CpuSamples { .. } => Tag::CpuSamples,
             Record::ControlSettings { .. } => Tag::ControlSettings,
             Record::TimedSamples(_) => Tag::TimedSamples,
+            Record::ObjectSites(_) => Tag::ObjectSites,
         }
     }
 }
@@ -530,6 +596,25 @@ pub(crate) fn parse_record_body<'a>(
             let n = c.u4()?;
             let bytes = c.array(n.into(), TIMED_SAMPLE_LEN)?;
             Record::TimedSamples(TimedSampleList { bytes })
+        }
+        Tag::ObjectSites => {
+            let flags = c.u4()?;
+            let interval = c.u4()?;
+            let stride = c.u4()?;
+            let groups = c.rest();
+            while !c.is_empty() {
+                c.u4()?;
+                c.u4()?;
+                let n = c.u4()?;
+                c.array(n.into(), id.bytes())?;
+            }
+            Record::ObjectSites(ObjectSites {
+                flags,
+                interval,
+                stride,
+                groups,
+                id_size: id,
+            })
         }
     };
     c.finish(start, declared)?;

@@ -66,6 +66,10 @@ tags! {
         /// hprof-rs's extension: samples with the times they were taken (readers that do not
         /// know it skip it by its length).
         TimedSamples = 0x70, "TIMED SAMPLES";
+        /// hprof-rs's extension: the allocation site of objects of the heap dump before it
+        /// (see [`ObjectSites`](crate::ObjectSites)); other readers skip it by its length
+        /// (VisualVM's reader only below 0x80: it indexes a table with the signed byte).
+        ObjectSites = 0x50, "OBJECT SITES";
     }
 }
 
@@ -126,7 +130,7 @@ mod tests {
         for &t in SubTag::ALL {
             assert_eq!(SubTag::from_u8(t as u8), Some(t));
         }
-        assert_eq!(Tag::ALL.len(), 15);
+        assert_eq!(Tag::ALL.len(), 16);
         assert_eq!(SubTag::ALL.len(), 13);
         assert_eq!(Tag::from_u8(0x09), None);
         assert_eq!(SubTag::from_u8(0x24), None);

@@ -339,6 +339,57 @@ impl<W: Write> Writer<W> {
         })
     }
 
+    /// Writes OBJECT SITES records (hprof-rs's extension, see
+    /// [`ObjectSites`](crate::ObjectSites)) for `groups` of `(class serial, trace serial,
+    /// object ids)`, split into records of at most 64 MiB.
+    pub fn object_sites(
+        &mut self,
+        time_us: u32,
+        flags: u32,
+        interval: u32,
+        stride: u32,
+        groups: &[(u32, u32, &[u64])],
+    ) -> io::Result<()> {
+        const LIMIT: usize = 64 << 20;
+        let id = self.id_size.bytes();
+        let mut pending: &[(u32, u32, &[u64])] = groups;
+        // (group index, first object) where the next record starts.
+        let mut first = 0usize;
+        while !pending.is_empty() {
+            let mut size = 12;
+            let mut body: Vec<(u32, u32, &[u64])> = Vec::new();
+            while let Some(&(class, trace, objects)) = pending.first() {
+                let objects = &objects[first..];
+                let room = (LIMIT.saturating_sub(size + 12) / id).max(1);
+                let take = objects.len().min(room);
+                body.push((class, trace, &objects[..take]));
+                size += 12 + take * id;
+                if take < objects.len() {
+                    first += take;
+                    break;
+                }
+                first = 0;
+                pending = &pending[1..];
+                if size >= LIMIT {
+                    break;
+                }
+            }
+            self.write_body(Tag::ObjectSites, time_us, |b, id| {
+                for v in [flags, interval, stride] {
+                    b.extend_from_slice(&v.to_be_bytes());
+                }
+                for (class, trace, objects) in body {
+                    b.extend_from_slice(&class.to_be_bytes());
+                    b.extend_from_slice(&trace.to_be_bytes());
+                    b.extend_from_slice(&count_u32("OBJECT SITES", objects.len())?.to_be_bytes());
+                    objects.iter().try_for_each(|&o| push_id(b, o, id))?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
+    }
+
     /// Writes a CONTROL SETTINGS record.
     pub fn control_settings(
         &mut self,
@@ -698,6 +749,12 @@ fn encode_record(record: &Record<'_>, id: IdSize, b: &mut Vec<u8>) -> io::Result
         Record::TimedSamples(samples) => {
             b.extend_from_slice(&count_u32("TIMED SAMPLES", samples.len())?.to_be_bytes());
             b.extend_from_slice(samples.as_bytes());
+        }
+        Record::ObjectSites(sites) => {
+            for v in [sites.flags, sites.interval, sites.stride] {
+                b.extend_from_slice(&v.to_be_bytes());
+            }
+            b.extend_from_slice(sites.group_bytes());
         }
     }
     Ok(())

@@ -120,6 +120,46 @@ fn every_tag_and_sub_tag_is_present() {
 }
 
 #[test]
+fn object_sites_read_back_and_split_into_records() {
+    let header = Header {
+        version: Version::V1_0_2,
+        id_size: hprof_format::IdSize::Eight,
+        timestamp_ms: 0,
+    };
+    let big: Vec<u64> = (1..=9_000_000u64).map(|i| i * 8).collect();
+    let mut w = Writer::new(Vec::new(), header).unwrap();
+    w.object_sites(0, 0, 0, 4, &[(7, 300002, &big[..]), (0, 0, &[0x10][..])])
+        .unwrap();
+    let bytes = w.finish().unwrap();
+    let (_, mut records) = Records::new(&bytes).unwrap();
+    let mut groups = Vec::new();
+    let mut count = 0;
+    while let Some((rh, record)) = records.next().unwrap() {
+        let Record::ObjectSites(sites) = record else {
+            panic!("{record:?}")
+        };
+        assert!(rh.length <= 64 << 20, "{}", rh.length);
+        assert_eq!((sites.flags, sites.interval, sites.stride), (0, 0, 4));
+        count += 1;
+        for g in sites.groups() {
+            groups.push((
+                g.class_serial,
+                g.stack_trace_serial,
+                g.objects.iter().collect::<Vec<_>>(),
+            ));
+        }
+    }
+    assert_eq!(count, 2, "72 MB of ids take two records");
+    let ids: Vec<u64> = groups
+        .iter()
+        .filter(|g| g.0 == 7)
+        .flat_map(|g| g.2.iter().copied())
+        .collect();
+    assert_eq!(ids, big);
+    assert_eq!(groups.last().unwrap(), &(0, 0, vec![0x10]));
+}
+
+#[test]
 fn values_read_back_exactly() {
     let bytes = every_kind(Version::V1_0_2, hprof_format::IdSize::Eight, 64 << 20);
     let (header, mut records) = Records::new(&bytes).unwrap();

@@ -189,6 +189,18 @@ pub fn every_kind(version: Version, id_size: IdSize, segment_limit: usize) -> Ve
             .unwrap();
     }
     w.end_heap_dump().unwrap();
+    w.object_sites(
+        12,
+        hprof_format::ObjectSites::SAMPLED,
+        16384,
+        1,
+        &[
+            (2, 300001, &[0x1000, 0x1001][..]),
+            (0, 0, &[0x2000][..]),
+            (1, 300001, &[][..]),
+        ],
+    )
+    .unwrap();
     w.end_thread(12, 200001).unwrap();
     w.finish().unwrap()
 }

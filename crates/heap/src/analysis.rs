@@ -24,6 +24,11 @@ pub struct Analysis {
     kids: Vec<u32>,
     /// Per class index: the memory retained by the set of the class's instances.
     pub class_retained: Vec<u64>,
+    /// The class loaders of the dump, and which one defined each class.
+    pub loaders: LoaderGroups,
+    /// Per loader (index in [`LoaderGroups::ids`]): the memory retained by the set of the
+    /// instances of the classes it defined.
+    pub loader_retained: Vec<u64>,
     /// Per class index: reachable instances.
     pub class_count: Vec<u64>,
     /// Per class index: shallow bytes of all instances, reachable or not.
@@ -52,18 +57,34 @@ impl Analysis {
     /// other [`Paths`] needed before. Returns the paths along strong references too (what
     /// `Paths::new(graph, false)` gives), found while the dominators' depth-first search runs.
     pub fn new(graph: &mut HeapGraph<'_>, progress: &dyn Progress) -> (Analysis, Paths) {
+        let (analysis, strong, ()) = Analysis::new_with(graph, progress, |_, _, _| ());
+        (analysis, strong)
+    }
+
+    /// [`Analysis::new`], also running `alongside` with the references and the paths along
+    /// strong references, on the core the depth-first search leaves idle (it is sequential),
+    /// once those paths are found; returns its result too.
+    pub fn new_with<R: Send>(
+        graph: &mut HeapGraph<'_>,
+        progress: &dyn Progress,
+        alongside: impl FnOnce(&HeapGraph<'_>, Csr<'_>, &Paths) -> R + Send,
+    ) -> (Analysis, Paths, R) {
         let root_nodes: Vec<u32> = graph.roots().iter().map(|r| r.node).collect();
         let edges = graph.take_references();
         let graph = &*graph;
-        let (tree, strong) = dominators_with(
+        let (tree, (strong, extra)) = dominators_with(
             edges,
             &root_nodes,
-            |csr| Paths::with_csr(graph, csr, false),
+            |csr| {
+                let strong = Paths::with_csr(graph, csr, false);
+                let extra = alongside(graph, csr, &strong);
+                (strong, extra)
+            },
             progress,
         );
         drop(root_nodes);
         let analysis = Analysis::from_tree(graph, tree, &strong, progress);
-        (analysis, strong)
+        (analysis, strong, extra)
     }
 
     fn from_tree(
@@ -160,8 +181,16 @@ impl Analysis {
         kid_starts[0] = 0;
 
         progress.phase("class retained sizes", reached as u64);
-        let class_retained =
-            class_retained_below(graph, &kid_starts, &kids, &retained, |_| false, progress);
+        let loaders = LoaderGroups::new(graph);
+        let (class_retained, loader_retained) = class_retained_below(
+            graph,
+            &kid_starts,
+            &kids,
+            &retained,
+            |_| false,
+            Some(&loaders),
+            progress,
+        );
         let shallow_bytes = tally.class_shallow.iter().sum();
         Analysis {
             idom,
@@ -169,6 +198,8 @@ impl Analysis {
             kid_starts,
             kids,
             class_retained,
+            loaders,
+            loader_retained,
             class_count: tally.class_count,
             class_shallow: tally.class_shallow,
             objects: n as u64,
@@ -195,8 +226,10 @@ impl Analysis {
             &self.kids,
             &self.retained,
             |v| skip[v as usize],
+            None,
             &(),
         )
+        .0
     }
 
     /// The children of `v` in the dominator tree (`v` may be the super-root, `idom.len()`).
@@ -383,6 +416,15 @@ impl Paths {
         Paths { parent, super_root }
     }
 
+    /// The object before `node` on its shortest path from a GC root (`None` for a root
+    /// itself, or an object the search did not reach).
+    pub fn parent(&self, node: u32) -> Option<u32> {
+        self.parent
+            .get(node as usize)
+            .copied()
+            .filter(|&p| p != NONE && p != self.super_root)
+    }
+
     /// True if a GC root reaches `node` along the references searched.
     pub fn reaches(&self, node: u32) -> bool {
         self.parent.get(node as usize).is_some_and(|&p| p != NONE)
@@ -418,20 +460,58 @@ pub fn roots_of<'g>(graph: &'g HeapGraph<'_>, node: u32) -> Vec<&'g Root> {
     roots
 }
 
+/// The class loaders of a dump: the distinct loader ids of its classes (0, the boot loader,
+/// first) and the loader of each class, by index.
+#[derive(Debug, Default, Clone)]
+pub struct LoaderGroups {
+    /// Loader object ids; index 0 is the boot loader (id 0).
+    pub ids: Vec<u64>,
+    /// Per class index: its loader's index in `ids`.
+    pub of_class: Vec<u32>,
+}
+
+impl LoaderGroups {
+    /// The loaders of `graph`'s classes.
+    pub fn new(graph: &HeapGraph<'_>) -> LoaderGroups {
+        let mut ids = vec![0u64];
+        let mut index: rustc_hash::FxHashMap<u64, u32> = rustc_hash::FxHashMap::default();
+        index.insert(0, 0);
+        let of_class = graph
+            .classes()
+            .iter()
+            .map(|c| {
+                *index.entry(c.loader).or_insert_with(|| {
+                    ids.push(c.loader);
+                    ids.len() as u32 - 1
+                })
+            })
+            .collect();
+        LoaderGroups { ids, of_class }
+    }
+}
+
 /// Per class, the retained sizes of the class's instances that have none of their class
 /// above them in the dominator tree: depth-first walks counting, per class, the instances
 /// on the current path. Subtrees whose top `skip` accepts are left out. Big nodes' children
-/// are shared among walks on every core, each starting with the counts of its path.
+/// are shared among walks on every core, each starting with the counts of its path. With
+/// `loaders`, the same per class loader (instances of the classes each defined) too.
 fn class_retained_below(
     graph: &HeapGraph<'_>,
     kid_starts: &[u32],
     kids: &[u32],
     retained: &[u64],
     skip: impl Fn(u32) -> bool + Sync,
+    loaders: Option<&LoaderGroups>,
     progress: &dyn Progress,
-) -> Vec<u64> {
+) -> (Vec<u64>, Vec<u64>) {
     let n = graph.len();
     let classes = graph.classes().len();
+    let groups = loaders.map_or(0, |l| l.ids.len());
+    // Loader counts follow the class counts in the walks' arrays.
+    let group_of: Vec<u32> = match loaders {
+        Some(l) => l.of_class.iter().map(|&g| classes as u32 + g).collect(),
+        None => Vec::new(),
+    };
     let whole: u64 = kids[kid_starts[n] as usize..kid_starts[n + 1] as usize]
         .iter()
         .map(|&k| retained[k as usize])
@@ -445,7 +525,8 @@ fn class_retained_below(
         progress,
         // Nodes retaining less than this share their children with no other walk.
         split: (whole / 512).max(1),
-        total: Mutex::new(vec![0u64; classes]),
+        group_of: &group_of,
+        total: Mutex::new(vec![0u64; classes + groups]),
     };
     rayon::scope(|scope| {
         walk.run(
@@ -453,10 +534,12 @@ fn class_retained_below(
             n as u32,
             kid_starts[n],
             kid_starts[n + 1],
-            vec![0u32; classes],
+            vec![0u32; classes + groups],
         );
     });
-    walk.total.into_inner().unwrap_or_else(|e| e.into_inner())
+    let mut total = walk.total.into_inner().unwrap_or_else(|e| e.into_inner());
+    let by_loader = total.split_off(classes);
+    (total, by_loader)
 }
 
 /// What the walks of [`class_retained_below`] share.
@@ -468,6 +551,9 @@ struct ClassWalk<'a, 'g, F> {
     skip: F,
     progress: &'a dyn Progress,
     split: u64,
+    /// Per class: the index of its loader's count (after the classes'), if loaders are
+    /// counted.
+    group_of: &'a [u32],
     total: Mutex<Vec<u64>>,
 }
 
@@ -500,6 +586,13 @@ impl<'a, 'g, F: Fn(u32) -> bool + Sync> ClassWalk<'a, 'g, F> {
                     sums[c] += self.retained[w as usize];
                 }
                 on_path[c] += 1;
+                if let Some(&g) = self.group_of.get(c) {
+                    let g = g as usize;
+                    if on_path[g] == 0 {
+                        sums[g] += self.retained[w as usize];
+                    }
+                    on_path[g] += 1;
+                }
                 visited += 1;
                 if visited.is_multiple_of(1 << 16) {
                     self.progress.advance(1 << 16);
@@ -522,7 +615,11 @@ impl<'a, 'g, F: Fn(u32) -> bool + Sync> ClassWalk<'a, 'g, F> {
             } else {
                 stack.pop();
                 if !stack.is_empty() {
-                    on_path[self.graph.class_of(v) as usize] -= 1;
+                    let c = self.graph.class_of(v) as usize;
+                    on_path[c] -= 1;
+                    if let Some(&g) = self.group_of.get(c) {
+                        on_path[g as usize] -= 1;
+                    }
                 }
             }
         }

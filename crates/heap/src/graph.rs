@@ -123,6 +123,9 @@ pub struct Class {
     pub instance_size: u32,
     /// For subclasses of java.lang.ref.Reference: the offset of `referent`.
     pub referent_offset: Option<u32>,
+    /// The id of the class loader object that defined the class (0: the boot loader, and
+    /// pseudo-classes).
+    pub loader: u64,
 }
 
 impl Class {
@@ -326,6 +329,7 @@ impl<'a> HeapGraph<'a> {
         struct Raw {
             id: u64,
             super_id: u64,
+            loader: u64,
             own: Vec<(u64, BasicType)>,
         }
         let mut raws = Vec::with_capacity(offsets.len());
@@ -334,6 +338,7 @@ impl<'a> HeapGraph<'a> {
                 raws.push(Raw {
                     id: dump.class_id,
                     super_id: dump.super_class_id,
+                    loader: dump.class_loader_id,
                     own: dump.instance_fields().collect(),
                 });
             }
@@ -350,7 +355,9 @@ impl<'a> HeapGraph<'a> {
                 .and_then(|n| self.symbols.text(n))
                 .map(Cow::into_owned)
                 .unwrap_or_else(|| format!("class@{:#x}", raw.id));
-            let kind = if raw_name.starts_with('[') {
+            // jcmd names array classes by signature (`[Ljava/lang/String;`), the agent's dumps
+            // in the Java form (`java/lang/String[]`).
+            let kind = if raw_name.starts_with('[') || raw_name.ends_with("[]") {
                 ClassKind::ObjectArray
             } else {
                 ClassKind::Instance
@@ -396,6 +403,7 @@ impl<'a> HeapGraph<'a> {
                 values_len: offset,
                 instance_size: saturate(shallow::instance_size(field_bytes)),
                 referent_offset,
+                loader: raw.loader,
             });
         }
         for ty in PRIMITIVES {
@@ -409,6 +417,7 @@ impl<'a> HeapGraph<'a> {
                 values_len: 0,
                 instance_size: 0,
                 referent_offset: None,
+                loader: 0,
             });
         }
         classes.push(Class {
@@ -421,6 +430,7 @@ impl<'a> HeapGraph<'a> {
             values_len: 0,
             instance_size: 0,
             referent_offset: None,
+            loader: 0,
         });
         self.java_lang_class = classes
             .iter()
@@ -964,15 +974,21 @@ impl<'a> HeapGraph<'a> {
                 found = Some(slot);
             }
         });
-        let Some(slot) = found else {
-            return "?".to_string();
-        };
+        match found {
+            Some(slot) => self.slot_name(&record, class, slot),
+            None => "?".to_string(),
+        }
+    }
+
+    /// The name of reference slot `slot` of the object whose record is `record` (of class
+    /// `class`): the field's name, `[slot]` or `static name`.
+    fn slot_name(&self, record: &HeapRecord<'_>, class: u32, slot: u32) -> String {
         match record {
-            HeapRecord::InstanceDump { .. } => {
-                let field = &self.classes[class as usize].fields[slot as usize];
-                self.string(field.name_id)
-                    .unwrap_or_else(|| "?".to_string())
-            }
+            HeapRecord::InstanceDump { .. } => self.classes[class as usize]
+                .fields
+                .get(slot as usize)
+                .and_then(|field| self.string(field.name_id))
+                .unwrap_or_else(|| "?".to_string()),
             HeapRecord::ObjectArrayDump { .. } => format!("[{slot}]"),
             HeapRecord::ClassDump(dump) => {
                 let name = dump
@@ -984,6 +1000,32 @@ impl<'a> HeapGraph<'a> {
             }
             _ => "?".to_string(),
         }
+    }
+
+    /// Calls `f(slot, id)` for every non-null reference of `node`, the `referent` of
+    /// references included, whether or not the dump holds its target (no id is looked up).
+    pub(crate) fn reference_ids(&self, node: u32, f: impl FnMut(u32, u64)) {
+        if let Ok(record) = self.record_at(self.offsets.get(node as usize)) {
+            self.for_each_reference_id(&record, self.class_of(node), true, f);
+        }
+    }
+
+    /// The name of reference slot `slot` of `node` (see [`HeapGraph::reference_name`]).
+    pub(crate) fn reference_slot_name(&self, node: u32, slot: u32) -> String {
+        match self.record_at(self.offsets.get(node as usize)) {
+            Ok(record) => self.slot_name(&record, self.class_of(node), slot),
+            Err(_) => "?".to_string(),
+        }
+    }
+
+    /// True if `node` is an array of references (its record an OBJECT ARRAY DUMP).
+    pub(crate) fn is_object_array(&self, node: u32) -> bool {
+        self.bytes.get(self.offsets.get(node as usize) as usize) == Some(&0x22)
+    }
+
+    /// The class index of java.lang.Class: the class of every class object.
+    pub(crate) fn class_class(&self) -> u32 {
+        self.java_lang_class
     }
 
     /// The value of the instance field `name` of `node`.
@@ -1066,6 +1108,32 @@ impl<'a> HeapGraph<'a> {
     pub fn thread_frame(&self, serial: u32, depth: u32) -> Option<FrameInfo> {
         let &(_, trace) = self.threads.get(&serial)?;
         let frame_id = self.symbols.trace(trace)?.frames.get(depth as usize)?;
+        self.frame(frame_id)
+    }
+
+    /// The frames of the STACK TRACE with serial number `serial`, innermost first.
+    pub fn trace_frames(&self, serial: u32) -> Option<Vec<FrameInfo>> {
+        let frames = self.symbols.trace(serial)?.frames;
+        Some(frames.iter().filter_map(|f| self.frame(f)).collect())
+    }
+
+    /// The whole file the graph was built from.
+    pub fn file(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The index in [`HeapGraph::classes`] of the class whose class object is `id`.
+    pub fn class_by_id(&self, id: u64) -> Option<u32> {
+        self.class_index.get(&id).copied()
+    }
+
+    /// The sub-record of a node (its INSTANCE, OBJECT ARRAY, PRIMITIVE ARRAY or CLASS DUMP).
+    pub fn record(&self, node: u32) -> Option<HeapRecord<'a>> {
+        self.record_at(self.offsets.get(node as usize)).ok()
+    }
+
+    /// A STACK FRAME, resolved to names.
+    fn frame(&self, frame_id: u64) -> Option<FrameInfo> {
         let frame = self.symbols.frame(frame_id)?;
         let (method, source, line) = (frame.method_name_id, frame.source_file_id, frame.line);
         let class = self

@@ -108,6 +108,31 @@ fn node(w: &mut Writer<Vec<u8>>, id: u64, left: u64, right: u64) {
     w.instance_dump(id, 0, NODE, &values).unwrap();
 }
 
+/// A thread object named "worker" (a String 0x2000 over a byte[] 0x2100) with serial 1, and a
+/// Node 0x2300 held by its frame 0.
+fn worker_thread(w: &mut Writer<Vec<u8>>) {
+    let mut name = 0x2100u64.to_be_bytes().to_vec();
+    name.push(0);
+    w.instance_dump(0x2000, 0, STRING, &name).unwrap();
+    w.primitive_array(0x2100, 0, BasicType::Byte, 6, b"worker")
+        .unwrap();
+    w.instance_dump(0x2200, 0, THREAD, &0x2000u64.to_be_bytes())
+        .unwrap();
+    w.root(&HeapRecord::RootThreadObject {
+        thread_object_id: 0x2200,
+        thread_serial: 1,
+        stack_trace_serial: 1,
+    })
+    .unwrap();
+    node(w, 0x2300, 0, 0);
+    w.root(&HeapRecord::RootJavaFrame {
+        object_id: 0x2300,
+        thread_serial: 1,
+        frame_number: 0,
+    })
+    .unwrap();
+}
+
 fn root(w: &mut Writer<Vec<u8>>, id: u64) {
     w.root(&HeapRecord::RootJniGlobal {
         object_id: id,
@@ -273,26 +298,7 @@ fn a_static_map_is_the_suspect_and_its_array_the_accumulation_point() {
             .unwrap();
         }
         // Something small elsewhere, held by a thread's stack.
-        let mut name = 0x2100u64.to_be_bytes().to_vec();
-        name.push(0);
-        w.instance_dump(0x2000, 0, STRING, &name).unwrap();
-        w.primitive_array(0x2100, 0, BasicType::Byte, 6, b"worker")
-            .unwrap();
-        w.instance_dump(0x2200, 0, THREAD, &0x2000u64.to_be_bytes())
-            .unwrap();
-        w.root(&HeapRecord::RootThreadObject {
-            thread_object_id: 0x2200,
-            thread_serial: 1,
-            stack_trace_serial: 1,
-        })
-        .unwrap();
-        node(w, 0x2300, 0, 0);
-        w.root(&HeapRecord::RootJavaFrame {
-            object_id: 0x2300,
-            thread_serial: 1,
-            frame_number: 0,
-        })
-        .unwrap();
+        worker_thread(w);
     });
     let b = analyse(&bytes);
     let array_size = 1016;
@@ -578,4 +584,185 @@ proptest::proptest! {
     ) {
         check_by_brute_force(&random_dump(&nodes, &weak, &array, &roots));
     }
+}
+
+/// Holder.CACHE -> Node M, M.left -> table (Object[entries]) -> Nodes, each `left` a
+/// byte[1000]; the first Node's `right` a chained Node holding a byte[10]. A thread object
+/// with its name, and a Node held by a frame of that thread.
+fn static_map(entries: u64) -> Vec<u8> {
+    dump(|w| {
+        w.class_dump(
+            HOLDER,
+            0,
+            OBJECT,
+            0,
+            0,
+            0,
+            0,
+            &[],
+            &[(11, Value::Object(0x700))],
+            &[],
+        )
+        .unwrap();
+        w.root(&HeapRecord::RootStickyClass { object_id: HOLDER })
+            .unwrap();
+        node(w, 0x700, 0x710, 0);
+        let ids: Vec<u64> = (0..entries).map(|i| 0x10_000 + i * 0x10).collect();
+        w.object_array(0x710, 0, ARRAY, &ids).unwrap();
+        for (i, &e) in ids.iter().enumerate() {
+            let right = if i == 0 { 0x900 } else { 0 };
+            node(w, e, 0x100_000 + i as u64 * 0x10, right);
+            w.primitive_array(
+                0x100_000 + i as u64 * 0x10,
+                0,
+                BasicType::Byte,
+                1000,
+                &[0; 1000],
+            )
+            .unwrap();
+        }
+        node(w, 0x900, 0x910, 0);
+        w.primitive_array(0x910, 0, BasicType::Byte, 10, &[0; 10])
+            .unwrap();
+        worker_thread(w);
+    })
+}
+
+/// The chains of a dump: description to (objects, retained).
+fn chains_of(b: &Built<'_>) -> std::collections::HashMap<String, (u64, u64)> {
+    let chains = hprof_heap::Chains::new(&b.graph, &b.analysis, &b.strong, &());
+    (1..chains.chains.len() as u32)
+        .map(|c| {
+            let chain = &chains.chains[c as usize];
+            (chains.describe(c), (chain.objects, chain.retained))
+        })
+        .collect()
+}
+
+fn summary(b: &Built<'_>) -> hprof_heap::HeapSummary {
+    hprof_heap::HeapSummary::new(&b.graph, &b.analysis, &b.strong, &())
+}
+
+#[test]
+fn chains_name_static_fields_fields_and_roots_and_fold_recursion() {
+    let bytes = static_map(10);
+    let b = analyse(&bytes);
+    let chains = chains_of(&b);
+    let array = 1016;
+    let table = 16 + 4 * 10;
+    let small = 32; // byte[10]
+    let all = NODE_SIZE + table + 10 * (NODE_SIZE + array) + NODE_SIZE + small;
+    assert_eq!(chains["class Holder"], (1, all));
+    // The map and every Node below it (the entries, the chained one): one chain.
+    assert_eq!(chains["static Holder.CACHE → Node"], (12, all));
+    assert_eq!(
+        chains["static Holder.CACHE → Node.left → java.lang.Object[]"],
+        (1, all - NODE_SIZE)
+    );
+    assert_eq!(
+        chains["static Holder.CACHE → Node.left → byte[]"],
+        (11, 10 * array + small)
+    );
+    // Roots: a thread object (its name's String and bytes on their own chains), a frame.
+    let string = 24; // 12 + a reference + a byte, aligned
+    assert_eq!(
+        chains["thread object: java.lang.Thread"],
+        (1, 16 + string + 24)
+    );
+    assert_eq!(
+        chains["thread object: java.lang.Thread.name → java.lang.String.value → byte[]"],
+        (1, 24)
+    );
+    assert_eq!(chains["Java frame in Node.run: Node"], (1, NODE_SIZE));
+    assert_eq!(chains.len(), 8, "{chains:#?}");
+}
+
+#[test]
+fn two_dumps_compare_by_chain_and_class() {
+    let (small, big) = (static_map(10), static_map(20));
+    let (old, new) = (analyse(&small), analyse(&big));
+    let diff = hprof_heap::HeapDiff::new(&summary(&old), &summary(&new));
+    let rows = diff.chain_rows();
+    let first = &diff.chains[rows[0]];
+    // Ten more entries, each a Node and a byte[1000], and ten more table slots.
+    let growth = 10 * (NODE_SIZE + 1016) + 40;
+    assert_eq!(first.describe(), "static Holder.CACHE → Node");
+    assert_eq!(first.retained.delta(), growth as i64);
+    assert_eq!(
+        diff.chains[first.accumulation].describe(),
+        "static Holder.CACHE → Node.left → java.lang.Object[]"
+    );
+    let second = &diff.chains[rows[1]];
+    assert_eq!(
+        (
+            second.describe().as_str(),
+            second.retained.delta(),
+            second.objects.delta()
+        ),
+        ("static Holder.CACHE → Node.left → byte[]", 10 * 1016, 10)
+    );
+    assert_eq!(
+        rows.len(),
+        2,
+        "{:?}",
+        rows.iter()
+            .map(|&r| diff.chains[r].describe())
+            .collect::<Vec<_>>()
+    );
+    let bytes = diff.classes.iter().find(|c| c.name == "byte[]").unwrap();
+    assert_eq!(bytes.instances.delta(), 10);
+    assert_eq!(
+        diff.classes[0].retained.delta(),
+        growth as i64,
+        "{:?}",
+        diff.classes[0]
+    );
+    // A dump against itself: nothing changed.
+    let same = hprof_heap::HeapDiff::new(&summary(&old), &summary(&old));
+    assert!(same.chain_rows().is_empty());
+    assert!(
+        same.classes
+            .iter()
+            .all(|c| c.retained.delta() == 0 && c.instances.delta() == 0)
+    );
+}
+
+#[test]
+fn a_linked_list_is_one_chain_and_what_its_nodes_hold_another() {
+    // A JNI global holds a list of 1,000 Nodes (each `left` the next, the last `right` a
+    // byte[100]), and one Node whose `right` is a list of 3 and whose `left` holds a byte[10]
+    let bytes = dump(|w| {
+        for i in 0..1000u64 {
+            let next = if i < 999 {
+                0x10_000 + (i + 1) * 0x10
+            } else {
+                0
+            };
+            let right = if i == 999 { 0x900 } else { 0 };
+            node(w, 0x10_000 + i * 0x10, next, right);
+        }
+        w.primitive_array(0x900, 0, BasicType::Byte, 100, &[0; 100])
+            .unwrap();
+        root(w, 0x10_000);
+        node(w, 0xa00, 0xa10, 0xb00);
+        node(w, 0xa10, 0, 0xa20);
+        w.primitive_array(0xa20, 0, BasicType::Byte, 10, &[0; 10])
+            .unwrap();
+        node(w, 0xb00, 0xb10, 0);
+        node(w, 0xb10, 0xb20, 0);
+        node(w, 0xb20, 0, 0);
+        root(w, 0xa00);
+    });
+    let b = analyse(&bytes);
+    let chains = chains_of(&b);
+    let list = 1000 * NODE_SIZE + 120;
+    let other = 5 * NODE_SIZE + 32;
+    // Both roots start the same chain; the first holds everything of its list.
+    assert_eq!(
+        chains["JNI global: Node"],
+        (1005, list + other),
+        "{chains:#?}"
+    );
+    assert_eq!(chains["JNI global: Node.right → byte[]"], (2, 120 + 32));
+    assert_eq!(chains.len(), 2, "{chains:#?}");
 }

@@ -2,4 +2,5 @@
 //! the graph, retained sizes and paths of small heap dumps written with hprof-format.
 
 mod dominator_props;
+mod sites_join;
 mod small_dumps;

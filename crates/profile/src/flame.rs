@@ -26,7 +26,7 @@ fn colour(kind: FrameKind, name: &str) -> String {
     }
 }
 
-fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('"', "&quot;")
         .replace('<', "&lt;")
@@ -69,25 +69,42 @@ fn recolour(svg: &str, kinds: &HashMap<String, FrameKind>) -> String {
     out
 }
 
+/// Frame names numbered once, shared by the stacks of several profiles (a diff numbers both
+/// profiles' names alike).
+#[derive(Default)]
+pub(crate) struct Names<'a> {
+    pub(crate) texts: Vec<std::borrow::Cow<'a, str>>,
+    by_text: HashMap<String, u32>,
+}
+
+impl<'a> Names<'a> {
+    /// The number of `text`, added if new.
+    pub(crate) fn intern(&mut self, text: std::borrow::Cow<'a, str>) -> u32 {
+        let next = self.texts.len() as u32;
+        let id = *self.by_text.entry(text.to_string()).or_insert(next);
+        if id == next {
+            self.texts.push(text);
+        }
+        id
+    }
+}
+
 /// The stacks of a profile as numbered names, ready for both views: each distinct stack
 /// (with its thread as the root, when it has one) root first, with its value.
-struct Stacks<'a> {
-    texts: Vec<std::borrow::Cow<'a, str>>,
-    paths: Vec<(Vec<u32>, i64)>,
+pub(crate) struct Stacks<'a> {
+    pub(crate) names: Names<'a>,
+    pub(crate) paths: Vec<(Vec<u32>, i64)>,
 }
 
 impl<'a> Stacks<'a> {
     fn of(profile: &'a Profile) -> Stacks<'a> {
-        let mut texts: Vec<std::borrow::Cow<'a, str>> = Vec::new();
-        let mut by_text: HashMap<String, u32> = HashMap::default();
-        let mut intern = |text: std::borrow::Cow<'a, str>| -> u32 {
-            let next = texts.len() as u32;
-            let id = *by_text.entry(text.to_string()).or_insert(next);
-            if id == next {
-                texts.push(text);
-            }
-            id
-        };
+        let mut names = Names::default();
+        let paths = Stacks::paths(profile, &mut names);
+        Stacks { names, paths }
+    }
+
+    /// The distinct stacks of `profile` as paths of numbers from `names`.
+    pub(crate) fn paths(profile: &'a Profile, names: &mut Names<'a>) -> Vec<(Vec<u32>, i64)> {
         // Frames of one method share its name's `Arc`: the text is looked at once per address.
         let mut by_address: HashMap<usize, u32> = HashMap::default();
         let frame_names: Vec<u32> = profile
@@ -97,7 +114,7 @@ impl<'a> Stacks<'a> {
                 *by_address
                     .entry(f.name.as_ptr() as usize)
                     .or_insert_with(|| {
-                        intern(if f.name.contains([';', '\n']) {
+                        names.intern(if f.name.contains([';', '\n']) {
                             folded::clean(&f.name).into()
                         } else {
                             f.name().into()
@@ -105,19 +122,18 @@ impl<'a> Stacks<'a> {
                     })
             })
             .collect();
-        let paths = folded::aggregate(profile)
+        folded::aggregate(profile)
             .into_iter()
             .map(|(i, value)| {
                 let sample = &profile.samples[i];
                 let mut path = Vec::with_capacity(sample.stack.len() + 1);
                 if let Some(thread) = &sample.thread {
-                    path.push(intern(folded::clean(thread).into()));
+                    path.push(names.intern(folded::clean(thread).into()));
                 }
                 path.extend(sample.stack.iter().map(|&f| frame_names[f]));
                 (path, value)
             })
-            .collect();
-        Stacks { texts, paths }
+            .collect()
     }
 }
 
@@ -126,15 +142,15 @@ const IMAGE_WIDTH: usize = 1200;
 /// The narrowest frame inferno draws, in percent of the total (its default).
 const MIN_WIDTH_PERCENT: f64 = 0.01;
 
-/// The folded lines of the frames a flame graph of `stacks` can show, root first (leaf first
-/// for the callers view, `inverted`). A frame narrower than inferno's minimum width is not
+/// The paths (numbered names) of the frames a flame graph of `paths` can show, root first
+/// (leaf first for the callers view, `inverted`), with their values. A frame narrower than inferno's minimum width is not
 /// drawn, nor is any frame above it, but their samples still widen the frames below: so each
 /// stack is cut at its first frame whose whole subtree weighs less than a quarter of that
 /// minimum (the root frame stays), its value kept by the frame below the cut, and the stacks
 /// cut to the same prefix are added up. Every frame drawn keeps its exact width; inferno gets
 /// a few thousand lines instead of one per stack.
-fn visible_lines(stacks: &Stacks<'_>, inverted: bool) -> Vec<String> {
-    let total: i64 = stacks.paths.iter().map(|&(_, v)| v).sum();
+pub(crate) fn visible_paths(paths: &[(Vec<u32>, i64)], inverted: bool) -> Vec<(Vec<u32>, i64)> {
+    let total: i64 = paths.iter().map(|&(_, v)| v).sum();
     let threshold = total as f64 * MIN_WIDTH_PERCENT / 100.0 / 4.0;
     let ordered = |path: &[u32]| -> Vec<u32> {
         if inverted {
@@ -145,13 +161,13 @@ fn visible_lines(stacks: &Stacks<'_>, inverted: bool) -> Vec<String> {
     };
     // The prefix tree: node = (parent, name), with its subtree's weight; each stack as the
     // nodes it passes through.
-    let frames: usize = stacks.paths.iter().map(|(p, _)| p.len()).sum();
+    let frames: usize = paths.iter().map(|(p, _)| p.len()).sum();
     let mut nodes: HashMap<(u32, u32), u32> = HashMap::default();
     nodes.reserve(frames);
     let mut weight: Vec<i64> = vec![0];
     let mut parent: Vec<(u32, u32)> = vec![(0, 0)];
-    let mut walks: Vec<(Vec<u32>, i64)> = Vec::with_capacity(stacks.paths.len());
-    for (path, value) in &stacks.paths {
+    let mut walks: Vec<(Vec<u32>, i64)> = Vec::with_capacity(paths.len());
+    for (path, value) in paths {
         let mut at = 0;
         let walk: Vec<u32> = ordered(path)
             .into_iter()
@@ -187,31 +203,54 @@ fn visible_lines(stacks: &Stacks<'_>, inverted: bool) -> Vec<String> {
         });
         *sum += value;
     }
-    let mut lines = Vec::with_capacity(order.len());
-    let mut reversed: Vec<u32> = Vec::new();
+    let mut visible = Vec::with_capacity(order.len());
     for at in order {
-        reversed.clear();
+        let mut path = Vec::new();
         let mut node = at;
         while node != 0 {
             let (up, name) = parent[node as usize];
-            reversed.push(name);
+            path.push(name);
             node = up;
         }
-        let mut line = String::new();
-        for &name in reversed.iter().rev() {
-            if !line.is_empty() {
-                line.push(';');
-            }
-            line.push_str(&stacks.texts[name as usize]);
-        }
-        line.push(' ');
-        line.push_str(&ends[&at].to_string());
-        lines.push(line);
+        path.reverse();
+        visible.push((path, ends[&at]));
     }
-    lines
+    visible
 }
 
-fn svg(lines: &[String], title: &str, unit: &str) -> io::Result<String> {
+/// The folded line of `path` (numbered `names`) with `value`.
+pub(crate) fn line(path: &[u32], names: &Names<'_>, value: i64) -> String {
+    let mut line = String::new();
+    for &name in path {
+        if !line.is_empty() {
+            line.push(';');
+        }
+        line.push_str(&names.texts[name as usize]);
+    }
+    line.push(' ');
+    line.push_str(&value.to_string());
+    line
+}
+
+/// The folded lines of the frames a flame graph of `stacks` can show (see [`visible_paths`]).
+fn visible_lines(stacks: &Stacks<'_>, inverted: bool) -> Vec<String> {
+    visible_paths(&stacks.paths, inverted)
+        .iter()
+        .map(|(path, value)| line(path, &stacks.names, *value))
+        .collect()
+}
+
+/// How inferno orders the lines it lays out.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// Sorted as text (inferno's default, flamegraph.pl's).
+    Sorted,
+    /// As given: each frame's children in the order their lines come.
+    Given,
+}
+
+/// The SVG flame graph of folded `lines`, laid out by inferno.
+pub(crate) fn svg(lines: &[String], title: &str, unit: &str, order: Order) -> io::Result<String> {
     let mut options = Options::default();
     options.title = title.to_string();
     options.count_name = unit.to_string();
@@ -219,9 +258,136 @@ fn svg(lines: &[String], title: &str, unit: &str) -> io::Result<String> {
     options.hash = true;
     options.image_width = Some(IMAGE_WIDTH);
     let mut svg = Vec::new();
-    flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)
-        .map_err(io::Error::other)?;
+    match order {
+        Order::Sorted => {
+            flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)
+        }
+        Order::Given => {
+            // A flame chart keeps its lines' order (inferno reverses them first, and checks
+            // no sort order): the same layout as a flame graph of lines in that order.
+            options.flame_chart = true;
+            flamegraph::from_lines(
+                &mut options,
+                lines.iter().rev().map(String::as_str),
+                &mut svg,
+            )
+        }
+    }
+    .map_err(io::Error::other)?;
     Ok(String::from_utf8_lossy(&svg).into_owned())
+}
+
+/// The name of the first sample type's unit as a flame graph's tooltips give it.
+pub(crate) fn unit(profile: &Profile) -> &str {
+    profile.sample_types.first().map_or("samples", |t| {
+        if t.unit == "count" {
+            t.name.as_str()
+        } else {
+            t.unit.as_str()
+        }
+    })
+}
+
+/// Makes both views with `view` (given whether it is the inverted one, the callers view, and
+/// its title): the callees view on this thread, the callers view on another.
+pub(crate) fn both_views<F>(title: &str, view: F) -> io::Result<(String, String)>
+where
+    F: Fn(bool, &str) -> io::Result<String> + Sync,
+{
+    let callers_title = format!("{title} (callers)");
+    let (callees, callers) = std::thread::scope(|scope| {
+        let callers = scope.spawn(|| view(true, &callers_title));
+        let callees = view(false, title);
+        let callers = callers
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the callers view failed")));
+        (callees, callers)
+    });
+    Ok((callees?, callers?))
+}
+
+/// What a flame graph page holds besides its two views.
+pub(crate) struct Page<'a> {
+    /// The page's title.
+    pub(crate) title: &'a str,
+    /// The legend (HTML), after the view button.
+    pub(crate) legend: &'a str,
+    /// How to use the page (HTML), after the legend.
+    pub(crate) help: &'a str,
+    /// Controls (HTML) after the view button, before the legend.
+    pub(crate) controls: &'a str,
+    /// Script run after the page's own (JavaScript, no `<script>` tags).
+    pub(crate) script: &'a str,
+    /// HTML above the view button (the timeline), and its style sheet.
+    pub(crate) top: &'a str,
+    pub(crate) style: &'a str,
+}
+
+/// An SVG view as its frame's document. inferno's script keeps the zoom and search in the
+/// page's URL (history.replaceState), which a srcdoc frame may not do: each frame gets a
+/// no-op instead.
+pub(crate) fn frame_document(svg: &str) -> String {
+    format!("<script>history.replaceState = function () {{}};</script>{svg}")
+}
+
+/// The legend of [`write`]'s colours by frame kind.
+const KIND_LEGEND: &str = r#"<span class="legend"><span style="background:rgb(215,110,50)">application</span><span style="background:rgb(225,205,60)">JDK</span><span style="background:rgb(150,180,200)">allocated class / agent</span></span>"#;
+
+/// How to use a flame graph page.
+pub(crate) const HELP: &str = r#"Click a frame to zoom, Ctrl-F or "Search" to highlight matches (their share is shown), hover for values."#;
+
+/// Writes a self-contained page with the callees and callers views (SVGs from [`svg`]).
+pub(crate) fn write_page(
+    page: &Page<'_>,
+    callees: &str,
+    callers: &str,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    // An empty view stays an empty frame (the timeline's page fills it when asked).
+    let frame = |svg: &str| {
+        if svg.is_empty() {
+            String::new()
+        } else {
+            escape(&frame_document(svg))
+        }
+    };
+    write!(
+        out,
+        r#"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 8px; }}
+iframe {{ width: 100%; height: 90vh; border: 0; }}
+.legend span {{ display: inline-block; padding: 2px 8px; margin-right: 6px; border-radius: 3px; }}
+{style}</style></head>
+<body>
+{top}<div id="bar"><button id="toggle" type="button">Show callers (inverted)</button>
+{controls}{legend}
+{help}</div>
+<iframe id="callees" title="callees" width="100%" height="800" style="width:100%;height:85vh" srcdoc="{callees}"></iframe>
+<iframe id="callers" title="callers" width="100%" height="800" style="width:100%;height:85vh;display:none" srcdoc="{callers}"></iframe>
+<script>
+document.getElementById("toggle").addEventListener("click", function () {{
+  var a = document.getElementById("callees"), b = document.getElementById("callers");
+  var inverted = a.style.display !== "none";
+  a.style.display = inverted ? "none" : "";
+  b.style.display = inverted ? "" : "none";
+  this.textContent = inverted ? "Show callees" : "Show callers (inverted)";
+}});
+{script}
+</script>
+</body></html>
+"#,
+        title = escape(page.title),
+        controls = page.controls,
+        legend = page.legend,
+        help = page.help,
+        script = page.script,
+        style = page.style,
+        top = page.top,
+        callees = frame(callees),
+        callers = frame(callers),
+    )
 }
 
 /// Writes `profile` as a self-contained HTML page with the callees and callers flame graphs.
@@ -237,77 +403,38 @@ pub fn write(profile: &Profile, title: &str, out: &mut dyn Write) -> io::Result<
             kinds.insert(folded::clean(frame.name()), frame.kind);
         }
     }
-    let unit = profile.sample_types.first().map_or("samples", |t| {
-        if t.unit == "count" {
-            t.name.as_str()
-        } else {
-            t.unit.as_str()
-        }
-    });
-    // inferno's script keeps the zoom and search in the page's URL (history.replaceState),
-    // which a srcdoc frame may not do: each frame gets a no-op instead.
-    let frame =
-        |svg: String| format!("<script>history.replaceState = function () {{}};</script>{svg}");
-    // The two views are laid out side by side, one on each core.
+    let unit = unit(profile);
     let stacks = Stacks::of(profile);
-    let callers_title = format!("{title} (callers)");
-    let (callees, callers) = std::thread::scope(|scope| {
-        let callers = scope.spawn(|| {
-            let lines = visible_lines(&stacks, true);
-            svg(&lines, &callers_title, unit).map(|s| frame(recolour(&s, &kinds)))
-        });
-        let lines = visible_lines(&stacks, false);
-        let callees = svg(&lines, title, unit).map(|s| frame(recolour(&s, &kinds)));
-        let callers = callers
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("the callers view failed")));
-        (callees, callers)
-    });
-    let (callees, callers) = (callees?, callers?);
-    // With sample times: the timeline above the flame graphs.
-    // The SVG views of a page with a timeline wait in script blocks until asked for (a
-    // large profile's SVG takes the browser seconds to lay out): the range view, drawn on a
-    // canvas, shows the whole profile first.
-    let (timeline, timeline_style, callees, callers) = match &profile.timeline {
+    let (callees, callers) = both_views(title, |inverted, title| {
+        let lines = visible_lines(&stacks, inverted);
+        svg(&lines, title, unit, Order::Sorted).map(|s| recolour(&s, &kinds))
+    })?;
+    // With sample times: the timeline above the flame graphs. The SVG views of a page with a
+    // timeline wait in script blocks until asked for (a large profile's SVG takes the browser
+    // seconds to lay out): the range view, drawn on a canvas, shows the whole profile first.
+    let (top, style, callees, callers) = match &profile.timeline {
         Some(t) => (
             crate::flame_timeline::section(profile, t, unit)
-                + &crate::flame_timeline::deferred_views(&callees, &callers),
+                + &crate::flame_timeline::deferred_views(
+                    &frame_document(&callees),
+                    &frame_document(&callers),
+                ),
             crate::flame_timeline::STYLE,
             String::new(),
             String::new(),
         ),
         None => (String::new(), "", callees, callers),
     };
-    write!(
-        out,
-        r#"<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>
-body {{ font-family: sans-serif; margin: 8px; }}
-iframe {{ width: 100%; height: 90vh; border: 0; }}
-.legend span {{ display: inline-block; padding: 2px 8px; margin-right: 6px; border-radius: 3px; }}
-{timeline_style}</style></head>
-<body>
-{timeline}<div id="bar"><button id="toggle" type="button">Show callers (inverted)</button>
-<span class="legend"><span style="background:rgb(215,110,50)">application</span><span style="background:rgb(225,205,60)">JDK</span><span style="background:rgb(150,180,200)">allocated class / agent</span></span>
-Click a frame to zoom, Ctrl-F or "Search" to highlight matches (their share is shown), hover for values.</div>
-<iframe id="callees" title="callees" width="100%" height="800" style="width:100%;height:85vh" srcdoc="{callees}"></iframe>
-<iframe id="callers" title="callers" width="100%" height="800" style="width:100%;height:85vh;display:none" srcdoc="{callers}"></iframe>
-<script>
-document.getElementById("toggle").addEventListener("click", function () {{
-  var a = document.getElementById("callees"), b = document.getElementById("callers");
-  var inverted = a.style.display !== "none";
-  a.style.display = inverted ? "none" : "";
-  b.style.display = inverted ? "" : "none";
-  this.textContent = inverted ? "Show callees" : "Show callers (inverted)";
-}});
-</script>
-</body></html>
-"#,
-        title = escape(title),
-        callees = escape(&callees),
-        callers = escape(&callers),
-    )
+    let page = Page {
+        title,
+        legend: KIND_LEGEND,
+        help: HELP,
+        controls: "",
+        script: "",
+        top: &top,
+        style,
+    };
+    write_page(&page, &callees, &callers, out)
 }
 
 #[cfg(test)]
@@ -342,7 +469,7 @@ mod tests {
 
     /// The titles (name and samples) of the frames inferno draws from `lines`.
     fn drawn(lines: &[String]) -> Vec<String> {
-        let svg = svg(lines, "t", "samples").unwrap();
+        let svg = svg(lines, "t", "samples", Order::Sorted).unwrap();
         let mut titles: Vec<String> = svg
             .split("<title>")
             .skip(1)
@@ -363,7 +490,7 @@ mod tests {
                 .map(|(path, value)| {
                     let mut names: Vec<&str> = path
                         .iter()
-                        .map(|&n| stacks.texts[n as usize].as_ref())
+                        .map(|&n| stacks.names.texts[n as usize].as_ref())
                         .collect();
                     if inverted {
                         names.reverse();

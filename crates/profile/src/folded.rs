@@ -114,3 +114,148 @@ fn itoa(value: i64, buf: &mut [u8; 20]) -> &str {
     }
     std::str::from_utf8(&buf[at..]).unwrap_or("0")
 }
+
+/// True if `bytes` look like folded stacks: text whose first line is frames, a space and a
+/// count (a second count, as differential tools write, is allowed).
+pub(crate) fn looks_folded(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(64 << 10)];
+    if head.contains(&0) {
+        return false;
+    }
+    let text = String::from_utf8_lossy(head);
+    let Some(first) = text.lines().map(str::trim_end).find(|l| !l.is_empty()) else {
+        return false;
+    };
+    parse_line(first).is_some()
+}
+
+/// A folded line as (stack, first count, second count when there are two).
+fn parse_line(line: &str) -> Option<(&str, i64, Option<i64>)> {
+    let (rest, last) = line.rsplit_once(' ')?;
+    let last: i64 = last.parse().ok()?;
+    if let Some((stack, first)) = rest.rsplit_once(' ')
+        && let Ok(first) = first.parse::<i64>()
+        && !stack.is_empty()
+    {
+        return Some((stack, first, Some(last)));
+    }
+    (!rest.is_empty()).then_some((rest, last, None))
+}
+
+/// A frame of a folded stack: async-profiler's annotation (`_[j]` Java, `_[i]` inlined,
+/// `_[0]`/`_[1]` interpreted/compiled, `_[k]` kernel) taken off, and a Java method's class
+/// written with slashes (`java/lang/Thread.run`) dotted, so stacks from other tools meet ours.
+fn parse_frame(name: &str) -> crate::model::Frame {
+    use crate::model::{Frame, FrameKind};
+    let (name, annotation) = match name.rfind("_[") {
+        Some(at) if name.ends_with(']') && name.len() - at <= 5 => {
+            (&name[..at], Some(&name[at + 2..name.len() - 1]))
+        }
+        _ => (name, None),
+    };
+    let java = matches!(annotation, Some("j" | "i" | "0" | "1"));
+    let java_like = |s: &str| {
+        s.contains('.')
+            && !s.starts_with('/')
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_$/.<>".contains(&b))
+    };
+    if annotation == Some("k") || !(java || java_like(name)) {
+        return Frame::pseudo(name);
+    }
+    match name.rsplit_once('.') {
+        Some((class, method)) => {
+            let class = class.replace('/', ".");
+            Frame::method(&class, method, None, None)
+        }
+        None => Frame {
+            kind: FrameKind::Pseudo,
+            ..Frame::pseudo(name)
+        },
+    }
+}
+
+/// Reads folded stacks (ours, Brendan Gregg's `stackcollapse-*`, async-profiler's `collapsed`
+/// output) into a profile of `kind`: each line one sample, frames root first, its count the
+/// value (the second count, for a line that has two). Blank lines and `#` comments are
+/// skipped; any other line that is not frames and a count is an error with its offset.
+pub(crate) fn read(bytes: &[u8], kind: crate::model::Kind) -> Result<Profile, crate::Error> {
+    let text = std::str::from_utf8(bytes).map_err(|e| crate::Error {
+        offset: Some(e.valid_up_to() as u64),
+        message: "the folded stacks are not UTF-8".into(),
+    })?;
+    let mut profile = Profile::new(kind);
+    let extra = profile.sample_types.len() - 1;
+    let mut frames: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut offset = 0u64;
+    for raw in text.split_inclusive('\n') {
+        let line = raw.trim_end();
+        let at = offset;
+        offset += raw.len() as u64;
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some((stack, first, second)) = parse_line(line) else {
+            return Err(crate::Error {
+                offset: Some(at),
+                message: "not a folded stack line (frames separated by `;`, a space, a count)"
+                    .into(),
+            });
+        };
+        let value = second.unwrap_or(first);
+        let stack = stack
+            .split(';')
+            .map(|name| match frames.get(name) {
+                Some(&i) => i,
+                None => {
+                    let i = profile.intern(&parse_frame(name));
+                    frames.insert(name, i);
+                    i
+                }
+            })
+            .collect();
+        let mut values = vec![value];
+        values.resize(1 + extra, 0);
+        profile.samples.push(crate::model::Sample {
+            stack,
+            thread: None,
+            values,
+        });
+    }
+    Ok(profile)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{FrameKind, Kind};
+
+    #[test]
+    fn folded_lines_read_back_with_their_counts() {
+        let text = "# a comment\nThread.run;A.main;A.hot 7\nThread.run;A.main;B.cold 3\n\n\
+java/lang/Thread.run_[j];A.main_[j];A.hot_[i] 5\n[unknown];__libc_start 2\n";
+        let p = read(text.as_bytes(), Kind::Cpu).unwrap();
+        assert_eq!(p.total(), 17);
+        let names: Vec<Vec<&str>> = p
+            .samples
+            .iter()
+            .map(|s| s.stack.iter().map(|&f| p.frames[f].name()).collect())
+            .collect();
+        assert_eq!(names[2], ["java.lang.Thread.run", "A.main", "A.hot"]);
+        assert_eq!(names[0][2], "A.hot");
+        let hot = &p.frames[p.samples[0].stack[2]];
+        assert_eq!(hot.kind, FrameKind::Application);
+        assert_eq!(p.frames[p.samples[3].stack[1]].kind, FrameKind::Pseudo);
+        // A differential line: the second count is the value.
+        let p = read(b"a;b 3 9\n", Kind::Cpu).unwrap();
+        assert_eq!(p.total(), 9);
+        // Two sample types for kinds that have them, the second unknown.
+        let p = read(b"a;b 3\n", Kind::Alloc).unwrap();
+        assert_eq!(p.samples[0].values, [3, 0]);
+        assert!(looks_folded(b"a;b 3\n"));
+        assert!(!looks_folded(b"JAVA PROFILE 1.0.1, created Tue\n"));
+        assert!(!looks_folded(b"hello"));
+        let err = read(b"a;b 3\nbroken line\n", Kind::Cpu).unwrap_err();
+        assert_eq!(err.offset, Some(6));
+    }
+}

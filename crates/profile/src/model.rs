@@ -241,6 +241,39 @@ impl Profile {
             .sum()
     }
 
+    /// Renames frames of hidden classes and lambdas without what changes from one run to the
+    /// next (their addresses, their numbers: [`hprof_format::stable_class_name`]), so that
+    /// profiles of two runs compare method by method.
+    pub fn stable_names(&mut self) {
+        // Names are looked at once per `Arc`; equal texts end up sharing one.
+        let mut by_address: FxHashMap<*const u8, Arc<str>> = FxHashMap::default();
+        let mut by_text: FxHashMap<Box<str>, Arc<str>> = FxHashMap::default();
+        for frame in &mut self.frames {
+            let address = frame.name.as_ptr();
+            let name = match by_address.get(&address) {
+                Some(name) => name.clone(),
+                None => {
+                    let text: Box<str> = hprof_format::stable_class_name(&frame.name).into();
+                    let name = by_text
+                        .entry(text)
+                        .or_insert_with_key(|text| {
+                            if **text == *frame.name {
+                                frame.name.clone()
+                            } else {
+                                Arc::from(&**text)
+                            }
+                        })
+                        .clone();
+                    by_address.insert(address, name.clone());
+                    name
+                }
+            };
+            frame.name = name;
+        }
+        self.frame_index.clear();
+        self.names.clear();
+    }
+
     /// Keeps only frames whose name matches `include` (when given) and drops those matching
     /// `exclude`; samples left with no frame are dropped.
     pub fn filter(&mut self, include: Option<&regex::Regex>, exclude: Option<&regex::Regex>) {
@@ -257,5 +290,26 @@ impl Profile {
             sample.stack.retain(|&i| keep[i]);
         }
         self.samples.retain(|s| !s.stack.is_empty());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stable_names_merge_the_lambdas_of_two_runs() {
+        let mut p = Profile::new(Kind::Cpu);
+        let f = |c: &str| Frame::method(c, "run", None, None);
+        p.add(&[f("Main$$Lambda$14/0x0000000800c03000")], None, vec![1]);
+        p.add(&[f("Main$$Lambda$15/0x0000000800c04000")], None, vec![2]);
+        p.add(&[f("Main")], None, vec![4]);
+        p.stable_names();
+        let rows = crate::top::methods(&p);
+        let names: Vec<(&str, i64)> = rows
+            .iter()
+            .map(|r| (r.name.as_str(), r.self_value))
+            .collect();
+        assert_eq!(names, [("Main.run", 4), ("Main$$Lambda.run", 3)]);
     }
 }

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 
 use prost::Message;
 
-use crate::model::Profile;
+use crate::model::{Frame, Kind, Profile};
 
 #[derive(Clone, PartialEq, Message)]
 struct PProfile {
@@ -210,10 +210,152 @@ pub fn write(profile: &Profile, out: &mut dyn Write) -> io::Result<()> {
     out.write_all(&second.map_err(|_| io::Error::other("the compressing thread failed"))??)
 }
 
+/// Which sample type indices of a pprof profile make a profile of a kind: (kind, index of
+/// its first value, index of its second).
+fn kinds_of(names: &[&str]) -> Vec<(Kind, usize, Option<usize>)> {
+    let find = |wanted: &[&str]| names.iter().position(|n| wanted.contains(n));
+    let mut kinds = Vec::new();
+    if let Some(calls) = find(&["calls"]) {
+        let time = find(&["cpu", "wall", "time"]).unwrap_or(if calls == 0 { 1 } else { 0 });
+        if time < names.len() {
+            kinds.push((Kind::Times, time, Some(calls)));
+        }
+    } else if let Some(at) = find(&["samples"]).or_else(|| find(&["cpu", "wall", "itimer"])) {
+        kinds.push((Kind::Cpu, at, None));
+    }
+    for (kind, space, objects) in [
+        (Kind::Alloc, "alloc_space", "alloc_objects"),
+        (Kind::Live, "inuse_space", "inuse_objects"),
+    ] {
+        match (find(&[space]), find(&[objects])) {
+            (Some(s), o) => kinds.push((kind, s, o)),
+            (None, Some(o)) => kinds.push((kind, o, None)),
+            (None, None) => {}
+        }
+    }
+    match (find(&["delay"]), find(&["contentions"])) {
+        (Some(d), c) => kinds.push((Kind::Lock, d, c)),
+        (None, Some(c)) => kinds.push((Kind::Lock, c, None)),
+        (None, None) => {}
+    }
+    if kinds.is_empty() && !names.is_empty() {
+        // Sample types we do not know: the first, as CPU samples.
+        kinds.push((Kind::Cpu, 0, None));
+    }
+    kinds
+}
+
+/// Reads a (decompressed) profile.proto: one profile per kind its sample types make (see
+/// [`kinds_of`]): `go tool pprof`'s, async-profiler's and ours. A location's lines are its
+/// inlined frames, callee first; a `thread` label names the sample's thread.
+pub(crate) fn read(bytes: &[u8]) -> Result<Vec<Profile>, crate::Error> {
+    let bad = |message: String| crate::Error {
+        offset: None,
+        message,
+    };
+    let decoded =
+        PProfile::decode(bytes).map_err(|e| bad(format!("not a pprof profile.proto: {e}")))?;
+    let text = |i: i64| -> &str {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| decoded.string_table.get(i))
+            .map_or("", String::as_str)
+    };
+    let names: Vec<&str> = decoded.sample_type.iter().map(|t| text(t.r#type)).collect();
+    if names.is_empty() {
+        return Err(bad("the pprof profile has no sample types".into()));
+    }
+    let functions: HashMap<u64, &Function> = decoded.function.iter().map(|f| (f.id, f)).collect();
+    // Each location's frames, callee first.
+    let frames: HashMap<u64, Vec<Frame>> = decoded
+        .location
+        .iter()
+        .map(|l| {
+            let frames = l
+                .line
+                .iter()
+                .map(|line| {
+                    let (name, file) = functions
+                        .get(&line.function_id)
+                        .map_or(("<unknown function>", ""), |f| {
+                            (text(f.name), text(f.filename))
+                        });
+                    let line = u32::try_from(line.line).ok().filter(|&l| l > 0);
+                    let file = (!file.is_empty()).then_some(file);
+                    match name.rsplit_once('.') {
+                        Some((class, method)) if !name.contains(' ') => {
+                            Frame::method(class, method, file, line)
+                        }
+                        _ => Frame::pseudo(name),
+                    }
+                })
+                .collect();
+            (l.id, frames)
+        })
+        .collect();
+    let thread_key = decoded.string_table.iter().position(|s| s == "thread");
+    let mut profiles = Vec::new();
+    for (kind, first, second) in kinds_of(&names) {
+        let mut profile = Profile::new(kind);
+        let mut stack: Vec<Frame> = Vec::new();
+        for sample in &decoded.sample {
+            let value = |i: Option<usize>| i.and_then(|i| sample.value.get(i)).copied();
+            let values = match kind.sample_types().len() {
+                1 => vec![value(Some(first)).unwrap_or(0)],
+                _ => vec![value(Some(first)).unwrap_or(0), value(second).unwrap_or(0)],
+            };
+            stack.clear();
+            for id in sample.location_id.iter().rev() {
+                match frames.get(id) {
+                    Some(inlined) => stack.extend(inlined.iter().rev().cloned()),
+                    None => stack.push(Frame::pseudo("<unknown location>")),
+                }
+            }
+            let thread = sample
+                .label
+                .iter()
+                .find(|l| thread_key.is_some_and(|k| l.key == k as i64))
+                .map(|l| text(l.str).to_string());
+            profile.add(&stack, thread, values);
+        }
+        profiles.push(profile);
+    }
+    Ok(profiles)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::{Frame, Kind, Profile};
+
+    #[test]
+    fn profiles_read_back_as_written() {
+        for kind in Kind::ALL {
+            let mut profile = Profile::new(kind);
+            let values = |v: i64| kind.sample_types().iter().map(|_| v).collect::<Vec<_>>();
+            let f = |c: &str, m: &str, l: u32| Frame::method(c, m, Some("F.java"), Some(l));
+            profile.add(
+                &[f("A", "main", 3), f("A", "hot", 9)],
+                Some("main".into()),
+                values(7),
+            );
+            profile.add(
+                &[f("A", "main", 4), f("java.util.B", "cold", 1)],
+                None,
+                values(2),
+            );
+            let read = read(&encode(&profile)).unwrap();
+            assert_eq!(read.len(), 1, "{kind:?}");
+            let back = &read[0];
+            assert_eq!(back.kind, Some(kind));
+            assert_eq!(back.sample_types, profile.sample_types);
+            assert_eq!(crate::folded::lines(back), crate::folded::lines(&profile));
+            assert_eq!(back.samples[1].values, values(2));
+            let leaf = &back.frames[*back.samples[1].stack.last().unwrap()];
+            assert_eq!((leaf.name(), leaf.line), ("java.util.B.cold", Some(1)));
+            assert_eq!(leaf.kind, crate::model::FrameKind::Jdk);
+        }
+    }
 
     #[test]
     fn a_large_profile_is_two_gzip_members_that_read_back_as_one() {

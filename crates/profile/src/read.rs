@@ -109,6 +109,11 @@ pub struct Recording {
     pub(crate) timed: Option<Timed>,
     /// The writer's notes of what it could not write (`HPROF ERROR: ` lines or strings).
     notes: Vec<String>,
+    /// Profiles read whole from formats that hold stacks with values already (pprof, one per
+    /// kind; folded stacks, one for any kind, `folded`).
+    ready: Vec<Profile>,
+    /// True when `ready` holds folded stacks, which say nothing of their kind.
+    folded: bool,
 }
 
 impl Recording {
@@ -129,11 +134,19 @@ impl Recording {
             return read_binary(bytes);
         }
         if bytes.starts_with(&[0x1f, 0x8b]) {
-            return Recording::read(&gunzip(bytes)?);
+            return read_gzip(bytes);
+        }
+        if crate::folded::looks_folded(bytes) {
+            return Ok(Recording {
+                ready: vec![crate::folded::read(bytes, Kind::Cpu)?],
+                folded: true,
+                ..Recording::default()
+            });
         }
         Err(Error::at(
             0,
-            "not a profile written by hprof (no \"JAVA PROFILE 1.0.x\" header)",
+            "not a profile written by hprof (no \"JAVA PROFILE 1.0.x\" header), nor folded \
+stacks, nor a gzipped pprof profile",
         ))
     }
 
@@ -198,9 +211,10 @@ impl Recording {
         &self.notes
     }
 
-    /// How many dumps hold a section of `kind`.
+    /// How many dumps hold a section of `kind` (1 for timed samples of the kind, for a pprof
+    /// profile that has the kind's sample types, and for folded stacks, whatever the kind).
     pub fn dumps(&self, kind: Kind) -> usize {
-        if self.is_timed(kind) {
+        if self.is_timed(kind) || self.folded || self.ready.iter().any(|p| p.kind == Some(kind)) {
             return 1;
         }
         let wanted = SectionKind::of(kind);
@@ -208,6 +222,42 @@ impl Recording {
             .iter()
             .filter(|s| Some(s.kind) == wanted)
             .count()
+    }
+
+    /// A profile read whole (pprof, folded stacks) as a profile of `kind`.
+    fn ready_profile(
+        &self,
+        kind: Kind,
+        selection: Selection,
+        by_thread: bool,
+    ) -> Option<Result<Profile, Error>> {
+        let found = if self.folded {
+            self.ready.first()
+        } else {
+            self.ready.iter().find(|p| p.kind == Some(kind))
+        }?;
+        if let Selection::Nth(n) = selection
+            && n != 1
+        {
+            return Some(Err(Error::new(format!(
+                "dump {n} does not exist: the file holds one {} profile",
+                kind.section()
+            ))));
+        }
+        let mut profile = found.clone();
+        if profile.kind != Some(kind) {
+            profile.kind = Some(kind);
+            profile.sample_types = kind.sample_types();
+            for sample in &mut profile.samples {
+                sample.values.resize(profile.sample_types.len(), 0);
+            }
+        }
+        if !by_thread {
+            for sample in &mut profile.samples {
+                sample.thread = None;
+            }
+        }
+        Some(Ok(profile))
     }
 
     /// The first kind, in [`Kind::ALL`]'s order, the file has a section of.
@@ -303,6 +353,9 @@ impl Recording {
             )));
         }
         let by_thread = filter.by_thread || filter.threads.is_some();
+        if let Some(profile) = self.ready_profile(kind, selection, by_thread) {
+            return profile;
+        }
         let wanted = SectionKind::of(kind);
         let sections: Vec<&Section> = self
             .sections
@@ -407,6 +460,20 @@ fn gunzip(bytes: &[u8]) -> Result<Vec<u8>, Error> {
             })
         })?;
     Ok(plain)
+}
+
+/// Reads a gzip-compressed file: a pprof profile, or the agent's output or a JFR recording
+/// compressed.
+fn read_gzip(bytes: &[u8]) -> Result<Recording, Error> {
+    let plain = gunzip(bytes)?;
+    if plain.starts_with(b"JAVA PROFILE 1.0.") || crate::jfr::is_jfr(&plain) {
+        return Recording::read(&plain);
+    }
+    let ready = crate::pprof::read(&plain)?;
+    Ok(Recording {
+        ready,
+        ..Recording::default()
+    })
 }
 
 /// How the agent's pseudo-frames begin: their class is `<hprof>`.
@@ -788,6 +855,7 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
     let mut timed: Vec<(hprof_format::TimedSample, usize)> = Vec::new();
     // Each STACK FRAME's frame in the recording.
     let mut frames: HashMap<u64, usize> = HashMap::default();
+    let mut heap_dump = false;
     let text = |symbols: &Symbols<'_>, id: u64| symbols.text(id).map(|t| t.into_owned());
     while let Some((_, record)) = records.next().map_err(bad)? {
         symbols.add(&record);
@@ -890,12 +958,18 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                     rows,
                 });
             }
+            Record::HeapDump(_) | Record::HeapDumpSegment(_) => heap_dump = true,
             _ => {}
         }
     }
     if !timed.is_empty() {
         let start = header.timestamp_ms as i64 * 1_000_000;
         recording.timed = Some(timed_of_hprof(&mut recording, start, &timed));
+    }
+    if heap_dump && recording.sections.is_empty() {
+        return Err(Error::new(
+            "a heap dump with no profile in it (`hprof analyze` reads heap dumps)",
+        ));
     }
     Ok(recording)
 }

@@ -594,6 +594,47 @@ pub fn cpu_time(pid: u32) -> std::time::Duration {
     std::time::Duration::from_millis(ticks * 10)
 }
 
+/// The CPU time of the threads of process `pid` named `name` (its own first thread, the
+/// launcher's, left out: a JVM's main thread is the second one named `java`).
+pub fn thread_cpu_time(pid: u32, name: &str) -> std::time::Duration {
+    let mut ticks = 0u64;
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap_or_else(|e| panic!("process {pid}: {e}"));
+    for task in tasks.flatten() {
+        if task.file_name().to_str() == Some(&pid.to_string()) {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        if &stat[open + 1..close] != name {
+            continue;
+        }
+        let fields: Vec<&str> = stat[close + 2..].split_whitespace().collect();
+        ticks += fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    }
+    std::time::Duration::from_millis(ticks * 10)
+}
+
+/// Waits (at most two minutes) until the threads of `pid` named `name` (see
+/// [`thread_cpu_time`]) have had `more` CPU time beyond what they had when called: the
+/// readiness of a profile of what those threads do, whatever the JVM's other threads (JIT,
+/// GC) take of the process's CPU.
+pub fn wait_for_thread_cpu(pid: u32, name: &str, more: std::time::Duration) {
+    let target = thread_cpu_time(pid, name) + more;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while thread_cpu_time(pid, name) < target {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "threads {name:?} of process {pid} did not get {more:?} of CPU within two minutes"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// Waits (at most two minutes) until process `pid` has had `more` CPU time beyond what it had
 /// when called: the readiness of a profile that needs samples (one per interval of CPU),
 /// however loaded the machine is, where a fixed sleep would give it an unknown share.

@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use hprof_format::{BasicType, HeapRecord, IdList, IdSize, Value};
 
 use crate::engine::heap_merge::{self, MergeError, Numbering};
+use crate::engine::object_sites::{self, Pins};
 use crate::engine::{Context, Engine};
 use crate::jvmti::walk::{HeapVisitor, ReferenceKind, TagUpdate};
 use crate::jvmti::{Capabilities, DiagnosticBean, Jni, Jvmti};
@@ -126,6 +127,8 @@ enum Prepared {
         names: HashMap<i64, String>,
         /// The agent's class serials, by name.
         class_serials: std::collections::HashMap<String, u32>,
+        /// The objects pinned for the join to allocation sites.
+        pins: Option<Pins>,
     },
     /// The JVMTI walk writes the dump, for this reason (`None`: asked for).
     Walk(Option<String>),
@@ -163,6 +166,8 @@ struct AgentNumbering<'a> {
     /// Where the threads seen after the JVM's dump come from, while it is being merged.
     later: Option<std::sync::mpsc::Receiver<ThreadsSeen>>,
     kept: &'a mut Kept,
+    /// The objects pinned for the join to allocation sites.
+    pins: Option<&'a Pins>,
 }
 
 /// Threads seen around a dump: serials by tid, names by tid.
@@ -220,6 +225,10 @@ impl Numbering for AgentNumbering<'_> {
 
     fn foreign_id(&mut self) -> u64 {
         NEXT_FOREIGN_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn pins(&self) -> Option<&Pins> {
+        self.pins
     }
 }
 
@@ -391,8 +400,13 @@ impl HeapDump {
         let Some(text) = path.to_str() else {
             return Prepared::Walk(Some("the temporary path is not UTF-8".into()));
         };
+        let (pins, pinned) = object_sites::pin(ctx, jni).unzip();
         let started = std::time::Instant::now();
-        if let Err(e) = bean.dump_heap(jni, text) {
+        let dumped = bean.dump_heap(jni, text);
+        if let Some(pinned) = pinned {
+            pinned.release(jni);
+        }
+        if let Err(e) = dumped {
             return Prepared::Walk(Some(format!("the JVM's heap dumper failed ({e})")));
         }
         if std::env::var_os(TIMES_ENV).is_some() {
@@ -416,6 +430,7 @@ impl HeapDump {
             tids,
             names,
             class_serials,
+            pins,
         }
     }
 
@@ -424,9 +439,9 @@ impl HeapDump {
         &self,
         ctx: &Context,
         path: &Path,
-        tids: HashMap<i64, u32>,
-        names: HashMap<i64, String>,
+        (tids, names): ThreadsSeen,
         class_serials: &std::collections::HashMap<String, u32>,
+        pins: Option<&Pins>,
         out: &mut ProfileOutput,
     ) {
         let file = match std::fs::File::open(path) {
@@ -448,6 +463,7 @@ impl HeapDump {
             names,
             later: None,
             kept: &mut kept,
+            pins,
         };
         merge_into(
             std::io::BufReader::with_capacity(READ_BUFFER, Counted(file)),
@@ -493,6 +509,7 @@ impl HeapDump {
             Ok(t) => t.class_serials_by_name(),
             Err(_) => Default::default(),
         };
+        let (pins, pinned) = object_sites::pin(ctx, jni).unzip();
         let done = AtomicBool::new(false);
         let (tell, later) = std::sync::mpsc::channel::<ThreadsSeen>();
         let started = std::time::Instant::now();
@@ -514,6 +531,7 @@ impl HeapDump {
                     names: HashMap::default(),
                     later: Some(later),
                     kept: &mut kept,
+                    pins: pins.as_ref(),
                 };
                 let follow = Follow {
                     file,
@@ -532,6 +550,9 @@ impl HeapDump {
                 true
             });
             let dumped = bean.dump_heap(jni, text);
+            if let Some(pinned) = pinned {
+                pinned.release(jni);
+            }
             if std::env::var_os(TIMES_ENV).is_some() {
                 eprintln!(
                     "HPROF heap dump: the JVM wrote its dump in {:.3} s",
@@ -1080,7 +1101,8 @@ impl Engine for HeapDump {
         caps.tag_objects = true;
     }
 
-    fn start(&'static self, _ctx: &'static Context, jni: Jni) -> Result<(), String> {
+    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
+        object_sites::enable(ctx);
         if std::env::var_os(FORCE_WALK_ENV).is_none() {
             BEAN.get_or_init(|| DiagnosticBean::lookup(jni));
         }
@@ -1134,6 +1156,7 @@ impl Engine for HeapDump {
                 tids,
                 names,
                 class_serials,
+                pins,
             }) => {
                 let progress = crate::progress::Phase::start(
                     "merging the JVM's heap dump into the profile",
@@ -1145,7 +1168,14 @@ impl Engine for HeapDump {
                     Some(crate::progress::Unit::Bytes),
                     std::fs::metadata(&path).map_or(0, |m| m.len()),
                 );
-                self.merge_file(ctx, &path, tids, names, &class_serials, out);
+                self.merge_file(
+                    ctx,
+                    &path,
+                    (tids, names),
+                    &class_serials,
+                    pins.as_ref(),
+                    out,
+                );
                 drop(dir);
             }
             Some(Prepared::Merged) => {}

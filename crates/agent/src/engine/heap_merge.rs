@@ -24,6 +24,7 @@ use std::sync::Arc;
 use hprof_format::{BasicType, Event, HeapRecord, IdSize, Record, StreamReader, java_class_name};
 use rustc_hash::FxHashMap as HashMap;
 
+use crate::engine::object_sites::{Pins, groups_of};
 use crate::output::{HeapFrame, HeapName, ProfileWriter};
 use crate::threads::ThreadStart;
 use crate::trace_store::{ClassInfo, EMPTY_TRACE_SERIAL};
@@ -40,6 +41,11 @@ pub trait Numbering {
     fn trace_serial(&mut self) -> u32;
     /// A new STRING or STACK FRAME id.
     fn foreign_id(&mut self) -> u64;
+    /// The objects pinned for this dump's join to allocation sites, whose JNI global roots
+    /// the merge takes out (see [`super::object_sites`]).
+    fn pins(&self) -> Option<&Pins> {
+        None
+    }
 }
 
 /// What a merge wrote.
@@ -120,6 +126,8 @@ struct Merge<'a> {
     /// Thread object address → (tid, class address).
     thread_objects: HashMap<u64, (i64, u64)>,
     held: Vec<Held>,
+    /// Pinned objects found in the dump: (object id, pin group).
+    joined: Vec<(u64, u32)>,
     begun: bool,
     stats: MergeStats,
 }
@@ -507,6 +515,15 @@ impl Merge<'_> {
                         .ok_or_else(|| bad(pos, "a CLASS DUMP that can't be read"))?;
                     end
                 }
+                0x01 => {
+                    // ROOT JNI GLOBAL: object id, then the reference's slot address.
+                    let end = pos + fixed;
+                    if let Some(group) = self.ids.pins().and_then(|p| p.group(u8_(body, pos + 9))) {
+                        self.joined.push((u8_(body, pos + 1), group));
+                        cut.push((pos, end));
+                    }
+                    end
+                }
                 _ => {
                     let end = pos + fixed;
                     let id = u8_(body, pos + 1);
@@ -561,6 +578,15 @@ impl Merge<'_> {
     fn heap_record(&mut self, record: HeapRecord<'_>) -> Result<(), MergeError> {
         if let Some(held) = Merge::held(&record) {
             self.held.push(held);
+            return Ok(());
+        }
+        if let HeapRecord::RootJniGlobal {
+            object_id,
+            jni_global_ref_id,
+        } = record
+            && let Some(group) = self.ids.pins().and_then(|p| p.group(jni_global_ref_id))
+        {
+            self.joined.push((object_id, group));
             return Ok(());
         }
         let rewritten = match record {
@@ -711,6 +737,15 @@ impl Merge<'_> {
                 .heap_thread_trace(serial & !TRACE_MAPPED, serial_of(thread), &frames)?;
         }
         self.w.heap_dump_end()?;
+        if let Some(pins) = self.ids.pins() {
+            let groups = groups_of(&mut self.joined);
+            let groups: Vec<(&crate::engine::object_sites::Group, &[u64])> = groups
+                .iter()
+                .filter_map(|(g, ids)| Some((pins.groups.get(*g as usize)?, &ids[..])))
+                .collect();
+            self.w
+                .object_sites((pins.flags, pins.interval, pins.stride), &groups)?;
+        }
         Ok(())
     }
 }
@@ -746,6 +781,7 @@ pub fn merge(
         tid_offsets: None,
         thread_objects: HashMap::default(),
         held: Vec::new(),
+        joined: Vec::new(),
         begun: false,
         stats: MergeStats::default(),
     };

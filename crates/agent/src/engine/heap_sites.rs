@@ -354,12 +354,30 @@ impl HeapSites {
         counters
             .allocated_bytes
             .fetch_add(weight * size, Ordering::Relaxed);
+        crate::engine::object_sites::track(jni, object, site);
         if counters.clones.load(Ordering::Relaxed) {
             self.track_clone(jni, site, size, object);
             return;
         }
         let tag = (u64::from(site) + 1) << SIZE_BITS | size;
         let _ = jvmti.set_tag(object, tag as i64);
+    }
+
+    /// The class and trace of a site of the event-fed table (for the heap dump's join).
+    pub fn site_info(&self, site: u32) -> Option<(Arc<ClassInfo>, Arc<Trace>)> {
+        let table = self.table.lock().ok()?;
+        let info = table.infos.get(site as usize)?;
+        Some((info.class.clone(), info.trace.clone()))
+    }
+
+    /// The mean interval in bytes of the sampled allocations (0: every allocation).
+    pub fn sampling_interval(&self) -> u64 {
+        self.interval
+    }
+
+    /// Whether the fast mode runs (objects from before counting began are tagged).
+    pub fn is_fast(&self) -> bool {
+        self.fast.is_some() && !self.fast_failed.load(Ordering::Acquire)
     }
 
     /// Tracks a clone by a weak reference; purges dead ones when the list has doubled.

@@ -10,6 +10,7 @@ pub mod heap_dump;
 pub mod heap_merge;
 pub mod heap_sites;
 pub mod monitors;
+pub mod object_sites;
 pub mod ticker;
 
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -687,6 +687,24 @@ impl Jvmti {
         Ok(take_slice(self, classes, count))
     }
 
+    /// Every object tagged `tag` in this environment, as local references of the calling
+    /// thread (GetObjectsWithTags; the caller deletes them).
+    pub fn objects_with_tag(self, tag: i64) -> Result<Vec<jobject>> {
+        let tags = [tag as sys::jlong];
+        let mut count: jint = 0;
+        let mut objects: *mut jobject = ptr::null_mut();
+        jvmti!(
+            self,
+            GetObjectsWithTags,
+            1,
+            tags.as_ptr(),
+            &mut count,
+            &mut objects,
+            ptr::null_mut()
+        )?;
+        Ok(take_slice(self, objects, count))
+    }
+
     /// A class's declared methods.
     pub fn class_methods(self, class: jclass) -> Result<Vec<jmethodID>> {
         let mut count: jint = 0;
@@ -976,6 +994,13 @@ impl GlobalRef {
     /// The reference, to pass to JVMTI or JNI.
     pub fn get(&self) -> jobject {
         self.0
+    }
+
+    /// The address of the reference's slot, as HotSpot's heap dumper writes it in ROOT JNI
+    /// GLOBAL records (HotSpot's global references point at an 8-byte aligned slot; JDK 21+
+    /// tag the low bits of the reference with its kind).
+    pub fn slot_address(&self) -> u64 {
+        (self.0 as usize as u64) & !7
     }
 }
 

@@ -367,6 +367,27 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
         Ok(())
     }
 
+    fn object_sites(
+        &mut self,
+        (flags, interval, stride): (u32, u32, u32),
+        groups: &[(&crate::engine::object_sites::Group, &[u64])],
+    ) -> io::Result<()> {
+        let mut records: Vec<(u32, u32, &[u64])> = Vec::with_capacity(groups.len());
+        for (group, ids) in groups {
+            match group {
+                Some((class, trace)) => {
+                    self.class(class)?;
+                    self.ensure_trace(trace)?;
+                    records.push((class.serial, trace.serial, ids));
+                }
+                None => records.push((0, 0, ids)),
+            }
+        }
+        let time = self.time();
+        self.out
+            .object_sites(time, flags, interval, stride, &records)
+    }
+
     fn heap_dump_end(&mut self) -> io::Result<()> {
         self.out.end_heap_dump()?;
         self.dump_open = false;

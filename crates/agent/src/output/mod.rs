@@ -322,6 +322,16 @@ pub trait ProfileWriter: Send {
     fn heap_dump_end(&mut self) -> io::Result<()> {
         Ok(())
     }
+    /// After a heap dump: its objects the agent knows the allocation site of (OBJECT SITES,
+    /// binary only), by group: a site's class and trace, or none for the objects that were
+    /// in the heap before counting began; `sampling` is (flags, interval, stride).
+    fn object_sites(
+        &mut self,
+        _sampling: (u32, u32, u32),
+        _groups: &[(&crate::engine::object_sites::Group, &[u64])],
+    ) -> io::Result<()> {
+        Ok(())
+    }
     /// A note that part of the profile could not be written (text: an `HPROF ERROR:` line;
     /// binary: a UTF8 string record holding the same line, which readers keep as a string).
     fn error_note(&mut self, _note: &str) -> io::Result<()> {

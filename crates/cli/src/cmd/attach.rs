@@ -221,10 +221,8 @@ fn finish(
 fn write_output(source: &Path, output: &Path, whole: bool) -> Result<()> {
     use crate::profiles::{ProfileArgs, convert};
     if let Some(format) = hprof_profile::Format::from_extension(output) {
-        let profile = ProfileArgs {
-            all: whole,
-            ..ProfileArgs::of(source)
-        };
+        let mut profile = ProfileArgs::of(source);
+        profile.select.all = whole;
         convert(&profile, output, format, None)?;
         eprintln!("Profile written to {}", output.display());
         return Ok(());

@@ -66,3 +66,28 @@ pub fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     std::fs::write(&path, bytes).expect("write test file");
     path
 }
+
+/// The output of `go tool pprof -top` (Go from .tools/env, its caches in a private home) of
+/// `file` with `extra` options.
+pub fn go_pprof_top(file: &Path, extra: &[&str]) -> String {
+    let go = java::tools_env()
+        .get("HPROF_GO")
+        .expect("HPROF_GO in .tools/env: run scripts/setup.sh");
+    let home = file.parent().unwrap().join("gohome");
+    let output = Command::new(go)
+        .args(["tool", "pprof", "-top", "-symbolize=none"])
+        .args(extra)
+        .arg(file)
+        .env("HOME", &home)
+        .env("GOPATH", home.join("go"))
+        .env("GOCACHE", home.join("cache"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{text} {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    text
+}

@@ -1,0 +1,578 @@
+//! `hprof diff`: what changed between two profiles (`hprof_profile::diff`) or two heap dumps
+//! (`hprof_heap::diff`): which inputs are which, the options, the outputs, the exit status.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use hprof_format::{Record, Records};
+use hprof_heap::diff::report as heap_report;
+use hprof_heap::{Analysis, HeapDiff, HeapGraph, HeapSummary, Progress};
+use hprof_profile::diff::{Gate, ProfileDiff, flame as diff_flame, report};
+use hprof_profile::{Kind, Recording};
+
+use crate::heap_progress::Bar;
+use crate::input::Input;
+use crate::mmap::MappedFile;
+use crate::profile_select::SelectArgs;
+
+const EXAMPLES: &str = "\
+Examples:
+  hprof diff before.hprof.txt after.hprof.txt            methods by change of self and total share
+  hprof diff before.txt after.txt --stacks -n 10          whole stacks too
+  hprof diff before.txt after.txt -o diff.html            NEW's flame graph coloured by change
+  hprof diff before.txt after.txt -o diff.collapsed       `stack BASE NEW` lines (flamegraph.pl, inferno)
+  hprof diff base.pb.gz new.collapsed --alloc --json      any mix of inputs `hprof convert` reads
+  hprof diff base.txt new.txt --fail-above 2              exit 1 when a method's self share grew > 2 points
+  hprof diff base.txt new.txt --fail-above-total 5        ... when a method's total share grew > 5 points
+  hprof diff old.hprof new.hprof.gz                       heap dumps: classes and reference chains by change
+  hprof diff old.hprof new.hprof --html diff.html --json  the report as a page, and as JSON on stdout
+  hprof diff old.hprof new.hprof --fail-above 50MB        exit 1 when a chain's retained size grew > 50 MB
+  hprof diff old.hprof new.hprof --fail-above 5%          ... by more than 5 % of OLD's reachable heap
+
+Exit status: 0 when the gate passed (or there is none), 1 when it failed (the offending rows are
+on stderr), 2 for bad input or options.";
+
+/// Arguments of `hprof diff`.
+#[derive(Debug, Args)]
+#[command(
+    about = "Show what changed between two profiles or two heap dumps, and gate a CI job on it",
+    long_about = "Compares NEW with BASE.\n\nProfiles (the agent's text or binary output, folded \
+stacks, gzipped pprof, in any mix): the profile of one kind is read from each, chosen as `hprof \
+convert` chooses (--cpu, --times, --alloc, --live, --lock; by default the first kind both files \
+hold) and each is normalised to its own total. Printed: methods by change of their self share and \
+of their total share, in points (percentage points of each profile's total) with both shares, \
+then the methods new in NEW and those that vanished; --stacks adds whole stacks. -o FILE.html \
+writes NEW's flame graph with each frame coloured by its change (red grew, blue shrank); -o \
+FILE.collapsed writes `stack BASE NEW` lines (BASE scaled to NEW's total), the input of \
+flamegraph.pl's and inferno's differential flame graphs.\n\nHeap dumps (HPROF binary, ours or \
+jcmd's, gzip-compressed or not): classes by change of retained size (with instances and shallow \
+bytes), and the retained memory grouped by its reference chain from the GC roots (`static \
+LeakHold.CACHE → java.util.HashMap.table → …`), chain by chain, since object ids do not \
+survive from one dump to the next. Both files are heap dumps when both hold one and no profile \
+kind is given (--heap says so).",
+    after_help = EXAMPLES
+)]
+pub struct DiffArgs {
+    /// BASE: the profile or heap dump compared against (the earlier run, the known-good build).
+    pub base: PathBuf,
+    /// NEW: the profile or heap dump compared with BASE.
+    pub new: PathBuf,
+    #[command(flatten)]
+    pub select: SelectArgs,
+    /// Compare the heap dumps of the two files (the default when both hold one and no profile
+    /// kind is given).
+    #[arg(long, conflicts_with_all = ["cpu", "times", "alloc", "live", "lock"])]
+    pub heap: bool,
+    /// Also write the diff to FILE: .html (flame graph, or the heap report), .collapsed or
+    /// .folded (differential folded stacks, profiles only), .json.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write the HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Print one JSON object instead of the tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Rows per table (0: every row).
+    #[arg(
+        short = 'n',
+        long,
+        visible_alias = "top",
+        default_value_t = 20,
+        value_name = "N"
+    )]
+    pub rows: usize,
+    /// Also rank whole stacks (profiles).
+    #[arg(long)]
+    pub stacks: bool,
+    /// Exit with status 1 when a method's self share grew by more than LIMIT points
+    /// (profiles), or when a reference chain's retained size grew by more than LIMIT bytes
+    /// (heap dumps: a number with an optional unit, 50MB, 2GiB; or a percentage of OLD's
+    /// reachable heap, 5%).
+    #[arg(long, value_name = "LIMIT")]
+    pub fail_above: Option<String>,
+    /// Exit with status 1 when a method's total share grew by more than PCT points (profiles).
+    #[arg(long, value_name = "PCT", value_parser = parse_points)]
+    pub fail_above_total: Option<f64>,
+    /// Title of the flame graph.
+    #[arg(long)]
+    pub title: Option<String>,
+}
+
+/// A number of points: `2`, `2.5`, `2%`.
+fn parse_points(text: &str) -> std::result::Result<f64, String> {
+    match text.trim().trim_end_matches('%').trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!(
+            "`{text}` is not a number of points: a number of percentage points, 0 or more (2, 2.5)"
+        )),
+    }
+}
+
+/// A heap gate's limit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum HeapLimit {
+    Bytes(u64),
+    /// A percentage of OLD's reachable bytes.
+    Percent(f64),
+}
+
+/// A size (`1048576`, `512KB`, `50MB`, `2GiB`: units of 1024) or a percentage (`5%`).
+fn parse_heap_limit(text: &str) -> std::result::Result<HeapLimit, String> {
+    let bad = || {
+        format!(
+            "`{text}` is not a size or a percentage: bytes with an optional unit (50MB, 2GiB, \
+units of 1024) or a percentage of OLD's reachable heap (5%)"
+        )
+    };
+    let t = text.trim();
+    if let Some(p) = t.strip_suffix('%') {
+        return match p.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v >= 0.0 => Ok(HeapLimit::Percent(v)),
+            _ => Err(bad()),
+        };
+    }
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let number: f64 = number.parse().map_err(|_| bad())?;
+    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" | "kib" => 1024.0,
+        "m" | "mb" | "mib" => 1024.0 * 1024.0,
+        "g" | "gb" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(bad()),
+    };
+    Ok(HeapLimit::Bytes((number * scale).round() as u64))
+}
+
+/// An input as opened: an HPROF binary file (mapped), with what its records hold, or any
+/// other profile (mapped).
+enum Opened {
+    Binary {
+        input: Input,
+        heap_dumps: usize,
+        profile_records: usize,
+        id_size: usize,
+    },
+    Other(Option<MappedFile>),
+}
+
+impl Opened {
+    /// Opens `path`: an HPROF binary file (gzip-compressed or not) is mapped and its records
+    /// are looked over; anything else is mapped.
+    fn open(path: &Path) -> Result<Opened> {
+        let name = path.display().to_string();
+        if path == Path::new("-") {
+            bail!("hprof diff reads two files; standard input is not one of them");
+        }
+        let metadata = std::fs::metadata(path).with_context(|| format!("cannot open {name}"))?;
+        if !metadata.is_file() {
+            bail!("{name} is not a regular file");
+        }
+        let mut head = Vec::new();
+        std::fs::File::open(path)
+            .with_context(|| format!("cannot open {name}"))?
+            .take(64)
+            .read_to_end(&mut head)
+            .with_context(|| format!("cannot read {name}"))?;
+        if head.starts_with(&[0x1f, 0x8b]) {
+            let mut plain = Vec::new();
+            let file = std::fs::File::open(path).with_context(|| format!("cannot open {name}"))?;
+            // A short read of a damaged stream leaves `plain` short: the full read says why.
+            let _ = flate2::read::MultiGzDecoder::new(file)
+                .take(64)
+                .read_to_end(&mut plain);
+            head = plain;
+        }
+        let binary = head.starts_with(b"JAVA PROFILE 1.0.")
+            && !head.starts_with(b"JAVA PROFILE 1.0.1, created");
+        if !binary {
+            if metadata.len() == 0 {
+                return Ok(Opened::Other(None));
+            }
+            let file = std::fs::File::open(path).with_context(|| format!("cannot open {name}"))?;
+            let map = MappedFile::new(&file).with_context(|| format!("cannot map {name}"))?;
+            return Ok(Opened::Other(Some(map)));
+        }
+        let input = Input::open(path)?;
+        let (header, mut records) = Records::new(input.bytes()).with_context(|| name.clone())?;
+        let (mut heap_dumps, mut profile_records) = (0, 0);
+        let mut ended = true;
+        // Errors are the readers' to report, with their context.
+        while let Ok(Some((_, record))) = records.next() {
+            match record {
+                Record::HeapDump(_) => heap_dumps += 1,
+                Record::HeapDumpSegment(_) if ended => {
+                    heap_dumps += 1;
+                    ended = false;
+                }
+                Record::HeapDumpEnd => ended = true,
+                Record::CpuSamples { .. } | Record::AllocSites(_) => profile_records += 1,
+                _ => {}
+            }
+        }
+        Ok(Opened::Binary {
+            input,
+            heap_dumps,
+            profile_records,
+            id_size: header.id_size.bytes(),
+        })
+    }
+
+    fn heap_dumps(&self) -> usize {
+        match self {
+            Opened::Binary { heap_dumps, .. } => *heap_dumps,
+            Opened::Other(_) => 0,
+        }
+    }
+
+    /// True unless the file is an HPROF binary file with no profile record.
+    fn may_be_profile(&self) -> bool {
+        match self {
+            Opened::Binary {
+                profile_records, ..
+            } => *profile_records > 0,
+            Opened::Other(_) => true,
+        }
+    }
+
+    fn what(&self) -> &'static str {
+        if self.may_be_profile() {
+            "a profile"
+        } else {
+            "a heap dump"
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Opened::Binary { input, .. } => input.bytes(),
+            Opened::Other(map) => map.as_ref().map_or(&[], MappedFile::bytes),
+        }
+    }
+}
+
+/// Runs `hprof diff`; the exit status: 0, or 1 when the gate failed. Errors exit with 2.
+pub fn run(args: &DiffArgs, out: &mut dyn Write) -> Result<i32> {
+    let base = Opened::open(&args.base)?;
+    let new = Opened::open(&args.new)?;
+    let heap = if args.select.kind().is_some() {
+        false
+    } else {
+        args.heap || (base.heap_dumps() > 0 && new.heap_dumps() > 0)
+    };
+    let names = (
+        args.base.display().to_string(),
+        args.new.display().to_string(),
+    );
+    if heap {
+        for (opened, name) in [(&base, &names.0), (&new, &names.1)] {
+            if opened.heap_dumps() == 0 {
+                bail!(
+                    "mismatched inputs: {name} holds no heap dump (it is {}); heap dumps are \
+compared with heap dumps",
+                    opened.what()
+                );
+            }
+        }
+        return heap_diff(args, base, new, &names, out);
+    }
+    for (opened, name, other) in [(&base, &names.0, &new), (&new, &names.1, &base)] {
+        if !opened.may_be_profile() {
+            bail!(
+                "mismatched inputs: {name} is a heap dump, the other file is {}: `hprof diff` \
+compares two profiles or two heap dumps",
+                other.what()
+            );
+        }
+    }
+    profile_diff(args, &base, &new, &names, out)
+}
+
+/// Compares two profiles.
+fn profile_diff(
+    args: &DiffArgs,
+    base: &Opened,
+    new: &Opened,
+    (base_name, new_name): &(String, String),
+    out: &mut dyn Write,
+) -> Result<i32> {
+    let gate = Gate {
+        self_points: args
+            .fail_above
+            .as_deref()
+            .map(parse_points)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--fail-above: {e}"))?,
+        total_points: args.fail_above_total,
+    };
+    if args
+        .output
+        .as_deref()
+        .is_some_and(|o| output_kind(o).is_none())
+    {
+        bail!(
+            "-o: can't tell the format from {}: name it .html, .collapsed, .folded or .json",
+            args.output.as_deref().unwrap_or(Path::new("")).display()
+        );
+    }
+    let (base_recording, new_recording) = std::thread::scope(|scope| {
+        let b = scope.spawn(|| Recording::read(base.bytes()));
+        let n = Recording::read(new.bytes());
+        (b.join(), n)
+    });
+    let base_recording = base_recording
+        .map_err(|_| anyhow::anyhow!("the reading thread failed"))?
+        .with_context(|| base_name.clone())?;
+    let new_recording = new_recording.with_context(|| new_name.clone())?;
+    let kinds = |r: &Recording| -> Vec<Kind> {
+        Kind::ALL.into_iter().filter(|&k| r.dumps(k) > 0).collect()
+    };
+    let kind = match args.select.kind() {
+        Some(kind) => kind,
+        None => {
+            let (b, n) = (kinds(&base_recording), kinds(&new_recording));
+            match b.iter().find(|k| n.contains(k)) {
+                Some(&kind) => kind,
+                None => {
+                    let list = |ks: &[Kind]| {
+                        if ks.is_empty() {
+                            "no profile".to_string()
+                        } else {
+                            let mut names: Vec<&str> = ks.iter().map(|k| k.section()).collect();
+                            names.dedup();
+                            names.join(", ")
+                        }
+                    };
+                    bail!(
+                        "mismatched inputs: {base_name} holds {}, {new_name} holds {}: no kind \
+of profile is in both",
+                        list(&b),
+                        list(&n)
+                    );
+                }
+            }
+        }
+    };
+    let mut base_profile = args.select.profile(&base_recording, kind, base_name)?;
+    let mut new_profile = args.select.profile(&new_recording, kind, new_name)?;
+    base_profile.stable_names();
+    new_profile.stable_names();
+    for (profile, name) in [(&base_profile, base_name), (&new_profile, new_name)] {
+        if profile.total() <= 0 {
+            bail!("{name}: the {} profile is empty", kind.section());
+        }
+    }
+    let diff = ProfileDiff::new(&base_profile, &new_profile);
+    let options = report::Options {
+        base_name,
+        new_name,
+        rows: args.rows,
+        stacks: args.stacks,
+    };
+    let offences = diff.offences(&gate);
+    let title = args
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("{}: {new_name} against {base_name}", kind.section()));
+    let mut outputs: Vec<(&Path, OutputKind)> = Vec::new();
+    if let Some(path) = &args.output {
+        outputs.push((path, output_kind(path).unwrap_or(OutputKind::Html)));
+    }
+    if let Some(path) = &args.html {
+        outputs.push((path, OutputKind::Html));
+    }
+    for (path, kind) in outputs {
+        write_file(path, |file| match kind {
+            OutputKind::Html => diff_flame::write(&diff, &title, file),
+            OutputKind::Collapsed => diff.write_folded(file),
+            OutputKind::Json => writeln!(file, "{:#}", report::json(&diff, &options, &offences)),
+        })?;
+    }
+    if args.json {
+        writeln!(out, "{:#}", report::json(&diff, &options, &offences))?;
+    } else {
+        report::text(&diff, &options, out)?;
+    }
+    let status = gate_status(!offences.is_empty(), || {
+        let mut text = Vec::new();
+        let _ = report::offences(&diff, &offences, &mut text);
+        text
+    });
+    // Freeing millions of small strings costs more than the comparison.
+    std::mem::forget((base_recording, new_recording, base_profile, new_profile));
+    Ok(status)
+}
+
+/// The exit status of a gate, and its offending rows (`rows()`) on stderr when it failed.
+fn gate_status(failed: bool, rows: impl FnOnce() -> Vec<u8>) -> i32 {
+    if !failed {
+        return 0;
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(b"hprof diff: the gate failed:\n");
+    let _ = err.write_all(&rows());
+    1
+}
+
+/// What an output file holds, by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OutputKind {
+    Html,
+    Collapsed,
+    Json,
+}
+
+fn output_kind(path: &Path) -> Option<OutputKind> {
+    let name = path.file_name()?.to_str()?.to_ascii_lowercase();
+    if name.ends_with(".html") || name.ends_with(".htm") {
+        Some(OutputKind::Html)
+    } else if name.ends_with(".collapsed") || name.ends_with(".folded") {
+        Some(OutputKind::Collapsed)
+    } else if name.ends_with(".json") {
+        Some(OutputKind::Json)
+    } else {
+        None
+    }
+}
+
+/// Writes a new private file at `path` with `write`.
+fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    let file =
+        hprof_outfile::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    write(&mut out)
+        .and_then(|()| out.flush())
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Analyses one heap dump and keeps what the comparison needs of it.
+fn summarise(opened: Opened, name: &str) -> Result<HeapSummary> {
+    let Opened::Binary { input, .. } = opened else {
+        bail!("{name}: not a heap dump");
+    };
+    let bar = Bar::new(&input);
+    let mut graph = HeapGraph::build(input.bytes(), &bar).with_context(|| name.to_string())?;
+    let (analysis, strong) = Analysis::new(&mut graph, &bar);
+    let summary = HeapSummary::new(&graph, &analysis, &strong, &bar);
+    bar.phase("freeing the graph", 0);
+    drop((graph, analysis, strong));
+    bar.finish();
+    Ok(summary)
+}
+
+/// Compares two heap dumps.
+fn heap_diff(
+    args: &DiffArgs,
+    base: Opened,
+    new: Opened,
+    (old_name, new_name): &(String, String),
+    out: &mut dyn Write,
+) -> Result<i32> {
+    let s = &args.select;
+    if args.stacks
+        || args.fail_above_total.is_some()
+        || args.title.is_some()
+        || s.dump.is_some()
+        || s.all
+        || s.threads.is_some()
+        || s.from.is_some()
+        || s.to.is_some()
+        || s.include.is_some()
+        || s.exclude.is_some()
+    {
+        bail!(
+            "--stacks, --fail-above-total, --title, --dump, --all, --threads, --from, --to, \
+--include and --exclude are for profiles; these are heap dumps"
+        );
+    }
+    let limit = args
+        .fail_above
+        .as_deref()
+        .map(parse_heap_limit)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--fail-above: {e}"))?;
+    if let Some(path) = &args.output
+        && !matches!(output_kind(path), Some(OutputKind::Html | OutputKind::Json))
+    {
+        bail!(
+            "-o: heap dumps are compared as .html or .json, not {}",
+            path.display()
+        );
+    }
+    if let (Opened::Binary { id_size: a, .. }, Opened::Binary { id_size: b, .. }) = (&base, &new)
+        && a != b
+    {
+        bail!(
+            "mismatched inputs: {old_name} has {a}-byte identifiers, {new_name} {b}-byte ones \
+(dumps of a {}-bit and a {}-bit JVM): their objects cannot be compared",
+            a * 8,
+            b * 8
+        );
+    }
+    let old = summarise(base, old_name)?;
+    let new = summarise(new, new_name)?;
+    let diff = HeapDiff::new(&old, &new);
+    let limit_bytes = limit.map(|l| match l {
+        HeapLimit::Bytes(b) => b,
+        HeapLimit::Percent(p) => (old.totals.reachable_bytes as f64 * p / 100.0) as u64,
+    });
+    let offences = limit_bytes.map(|b| diff.offences(b)).unwrap_or_default();
+    let options = heap_report::Options {
+        old_name,
+        new_name,
+        rows: args.rows,
+        gate: limit_bytes.map(|b| (b, offences.as_slice())),
+    };
+    let mut pages: Vec<(&Path, OutputKind)> = Vec::new();
+    if let Some(path) = &args.output {
+        pages.push((path, output_kind(path).unwrap_or(OutputKind::Html)));
+    }
+    if let Some(path) = &args.html {
+        pages.push((path, OutputKind::Html));
+    }
+    for (path, kind) in pages {
+        write_file(path, |file| match kind {
+            OutputKind::Json => writeln!(file, "{:#}", heap_report::json(&diff, &options)),
+            _ => file.write_all(heap_report::html(&diff, &options).as_bytes()),
+        })?;
+    }
+    if args.json {
+        writeln!(out, "{:#}", heap_report::json(&diff, &options))?;
+    } else {
+        out.write_all(heap_report::text(&diff, &options).as_bytes())?;
+    }
+    Ok(gate_status(!offences.is_empty(), || {
+        heap_report::offences(&diff, limit_bytes.unwrap_or(0), &offences).into_bytes()
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_parse_as_points_sizes_and_percentages() {
+        assert_eq!(parse_points("2.5"), Ok(2.5));
+        assert_eq!(parse_points("3%"), Ok(3.0));
+        assert!(parse_points("-1").is_err());
+        assert!(parse_points("lots").unwrap_err().contains("points"));
+        assert_eq!(parse_heap_limit("1048576"), Ok(HeapLimit::Bytes(1 << 20)));
+        assert_eq!(parse_heap_limit("50MB"), Ok(HeapLimit::Bytes(50 << 20)));
+        assert_eq!(parse_heap_limit("2 GiB"), Ok(HeapLimit::Bytes(2 << 30)));
+        assert_eq!(parse_heap_limit("1.5k"), Ok(HeapLimit::Bytes(1536)));
+        assert_eq!(parse_heap_limit("5%"), Ok(HeapLimit::Percent(5.0)));
+        assert!(
+            parse_heap_limit("5 parsecs")
+                .unwrap_err()
+                .contains("percentage")
+        );
+    }
+}
