@@ -3,12 +3,14 @@
 // the whole run and uses no CPU. Argument: how long main computes, in milliseconds of its own
 // CPU time (default 1500; so a sampler at 10 ms of CPU takes about a tenth as many samples of
 // it however loaded the machine is). Prints "done <rounds>" and "cpu <ms>", the CPU time main
-// had (JVM start-up included).
+// had (JVM start-up included), then "acceptor closed" when the server's close at the end of the
+// run ended the acceptor's accept() ("acceptor failed: ..." if anything else did).
 
 import java.net.ServerSocket;
 
 public class CpuHot {
     static volatile long sink;
+    static volatile String acceptorEnd = "still running";
 
     static long hot(long n) {
         long x = n;
@@ -33,8 +35,11 @@ public class CpuHot {
         Thread acceptor = new Thread(() -> {
             try {
                 server.accept();
+                acceptorEnd = "accepted a connection";
             } catch (Exception e) {
-                // Closed at the end of the run.
+                // Closed at the end of the run; anything else (an accept() a signal broke with
+                // EINTR) is said.
+                acceptorEnd = server.isClosed() ? "closed" : "failed: " + e;
             }
         }, "acceptor");
         acceptor.setDaemon(true);
@@ -50,5 +55,6 @@ public class CpuHot {
         acceptor.join();
         System.out.println("done " + n);
         System.out.println("cpu " + threads.getCurrentThreadCpuTime() / 1_000_000);
+        System.out.println("acceptor " + acceptorEnd);
     }
 }

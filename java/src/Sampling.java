@@ -4,7 +4,8 @@
 //            (four calls of twenty dependent multiply-xorshift steps each against the loop's
 //            one increment and test);
 //   kernels  four threads running four kernels, each busy for 1, 2, 4 and 8 ms between sleeps
-//            of 5 ms; each prints its own CPU time ("kernel NAME CPU_NS") at the end;
+//            of 5 ms (the clock reads of a burst inside the kernel's frame); each prints its
+//            own CPU time ("kernel NAME CPU_NS") at the end;
 //   native   a loop that reads its own CPU time (a short native call) between slices of
 //            computation; prints the time spent in each ("native NS", "compute NS");
 //   wall     "sleeper" sleeps, "blocked" waits to enter a monitor "holder" keeps, "spinner"
@@ -80,58 +81,69 @@ public class Sampling {
         return x;
     }
 
-    static long kernelA(long x) {
-        for (int i = 0; i < 1000; i++) {
-            x = x * 6364136223846793005L + 1442695040888963407L;
+    // Each kernel computes for MILLIS of wall time, reading the clock between slices of work:
+    // the whole burst, clock reads included, is the kernel's own frame, so the thread's CPU
+    // time is the kernel's (but for the sleeps between bursts). Kernel A reads the clock most
+    // often per unit of work (a slice of about 0.1-1.5 us between System.nanoTime calls).
+
+    static long kernelA(long millis) {
+        long end = System.nanoTime() + millis * 1_000_000L;
+        long x = 1;
+        while (System.nanoTime() < end) {
+            for (int i = 0; i < 1000; i++) {
+                x = x * 6364136223846793005L + 1442695040888963407L;
+            }
         }
         return x;
     }
 
-    static long kernelB(long x) {
+    static long kernelB(long millis) {
+        long end = System.nanoTime() + millis * 1_000_000L;
+        long x = 1;
         long[] a = new long[64];
-        for (int i = 0; i < 1000; i++) {
-            a[i & 63] += x ^ i;
-            x += a[(i * 7) & 63];
+        while (System.nanoTime() < end) {
+            for (int i = 0; i < 1000; i++) {
+                a[i & 63] += x ^ i;
+                x += a[(i * 7) & 63];
+            }
         }
         return x;
     }
 
-    static long kernelC(long x) {
-        double d = x;
-        for (int i = 1; i < 1000; i++) {
-            d = Math.sqrt(d + i) * 1.0001;
+    static long kernelC(long millis) {
+        long end = System.nanoTime() + millis * 1_000_000L;
+        double d = 1;
+        while (System.nanoTime() < end) {
+            for (int i = 1; i < 1000; i++) {
+                d = Math.sqrt(d + i) * 1.0001;
+            }
         }
         return (long) d;
     }
 
-    static long kernelD(long x) {
-        for (int i = 1; i < 1000; i++) {
-            x = x / (i | 1) + x * 31 + i;
+    static long kernelD(long millis) {
+        long end = System.nanoTime() + millis * 1_000_000L;
+        long x = 1;
+        while (System.nanoTime() < end) {
+            for (int i = 1; i < 1000; i++) {
+                x = x / (i | 1) + x * 31 + i;
+            }
         }
         return x;
     }
 
     interface Kernel {
-        long run(long x);
+        long run(long millis);
     }
 
     static long deadline;
-
-    static void busy(Kernel kernel, long millis) {
-        long end = System.nanoTime() + millis * 1_000_000L;
-        long x = 1;
-        while (System.nanoTime() < end) {
-            x = kernel.run(x);
-        }
-        sink += x;
-    }
 
     static Thread kernelThread(String name, Kernel kernel, long millis, long[] cpu, int index) {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         Thread t = new Thread(() -> {
             try {
                 while (System.nanoTime() < deadline) {
-                    busy(kernel, millis);
+                    sink += kernel.run(millis);
                     Thread.sleep(5);
                 }
             } catch (InterruptedException e) {

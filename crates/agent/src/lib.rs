@@ -4,13 +4,15 @@
 //! Layout, outside in: [`entry`] holds the exported `Agent_OnLoad` and the JVMTI callbacks
 //! (every one catches panics); [`profiler`] owns the agent's lifetime and dumps; [`engine`]
 //! holds one module per profiling engine behind one interface; [`trace_store`] and
-//! [`threads`] are the tables engines record into; [`output`] has one writer per format.
+//! [`threads`] are the tables engines record into, [`code_names`] names their frames of native
+//! and kernel code; [`output`] has one writer per format.
 //! [`jvmti`], [`signal`] (the asynchronous sampler's signal handler, timers and crash guard)
 //! and [`entry`], the FFI layer, are the only modules with `unsafe` code.
 
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod code_names;
 pub mod engine;
 pub mod entry;
 pub mod jvmti;

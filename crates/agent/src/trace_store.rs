@@ -75,6 +75,17 @@ pub struct ClassInfo {
     pub source: Option<String>,
 }
 
+/// What code a frame runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Code {
+    /// A Java method (or one of the agent's pseudo-frames).
+    Java,
+    /// Native code in user space: a JNI library, libc, the JVM itself (`libjvm.so`).
+    Native,
+    /// The kernel.
+    Kernel,
+}
+
 /// A method as traces name it.
 #[derive(Debug)]
 pub struct MethodInfo {
@@ -86,6 +97,9 @@ pub struct MethodInfo {
     pub signature: String,
     /// Whether it is native.
     pub native: bool,
+    /// What code it is: a Java method, or a function of native code or of the kernel, whose
+    /// class is its library (`libc.so.6`, `[kernel]`) with the library's path as its source.
+    pub code: Code,
     lines: Vec<(jlocation, i32)>,
 }
 
@@ -150,9 +164,18 @@ pub struct TraceStore {
     empty: Arc<Trace>,
     next_class_serial: u32,
     next_frame_id: u64,
-    /// Names of the pseudo-methods handed out by [`TraceStore::pseudo_method`]; the key of
-    /// the n-th is n + 1 (no real jmethodID is that small).
-    pseudo: Vec<String>,
+    /// Keys handed out by [`TraceStore::pseudo_method`] and [`TraceStore::code_method`]: the
+    /// n-th is n (no real jmethodID is that small).
+    pseudo_keys_given: usize,
+    /// Keys of the pseudo-methods by name.
+    pseudo_keys: HashMap<String, usize>,
+    /// The class of the pseudo-methods, once one was made.
+    pseudo_class: Option<Arc<ClassInfo>>,
+    /// Keys of the functions of native and kernel code ([`TraceStore::code_method`]), by
+    /// what code, library path and function; they share the pseudo-methods' keys.
+    code_keys: HashMap<(Code, Arc<str>, Arc<str>), usize>,
+    /// The classes that stand for libraries, by path.
+    libraries: HashMap<Arc<str>, Arc<ClassInfo>>,
     /// New traces not kept because the table was full.
     pub overflow: u64,
 }
@@ -175,7 +198,11 @@ impl TraceStore {
             }),
             next_class_serial: 1,
             next_frame_id: 1,
-            pseudo: Vec::new(),
+            pseudo_keys_given: 0,
+            pseudo_keys: HashMap::new(),
+            pseudo_class: None,
+            code_keys: HashMap::new(),
+            libraries: HashMap::new(),
             overflow: 0,
         }
     }
@@ -246,7 +273,10 @@ impl TraceStore {
             return frame.clone();
         }
         let info = self.method(jvmti, jni, ids, method);
-        let line = if self.lineno {
+        let line = if info.code != Code::Java {
+            // A native method, as binary STACK FRAMEs mark one.
+            -3
+        } else if self.lineno {
             info.line_at(location)
         } else {
             -1
@@ -294,6 +324,7 @@ impl TraceStore {
             name,
             signature,
             native,
+            code: Code::Java,
             lines,
         });
         if self.methods.len() < MAX_METHODS {
@@ -369,11 +400,11 @@ impl TraceStore {
     /// print as `<hprof>.NAME(<Unknown Source>:Unknown line)`. Returns the key to use as its
     /// jmethodID in [`TraceStore::record`].
     pub fn pseudo_method(&mut self, ids: &ObjectIds, name: &str) -> jmethodID {
-        if let Some(index) = self.pseudo.iter().position(|n| n == name) {
-            return (index + 1) as jmethodID;
+        if let Some(&key) = self.pseudo_keys.get(name) {
+            return key as jmethodID;
         }
-        let class = match self.methods.get(&1).filter(|_| !self.pseudo.is_empty()) {
-            Some(first) => first.class.clone(),
+        let class = match &self.pseudo_class {
+            Some(class) => class.clone(),
             None => {
                 let info = Arc::new(ClassInfo {
                     serial: self.next_class_serial,
@@ -382,11 +413,13 @@ impl TraceStore {
                     source: None,
                 });
                 self.next_class_serial += 1;
+                self.pseudo_class = Some(info.clone());
                 info
             }
         };
-        self.pseudo.push(name.to_string());
-        let key = self.pseudo.len();
+        self.pseudo_keys_given += 1;
+        let key = self.pseudo_keys_given;
+        self.pseudo_keys.insert(name.to_string(), key);
         self.methods.insert(
             key,
             Arc::new(MethodInfo {
@@ -394,10 +427,70 @@ impl TraceStore {
                 name: name.to_string(),
                 signature: "()V".into(),
                 native: false,
+                code: Code::Java,
                 lines: Vec::new(),
             }),
         );
         key as jmethodID
+    }
+
+    /// A function of native or kernel code, `function` of the library `library` (its file
+    /// name, `libc.so.6`, or `[kernel]`) at `path`: its frames print as
+    /// `libc.so.6.memcpy(Native method)` or `[kernel].do_syscall_64(Kernel)`, and are binary
+    /// STACK FRAMEs of a class named after the library, with the library's path as their
+    /// source file and line -3 (a native method). Returns the key to use as its jmethodID in
+    /// [`TraceStore::record`].
+    pub fn code_method(
+        &mut self,
+        ids: &ObjectIds,
+        code: Code,
+        library: &str,
+        path: &str,
+        function: &str,
+    ) -> jmethodID {
+        let path: Arc<str> = Arc::from(path);
+        let function: Arc<str> = Arc::from(function);
+        let key = (code, path.clone(), function.clone());
+        if let Some(&index) = self.code_keys.get(&key) {
+            return index as jmethodID;
+        }
+        let class = match self.libraries.get(&path) {
+            Some(class) => class.clone(),
+            None => {
+                let info = Arc::new(ClassInfo {
+                    serial: self.next_class_serial,
+                    object_id: ids.fresh(),
+                    name: library.into(),
+                    source: Some(path.to_string()),
+                });
+                self.next_class_serial += 1;
+                self.libraries.insert(path, info.clone());
+                info
+            }
+        };
+        self.pseudo_keys_given += 1;
+        let index = self.pseudo_keys_given;
+        self.methods.insert(
+            index,
+            Arc::new(MethodInfo {
+                class,
+                name: function.to_string(),
+                signature: String::new(),
+                native: true,
+                code,
+                lines: Vec::new(),
+            }),
+        );
+        self.code_keys.insert(key, index);
+        index as jmethodID
+    }
+
+    /// Whether `method` is a key [`TraceStore::code_method`] gave.
+    pub fn is_code_method(&self, method: jmethodID) -> bool {
+        self.methods
+            .get(&(method as usize))
+            .is_some_and(|m| m.code != Code::Java)
+            && (method as usize) <= self.pseudo_keys_given
     }
 
     fn unknown_class(&mut self, ids: &ObjectIds) -> Arc<ClassInfo> {
@@ -510,6 +603,7 @@ mod tests {
             name: "f".into(),
             signature: "()V".into(),
             native: false,
+            code: Code::Java,
             lines: vec![(0, 10), (5, 11), (9, 14)],
         };
         assert_eq!(m.line_at(0), 10);

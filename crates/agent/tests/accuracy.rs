@@ -7,6 +7,7 @@
 mod support;
 
 mod async_sampler;
+mod cpu_accuracy;
 mod cpu_samples;
 
 /// Sets `RUST_TEST_THREADS=1` before the test harness reads it (a constructor in

@@ -152,23 +152,6 @@ fn sampler_jvmti_takes_stacks_at_safepoints() {
 }
 
 #[test]
-fn four_kernels_get_the_shares_of_cpu_they_measured() {
-    for jdk in jdks() {
-        let (run, p) = sample(&jdk, "cpu=samples,interval=1,depth=8", "kernels", "3");
-        let (shares, samples) = kernel_shares(&run.stdout, &p);
-        assert!(samples >= 1000, "JDK {}: {shares:?}", jdk.version);
-        for (kernel, (truth, share)) in &shares {
-            // At 1,000+ samples, sampling noise is about 1.5 points at most.
-            assert!(
-                (share - truth).abs() <= 5.0,
-                "JDK {}: kernel {kernel} sampled {share:.1} %, measured {truth:.1} % ({shares:?})",
-                jdk.version
-            );
-        }
-    }
-}
-
-#[test]
 fn wall_clock_samples_carry_each_threads_state() {
     for jdk in jdks() {
         let (run, p) = sample(&jdk, "cpu=wall,thread=y,depth=16", "wall", "2");
@@ -413,17 +396,17 @@ fn wall_clock_signals_never_interrupt_a_blocking_call() {
                     .is_some_and(|r| r.starts_with("<hprof>.<RUNNABLE in native>("))
                 && f.iter().any(|x| x.contains("accept"))
         });
-        // Every tick samples the acceptor (through JVMTI: it is in native code) and main
-        // (signalled); main loses a sample when it waits for a core as its signal comes
-        // (pending signals merge): the acceptor at least as often as main, within 10 %
-        // (measured at a load of 11 on two cores: 228/230, 286/285, 475/415).
-        let main_serial = p.thread("main").expect("main started");
-        let main = count(&p, |_, t| t == Some(main_serial));
+        // accept() ran until the server closed at the end of the run (an EINTR would have
+        // ended it early: the program says which). The acceptor is sampled at every tick it
+        // lives through (through JVMTI: it is in native code); 20 is far below the 150 ticks of
+        // the shortest run, whatever the load.
         assert!(
-            of * 10 >= main * 9 && of >= 20,
-            "JDK {}: acceptor sampled {of} times, main {main}",
-            jdk.version
+            run.stdout.contains("acceptor closed"),
+            "JDK {}: {}",
+            jdk.version,
+            run.stdout
         );
+        assert!(of >= 20, "JDK {}: acceptor sampled {of} times", jdk.version);
         // (A sample may land as the thread starts, before accept().)
         assert!(
             in_accept + 2 >= of,
@@ -493,43 +476,14 @@ fn assert_inline_profile(p: &TextProfile) {
     );
 }
 
-/// Why this machine cannot open a perf event on the task clock of a thread of its own, as the
-/// agent would (user time only if the kernel refuses more), if it cannot.
-fn perf_events_refused_here() -> Option<String> {
-    use perf_event_open_sys as perf;
-    let mut last = None;
-    for exclude_kernel in [0, 1] {
-        let mut attr = perf::bindings::perf_event_attr {
-            type_: perf::bindings::PERF_TYPE_SOFTWARE,
-            size: std::mem::size_of::<perf::bindings::perf_event_attr>() as u32,
-            config: u64::from(perf::bindings::PERF_COUNT_SW_TASK_CLOCK),
-            ..Default::default()
-        };
-        attr.__bindgen_anon_1.sample_period = 10_000_000;
-        attr.set_disabled(1);
-        attr.set_exclude_kernel(exclude_kernel);
-        // SAFETY: a complete perf_event_attr for a counting event on this thread.
-        let fd = unsafe { perf::perf_event_open(&mut attr, 0, -1, -1, 0) };
-        if fd >= 0 {
-            // SAFETY: closes the descriptor just opened.
-            unsafe { libc::close(fd) };
-            return None;
-        }
-        last = Some(std::io::Error::last_os_error());
-    }
-    let paranoid =
-        std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
-    Some(format!(
-        "perf_event_open refused ({}; perf_event_paranoid {})",
-        last.unwrap(),
-        paranoid.trim()
-    ))
-}
-
 #[test]
-fn posix_timers_sample_each_thread_by_default() {
+fn perf_events_sample_each_thread_by_default_where_the_kernel_allows_them() {
+    if let Some(why) = crate::support::perf_events_refused_here() {
+        println!("SKIPPED: perf events are not available here: {why}");
+        return;
+    }
     for jdk in jdks() {
-        // timer=auto (the default) chooses POSIX timers on the threads' CPU clocks, and says
+        // timer=auto (the default) chooses perf events on the threads' task clocks, and says
         // nothing about it.
         let (run, p) = sample(&jdk, "cpu=samples,interval=1,depth=8", "kernels", "3");
         assert!(
@@ -538,49 +492,49 @@ fn posix_timers_sample_each_thread_by_default() {
             jdk.version,
             run.stderr
         );
-        // The main thread (and the JVM's own threads that run Java) hold a timer each, and
-        // no perf event is opened.
+        // The main thread (and the JVM's own threads that run Java) hold an event each, and
+        // no POSIX timer is created.
         assert!(
-            printed(&run, "timers") >= 1,
+            printed(&run, "perf_events") >= 1,
             "JDK {}: {}",
             jdk.version,
             run.stdout
         );
-        assert_eq!(printed(&run, "perf_events"), 0, "JDK {}", jdk.version);
+        assert_eq!(printed(&run, "timers"), 0, "JDK {}", jdk.version);
         assert_kernel_shares(&run, &p, 800, 5.0);
     }
 }
 
 #[test]
-fn perf_events_sample_each_thread_where_the_kernel_allows_them() {
-    if let Some(why) = perf_events_refused_here() {
-        hprof_testkit::require::skip_test(format!("perf events are missing: {why}"));
-        return;
-    }
-    // Where POSIX timers are refused, perf events are next, with one verbose line.
+fn posix_timers_sample_each_thread_where_perf_events_are_refused() {
+    // Where perf events are refused, POSIX timers on the threads' CPU clocks are next, with
+    // one verbose line. (The kernel checks them at its tick: threads that run in bursts shorter
+    // than the tick, as the `kernels` mode's do, are sampled where ticks land, which on a
+    // loaded machine is far from their share: see docs/compatibility.md. Hence the program
+    // with one busy thread here.)
     let (run, p) = sample_with_env(
         "cpu=samples,interval=1,depth=8",
-        &["_HPROF_NO_THREAD_TIMERS"],
-        "kernels",
+        &["_HPROF_NO_PERF_EVENTS"],
+        "inline",
         "3",
     );
     assert!(
         run.stderr.contains(
-            "HPROF: cpu=samples uses perf events instead of POSIX timers on threads' CPU clocks: _HPROF_NO_THREAD_TIMERS is set"
+            "HPROF: cpu=samples uses POSIX timers on threads' CPU clocks instead of perf events: _HPROF_NO_PERF_EVENTS is set"
         ),
         "{}",
         run.stderr
     );
     assert!(!run.stderr.contains("ITIMER_PROF"), "{}", run.stderr);
-    assert!(printed(&run, "perf_events") >= 1, "{}", run.stdout);
-    assert_eq!(printed(&run, "timers"), 0);
-    assert_kernel_shares(&run, &p, 800, 5.0);
-    // Asked for (timer=perf) on every JDK: no line.
+    assert!(printed(&run, "timers") >= 1, "{}", run.stdout);
+    assert_eq!(printed(&run, "perf_events"), 0);
+    assert_inline_profile(&p);
+    // Asked for (timer=cpu) on every JDK: no line.
     for jdk in jdks() {
         let (run, p) = sample(
             &jdk,
-            "cpu=samples,interval=1,depth=8,timer=perf",
-            "kernels",
+            "cpu=samples,interval=1,depth=8,timer=cpu",
+            "inline",
             "3",
         );
         assert!(
@@ -590,13 +544,13 @@ fn perf_events_sample_each_thread_where_the_kernel_allows_them() {
             run.stderr
         );
         assert!(
-            printed(&run, "perf_events") >= 1,
+            printed(&run, "timers") >= 1,
             "JDK {}: {}",
             jdk.version,
             run.stdout
         );
-        assert_eq!(printed(&run, "timers"), 0, "JDK {}", jdk.version);
-        assert_kernel_shares(&run, &p, 800, 5.0);
+        assert_eq!(printed(&run, "perf_events"), 0, "JDK {}", jdk.version);
+        assert_inline_profile(&p);
     }
 }
 
@@ -646,7 +600,7 @@ fn a_stopped_attach_session_releases_its_timers() {
     // An agent loaded into a running JVM (as `hprof attach` does, here through jcmd) and
     // stopped leaves no perf event descriptor and no POSIX timer behind, whichever it used.
     let jdk = jdk17();
-    let refused = perf_events_refused_here();
+    let refused = crate::support::perf_events_refused_here();
     if let Some(why) = &refused {
         hprof_testkit::require::skip_part(format!("timer=perf: perf events are missing: {why}"));
     }

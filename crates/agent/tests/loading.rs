@@ -226,7 +226,7 @@ fn a_failing_output_is_reported_once_and_the_program_runs_on() {
     assert_eq!(
         errors,
         [
-            "HPROF ERROR: can't write profile output: No space left on device (os error 28); no more output will be written"
+            "HPROF ERROR: can't write profile output: No space left on device (os error 28); no more output will be written; /dev/full is incomplete"
         ],
         "{}",
         run.stderr

@@ -330,3 +330,36 @@ fn field<'a>(text: &'a str, key: &str) -> &'a str {
         .next()
         .unwrap()
 }
+
+/// Why this machine cannot open a perf event on the task clock of a thread of its own, as the
+/// agent would (user time only if the kernel refuses more), if it cannot.
+pub fn perf_events_refused_here() -> Option<String> {
+    use perf_event_open_sys as perf;
+    let mut last = None;
+    for exclude_kernel in [0, 1] {
+        let mut attr = perf::bindings::perf_event_attr {
+            type_: perf::bindings::PERF_TYPE_SOFTWARE,
+            size: std::mem::size_of::<perf::bindings::perf_event_attr>() as u32,
+            config: u64::from(perf::bindings::PERF_COUNT_SW_TASK_CLOCK),
+            ..Default::default()
+        };
+        attr.__bindgen_anon_1.sample_period = 10_000_000;
+        attr.set_disabled(1);
+        attr.set_exclude_kernel(exclude_kernel);
+        // SAFETY: a complete perf_event_attr for a counting event on this thread.
+        let fd = unsafe { perf::perf_event_open(&mut attr, 0, -1, -1, 0) };
+        if fd >= 0 {
+            // SAFETY: closes the descriptor just opened.
+            unsafe { libc::close(fd) };
+            return None;
+        }
+        last = Some(std::io::Error::last_os_error());
+    }
+    let paranoid =
+        std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+    Some(format!(
+        "perf_event_open refused ({}; perf_event_paranoid {})",
+        last.unwrap(),
+        paranoid.trim()
+    ))
+}

@@ -6,13 +6,16 @@ mod support;
 
 mod binary;
 mod cpu_times;
+mod deep_stacks;
 mod exit_paths;
 mod heap_dump;
 mod heap_sites;
 mod heap_sites_fast;
+mod kernel_frames;
 mod loading;
 mod monitors;
 mod program_output;
 mod progress;
 mod reliability;
+mod sigprof_taken;
 mod threads;

@@ -116,7 +116,7 @@ pub fn report(path: &Path, flame: Option<&Path>, top: usize, out: &mut dyn Write
     for &kind in &kinds {
         let profile = recording.profile(kind, Selection::Last, false)?;
         writeln!(out)?;
-        hprof_profile::top::write_methods(&profile, kind.section(), top, false, out)?;
+        hprof_profile::top::write_methods(&profile, kind.section(), top, false, false, out)?;
     }
     if let (Some(flame), Some(&kind)) = (flame, kinds.first()) {
         let profile = recording.profile(kind, Selection::Last, false)?;

@@ -3,6 +3,7 @@
 mod support;
 
 mod cli_attach;
+mod cli_code_frames;
 mod cli_convert;
 mod cli_diff;
 mod cli_listen;

@@ -2,8 +2,9 @@
 //! out by `inferno` (the Rust port of Brendan Gregg's flamegraph.pl, with its click-to-zoom,
 //! reset, search with the matched share, and tooltips with values and percents): the callees
 //! view (roots at the bottom) and the inverted callers view (the hot methods at the root),
-//! switched by a button. Frames are coloured by kind: application methods in warm reds, JDK
-//! methods in yellows, the agent's pseudo-frames and allocated classes in blue-greys.
+//! switched by a button. Frames are coloured by kind ([`KINDS`]): application methods in warm
+//! reds, JDK methods in yellows, the JVM's own code in teals, other native code in greens, the
+//! kernel in violets, the agent's pseudo-frames and allocated classes in blue-greys.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::io::{self, Write};
@@ -13,17 +14,87 @@ use inferno::flamegraph::{self, Options};
 use crate::folded;
 use crate::model::{FrameKind, Profile};
 
+/// Each kind of frame: its legend, and its colour as a base (red, green, blue) and how much
+/// of a frame's variation (0 to 59, from its name) each channel gets (a divisor, 0 for none).
+const KINDS: [(FrameKind, &str, [u8; 3], [u8; 3]); 6] = [
+    (
+        FrameKind::Application,
+        "application",
+        [200, 80, 50],
+        [2, 1, 0],
+    ),
+    (FrameKind::Jdk, "JDK", [210, 180, 60], [3, 2, 0]),
+    (FrameKind::Jvm, "JVM", [60, 170, 170], [0, 2, 2]),
+    (FrameKind::Native, "native", [90, 185, 80], [2, 3, 0]),
+    (FrameKind::Kernel, "kernel", [165, 120, 225], [2, 2, 0]),
+    (
+        FrameKind::Pseudo,
+        "allocated class / agent",
+        [130, 160, 200],
+        [2, 2, 0],
+    ),
+];
+
+/// A colour for a frame of `kind`, varied by `v` (0 to 59) so neighbours differ.
+fn rgb(kind: FrameKind, v: u8) -> String {
+    let (_, _, base, spread) = KINDS
+        .iter()
+        .find(|(k, ..)| *k == kind)
+        .copied()
+        .unwrap_or(KINDS[KINDS.len() - 1]);
+    let channel = |i: usize| match spread[i] {
+        0 => base[i],
+        d => base[i].saturating_add(v / d),
+    };
+    format!("rgb({},{},{})", channel(0), channel(1), channel(2))
+}
+
+/// The index of `kind` in [`KINDS`] (the timeline's script colours a frame by it).
+pub(crate) fn kind_index(kind: FrameKind) -> u8 {
+    KINDS
+        .iter()
+        .position(|(k, ..)| *k == kind)
+        .unwrap_or(KINDS.len() - 1) as u8
+}
+
+/// [`KINDS`]' colours as JSON, in their order: `[red, green, blue, red divisor, green
+/// divisor, blue divisor]` each, for the timeline's script to colour frames as [`rgb`] does.
+pub(crate) fn kind_colours_json() -> String {
+    let entries: Vec<String> = KINDS
+        .iter()
+        .map(|(_, _, b, d)| format!("[{},{},{},{},{},{}]", b[0], b[1], b[2], d[0], d[1], d[2]))
+        .collect();
+    format!("[{}]", entries.join(","))
+}
+
 /// A colour for a frame of `kind`, varied by its name so neighbours differ.
 fn colour(kind: FrameKind, name: &str) -> String {
     let h = name
         .bytes()
         .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
-    let v = (h % 60) as u8;
-    match kind {
-        FrameKind::Application => format!("rgb({},{},{})", 200 + v / 2, 80 + v, 50),
-        FrameKind::Jdk => format!("rgb({},{},{})", 210 + v / 3, 180 + v / 2, 60),
-        FrameKind::Pseudo => format!("rgb({},{},{})", 130 + v / 2, 160 + v / 2, 200),
-    }
+    rgb(kind, (h % 60) as u8)
+}
+
+/// The legend's entries: the kinds of frame `kinds` holds (the application's, the JDK's and
+/// the agent's always), each a label in its colour.
+fn legend(kinds: &HashMap<String, FrameKind>) -> String {
+    let present: rustc_hash::FxHashSet<FrameKind> = kinds.values().copied().collect();
+    KINDS
+        .iter()
+        .filter(|(kind, ..)| {
+            matches!(
+                kind,
+                FrameKind::Application | FrameKind::Jdk | FrameKind::Pseudo
+            ) || present.contains(kind)
+        })
+        .map(|&(kind, label, ..)| {
+            format!(
+                "<span class=\"kind-{}\" style=\"background:{}\">{label}</span>",
+                kind.group().to_lowercase(),
+                rgb(kind, 30)
+            )
+        })
+        .collect()
 }
 
 pub(crate) fn escape(s: &str) -> String {
@@ -330,9 +401,6 @@ pub(crate) fn frame_document(svg: &str) -> String {
     format!("<script>history.replaceState = function () {{}};</script>{svg}")
 }
 
-/// The legend of [`write`]'s colours by frame kind.
-const KIND_LEGEND: &str = r#"<span class="legend"><span style="background:rgb(215,110,50)">application</span><span style="background:rgb(225,205,60)">JDK</span><span style="background:rgb(150,180,200)">allocated class / agent</span></span>"#;
-
 /// How to use a flame graph page.
 pub(crate) const HELP: &str = r#"Click a frame to zoom, Ctrl-F or "Search" to highlight matches (their share is shown), hover for values."#;
 
@@ -425,9 +493,10 @@ pub fn write(profile: &Profile, title: &str, out: &mut dyn Write) -> io::Result<
         ),
         None => (String::new(), "", callees, callers),
     };
+    let legend = format!("<span class=\"legend\">{}</span>", legend(&kinds));
     let page = Page {
         title,
-        legend: KIND_LEGEND,
+        legend: &legend,
         help: HELP,
         controls: "",
         script: "",
@@ -477,6 +546,59 @@ mod tests {
             .collect();
         titles.sort();
         titles
+    }
+
+    #[test]
+    fn native_jvm_and_kernel_frames_have_colours_and_legends_of_their_own() {
+        let mut profile = Profile::new(Kind::Cpu);
+        let main = Frame::method("App", "main", None, None);
+        profile.add(
+            &[
+                main.clone(),
+                Frame::code("libc.so.6", "write"),
+                Frame::code("[kernel]", "do_syscall_64"),
+            ],
+            None,
+            vec![5],
+        );
+        profile.add(
+            &[main, Frame::code("libjvm.so", "os::javaTimeNanos")],
+            None,
+            vec![3],
+        );
+        let mut html = Vec::new();
+        write(&profile, "t", &mut html).unwrap();
+        let html = String::from_utf8(html).unwrap();
+        for (kind, label) in [
+            (FrameKind::Native, ">native<"),
+            (FrameKind::Jvm, ">JVM<"),
+            (FrameKind::Kernel, ">kernel<"),
+            (FrameKind::Application, ">application<"),
+        ] {
+            assert!(html.contains(label), "{label}");
+            assert!(html.contains(&rgb(kind, 30)), "{kind:?}");
+        }
+        // Each frame drawn in its kind's colour (the srcdoc is escaped once).
+        for (name, kind) in [
+            ("[kernel].do_syscall_64", FrameKind::Kernel),
+            ("libc.so.6.write", FrameKind::Native),
+            ("libjvm.so.os::javaTimeNanos", FrameKind::Jvm),
+        ] {
+            let at = html.find(&format!("&lt;title&gt;{name} (")).expect(name);
+            let fill = &html[at..][html[at..].find("fill=").unwrap()..];
+            assert!(
+                fill.contains(&colour(kind, name)),
+                "{name}: {}",
+                &fill[..40]
+            );
+        }
+        // A profile of Java code alone has no legend for them.
+        let mut java = Profile::new(Kind::Cpu);
+        java.add(&[Frame::method("App", "main", None, None)], None, vec![1]);
+        let mut html = Vec::new();
+        write(&java, "t", &mut html).unwrap();
+        let html = String::from_utf8(html).unwrap();
+        assert!(!html.contains(">kernel<") && !html.contains(">native<"));
     }
 
     #[test]

@@ -56,12 +56,9 @@ struct Tree {
     kinds: Vec<u8>,
 }
 
+/// A frame kind's code in the page: its index in the flame graph's kinds (and colours).
 fn kind_code(kind: FrameKind) -> u8 {
-    match kind {
-        FrameKind::Application => 0,
-        FrameKind::Jdk => 1,
-        FrameKind::Pseudo => 2,
-    }
+    crate::flame::kind_index(kind)
 }
 
 fn tree(profile: &Profile) -> Tree {
@@ -137,6 +134,8 @@ fn data(profile: &Profile, timeline: &Timeline, unit: &str) -> String {
     }
     out.push_str("],\"kinds\":");
     json_numbers(&mut out, tree.kinds.iter().map(|&k| i64::from(k)));
+    out.push_str(",\"colours\":");
+    out.push_str(&crate::flame::kind_colours_json());
     out.push_str(",\"parents\":");
     json_numbers(&mut out, tree.parents.iter().map(|&p| i64::from(p)));
     out.push_str(",\"names\":");
@@ -300,12 +299,14 @@ const SCRIPT: &str = r##"
     return v;
   }
   var rangeCanvas = document.getElementById("range-canvas");
-  var colours = [[200, 80, 50], [210, 180, 60], [130, 160, 200]];
+  // Each kind's base colour and spread, as the flame graph's legend has them.
+  var colours = D.colours;
   function colour(node) {
     var t = D.texts[D.names[node]], h = 0;
     for (var i = 0; i < t.length; i++) h = (h * 31 + t.charCodeAt(i)) % 60;
     var c = colours[D.kinds[D.names[node]]] || colours[0];
-    return "rgb(" + (c[0] + h / 2 | 0) + "," + (c[1] + h | 0) + "," + c[2] + ")";
+    function channel(i) { return c[3 + i] ? Math.min(255, c[i] + (h / c[3 + i] | 0)) : c[i]; }
+    return "rgb(" + channel(0) + "," + channel(1) + "," + channel(2) + ")";
   }
   function drawRange() {
     var w = rangeCanvas.clientWidth || 1000, row = 16;

@@ -35,16 +35,23 @@ pub(crate) fn aggregate(profile: &Profile) -> Vec<(usize, i64)> {
     order
 }
 
-/// Frame names as folded lines can hold them.
+/// Frame names as folded lines can hold them; a kernel function ends with `_[k]`, the mark
+/// flame-graph tools (`flamegraph.pl --color=java`, async-profiler's converters) colour
+/// kernel frames by.
 pub(crate) fn names(profile: &Profile) -> Vec<std::borrow::Cow<'_, str>> {
     profile
         .frames
         .iter()
         .map(|f| {
-            if f.name.contains([';', '\n']) {
+            let name: std::borrow::Cow<'_, str> = if f.name.contains([';', '\n']) {
                 clean(&f.name).into()
             } else {
                 f.name().into()
+            };
+            if f.kind == crate::model::FrameKind::Kernel {
+                format!("{name}_[k]").into()
+            } else {
+                name
             }
         })
         .collect()
@@ -228,7 +235,7 @@ pub(crate) fn read(bytes: &[u8], kind: crate::model::Kind) -> Result<Profile, cr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{FrameKind, Kind};
+    use crate::model::{Frame, FrameKind, Kind};
 
     #[test]
     fn folded_lines_read_back_with_their_counts() {
@@ -257,5 +264,25 @@ java/lang/Thread.run_[j];A.main_[j];A.hot_[i] 5\n[unknown];__libc_start 2\n";
         assert!(!looks_folded(b"hello"));
         let err = read(b"a;b 3\nbroken line\n", Kind::Cpu).unwrap_err();
         assert_eq!(err.offset, Some(6));
+    }
+
+    #[test]
+    fn kernel_functions_carry_the_kernel_mark() {
+        let mut p = Profile::new(Kind::Cpu);
+        p.add(
+            &[
+                Frame::method("App", "main", None, None),
+                Frame::code("libc.so.6", "write"),
+                Frame::code("[kernel]", "do_syscall_64"),
+            ],
+            None,
+            vec![3],
+        );
+        let mut out = Vec::new();
+        write(&p, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "App.main;libc.so.6.write;[kernel].do_syscall_64_[k] 3\n"
+        );
     }
 }

@@ -29,9 +29,38 @@ pub enum FrameKind {
     /// Not a method: the agent's pseudo-frames (`<empty trace>`), or the class an allocation
     /// site allocated (the leaf of an allocation profile).
     Pseudo,
+    /// A function of the JVM itself (`libjvm.so`) or of code it generated that is no Java
+    /// method (`[stub]`: an intrinsic or runtime stub).
+    Jvm,
+    /// A function of other native code in user space: a JNI library, libc, the vDSO.
+    Native,
+    /// A function of the kernel (`[kernel]`).
+    Kernel,
 }
 
 impl FrameKind {
+    /// The kind of a function of native or kernel code in the library `library` (its file
+    /// name, `libc.so.6`, or `[kernel]`).
+    pub fn of_library(library: &str) -> FrameKind {
+        match library {
+            "[kernel]" => FrameKind::Kernel,
+            "libjvm.so" | "[stub]" => FrameKind::Jvm,
+            _ => FrameKind::Native,
+        }
+    }
+
+    /// The group `hprof top` and the flame graph's legend show it in: `Java`, `JVM`,
+    /// `native`, `kernel`, or `other` (the agent's pseudo-frames, allocated classes).
+    pub fn group(self) -> &'static str {
+        match self {
+            FrameKind::Application | FrameKind::Jdk => "Java",
+            FrameKind::Jvm => "JVM",
+            FrameKind::Native => "native",
+            FrameKind::Kernel => "kernel",
+            FrameKind::Pseudo => "other",
+        }
+    }
+
     /// The kind of a method of the class `class` (dotted).
     pub fn of_class(class: &str) -> FrameKind {
         const JDK: [&str; 6] = ["java.", "javax.", "jdk.", "sun.", "com.sun.", "org.xml."];
@@ -51,6 +80,18 @@ impl Frame {
             file: file.map(Arc::from),
             line,
             kind: FrameKind::of_class(class),
+        }
+    }
+
+    /// A function of native or kernel code: `function` of `library` (its file name,
+    /// `libc.so.6`, or `[kernel]`), named `library.function` as the agent's text output
+    /// prints it, with the library as its file.
+    pub fn code(library: &str, function: &str) -> Frame {
+        Frame {
+            name: format!("{library}.{function}").into(),
+            file: Some(library.into()),
+            line: None,
+            kind: FrameKind::of_library(library),
         }
     }
 

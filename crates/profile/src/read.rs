@@ -498,6 +498,17 @@ fn parse_frame(line: &str) -> (&str, FrameKind, Option<&str>, Option<u32>) {
     if let Some(stripped) = inside.strip_suffix(')') {
         inside = stripped;
     }
+    // A function of native or kernel code: `libc.so.6.memcpy(Native method)`,
+    // `[kernel].do_syscall_64(Kernel)` (no source file, no colon).
+    if inside == "Native method" || inside == "Kernel" {
+        let (library, _) = split_code_name(qualified);
+        return (
+            qualified,
+            FrameKind::of_library(library),
+            Some(library),
+            None,
+        );
+    }
     let (source, position) = match inside.as_bytes().iter().rposition(|&b| b == b':') {
         Some(colon) => (&inside[..colon], &inside[colon + 1..]),
         None => (inside, ""),
@@ -513,6 +524,38 @@ fn parse_frame(line: &str) -> (&str, FrameKind, Option<&str>, Option<u32>) {
         ),
         None => (qualified, FrameKind::Pseudo, None, None),
     }
+}
+
+/// The library and function of a frame of native or kernel code named `library.function`
+/// (`libc.so.6.memcpy`, `libjvm.so.os::javaTimeNanos`, `[kernel].do_syscall_64`,
+/// `libfoo.so.1.2.bar.constprop.0`): the library is a name in brackets, or a name up to `.so`
+/// and its numeric version parts, or else the name up to the first dot.
+pub fn split_code_name(name: &str) -> (&str, &str) {
+    if name.starts_with('[')
+        && let Some(end) = name.find("].")
+    {
+        return (&name[..=end], &name[end + 2..]);
+    }
+    if let Some(so) = name.find(".so") {
+        let mut end = so + 3;
+        let after = |end: usize| name.get(end..).unwrap_or("");
+        if after(end).starts_with('.') {
+            // Version parts: `.6`, `.1.2`, each all digits and followed by a dot.
+            loop {
+                let rest = &after(end)[1..];
+                let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+                if digits > 0 && rest.as_bytes().get(digits) == Some(&b'.') {
+                    end += 1 + digits;
+                } else {
+                    break;
+                }
+            }
+            if after(end).starts_with('.') {
+                return (&name[..end], &name[end + 1..]);
+            }
+        }
+    }
+    name.split_once('.').unwrap_or((name, ""))
 }
 
 /// The number after `prefix` and before the next `)` or space.
@@ -880,9 +923,17 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                     .unwrap_or_default();
                 let method = text(&symbols, method_name_id).unwrap_or_default();
                 let file = text(&symbols, source_file_id).filter(|f| !f.is_empty());
+                let code = hprof_text::LineInfo::from_stack_frame(line, file.as_deref());
                 let line = u32::try_from(line).ok().filter(|&l| l > 0);
                 let index = if format!("{class}.") == PSEUDO_PREFIX {
                     recording.frame(&method, FrameKind::Pseudo, None, None)
+                } else if matches!(
+                    code,
+                    hprof_text::LineInfo::NativeCode | hprof_text::LineInfo::KernelCode
+                ) {
+                    // A function of native or kernel code: its class is its library.
+                    let name = format!("{class}.{method}");
+                    recording.frame(&name, FrameKind::of_library(&class), Some(&class), None)
                 } else {
                     let name = format!("{class}.{method}");
                     recording.frame(&name, FrameKind::of_class(&class), file.as_deref(), line)
@@ -1066,6 +1117,107 @@ CPU SAMPLES BEGIN (total = 4) Tue Nov 24 14:00:02 2026\nrank   self  accum   cou
         assert_eq!(
             f,
             ("<WAITING in Object.wait>", FrameKind::Pseudo, None, None)
+        );
+    }
+
+    #[test]
+    fn native_and_kernel_functions_are_told_apart_from_java_methods() {
+        assert_eq!(
+            parse_frame("[kernel].do_syscall_64(Kernel)"),
+            (
+                "[kernel].do_syscall_64",
+                FrameKind::Kernel,
+                Some("[kernel]"),
+                None
+            )
+        );
+        assert_eq!(
+            parse_frame("libc.so.6.__memmove_avx_unaligned_erms(Native method)"),
+            (
+                "libc.so.6.__memmove_avx_unaligned_erms",
+                FrameKind::Native,
+                Some("libc.so.6"),
+                None
+            )
+        );
+        assert_eq!(
+            parse_frame("libjvm.so.os::javaTimeNanos(Native method)"),
+            (
+                "libjvm.so.os::javaTimeNanos",
+                FrameKind::Jvm,
+                Some("libjvm.so"),
+                None
+            )
+        );
+        // A Java native method keeps its source file.
+        assert_eq!(
+            parse_frame("java.lang.Thread.sleep0(Thread.java:Native method)"),
+            (
+                "java.lang.Thread.sleep0",
+                FrameKind::Jdk,
+                Some("Thread.java"),
+                None
+            )
+        );
+        assert_eq!(
+            split_code_name("[kernel].kallsyms_expand_symbol.constprop.0"),
+            ("[kernel]", "kallsyms_expand_symbol.constprop.0")
+        );
+        assert_eq!(
+            split_code_name("libfoo.so.1.2.bar.constprop.0"),
+            ("libfoo.so.1.2", "bar.constprop.0")
+        );
+        assert_eq!(split_code_name("libfoo.so.0x1a2b"), ("libfoo.so", "0x1a2b"));
+        assert_eq!(split_code_name("libc.so.6.memcpy"), ("libc.so.6", "memcpy"));
+        assert_eq!(split_code_name("java.JavaMain"), ("java", "JavaMain"));
+    }
+
+    #[test]
+    fn binary_frames_of_native_and_kernel_code_are_grouped_by_library() {
+        use hprof_format::{Header, IdSize, Version, Writer};
+        let header = Header {
+            version: Version::V1_0_2,
+            id_size: IdSize::Eight,
+            timestamp_ms: 0,
+        };
+        let mut w = Writer::new(Vec::new(), header).unwrap();
+        let names = [
+            (1, "libc.so.6"),
+            (2, "__getpid"),
+            (3, "/usr/lib/x86_64-linux-gnu/libc.so.6"),
+            (4, "[kernel]"),
+            (5, "do_syscall_64"),
+            (6, "Getpid"),
+            (7, "main"),
+            (8, "Getpid.java"),
+            (9, ""),
+        ];
+        for (id, text) in names {
+            w.utf8(0, id, text.as_bytes()).unwrap();
+        }
+        w.load_class(0, 1, 0x100, 0, 1).unwrap();
+        w.load_class(0, 2, 0x200, 0, 4).unwrap();
+        w.load_class(0, 3, 0x300, 0, 6).unwrap();
+        w.stack_frame(0, 1, 5, 9, 4, 2, -3).unwrap();
+        w.stack_frame(0, 2, 2, 9, 3, 1, -3).unwrap();
+        w.stack_frame(0, 3, 7, 9, 8, 3, 7).unwrap();
+        w.stack_trace(0, 300001, 0, &[1, 2, 3]).unwrap();
+        w.cpu_samples(0, 5, &[(5, 300001)]).unwrap();
+        let bytes = w.finish().unwrap();
+        let r = Recording::read(&bytes).unwrap();
+        let p = r.profile(Kind::Cpu, Selection::Last, false).unwrap();
+        let stack: Vec<(&str, FrameKind)> = p.samples[0]
+            .stack
+            .iter()
+            .map(|&f| (p.frames[f].name(), p.frames[f].kind))
+            .collect();
+        assert_eq!(
+            stack,
+            vec![
+                ("Getpid.main", FrameKind::Application),
+                ("libc.so.6.__getpid", FrameKind::Native),
+                ("[kernel].do_syscall_64", FrameKind::Kernel),
+            ]
         );
     }
 }

@@ -6,13 +6,15 @@ use std::io::{self, Write};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::model::Profile;
+use crate::model::{FrameKind, Profile};
 
 /// One method's row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MethodRow {
-    /// `Class.method` (or a pseudo-frame's text).
+    /// `Class.method` (or a pseudo-frame's text, or `library.function`).
     pub name: String,
+    /// What it is.
+    pub kind: crate::model::FrameKind,
     /// Value of the samples it is the leaf of.
     pub self_value: i64,
     /// Value of the samples it is anywhere in (counted once per sample).
@@ -72,6 +74,7 @@ pub fn methods(profile: &Profile) -> Vec<MethodRow> {
         .into_values()
         .map(|s| MethodRow {
             name: profile.frames[s.frame].name().to_string(),
+            kind: profile.frames[s.frame].kind,
             self_value: s.self_value,
             total_value: s.total_value,
             hottest: profile.samples[s.hottest].stack.clone(),
@@ -116,13 +119,49 @@ pub fn unit(profile: &Profile) -> String {
     })
 }
 
+/// The ANSI colour of a frame of `kind` on a terminal (the flame graph's hues), if any.
+fn ansi(kind: FrameKind) -> Option<&'static str> {
+    match kind {
+        FrameKind::Jvm => Some("\x1b[36m"),
+        FrameKind::Native => Some("\x1b[32m"),
+        FrameKind::Kernel => Some("\x1b[35m"),
+        FrameKind::Application | FrameKind::Jdk | FrameKind::Pseudo => None,
+    }
+}
+
+/// `name`, coloured by `kind` when `colour`.
+fn painted(name: &str, kind: FrameKind, colour: bool) -> String {
+    match ansi(kind).filter(|_| colour) {
+        Some(code) => format!("{code}{name}\x1b[0m"),
+        None => name.to_string(),
+    }
+}
+
+/// The line that groups the samples by what their leaf frame runs (`self by kind: Java
+/// 61.2%, kernel 23.7%, ...`), when any is not Java code.
+pub fn groups_line(profile: &Profile) -> Option<String> {
+    let groups = groups(profile);
+    if groups.iter().all(|&(g, _)| g == "Java" || g == "other") {
+        return None;
+    }
+    let total = profile.total();
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|&(g, v)| format!("{g} {:.1}%", share(v, total)))
+        .collect();
+    Some(format!("self by kind: {}", parts.join(", ")))
+}
+
 /// Writes the table of the `rows` methods of `profile` with the most self value (then total)
-/// under the heading of `section`; with `stacks`, each row's hottest stack.
+/// under the heading of `section`; with `stacks`, each row's hottest stack; with `colour`,
+/// native, JVM and kernel functions in colour (ANSI); then the samples by kind of leaf frame
+/// ([`groups_line`]).
 pub fn write_methods(
     profile: &Profile,
     section: &str,
     rows: usize,
     stacks: bool,
+    colour: bool,
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let total = profile.total();
@@ -136,7 +175,7 @@ pub fn write_methods(
             i + 1,
             share(r.self_value, total),
             share(r.total_value, total),
-            r.name
+            painted(&r.name, r.kind, colour)
         )?;
         if stacks {
             for frame in stack_names(profile, &r.hottest) {
@@ -146,6 +185,9 @@ pub fn write_methods(
     }
     if methods.len() > rows {
         writeln!(out, "... {} more methods", methods.len() - rows)?;
+    }
+    if let Some(line) = groups_line(profile) {
+        writeln!(out, "{line}")?;
     }
     Ok(())
 }
@@ -188,6 +230,27 @@ pub fn by_value(profile: &Profile) -> Vec<&crate::model::Sample> {
     samples
 }
 
+/// The value of `profile`'s samples by the group of their leaf frame (`Java`, `JVM`,
+/// `native`, `kernel`, `other`: [`crate::FrameKind::group`]), largest first, groups without
+/// samples left out.
+pub fn groups(profile: &Profile) -> Vec<(&'static str, i64)> {
+    let mut sums: Vec<(&'static str, i64)> = Vec::new();
+    for sample in &profile.samples {
+        let Some(&leaf) = sample.stack.last() else {
+            continue;
+        };
+        let group = profile.frames[leaf].kind.group();
+        let value = sample.values.first().copied().unwrap_or(0);
+        match sums.iter_mut().find(|(g, _)| *g == group) {
+            Some((_, sum)) => *sum += value,
+            None => sums.push((group, value)),
+        }
+    }
+    sums.retain(|&(_, v)| v != 0);
+    sums.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    sums
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,5 +278,39 @@ mod tests {
             (0, 10)
         );
         assert_eq!(row("A.hot").hottest.len(), 3);
+    }
+
+    #[test]
+    fn samples_are_grouped_by_what_their_leaf_frame_runs() {
+        let mut p = Profile::new(Kind::Cpu);
+        let java = Frame::method("A", "main", None, None);
+        let write = Frame::method("java.io.FileOutputStream", "write", None, None);
+        p.add(&[java.clone(), write.clone()], None, vec![4]);
+        p.add(
+            &[
+                java.clone(),
+                write.clone(),
+                Frame::code("libc.so.6", "write"),
+                Frame::code("[kernel]", "do_syscall_64"),
+            ],
+            None,
+            vec![5],
+        );
+        p.add(
+            &[java.clone(), Frame::code("libjvm.so", "os::javaTimeNanos")],
+            None,
+            vec![2],
+        );
+        p.add(&[java, Frame::code("libc.so.6", "memcpy")], None, vec![1]);
+        assert_eq!(
+            groups(&p),
+            vec![("kernel", 5), ("Java", 4), ("JVM", 2), ("native", 1)]
+        );
+        let rows = methods(&p);
+        let kind = |n: &str| rows.iter().find(|r| r.name == n).unwrap().kind;
+        assert_eq!(kind("[kernel].do_syscall_64"), crate::FrameKind::Kernel);
+        assert_eq!(kind("libc.so.6.write"), crate::FrameKind::Native);
+        assert_eq!(kind("libjvm.so.os::javaTimeNanos"), crate::FrameKind::Jvm);
+        assert_eq!(kind("A.main"), crate::FrameKind::Application);
     }
 }

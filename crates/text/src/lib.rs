@@ -23,7 +23,7 @@ pub use crate::{
     },
     records::{write_class_lines, write_object_array_lines, write_root_line},
     sites::{SiteRow, SitesOrder, sort_sites, write_sites},
-    trace::{Frame, LineInfo, write_thread_end, write_thread_start, write_trace},
+    trace::{Frame, KERNEL, LineInfo, write_thread_end, write_thread_start, write_trace},
 };
 
 mod cpu;

@@ -13,6 +13,11 @@ pub enum LineInfo {
     Compiled,
     /// A native method: `Native method`.
     Native,
+    /// A function of native code (a JNI library, libc, the JVM itself) named by its library
+    /// and symbol: the frame prints as `libc.so.6.memcpy(Native method)`, without a source.
+    NativeCode,
+    /// A function of the kernel: the frame prints as `[kernel].do_syscall_64(Kernel)`.
+    KernelCode,
 }
 
 impl LineInfo {
@@ -26,7 +31,22 @@ impl LineInfo {
             _ => LineInfo::Unknown,
         }
     }
+
+    /// The line information of a binary STACK FRAME of line `line` and source file `source`:
+    /// a frame of native or kernel code is a native method (-3) whose source file is its
+    /// library's path (`/usr/lib/x86_64-linux-gnu/libc.so.6`), or a name in brackets
+    /// (`[kernel]`, `[vdso]`), which no Java source file has.
+    pub fn from_stack_frame(line: i32, source: Option<&str>) -> LineInfo {
+        match (line, source) {
+            (-3, Some(KERNEL)) => LineInfo::KernelCode,
+            (-3, Some(s)) if s.starts_with('/') || s.starts_with('[') => LineInfo::NativeCode,
+            _ => LineInfo::from_binary(line),
+        }
+    }
 }
+
+/// The library name (class name and source file) of the kernel's frames.
+pub const KERNEL: &str = "[kernel]";
 
 /// One frame of a stack trace. Missing names print as the original's placeholders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,12 +99,14 @@ pub fn write_trace(
     for frame in frames {
         let method = frame.method.unwrap_or("<Unknown Method>");
         let source = frame.source.unwrap_or("<Unknown Source>");
-        write!(out, "\t{}.{method}({source}:", frame.class)?;
+        write!(out, "\t{}.{method}(", frame.class)?;
         match frame.line {
-            LineInfo::Line(n) => write!(out, "{n}")?,
-            LineInfo::Unknown => out.write_all(b"Unknown line")?,
-            LineInfo::Compiled => out.write_all(b"Compiled method")?,
-            LineInfo::Native => out.write_all(b"Native method")?,
+            LineInfo::Line(n) => write!(out, "{source}:{n}")?,
+            LineInfo::Unknown => write!(out, "{source}:Unknown line")?,
+            LineInfo::Compiled => write!(out, "{source}:Compiled method")?,
+            LineInfo::Native => write!(out, "{source}:Native method")?,
+            LineInfo::NativeCode => out.write_all(b"Native method")?,
+            LineInfo::KernelCode => out.write_all(b"Kernel")?,
         }
         out.write_all(b")\n")?;
     }
@@ -147,6 +169,63 @@ mod tests {
         assert_eq!(
             render(|w| write_trace(w, 301366, Some(200009), &unknown)),
             "TRACE 301366: (thread=200009)\n\tX.<Unknown Method>(<Unknown Source>:Native method)\n"
+        );
+    }
+
+    #[test]
+    fn frames_of_native_and_kernel_code_are_one_line_each() {
+        let frames = [
+            Frame {
+                class: KERNEL,
+                method: Some("do_syscall_64"),
+                source: Some(KERNEL),
+                line: LineInfo::KernelCode,
+            },
+            Frame {
+                class: "libc.so.6",
+                method: Some("__getpid"),
+                source: Some("/usr/lib/x86_64-linux-gnu/libc.so.6"),
+                line: LineInfo::NativeCode,
+            },
+            Frame {
+                class: "libjvm.so",
+                method: Some("os::javaTimeNanos"),
+                source: Some("/opt/jdk/lib/server/libjvm.so"),
+                line: LineInfo::NativeCode,
+            },
+            Frame {
+                class: "Getpid",
+                method: Some("main"),
+                source: Some("Getpid.java"),
+                line: LineInfo::Line(7),
+            },
+        ];
+        assert_eq!(
+            render(|w| write_trace(w, 300002, None, &frames)),
+            "TRACE 300002:\n\t[kernel].do_syscall_64(Kernel)\n\tlibc.so.6.__getpid(Native method)\n\
+             \tlibjvm.so.os::javaTimeNanos(Native method)\n\tGetpid.main(Getpid.java:7)\n"
+        );
+        // As binary STACK FRAMEs: native methods whose source is a library or [kernel].
+        assert_eq!(
+            LineInfo::from_stack_frame(-3, Some(KERNEL)),
+            LineInfo::KernelCode
+        );
+        assert_eq!(
+            LineInfo::from_stack_frame(-3, Some("/usr/lib/x86_64-linux-gnu/libc.so.6")),
+            LineInfo::NativeCode
+        );
+        assert_eq!(
+            LineInfo::from_stack_frame(-3, Some("[vdso]")),
+            LineInfo::NativeCode
+        );
+        assert_eq!(
+            LineInfo::from_stack_frame(-3, Some("Thread.java")),
+            LineInfo::Native
+        );
+        assert_eq!(LineInfo::from_stack_frame(-3, None), LineInfo::Native);
+        assert_eq!(
+            LineInfo::from_stack_frame(12, Some("X.java")),
+            LineInfo::Line(12)
         );
     }
 

@@ -17,6 +17,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::code_names;
+use crate::engine::sigprof_watch;
 use crate::engine::ticker::Ticker;
 use crate::engine::{Context, Engine};
 use crate::jvmti::{
@@ -25,6 +27,7 @@ use crate::jvmti::{
 use crate::options::Timer;
 use crate::output::ProfileOutput;
 use crate::signal::{self, CpuTimer, Sample, SampleKind, ThreadTimer, TimerSource};
+use crate::trace_store::Code;
 
 /// Name of the sampler's agent thread.
 pub const THREAD_NAME: &str = "HPROF cpu sampling thread";
@@ -33,15 +36,24 @@ pub const THREAD_NAME: &str = "HPROF cpu sampling thread";
 /// one is sampled every ⌈threads / 16⌉ ticks, so a JVM with 10,000 threads is never stalled.
 pub const WALL_THREADS_PER_TICK: usize = 16;
 
-/// Samples the ring holds between two drains.
+/// Samples the ring holds between two drains, at most (fewer for deep stacks: see
+/// [`RING_FRAMES`]).
 const RING_SLOTS: usize = 1024;
+/// Samples the ring holds between two drains, at least.
+const MIN_RING_SLOTS: usize = 32;
+/// Frames the ring holds in all (16 bytes each: 8 MB): 1,024 samples of 512 frames, or 32 of
+/// 16,384.
+const RING_FRAMES: usize = 1024 * 512;
 /// Frames per sample the ring has room for, at least (a later attached session may ask for
 /// more than the first did).
 const MIN_RING_DEPTH: usize = 64;
-/// The deepest stack the ring has room for.
-const MAX_RING_DEPTH: usize = 512;
+/// The deepest stack the ring has room for: `depth=` above it is cut to it, with a warning.
+pub const MAX_RING_DEPTH: usize = 16_384;
+
 /// How often the agent thread drains the ring, at most (the tick of `cpu=samples`).
 const DRAIN_PERIOD_MS: i64 = 20;
+/// How often the agent thread drains a ring of fewer slots, at most.
+const MIN_DRAIN_PERIOD_MS: i64 = 2;
 
 /// What the engine knows of a Java thread it samples.
 #[derive(Debug)]
@@ -95,6 +107,9 @@ pub struct AsyncSampler {
     dropped: Mutex<u64>,
     /// Whether virtual threads' mounts are followed, to charge their samples to them.
     follows_vthreads: std::sync::atomic::AtomicBool,
+    /// Samples with kernel frames drained before the kernel's symbols were read, which wait
+    /// for them (see [`AsyncSampler::until_named`]).
+    held: Mutex<Vec<Pending>>,
 }
 
 pub(crate) static SAMPLER: crate::engine::Current<(&'static Context, &'static AsyncSampler)> =
@@ -138,6 +153,15 @@ fn perf_events_refused() -> Option<String> {
 /// What interrupts threads for `cpu=samples`: `timer=`, or the first the kernel allows of
 /// perf events, POSIX timers on threads' CPU clocks and `ITIMER_PROF`; each fallback says
 /// why on one verbose line.
+///
+/// Perf events come first: the kernel measures a task clock with a high-resolution timer, so
+/// a thread is interrupted after each `interval` of its CPU time wherever it runs. POSIX CPU
+/// timers are checked only at the kernel's tick (4 ms here): a thread that runs in bursts
+/// shorter than the tick is interrupted only when a tick happens to land in one, each signal
+/// weighted by the intervals it stands for, so its samples are few and bunched where ticks
+/// land (measured: a thread bursting 1 ms between 5 ms sleeps had 41 signals for 422 ms of
+/// CPU, 8 for 198 ms with the CPUs busy, and 17 % of a Java thread's samples were charged to
+/// the return from its sleep, where perf events and Linux `perf` put 1 %).
 fn choose_source(ctx: &Context) -> TimerSource {
     let say = |line: String| {
         if ctx.options.verbose {
@@ -145,32 +169,31 @@ fn choose_source(ctx: &Context) -> TimerSource {
         }
     };
     let requested = ctx.options.timer;
-    // POSIX timers on the threads' CPU clocks first: as accurate as perf events here, and
-    // cheaper at short intervals (they fire at the kernel's tick, each signal weighted by its
-    // overruns, so interval=1 walks a quarter as many stacks as perf events do).
-    let posix_refused = if matches!(requested, Timer::Auto | Timer::Cpu) {
-        match thread_timers_refused() {
-            None => return TimerSource::Posix,
+    let perf_refused = if matches!(requested, Timer::Auto | Timer::Perf) {
+        match perf_events_refused() {
+            None => {
+                if signal::perf::excludes_kernel() {
+                    say(format!(
+                        "cpu=samples takes no stack in the kernel: perf_event_paranoid {} lets perf events sample user code only (time in the kernel is charged to the thread's next stack in user code)",
+                        signal::perf::paranoid().unwrap_or(-1)
+                    ));
+                }
+                return TimerSource::Perf;
+            }
             Some(why) => Some(why),
         }
     } else {
         None
     };
-    let perf_refused = if matches!(requested, Timer::Auto | Timer::Perf) {
-        match perf_events_refused() {
+    let posix_refused = if matches!(requested, Timer::Auto | Timer::Perf | Timer::Cpu) {
+        match thread_timers_refused() {
             None => {
-                if let Some(why) = &posix_refused {
+                if let Some(why) = &perf_refused {
                     say(format!(
-                        "cpu=samples uses perf events instead of POSIX timers on threads' CPU clocks: {why}"
+                        "cpu=samples uses POSIX timers on threads' CPU clocks instead of perf events: {why}"
                     ));
                 }
-                if signal::perf::excludes_kernel() {
-                    say(format!(
-                        "cpu=samples counts user CPU time only: perf_event_paranoid {} lets perf events count no kernel time",
-                        signal::perf::paranoid().unwrap_or(-1)
-                    ));
-                }
-                return TimerSource::Perf;
+                return TimerSource::Posix;
             }
             Some(why) => Some(why),
         }
@@ -203,6 +226,7 @@ impl AsyncSampler {
             source: std::sync::atomic::AtomicU8::new(0),
             dropped: Mutex::new(0),
             follows_vthreads: std::sync::atomic::AtomicBool::new(false),
+            held: Mutex::new(Vec::new()),
         }
     }
 
@@ -232,10 +256,14 @@ impl AsyncSampler {
         let period = if sampler.wall {
             i64::from(ctx.options.interval_ms.max(1))
         } else {
-            DRAIN_PERIOD_MS.max(i64::from(ctx.options.interval_ms))
+            // A ring of fewer slots (deep stacks) is drained as much more often.
+            let slots = signal::ring_slots().max(1) as i64;
+            (DRAIN_PERIOD_MS.max(i64::from(ctx.options.interval_ms)) * slots / RING_SLOTS as i64)
+                .max(MIN_DRAIN_PERIOD_MS)
         };
         sampler.ticker.run(period, || {
             jni.with_local_frame(64, || {
+                sigprof_watch::check(period as u64, sampler);
                 if sampler.wall {
                     sampler.signal_wall_threads(ctx, jni);
                 }
@@ -267,7 +295,7 @@ impl AsyncSampler {
             return;
         };
         let source = self.source();
-        let timer = if self.wall || source == TimerSource::Process {
+        let timer = if self.wall || source == TimerSource::Process || signal::displaced_for_good() {
             None
         } else {
             registry
@@ -372,6 +400,9 @@ impl AsyncSampler {
     /// Queues SIGPROF, with its state, to the next [`WALL_THREADS_PER_TICK`] threads; takes
     /// the stacks of those in native code through JVMTI instead.
     fn signal_wall_threads(&self, ctx: &Context, jni: Jni) {
+        if signal::displaced_for_good() {
+            return;
+        }
         let chosen: Vec<(i32, jthread)> = {
             let Ok(mut registry) = self.registry.lock() else {
                 return;
@@ -466,6 +497,7 @@ impl AsyncSampler {
         // the samples taken before are cut to it.
         let depth = ctx.depth();
         signal::set_depth(depth);
+        warn_if_deeper_than_the_ring(depth);
         let mut pending: Vec<Pending> = Vec::new();
         {
             let Ok(mut registry) = self.registry.lock() else {
@@ -490,11 +522,14 @@ impl AsyncSampler {
                         None => carrier,
                     },
                 };
+                // The kernel's frames (a sample in a system call, an interrupt or a fault)
+                // above the walked ones (`depth=` counts the walked ones).
+                let kernel = code_names::frame_location(Code::Kernel);
                 let frames: Vec<(usize, jlocation)> = sample
-                    .frames
+                    .kernel
                     .iter()
-                    .take(depth)
-                    .map(|f| {
+                    .map(|f| (f.method as usize, kernel))
+                    .chain(sample.frames.iter().take(depth).map(|f| {
                         (
                             f.method as usize,
                             if f.bci < 0 {
@@ -503,7 +538,7 @@ impl AsyncSampler {
                                 jlocation::from(f.bci)
                             },
                         )
-                    })
+                    }))
                     .collect();
                 let failure = (sample.num_frames <= 0).then(|| failure_name(sample.num_frames));
                 let (state, weight) = match sample.kind {
@@ -566,10 +601,14 @@ impl AsyncSampler {
             let all = final_drain || !self.follows_vthreads();
             pending.extend(self.name_virtual_threads(ctx, jni, all));
         }
+        let pending = self.until_named(pending, final_drain);
         if pending.is_empty() || ctx.depth() == 0 {
             return;
         }
         let unsampled = unsampled_threads(ctx);
+        // Native and kernel frames are named before the trace table is locked (naming the
+        // first address of a library reads its symbols).
+        let located = Self::locate_code_frames(&pending);
         let Ok(mut traces) = ctx.traces.lock() else {
             return;
         };
@@ -577,16 +616,26 @@ impl AsyncSampler {
         let timed_output = ctx.options.format != crate::options::Format::Text;
         let mut timed = Vec::new();
         for (serial, frames, failure, state, weight, time) in pending {
-            let mut frames: Vec<(jmethodID, jlocation)> = frames
-                .into_iter()
-                .map(|(method, location)| (method as jmethodID, location))
-                .collect();
             if serial.is_some_and(|s| unsampled.contains(&s)) {
                 continue;
             }
+            let mut frames: Vec<(jmethodID, jlocation)> = frames
+                .into_iter()
+                .enumerate()
+                .map(|(index, (method, location))| {
+                    let code = code_names::code_of(location);
+                    match located.get(&(code, method, index > 0)) {
+                        Some(at) => (code_names::key(&mut traces, &ctx.ids, code, at), -1),
+                        None => (method as jmethodID, location),
+                    }
+                })
+                .collect();
             if let Some(reason) = failure {
+                // The frames of native and kernel code the handler recorded stay above the
+                // reason the walk failed.
+                frames.retain(|&(method, _)| traces.is_code_method(method));
                 let method = traces.pseudo_method(&ctx.ids, reason);
-                frames = vec![(method, -1)];
+                frames.push((method, -1));
             }
             if let Some(state) = state {
                 let method = traces.pseudo_method(&ctx.ids, state);
@@ -622,6 +671,51 @@ impl AsyncSampler {
         {
             *total += dropped;
         }
+    }
+
+    /// The samples of `pending` that can be recorded now, with those held before: samples
+    /// with kernel frames wait while the kernel's symbols are being read (on a thread of their
+    /// own, `code_names::load_kernel_symbols`), at most [`MAX_HELD`] of them; a final drain
+    /// (before a dump) waits for the symbols, at most [`KERNEL_SYMBOLS_WAIT`].
+    fn until_named(&self, pending: Vec<Pending>, final_drain: bool) -> Vec<Pending> {
+        let Ok(mut held) = self.held.lock() else {
+            return pending;
+        };
+        let kernel = code_names::frame_location(Code::Kernel);
+        let has_kernel = |p: &Pending| p.1.iter().any(|&(_, location)| location == kernel);
+        if !code_names::kernel_symbols_ready() {
+            if final_drain || held.len() >= MAX_HELD {
+                code_names::wait_for_kernel_symbols(KERNEL_SYMBOLS_WAIT);
+            } else {
+                let (waiting, ready): (Vec<Pending>, Vec<Pending>) =
+                    pending.into_iter().partition(has_kernel);
+                held.extend(waiting);
+                return ready;
+            }
+        }
+        let mut all = std::mem::take(&mut *held);
+        all.extend(pending);
+        all
+    }
+
+    /// The locations of the native and kernel frames of `pending` (by code, address, and whether
+    /// the address is a return address: any frame but a sample's first).
+    fn locate_code_frames(
+        pending: &[Pending],
+    ) -> HashMap<(Code, usize, bool), hprof_symbols::Location> {
+        let mut located = HashMap::new();
+        for (_, frames, _, _, _, _) in pending {
+            for (index, &(address, location)) in frames.iter().enumerate() {
+                let code = code_names::code_of(location);
+                if code == Code::Java {
+                    continue;
+                }
+                located
+                    .entry((code, address, index > 0))
+                    .or_insert_with(|| code_names::locate(code, address as u64, index > 0));
+            }
+        }
+        located
     }
 
     /// Whether virtual threads' samples are charged to them.
@@ -896,6 +990,13 @@ extern "C" fn on_unmount(
     });
 }
 
+/// Samples with kernel frames that wait for the kernel's symbols, at most (past them the drain
+/// waits for the symbols).
+const MAX_HELD: usize = 1 << 16;
+
+/// Longest a drain waits for the kernel's symbols (then kernel frames are named by address).
+const KERNEL_SYMBOLS_WAIT: Duration = Duration::from_secs(10);
+
 /// Samples of virtual threads waiting for their name, at most (more go to their carrier).
 const MAX_PENDING: usize = 65_536;
 
@@ -916,6 +1017,23 @@ const JVMTI_THREAD_STATE_ALIVE: u32 = 0x0001;
 const JVMTI_THREAD_STATE_IN_NATIVE: u32 = 0x0040_0000;
 /// The state frame of a thread in native code.
 const NATIVE_STATE: &str = "<RUNNABLE in native>";
+
+/// Says once per depth, on an `HPROF WARNING` line, that stacks are cut to the ring's depth
+/// when `depth` (`depth=`, or the front-end's CONTROL) asks for more.
+fn warn_if_deeper_than_the_ring(depth: usize) {
+    static WARNED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let ring = signal::ring_depth();
+    if depth > ring && WARNED.swap(depth, std::sync::atomic::Ordering::Relaxed) != depth {
+        let why = if ring < MAX_RING_DEPTH {
+            "the frames the sampler's ring was made for when it started in this JVM"
+        } else {
+            "the most the sampler's ring, preallocated for the signal handler, holds"
+        };
+        eprintln!(
+            "HPROF WARNING: depth={depth}: cpu=samples and cpu=wall keep the {ring} innermost frames of each stack ({why}); sampler=jvmti keeps them all"
+        );
+    }
+}
 
 /// Serials of the threads the front-end turned sampling off for.
 fn unsampled_threads(ctx: &Context) -> Vec<u32> {
@@ -1032,7 +1150,9 @@ impl Engine for AsyncSampler {
                 .map_err(|e| format!("can't enable CompiledMethodLoad ({e})"))?;
         }
         let depth = (ctx.options.depth as usize).clamp(MIN_RING_DEPTH, MAX_RING_DEPTH);
-        signal::install(ctx.vm, RING_SLOTS, depth)?;
+        let slots = (RING_FRAMES / depth).clamp(MIN_RING_SLOTS, RING_SLOTS);
+        signal::install(ctx.vm, slots, depth)?;
+        warn_if_deeper_than_the_ring(ctx.depth());
         signal::set_depth(ctx.depth());
         // jmethodIDs for every class loaded so far; ClassPrepare does the later ones.
         jni.with_local_frame(16, || {
@@ -1086,6 +1206,12 @@ impl Engine for AsyncSampler {
         self.follow_virtual_threads(ctx, jni);
         signal::set_active(true);
         self.identify_running_threads(ctx, jni);
+        // (After the running threads were listed, signalled and given timers: the loader's
+        // thread gets none.)
+        if !self.wall && self.source() == TimerSource::Perf && signal::perf::records_kernel_frames()
+        {
+            code_names::load_kernel_symbols();
+        }
         self.ticker.start(
             ctx.jvmti,
             jni,
@@ -1110,6 +1236,8 @@ impl Engine for AsyncSampler {
     }
 
     fn prepare(&self, ctx: &Context, jni: Option<Jni>) {
+        sigprof_watch::check(DRAIN_PERIOD_MS as u64, self);
+        sigprof_watch::report_foreign();
         if let Some(jni) = jni {
             jni.with_local_frame(64, || self.drain_samples(ctx, jni, true));
         }
@@ -1127,6 +1255,37 @@ impl Engine for AsyncSampler {
 
     fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
         crate::engine::cpu_samples::write_samples(ctx, out, ctx.options.cutoff);
+    }
+}
+
+impl sigprof_watch::Displaced for AsyncSampler {
+    fn rearm(&self) {
+        let Ok(registry) = self.registry.lock() else {
+            return;
+        };
+        let timers = registry
+            .by_tid
+            .values()
+            .filter_map(|t| t.timer.as_ref())
+            .chain(registry.unknown.values());
+        for timer in timers {
+            if let ThreadTimer::Perf(event) = timer {
+                signal::perf::rearm(event.fd());
+            }
+        }
+    }
+
+    fn give_up(&self) {
+        if !self.wall && self.source() == TimerSource::Process {
+            let _ = signal::process_timer(None);
+        }
+        signal::set_active(false);
+        if let Ok(mut registry) = self.registry.lock() {
+            registry.unknown.clear();
+            for thread in registry.by_tid.values_mut() {
+                thread.timer = None;
+            }
+        }
     }
 }
 

@@ -11,6 +11,7 @@ pub mod heap_merge;
 pub mod heap_sites;
 pub mod monitors;
 pub mod object_sites;
+pub mod sigprof_watch;
 pub mod ticker;
 
 use std::sync::atomic::{AtomicU32, Ordering};

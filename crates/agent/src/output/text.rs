@@ -21,7 +21,7 @@ use crate::output::{
     HeapFrame, HeapName, MonitorOwner, MonitorTime, ProfileWriter, Site, SiteTotals, ThreadState,
 };
 use crate::threads::ThreadStart;
-use crate::trace_store::{ClassInfo, EMPTY_TRACE_SERIAL, Trace};
+use crate::trace_store::{ClassInfo, Code, EMPTY_TRACE_SERIAL, Trace};
 
 /// The text writer: each trace is written once, before the first record that uses it.
 pub struct TextWriter<W: Write + Send> {
@@ -130,10 +130,11 @@ impl<W: Write + Send> TextWriter<W> {
                 class: &f.method.class.name,
                 method: Some(&f.method.name),
                 source: f.method.class.source.as_deref(),
-                line: if f.line > 0 {
-                    LineInfo::Line(f.line as u32)
-                } else {
-                    LineInfo::Unknown
+                line: match f.method.code {
+                    Code::Native => LineInfo::NativeCode,
+                    Code::Kernel => LineInfo::KernelCode,
+                    Code::Java if f.line > 0 => LineInfo::Line(f.line as u32),
+                    Code::Java => LineInfo::Unknown,
                 },
             })
             .collect();

@@ -108,6 +108,9 @@ pub struct Sample<'a> {
     pub num_frames: i32,
     /// The frames, innermost first (empty unless `num_frames > 0`).
     pub frames: &'a [CallFrame],
+    /// The kernel's frames above them ([`FRAME_KERNEL`], innermost first), from a perf
+    /// event's call chain: the sample was taken in a system call, an interrupt or a fault.
+    pub kernel: &'a [CallFrame],
     /// What it measures.
     pub kind: SampleKind,
     /// The Java thread id (`Thread.threadId()`) of the virtual thread the thread ran, 0 for
@@ -131,6 +134,8 @@ struct Slot {
     env: AtomicUsize,
     tid: AtomicI32,
     num_frames: AtomicI32,
+    /// Kernel frames in front of the walked ones.
+    kernel: AtomicU32,
     value: AtomicU32,
     vthread: AtomicU64,
     time: AtomicU64,
@@ -157,6 +162,8 @@ pub struct Counters {
     pub dropped: AtomicU64,
     /// Signals handled (each one a sample, recorded or not).
     pub signals: AtomicU64,
+    /// SIGPROF signals that were not the sampler's, passed to the handler before it.
+    pub foreign: AtomicU64,
 }
 
 static RING: OnceLock<Ring> = OnceLock::new();
@@ -178,6 +185,7 @@ static PROCESS_TIMER: AtomicBool = AtomicBool::new(false);
 pub static COUNTERS: Counters = Counters {
     dropped: AtomicU64::new(0),
     signals: AtomicU64::new(0),
+    foreign: AtomicU64::new(0),
 };
 
 /// Marks the sampler's own signals in the high half of their value ("HPRO"), so a SIGPROF
@@ -232,7 +240,12 @@ pub fn find_walker(vm: JavaVm) -> Option<()> {
     Some(())
 }
 
-/// Allocates the ring (`slots` samples of at most `depth` frames), installs the crash guard
+/// Room each sample of the ring has for the kernel's frames beyond the walked ones (a perf
+/// event's call chain holds 127 at most by default: `perf_event_max_stack`).
+pub const KERNEL_ROOM: usize = 128;
+
+/// Allocates the ring (`slots` samples of at most `depth` walked frames, and
+/// [`KERNEL_ROOM`] kernel frames), installs the crash guard
 /// and the SIGPROF handler (in front of any handler already there, which still gets the
 /// signals that are not the sampler's). Call after [`find_walker`]. A later session (an
 /// attached agent started again) reuses the ring and handler of the first.
@@ -246,7 +259,7 @@ pub fn install(vm: JavaVm, slots: usize, depth: usize) -> Result<(), String> {
         set_depth(depth);
         return install_handlers();
     }
-    let depth = depth.max(1);
+    let depth = depth.max(1) + KERNEL_ROOM;
     let ring = Ring {
         slots: (0..slots.max(1))
             .map(|_| Slot {
@@ -255,6 +268,7 @@ pub fn install(vm: JavaVm, slots: usize, depth: usize) -> Result<(), String> {
                 env: AtomicUsize::new(0),
                 tid: AtomicI32::new(0),
                 num_frames: AtomicI32::new(0),
+                kernel: AtomicU32::new(0),
                 value: AtomicU32::new(0),
                 vthread: AtomicU64::new(0),
                 time: AtomicU64::new(0),
@@ -276,7 +290,7 @@ pub fn install(vm: JavaVm, slots: usize, depth: usize) -> Result<(), String> {
     }
     VM.store(vm, Ordering::Release);
     PID.store(std::process::id() as i32, Ordering::Release);
-    DEPTH.store(depth as u32, Ordering::Release);
+    DEPTH.store((depth - KERNEL_ROOM) as u32, Ordering::Release);
     install_handlers()
 }
 
@@ -293,6 +307,14 @@ fn install_handlers() -> Result<(), String> {
             std::io::Error::last_os_error()
         ));
     }
+    install_sigprof().map_err(|e| format!("can't install the SIGPROF handler ({e})"))?;
+    HANDLER_INSTALLED.store(true, Ordering::Release);
+    Ok(())
+}
+
+/// Installs the sampler's SIGPROF handler in front of the one there now, which becomes the
+/// handler of the signals that are not the sampler's.
+fn install_sigprof() -> std::io::Result<()> {
     // SAFETY: a zeroed sigaction is a valid value to fill in.
     let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
     action.sa_sigaction = on_signal as *const () as usize;
@@ -303,14 +325,83 @@ fn install_handlers() -> Result<(), String> {
     let mut previous: libc::sigaction = unsafe { std::mem::zeroed() };
     // SAFETY: installs `on_signal` for SIGPROF and reads back the handler it replaces.
     if unsafe { libc::sigaction(SIGNAL, &action, &mut previous) } != 0 {
-        return Err(format!(
-            "can't install the SIGPROF handler ({})",
-            std::io::Error::last_os_error()
-        ));
+        return Err(std::io::Error::last_os_error());
     }
+    // (The copy it replaces is leaked: a handler running now may still read it.)
     PREVIOUS.store(Box::into_raw(Box::new(previous)), Ordering::Release);
-    HANDLER_INSTALLED.store(true, Ordering::Release);
     Ok(())
+}
+
+/// Times the sampler put its handler back in front of another ([`check_handler`]), at most
+/// (past them, it stays displaced and says so).
+pub const MAX_REINSTALLS: u32 = 16;
+
+static REINSTALLS: AtomicU32 = AtomicU32::new(0);
+
+/// What [`check_handler`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandlerCheck {
+    /// The sampler's handler is SIGPROF's (or none is installed).
+    Ours,
+    /// The sampler gave SIGPROF up to another handler before ([`displaced_for_good`]).
+    Abandoned,
+    /// Another handler had replaced it: the address of that handler (0 for the default
+    /// action, 1 for ignored), and whether the sampler's was put back in front of it.
+    Replaced {
+        /// The handler's address.
+        handler: usize,
+        /// Whether the sampler's handler is SIGPROF's again (the other one gets the signals
+        /// that are not the sampler's).
+        reinstalled: bool,
+    },
+}
+
+/// Checks that SIGPROF's handler is still the sampler's (a JNI library may install its own
+/// after the agent's); when another replaced it, puts the sampler's back in front of it, at
+/// most [`MAX_REINSTALLS`] times. Call from an agent thread (never a signal handler).
+pub fn check_handler() -> HandlerCheck {
+    if !HANDLER_INSTALLED.load(Ordering::Acquire) {
+        return HandlerCheck::Ours;
+    }
+    if displaced_for_good() {
+        return HandlerCheck::Abandoned;
+    }
+    // SAFETY: a zeroed sigaction is a valid value for sigaction to fill in.
+    let mut current: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: reads SIGPROF's action without changing it.
+    if unsafe { libc::sigaction(SIGNAL, ptr::null(), &mut current) } != 0 {
+        return HandlerCheck::Ours;
+    }
+    if current.sa_sigaction == on_signal as *const () as usize {
+        return HandlerCheck::Ours;
+    }
+    let reinstalled =
+        REINSTALLS.fetch_add(1, Ordering::AcqRel) < MAX_REINSTALLS && install_sigprof().is_ok();
+    HandlerCheck::Replaced {
+        handler: current.sa_sigaction,
+        reinstalled,
+    }
+}
+
+/// Whether the sampler gave its SIGPROF handler up to another, for good ([`check_handler`]
+/// replaced it [`MAX_REINSTALLS`] times): no timer or wall-clock signal should be sent.
+pub fn displaced_for_good() -> bool {
+    REINSTALLS.load(Ordering::Acquire) > MAX_REINSTALLS
+}
+
+/// The address of the handler the sampler's passes foreign signals to (`SIG_DFL` for none).
+pub fn previous_handler() -> usize {
+    let previous = PREVIOUS.load(Ordering::Acquire);
+    if previous.is_null() {
+        return libc::SIG_DFL;
+    }
+    // SAFETY: a non-null PREVIOUS points to a leaked copy, never freed.
+    unsafe { (*previous).sa_sigaction }
+}
+
+/// SIGPROF signals that were not the sampler's so far (passed to the handler before it).
+pub fn foreign_signals() -> u64 {
+    COUNTERS.foreign.load(Ordering::Relaxed)
 }
 
 /// Most time [`uninstall`] waits for signals still on their way.
@@ -381,16 +472,38 @@ pub fn set_active(on: bool) {
     ACTIVE.store(on, Ordering::Release);
 }
 
+/// The walked frames per sample the ring has room for (0 before it is allocated).
+pub fn ring_depth() -> usize {
+    RING.get().map_or(0, |r| r.depth - KERNEL_ROOM)
+}
+
+/// The samples the ring holds between two drains (0 before it is allocated).
+pub fn ring_slots() -> usize {
+    RING.get().map_or(0, |r| r.slots.len())
+}
+
 /// Sets the frames walked per sample (at most the ring's depth).
 pub fn set_depth(depth: usize) {
-    let cap = RING.get().map_or(0, |r| r.depth);
-    DEPTH.store(depth.min(cap) as u32, Ordering::Release);
+    DEPTH.store(depth.min(ring_depth()) as u32, Ordering::Release);
 }
 
 /// Faults the crash guard caught in stack walks.
 pub fn guard_faults() -> u64 {
     // SAFETY: reads an atomic counter.
     unsafe { hprof_guard_faults() }
+}
+
+/// Blocks the sampler's signal in the calling thread (a thread of the agent's own that no
+/// sampling signal may interrupt: a process-wide timer's signal then goes to another thread).
+pub fn block_in_this_thread() {
+    // SAFETY: a zeroed sigset_t is a valid value for sigemptyset to fill in.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: builds a set of one signal and adds it to the calling thread's blocked mask.
+    unsafe {
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, SIGNAL);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, ptr::null_mut());
+    }
 }
 
 /// `CLOCK_MONOTONIC` in nanoseconds: the time base of samples (async-signal-safe: the vDSO
@@ -598,13 +711,16 @@ pub fn drain(mut f: impl FnMut(&Sample<'_>)) -> usize {
             continue;
         }
         let num_frames = slot.num_frames.load(Ordering::Relaxed);
-        let walked = (num_frames.max(0) as usize).min(ring.depth);
+        let kernel = (slot.kernel.load(Ordering::Relaxed) as usize).min(ring.depth);
+        let walked = (num_frames.max(0) as usize).min(ring.depth - kernel);
         let start = index * ring.depth;
-        let cells = &ring.frames[start..start + walked];
+        let cells = &ring.frames[start..start + kernel + walked];
         // SAFETY: UnsafeCell<CallFrame> has CallFrame's layout; the slot is READY, so the
         // handler that wrote these frames is done and none writes them until it is FREE.
-        let frames =
-            unsafe { std::slice::from_raw_parts(cells.as_ptr().cast::<CallFrame>(), walked) };
+        let all = unsafe {
+            std::slice::from_raw_parts(cells.as_ptr().cast::<CallFrame>(), kernel + walked)
+        };
+        let (kernel, frames) = all.split_at(kernel);
         let value = slot.value.load(Ordering::Relaxed);
         let kind = match slot.kind.load(Ordering::Relaxed) {
             KIND_WALL => SampleKind::Wall(value),
@@ -615,6 +731,7 @@ pub fn drain(mut f: impl FnMut(&Sample<'_>)) -> usize {
             tid: slot.tid.load(Ordering::Relaxed),
             num_frames,
             frames,
+            kernel,
             kind,
             vthread: slot.vthread.load(Ordering::Relaxed),
             time: slot.time.load(Ordering::Relaxed),
@@ -638,17 +755,22 @@ extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut 
         // SAFETY: the kernel passes a valid siginfo_t to an SA_SIGINFO handler.
         let info = unsafe { &*info };
         match info.si_code {
-            // SAFETY: si_overrun is valid for a timer's signal.
-            libc::SI_TIMER => Some(SampleKind::Cpu(
-                1 + unsafe { info.si_overrun() }.clamp(0, 1 << 20) as u32,
-            )),
+            // A POSIX timer's signal, if the timer is one of the sampler's (its value carries
+            // the mark: another tool's timers in this process have their own values).
+            libc::SI_TIMER => {
+                // SAFETY: si_value and si_overrun are valid for a timer's signal.
+                let (value, overrun) = unsafe { (info.si_value(), info.si_overrun()) };
+                (value.sival_ptr as usize & !0xFFFF_FFFF == MARK)
+                    .then(|| SampleKind::Cpu(1 + overrun.clamp(0, 1 << 20) as u32))
+            }
             // A perf event's overflow, if the event is one of the sampler's.
             perf::POLL_IN | perf::POLL_HUP => {
                 // SAFETY: a signal raised by a descriptor (F_SETSIG) has si_band and si_fd.
                 let fd = unsafe { (*(info as *const libc::siginfo_t).cast::<PollInfo>()).fd };
                 perf::is_own(fd).then(|| {
+                    perf::quiet(fd);
                     perf_fd = Some(fd);
-                    SampleKind::Cpu(1)
+                    SampleKind::Cpu(perf::weight(fd))
                 })
             }
             // The process-wide timer's signal, while it is the sampler's.
@@ -664,8 +786,11 @@ extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut 
         }
     };
     match kind {
-        Some(kind) => take_sample(kind, context),
-        None => pass_on(signo, info, context),
+        Some(kind) => take_sample(kind, context, perf_fd),
+        None => {
+            COUNTERS.foreign.fetch_add(1, Ordering::Relaxed);
+            pass_on(signo, info, context)
+        }
     }
     if let Some(fd) = perf_fd {
         perf::rearm(fd);
@@ -722,7 +847,9 @@ fn current_env() -> *mut sys::JNIEnv {
     }
 }
 
-fn take_sample(kind: SampleKind, context: *mut c_void) {
+/// Takes a sample into a free slot of the ring: the kernel frames of perf event `perf_fd`'s
+/// call chain, if any, then the walked stack.
+fn take_sample(kind: SampleKind, context: *mut c_void, perf_fd: Option<c_int>) {
     if !ACTIVE.load(Ordering::Acquire) {
         return;
     }
@@ -750,36 +877,55 @@ fn take_sample(kind: SampleKind, context: *mut c_void) {
     };
     slot.time.store(monotonic_nanos(), Ordering::Relaxed);
     let env = current_env();
+    let mut kernel = 0;
     let num_frames = if env.is_null() {
         NOT_JAVA
     } else if kind == SampleKind::Wall(IDENTIFY) {
         IDENTIFIED
     } else {
         let depth = (DEPTH.load(Ordering::Relaxed) as usize).min(ring.depth);
+        let start = index * ring.depth;
+        // The kernel's frames go first, in the room the ring has beyond `depth` (`depth=`
+        // counts the walked frames).
+        let room = ring.depth - depth;
+        if let (Some(fd), Some(cells)) = (perf_fd, ring.frames.get(start..start + room)) {
+            // SAFETY: UnsafeCell<CallFrame> has CallFrame's layout; this handler owns the
+            // slot's frames (the slot is WRITING).
+            let out = unsafe {
+                std::slice::from_raw_parts_mut(UnsafeCell::raw_get(cells.as_ptr()), room)
+            };
+            kernel = perf::kernel_frames(fd, out);
+        }
         let frames = ring
             .frames
-            .get(index * ring.depth)
+            .get(start + kernel)
             .map_or(ptr::null_mut(), UnsafeCell::get);
         let mut trace = CallTrace {
             env,
             num_frames: 0,
             frames,
         };
-        // SAFETY: `trace.frames` points at this slot's `ring.depth` frames, which this handler
-        // owns (the slot is WRITING); `walk` is AsyncGetCallTrace, called on the interrupted
-        // thread with its signal context, inside guard.c's fault guard.
-        let guarded = unsafe {
-            hprof_walk_guarded(
-                walk,
-                (&mut trace as *mut CallTrace).cast(),
-                depth as c_int,
-                context,
-            )
-        };
-        match guarded {
-            0 => trace.num_frames,
-            1 => WALK_CRASHED,
-            _ => WALK_SKIPPED,
+        if depth == 0 {
+            // (depth=0: no frame walked.)
+            0
+        } else {
+            // SAFETY: `trace.frames` points at this slot's frames after the kernel's, `depth`
+            // of them, which this handler owns (the slot is WRITING); `walk` is
+            // AsyncGetCallTrace, called on the interrupted thread with its signal context,
+            // inside guard.c's fault guard.
+            let guarded = unsafe {
+                hprof_walk_guarded(
+                    walk,
+                    (&mut trace as *mut CallTrace).cast(),
+                    depth as c_int,
+                    context,
+                )
+            };
+            match guarded {
+                0 => trace.num_frames,
+                1 => WALK_CRASHED,
+                _ => WALK_SKIPPED,
+            }
         }
     };
     let (code, value) = match kind {
@@ -791,6 +937,7 @@ fn take_sample(kind: SampleKind, context: *mut c_void) {
     slot.env.store(env as usize, Ordering::Relaxed);
     slot.tid.store(current_tid(), Ordering::Relaxed);
     slot.num_frames.store(num_frames, Ordering::Relaxed);
+    slot.kernel.store(kernel as u32, Ordering::Relaxed);
     slot.vthread.store(
         if env.is_null() || num_frames == IDENTIFIED {
             0

@@ -308,7 +308,7 @@ fn render_trace(
                     .unwrap_or_else(|| "<Unknown Class>".into()),
                 method: index.string(f.method_name_id),
                 source: index.string(f.source_file_id).filter(|s| !s.is_empty()),
-                line: LineInfo::from_binary(f.line),
+                line: LineInfo::from_stack_frame(f.line, index.string(f.source_file_id).as_deref()),
             },
             None => NamedFrame {
                 class: format!("<unknown frame 0x{id:x}>"),

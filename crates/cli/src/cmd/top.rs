@@ -1,7 +1,7 @@
 //! `hprof top`: the methods of a profile ranked by self and total share, summed over every
 //! trace (or, with `--by trace`, the traces as the section lists them).
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
@@ -27,6 +27,32 @@ pub struct TopArgs {
     /// One JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Colour native, JVM and kernel functions: `auto` on a terminal unless `NO_COLOR` is set.
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    pub color: Colour,
+}
+
+/// When `hprof top` colours its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Colour {
+    /// On a terminal, unless `NO_COLOR` is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// Whether `hprof top` colours its output (`--color`).
+fn colour_wanted(when: Colour) -> bool {
+    match when {
+        Colour::Always => true,
+        Colour::Never => false,
+        Colour::Auto => {
+            std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
 }
 
 /// What `hprof top` ranks.
@@ -51,7 +77,14 @@ pub fn run(args: &TopArgs, out: &mut dyn Write) -> Result<()> {
 fn write_top(profile: &Profile, section: &str, args: &TopArgs, out: &mut dyn Write) -> Result<()> {
     if !args.json {
         match args.by {
-            By::Method => top::write_methods(profile, section, args.rows, args.stacks, out)?,
+            By::Method => top::write_methods(
+                profile,
+                section,
+                args.rows,
+                args.stacks,
+                colour_wanted(args.color),
+                out,
+            )?,
             By::Trace => top::write_traces(profile, section, args.rows, args.stacks, out)?,
         }
         return Ok(());
@@ -66,6 +99,7 @@ fn write_top(profile: &Profile, section: &str, args: &TopArgs, out: &mut dyn Wri
                 .map(|r| {
                     serde_json::json!({
                         "method": r.name,
+                        "kind": r.kind.group(),
                         "self": r.self_value,
                         "total": r.total_value,
                         "self_percent": share(r.self_value, total),
@@ -74,7 +108,11 @@ fn write_top(profile: &Profile, section: &str, args: &TopArgs, out: &mut dyn Wri
                     })
                 })
                 .collect();
-            serde_json::json!({"section": section, "unit": unit, "total": total, "methods": rows})
+            let kinds: serde_json::Map<String, serde_json::Value> = top::groups(profile)
+                .into_iter()
+                .map(|(g, v)| (g.to_string(), v.into()))
+                .collect();
+            serde_json::json!({"section": section, "unit": unit, "total": total, "kinds": kinds, "methods": rows})
         }
         By::Trace => {
             let rows: Vec<_> = by_value(profile)
