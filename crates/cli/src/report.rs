@@ -227,9 +227,8 @@ pub fn write(profile: &Profile, format: Format, title: &str, path: &Path) -> Res
 /// Reports a profile: for each kind of section it holds, the hottest methods of the last dump;
 /// then writes its flame graph (of the first kind) to `flame`.
 pub fn report(path: &Path, flame: Option<&Path>, top: usize, out: &mut dyn Write) -> Result<()> {
-    use hprof_profile::{Kind, Recording, Selection};
-    let bytes = crate::input::read_profile(path)?;
-    let recording = Recording::read(&bytes).with_context(|| format!("{}", path.display()))?;
+    use hprof_profile::{Kind, Selection};
+    let recording = crate::input::read_recording(path)?;
     warn_notes(&path.display().to_string(), &recording);
     writeln!(out, "\nProfile written to {}", path.display())?;
     let ranking = Ranking {
@@ -262,10 +261,9 @@ pub fn report(path: &Path, flame: Option<&Path>, top: usize, out: &mut dyn Write
 /// Converts the profile file `source` (the first kind of profile it holds; every dump added
 /// up for `all`, else the last) to `format` at `output`.
 pub fn convert_file(source: &Path, output: &Path, format: Format, all: bool) -> Result<()> {
-    use hprof_profile::{Recording, Selection};
+    use hprof_profile::Selection;
     let name = source.display().to_string();
-    let bytes = crate::input::read_profile(source)?;
-    let recording = Recording::read(&bytes).with_context(|| name.clone())?;
+    let recording = crate::input::read_recording(source)?;
     warn_notes(&name, &recording);
     let kind = recording.default_kind().with_context(|| {
         format!("{name}: no CPU SAMPLES, CPU TIME, SITES or MONITOR TIME section")

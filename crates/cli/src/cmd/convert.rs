@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::Args;
-use hprof_profile::{Kind, Profile, Recording};
+use hprof_profile::{Kind, Profile};
 
 use crate::report::{Format, write};
 
@@ -32,9 +32,7 @@ impl ProfileArgs {
     /// file's samples carry their times.
     pub fn load_with(&self, timeline: bool) -> Result<(Profile, Kind)> {
         let name = self.input.display().to_string();
-        let bytes = crate::input::read_profile(&self.input)?;
-        let recording = Recording::read(&bytes).with_context(|| name.clone())?;
-        drop(bytes);
+        let recording = crate::input::read_recording(&self.input)?;
         crate::report::warn_notes(&name, &recording);
         let kind = self.select.kind_in(&recording, &name)?;
         Ok((
