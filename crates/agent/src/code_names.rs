@@ -1,10 +1,14 @@
-//! Names the frames of native and kernel code the signal handler recorded as addresses
-//! ([`FRAME_NATIVE`], [`FRAME_KERNEL`]): the library and function of each, from the
-//! libraries' ELF symbols and `/proc/kallsyms` (`hprof-symbols`), on the agent's thread at the
-//! drain, never in the handler. Names are kept per address (a bounded cache).
+//! Names the frames that are no Java method the signal handler recorded as addresses
+//! ([`FRAME_NATIVE`], [`FRAME_KERNEL`], [`FRAME_STUB`], [`FRAME_BROKEN`]): the library and
+//! function of native and kernel code, from the libraries' ELF symbols and `/proc/kallsyms`
+//! (`hprof-symbols`); the code-cache stubs, as the JVM named them (library `[stub]`); the
+//! reason the stack walk broke. On the agent's thread at the drain, never in the handler.
+//! Names are kept per address (a bounded cache).
 //!
 //! [`FRAME_NATIVE`]: crate::signal::FRAME_NATIVE
 //! [`FRAME_KERNEL`]: crate::signal::FRAME_KERNEL
+//! [`FRAME_STUB`]: crate::signal::FRAME_STUB
+//! [`FRAME_BROKEN`]: crate::signal::FRAME_BROKEN
 
 use std::collections::HashMap;
 use std::sync::{Mutex, Once, OnceLock};
@@ -13,7 +17,12 @@ use std::time::{Duration, Instant};
 use hprof_symbols::{KernelSymbols, Location, Symbolizer};
 
 use crate::jvmti::{jlocation, jmethodID};
+use crate::signal::{self, FRAME_BROKEN, FRAME_KERNEL, FRAME_NATIVE, FRAME_STUB};
 use crate::trace_store::{Code, ObjectIds, TraceStore};
+
+/// The library of the code-cache stubs' frames (the JVM's generated code that is no Java
+/// method: intrinsics, runtime stubs, vtable stubs, adapters).
+pub const STUB_LIBRARY: &str = "[stub]";
 
 /// Addresses whose names are kept, at most (the cache starts over past it).
 const CACHED: usize = 1 << 16;
@@ -153,5 +162,122 @@ pub fn code_of(location: jlocation) -> Code {
         Code::Native
     } else {
         Code::Java
+    }
+}
+
+/// Whether a drained frame's location marks a frame that is no Java method (its method then
+/// holds a pc, or a broken walk's reason).
+pub fn is_code_frame(location: jlocation) -> bool {
+    [FRAME_NATIVE, FRAME_KERNEL, FRAME_STUB, FRAME_BROKEN]
+        .iter()
+        .any(|&kind| location == jlocation::from(kind))
+}
+
+/// How many of a sample's walked frames (innermost first, each with its bytecode index) a
+/// trace keeps: up to `depth` Java frames, with the native and stub frames among and above
+/// them (`depth=` counts Java frames, as the original's did).
+pub fn kept(bcis: impl Iterator<Item = i32>, depth: usize) -> usize {
+    let mut java = 0;
+    let mut kept = 0;
+    for bci in bcis {
+        if !is_code_frame(jlocation::from(bci)) {
+            if java == depth {
+                break;
+            }
+            java += 1;
+        }
+        kept += 1;
+    }
+    kept
+}
+
+/// Which frames of a drained sample (kernel frames first, then the walked ones) hold return
+/// addresses: all but the innermost kernel frame and the innermost walked frame, which hold
+/// the interrupted pc.
+pub fn returns(frames: &[(usize, jlocation)]) -> impl Fn(usize) -> bool + use<> {
+    let kernel = frame_location(Code::Kernel);
+    let first_walked = frames.iter().take_while(|f| f.1 == kernel).count();
+    move |index| index != 0 && index != first_walked
+}
+
+/// Where the code of a drained frame (`location` a frame kind, `address` its pc) is, with
+/// what code it is: native and kernel code by [`locate`], stubs by [`locate_stub`]. `None`
+/// for a Java frame and a broken walk's reason.
+pub fn locate_frame(
+    location: jlocation,
+    address: usize,
+    returns: bool,
+) -> Option<(Code, Location)> {
+    match location {
+        l if l == jlocation::from(FRAME_STUB) => Some((Code::Native, locate_stub(address))),
+        l => match code_of(l) {
+            Code::Java => None,
+            code => Some((code, locate(code, address as u64, returns))),
+        },
+    }
+}
+
+/// Where the code-cache stub that holds `pc` is: library [`STUB_LIBRARY`], function the
+/// name the JVM gave it in its DynamicCodeGenerated events (`StubRoutines::dsin`,
+/// `vtable stub`, `I2C/C2I adapters`), or its code blob's name.
+pub fn locate_stub(pc: usize) -> Location {
+    let blob = signal::blob_name(pc);
+    let in_stub_routines = blob
+        .as_deref()
+        .is_some_and(|b| b.starts_with("StubRoutines") || b.starts_with("Stub Generator"));
+    let symbol = match (signal::stubs::name(pc), blob) {
+        (Some(name), _) if in_stub_routines => Some(format!("StubRoutines::{name}")),
+        (Some(name), _) => Some(name),
+        (None, blob) => blob,
+    };
+    Location {
+        library: STUB_LIBRARY.into(),
+        path: STUB_LIBRARY.into(),
+        symbol: symbol.map(Into::into),
+        offset: pc as u64,
+    }
+}
+
+/// The reason a broken walk's frame ([`FRAME_BROKEN`], its number in place of a pc) gives.
+pub fn broken_reason(number: usize) -> &'static str {
+    signal::walker::Failure::from_code(number).map_or("<unknown>", signal::walker::Failure::name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_counts_java_frames_only() {
+        let frames = [
+            FRAME_NATIVE,
+            FRAME_NATIVE,
+            FRAME_STUB,
+            3,
+            -1,
+            FRAME_NATIVE,
+            7,
+            9,
+            FRAME_BROKEN,
+        ];
+        assert_eq!(kept(frames.iter().copied(), 2), 6);
+        assert_eq!(kept(frames.iter().copied(), 3), 7);
+        assert_eq!(kept(frames.iter().copied(), 10), 9);
+        assert_eq!(kept(frames.iter().copied(), 0), 3);
+    }
+
+    #[test]
+    fn the_innermost_kernel_and_walked_frames_are_not_return_addresses() {
+        let kernel = frame_location(Code::Kernel);
+        let native = frame_location(Code::Native);
+        let frames = [(1, kernel), (2, kernel), (3, native), (4, native)];
+        let returns = returns(&frames);
+        assert_eq!(
+            (0..4).map(&returns).collect::<Vec<_>>(),
+            [false, true, false, true]
+        );
+        let walked = [(3, native), (4, native)];
+        let returns = super::returns(&walked);
+        assert_eq!((0..2).map(returns).collect::<Vec<_>>(), [false, true]);
     }
 }

@@ -227,6 +227,7 @@ fn callbacks() -> Callbacks {
         class_load: Some(class_load),
         class_prepare: Some(class_prepare),
         compiled_method_load: Some(compiled_method_load),
+        dynamic_code_generated: Some(dynamic_code_generated),
     }
 }
 
@@ -541,6 +542,25 @@ extern "C" fn compiled_method_load(
     _map: *const sys::jvmtiAddrLocationMap,
     _compile_info: *const c_void,
 ) {
+}
+
+/// DynamicCodeGenerated: a stub's range and name, for the CPU sampler's stack walk (how to
+/// unwind it) and its frames' names. Called on any thread, possibly with the JVM's locks
+/// held: it only records.
+extern "C" fn dynamic_code_generated(
+    _jvmti: *mut sys::jvmtiEnv,
+    name: *const std::ffi::c_char,
+    address: *const c_void,
+    length: sys::jint,
+) {
+    guarded("DynamicCodeGenerated", (), || {
+        if name.is_null() || length <= 0 {
+            return;
+        }
+        // SAFETY: the JVM passes a NUL-terminated name valid during the callback.
+        let name = unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy();
+        crate::signal::stubs::generated(&name, address as usize, length as usize);
+    });
 }
 
 /// Entry point of the `cpu=times` timing thread.

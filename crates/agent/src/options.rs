@@ -140,6 +140,12 @@ pub struct Options {
     pub lineno: bool,
     /// `thread=`.
     pub thread: bool,
+    /// `native=`: native frames (JNI libraries, libc, the JVM) in `cpu=samples` and
+    /// `cpu=wall` stacks, above the Java frames that called them.
+    pub native: bool,
+    /// `vmthreads=`: `cpu=samples` samples the threads that never run Java too (the
+    /// garbage collector's, the JIT compiler's).
+    pub vm_threads: bool,
     /// `doe=`: dump at VM death.
     pub doe: bool,
     /// `msa=`: Solaris micro-state accounting; accepted, nothing to do on Linux.
@@ -230,6 +236,8 @@ impl Options {
             cutoff: DEFAULT_CUTOFF,
             lineno: true,
             thread: false,
+            native: true,
+            vm_threads: false,
             doe: true,
             msa: false,
             force: true,
@@ -419,6 +427,8 @@ impl Options {
                 }
                 "lineno" => o.lineno = boolean(value)?,
                 "thread" => o.thread = boolean(value)?,
+                "native" => o.native = boolean(value)?,
+                "vmthreads" => o.vm_threads = boolean(value)?,
                 "doe" => o.doe = boolean(value)?,
                 "msa" => o.msa = boolean(value)?,
                 "force" => o.force = boolean(value)?,
@@ -647,6 +657,8 @@ interval=<ms>          sample interval in ms          10
 cutoff=<value>         output cutoff point            0.0001
 lineno=y|n             line number in traces?         y
 thread=y|n             thread in traces?              n
+native=y|n             native frames in cpu samples   y
+vmthreads=y|n          sample GC and JIT threads too  n
 doe=y|n                dump on exit?                  y
 msa=y|n                Solaris micro state accounting n
 force=y|n              force output to <file>         y
@@ -691,6 +703,10 @@ Warnings
   - timer= is new in hprof-rs: perf events, POSIX CPU-clock timers or
     ITIMER_PROF interrupt threads for the asynchronous sampler (auto: the
     first the kernel allows, in that order).
+  - native= and vmthreads= are new in hprof-rs: the asynchronous sampler
+    walks HotSpot's frames itself (stubs and intrinsics included) and shows
+    the native frames (JNI libraries, libc, the JVM) above the Java frames
+    that called them; vmthreads=y samples the JVM's own threads too.
   - format=jfr and chunk= are new in hprof-rs: a JDK Flight Recorder recording
     (file=*.jfr chooses it too) that jfr and JMC read, every sample with its
     time; a new chunk starts after chunk= bytes or seconds, and at each dump.
@@ -758,6 +774,19 @@ mod tests {
             help_text().contains("\nheap=dump|sites|all    heap profiling                 all\n")
         );
         assert!(help_text().contains("\nalloc_interval=<bytes> "));
+    }
+
+    #[test]
+    fn native_frames_are_on_and_vm_threads_off_by_default() {
+        let o = parse("cpu=samples");
+        assert!(o.native && !o.vm_threads);
+        let o = parse("cpu=samples,native=n,vmthreads=y");
+        assert!(!o.native && o.vm_threads);
+        assert_eq!(error("native=x"), "native option value must be y|n");
+        assert_eq!(error("vmthreads=1"), "vmthreads option value must be y|n");
+        assert!(
+            help_text().contains("\nnative=y|n             native frames in cpu samples   y\n")
+        );
     }
 
     #[test]

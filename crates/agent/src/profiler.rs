@@ -203,6 +203,7 @@ impl Profiler {
             Event::ClassLoad,
             Event::ClassPrepare,
             Event::CompiledMethodLoad,
+            Event::DynamicCodeGenerated,
         ] {
             let _ = jvmti.set_event(event, false);
         }

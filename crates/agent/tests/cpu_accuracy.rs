@@ -181,7 +181,6 @@ fn each_threads_share_of_samples_is_its_share_of_cpu_time_alone_and_two_jvms_at_
 }
 
 #[test]
-#[ignore = "samples in intrinsic stubs (Math.sin, Math.cos), in HashMap's and sort's compiled code where AsyncGetCallTrace gives up, need the VMStructs stack walk of issue 25 items 1-2"]
 fn four_kernels_get_their_shares_by_frame_alone_and_two_jvms_at_once() {
     for jdk in jdks() {
         for (jvms, points) in [(1, 1.0), (2, 2.0)] {

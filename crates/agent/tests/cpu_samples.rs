@@ -88,7 +88,13 @@ fn the_hot_method_ranks_first_on_every_jdk() {
 #[test]
 fn lineno_n_and_depth_shape_the_traces() {
     let jdk = jdk17();
-    let (run, dir) = profile(&jdk, "cpu=samples,lineno=n,depth=1", "CpuHot", &["600"]);
+    // (native=n: Java frames only, as the original's traces; native frames come above them.)
+    let (run, dir) = profile(
+        &jdk,
+        "cpu=samples,lineno=n,depth=1,native=n",
+        "CpuHot",
+        &["600"],
+    );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let p = TextProfile::parse(&read_text(&text_output(dir.path())));
     assert!(!p.traces.is_empty());

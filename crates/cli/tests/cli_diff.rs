@@ -23,8 +23,12 @@ struct Run {
 fn profile(dir: &Path, percent: u32) -> Run {
     let dir = dir.join(percent.to_string());
     std::fs::create_dir_all(&dir).unwrap();
+    // (native=n: Java frames only, so that b, a leaf method, has its self share as its
+    // total: a sample at a safepoint poll in b has the JVM's frames above it otherwise.
+    // lineno=n: one stack per method, as the comparisons below (folded lines, pprof's
+    // rounding per stack) assume; the agent's walk gives every line of a loop its samples.)
     let agent = format!(
-        "-agentpath:{}=cpu=samples,interval=1,depth=16",
+        "-agentpath:{}=cpu=samples,interval=1,depth=16,native=n,lineno=n",
         libhprof().display()
     );
     let child = java_command(

@@ -200,7 +200,9 @@ fn cpu_samples_and_depth_commands() {
         let v = jdk.version;
         let dir = temp_dir();
         let mut listener = Listener::start(dir.path(), &["wait", "cpu", "depth 1", "cpu", "wait"]);
-        let agent = listener.agent("cpu=samples,format=b,depth=6");
+        // (native=n: `depth` counts Java frames, and the native and kernel frames above
+        // them would come in addition.)
+        let agent = listener.agent("cpu=samples,format=b,depth=6,native=n");
         // ExitPaths dump-wait: two threads warm up (100 ms of CPU each), print WARM and wait,
         // using no CPU, for a line on stdin; then each spends 300 ms of CPU and main returns.
         let mut program = Program::start(&jdk, dir.path(), &agent, "ExitPaths", &["dump-wait"]);

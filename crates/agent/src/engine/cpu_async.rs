@@ -20,6 +20,7 @@ use std::time::Duration;
 use crate::code_names;
 use crate::engine::sigprof_watch;
 use crate::engine::ticker::Ticker;
+use crate::engine::vm_threads::VmThreads;
 use crate::engine::{Context, Engine};
 use crate::jvmti::{
     Capabilities, Event, GlobalRef, Jni, Jvmti, jlocation, jmethodID, jthread, vthreads,
@@ -92,6 +93,10 @@ struct Registry {
     pending_count: usize,
     /// When the virtual threads named last had their liveness checked.
     vthreads_checked: Option<std::time::Instant>,
+    /// JNI environments of the agent's own threads: never sampled (per-thread clocks give
+    /// them no timer; the process-wide timer's signal that lands on one is left out, or the
+    /// drain's own work, naming frames, would be sampled and named in turn).
+    agent_envs: std::collections::HashSet<usize>,
 }
 
 /// The asynchronous sampler.
@@ -107,6 +112,10 @@ pub struct AsyncSampler {
     dropped: Mutex<u64>,
     /// Whether virtual threads' mounts are followed, to charge their samples to them.
     follows_vthreads: std::sync::atomic::AtomicBool,
+    /// Whether the JVM's threads that run no Java are sampled too (`vmthreads=y`).
+    samples_vm_threads: std::sync::atomic::AtomicBool,
+    /// Those threads' serials.
+    vm_threads: Mutex<VmThreads>,
     /// Samples with kernel frames drained before the kernel's symbols were read, which wait
     /// for them (see [`AsyncSampler::until_named`]).
     held: Mutex<Vec<Pending>>,
@@ -230,6 +239,8 @@ impl AsyncSampler {
             source: std::sync::atomic::AtomicU8::new(0),
             dropped: Mutex::new(0),
             follows_vthreads: std::sync::atomic::AtomicBool::new(false),
+            samples_vm_threads: std::sync::atomic::AtomicBool::new(false),
+            vm_threads: Mutex::new(VmThreads::default()),
             held: Mutex::new(Vec::new()),
             draining: Mutex::new(()),
         }
@@ -258,6 +269,9 @@ impl AsyncSampler {
         let Some((ctx, sampler)) = SAMPLER.get() else {
             return;
         };
+        if let Ok(mut registry) = sampler.registry.lock() {
+            registry.agent_envs.insert(jni.raw() as usize);
+        }
         let period = if sampler.wall {
             i64::from(ctx.options.interval_ms.max(1))
         } else {
@@ -275,6 +289,10 @@ impl AsyncSampler {
                 sampler.drain(ctx, jni);
             });
         });
+        // (Its environment may be a later thread's.)
+        if let Ok(mut registry) = sampler.registry.lock() {
+            registry.agent_envs.remove(&(jni.raw() as usize));
+        }
     }
 
     /// A thread started (called on that thread): it gets a timer on its CPU clock, or a
@@ -293,6 +311,9 @@ impl AsyncSampler {
             .and_then(|mut t| t.get_mut(serial as u32).map(|t| t.agent))
             .unwrap_or(false);
         if agent {
+            if let Ok(mut registry) = self.registry.lock() {
+                registry.agent_envs.insert(jni.raw() as usize);
+            }
             return;
         }
         let tid = signal::current_tid();
@@ -341,6 +362,7 @@ impl AsyncSampler {
         let offset = (jni.raw() as usize).wrapping_sub(jni.long_field(current, eetop) as usize);
         jni.delete_local_ref(current);
         let mut unidentified = HashMap::new();
+        let mut agents = Vec::new();
         jni.with_local_frame(16, || {
             for thread in ctx.jvmti.all_threads().unwrap_or_default() {
                 let serial = ctx.jvmti.thread_local(thread).unwrap_or(0) as u32;
@@ -351,6 +373,9 @@ impl AsyncSampler {
                     .and_then(|mut t| t.get_mut(serial).map(|t| t.agent))
                     .unwrap_or(true);
                 let top = jni.long_field(thread, eetop) as usize;
+                if serial != 0 && agent && top != 0 {
+                    agents.push(top.wrapping_add(offset));
+                }
                 if serial != 0 && !agent && top != 0 {
                     unidentified.insert(
                         top.wrapping_add(offset),
@@ -369,6 +394,7 @@ impl AsyncSampler {
                 }
             }
             registry.unidentified = unidentified;
+            registry.agent_envs.extend(agents);
         }
         let asked = task_ids()
             .into_iter()
@@ -507,6 +533,7 @@ impl AsyncSampler {
     /// Moves the ring's samples into the trace store; samples of virtual threads not named
     /// yet wait for their name, unless `final_drain` (before a dump: they go to their carrier).
     fn drain_samples(&self, ctx: &Context, jni: Jni, final_drain: bool) {
+        signal::refresh_walker_tables();
         // The front-end's CONTROL may have changed the depth: the next walks follow it, and
         // the samples taken before are cut to it.
         let depth = ctx.depth();
@@ -516,10 +543,13 @@ impl AsyncSampler {
         // holds samples taken before now.
         let unsampled = unsampled_threads(ctx);
         let mut pending: Vec<Pending> = Vec::new();
+        let mut vm_samples: Vec<(i32, Pending)> = Vec::new();
         {
             let Ok(mut registry) = self.registry.lock() else {
                 return;
             };
+            let vm_threads = self.samples_vm_threads();
+            let known_vm = self.vm_threads.lock().ok();
             let mut not_java = Vec::new();
             let mut identified = Vec::new();
             signal::drain(|sample: &Sample<'_>| {
@@ -531,7 +561,14 @@ impl AsyncSampler {
                     identified.push((sample.tid, sample.env));
                     return;
                 }
-                let carrier = registry.serial_by_env.get(&sample.env).copied();
+                if registry.agent_envs.contains(&sample.env) {
+                    return;
+                }
+                let carrier = registry
+                    .serial_by_env
+                    .get(&sample.env)
+                    .copied()
+                    .or_else(|| known_vm.as_ref().and_then(|vm| vm.serial(sample.tid)));
                 let serial = match sample.vthread {
                     0 => carrier,
                     vthread => match registry.vthreads.get(&vthread) {
@@ -539,20 +576,24 @@ impl AsyncSampler {
                         None => carrier,
                     },
                 };
+                // The walked frames kept: `depth=` counts their Java frames (the native and
+                // stub frames among and above them come in addition).
+                let kept = code_names::kept(sample.frames.iter().map(|f| f.bci), depth);
                 // The kernel's frames (a sample in a system call, an interrupt or a fault)
-                // above the walked ones (`depth=` counts the walked ones).
+                // above the walked ones.
                 let kernel = code_names::frame_location(Code::Kernel);
                 let frames: Vec<(usize, jlocation)> = sample
                     .kernel
                     .iter()
                     .map(|f| (f.method as usize, kernel))
-                    .chain(sample.frames.iter().take(depth).map(|f| {
+                    .chain(sample.frames.iter().take(kept).map(|f| {
+                        let location = jlocation::from(f.bci);
                         (
                             f.method as usize,
-                            if f.bci < 0 {
-                                -1
+                            if code_names::is_code_frame(location) || f.bci >= 0 {
+                                location
                             } else {
-                                jlocation::from(f.bci)
+                                -1
                             },
                         )
                     }))
@@ -562,6 +603,18 @@ impl AsyncSampler {
                     SampleKind::Wall(state) => (Some(state_name(state)), 1),
                     SampleKind::Cpu(weight) => (None, u64::from(weight)),
                 };
+                if vm_threads
+                    && carrier.is_none()
+                    && sample.vthread == 0
+                    && !registry.by_tid.contains_key(&sample.tid)
+                {
+                    // A thread of the JVM's own (vmthreads=y), sampled for the first time.
+                    vm_samples.push((
+                        sample.tid,
+                        (None, frames, failure, state, weight, sample.time),
+                    ));
+                    return;
+                }
                 let unnamed = (sample.vthread != 0
                     && !registry.vthreads.contains_key(&sample.vthread))
                 .then_some(sample.vthread);
@@ -596,7 +649,7 @@ impl AsyncSampler {
                     // threads, HotSpot's other hidden threads): not sampled, as JVMTI never
                     // shows them (a thread that started meanwhile keeps the timer its
                     // ThreadStart gave it).
-                    if !registry.serial_by_env.contains_key(&env) {
+                    if !registry.serial_by_env.contains_key(&env) && !vm_threads {
                         registry.unknown.remove(&tid);
                     }
                     continue;
@@ -610,6 +663,9 @@ impl AsyncSampler {
                     jni.delete_global_ref(old.thread);
                 }
             }
+        }
+        if self.samples_vm_threads() {
+            pending.extend(self.vm_thread_samples(ctx, vm_samples));
         }
         let waiting = self.registry.lock().map(|r| r.pending_count).unwrap_or(0) > 0;
         if self.follows_vthreads() || waiting {
@@ -635,13 +691,17 @@ impl AsyncSampler {
             if serial.is_some_and(|s| unsampled.contains(&s)) {
                 continue;
             }
+            let returns = code_names::returns(&frames);
             let mut frames: Vec<(jmethodID, jlocation)> = frames
-                .into_iter()
+                .iter()
                 .enumerate()
-                .map(|(index, (method, location))| {
-                    let code = code_names::code_of(location);
-                    match located.get(&(code, method, index > 0)) {
-                        Some(at) => (code_names::key(&mut traces, &ctx.ids, code, at), -1),
+                .map(|(index, &(method, location))| {
+                    if location == jlocation::from(signal::FRAME_BROKEN) {
+                        let reason = code_names::broken_reason(method);
+                        return (traces.pseudo_method(&ctx.ids, reason), -1);
+                    }
+                    match located.get(&(location, method, returns(index))) {
+                        Some((code, at)) => (code_names::key(&mut traces, &ctx.ids, *code, at), -1),
                         None => (method as jmethodID, location),
                     }
                 })
@@ -689,6 +749,58 @@ impl AsyncSampler {
         }
     }
 
+    /// Whether the JVM's threads that run no Java are sampled (`vmthreads=y`).
+    fn samples_vm_threads(&self) -> bool {
+        self.samples_vm_threads
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The samples of the JVM's own threads (`vmthreads=y`) drained without a serial, with
+    /// one: the threads sampled for the first time get theirs (and a THREAD START record)
+    /// now. Once a second, the threads that appeared since get a timer, and those that ended
+    /// a THREAD END record.
+    fn vm_thread_samples(&self, ctx: &Context, samples: Vec<(i32, Pending)>) -> Vec<Pending> {
+        // The registry's lock is taken before this one elsewhere (the drain): never inside.
+        let known: std::collections::HashSet<i32> = match self.registry.lock() {
+            Ok(registry) => registry
+                .by_tid
+                .keys()
+                .chain(registry.unknown.keys())
+                .copied()
+                .collect(),
+            Err(_) => return Vec::new(),
+        };
+        let Ok(mut vm) = self.vm_threads.lock() else {
+            return Vec::new();
+        };
+        let mut new: Vec<i32> = samples.iter().map(|(tid, _)| *tid).collect();
+        new.sort_unstable();
+        new.dedup();
+        vm.register(ctx, &new);
+        let appeared = vm.scan(|tid| known.contains(&tid));
+        let timers: Vec<(i32, ThreadTimer)> = appeared
+            .into_iter()
+            .filter_map(|tid| {
+                ThreadTimer::start(self.source(), tid, Self::interval(ctx))
+                    .ok()
+                    .map(|timer| (tid, timer))
+            })
+            .collect();
+        let serials: Vec<Option<u32>> = samples.iter().map(|(tid, _)| vm.serial(*tid)).collect();
+        drop(vm);
+        if let Ok(mut registry) = self.registry.lock() {
+            registry.unknown.extend(timers);
+        }
+        samples
+            .into_iter()
+            .zip(serials)
+            .filter_map(|((_, mut sample), serial)| {
+                sample.0 = Some(serial?);
+                Some(sample)
+            })
+            .collect()
+    }
+
     /// The samples of `pending` that can be recorded now, with those held before: samples
     /// with kernel frames wait while the kernel's symbols are being read (on a thread of their
     /// own, `code_names::load_kernel_symbols`), at most [`MAX_HELD`] of them; a final drain
@@ -714,21 +826,22 @@ impl AsyncSampler {
         all
     }
 
-    /// The locations of the native and kernel frames of `pending` (by code, address, and whether
-    /// the address is a return address: any frame but a sample's first).
+    /// The locations of the native, kernel and stub frames of `pending` (by frame kind,
+    /// address, and whether the address is a return address: see [`code_names::returns`]).
     fn locate_code_frames(
         pending: &[Pending],
-    ) -> HashMap<(Code, usize, bool), hprof_symbols::Location> {
+    ) -> HashMap<(jlocation, usize, bool), (Code, hprof_symbols::Location)> {
         let mut located = HashMap::new();
         for (_, frames, _, _, _, _) in pending {
+            let returns = code_names::returns(frames);
             for (index, &(address, location)) in frames.iter().enumerate() {
-                let code = code_names::code_of(location);
-                if code == Code::Java {
+                let key = (location, address, returns(index));
+                if located.contains_key(&key) {
                     continue;
                 }
-                located
-                    .entry((code, address, index > 0))
-                    .or_insert_with(|| code_names::locate(code, address as u64, index > 0));
+                if let Some(at) = code_names::locate_frame(location, address, key.2) {
+                    located.insert(key, at);
+                }
             }
         }
         located
@@ -952,6 +1065,44 @@ impl AsyncSampler {
                     out.write(|w| w.thread_end(serial));
                 }
             });
+        }
+    }
+
+    /// Turns on the sampler's own stack walk (HotSpot's structures and native code, with
+    /// AsyncGetCallTrace where it breaks), once what it reads checked out; where it cannot, one
+    /// verbose line says why and AsyncGetCallTrace takes every stack. `_HPROF_NO_WALKER` (a
+    /// diagnostic switch, for comparisons) keeps it off.
+    fn start_walker(ctx: &Context, jni: Jni) {
+        // The stubs' ranges and names: those generated from now on, and those made before.
+        let events = ctx
+            .jvmti
+            .set_event(Event::DynamicCodeGenerated, true)
+            .and_then(|()| ctx.jvmti.generate_events(Event::DynamicCodeGenerated));
+        signal::refresh_walker_tables();
+        signal::set_native_frames(ctx.options.native);
+        let started = (|| -> Result<(), String> {
+            if std::env::var_os("_HPROF_NO_WALKER").is_some() {
+                return Err("_HPROF_NO_WALKER is set".into());
+            }
+            let version = ctx
+                .jvmti
+                .feature_version()
+                .ok_or("the JVM's version is unknown")?;
+            let tables = crate::jvmti::vmstructs::VmStructs::read(ctx.vm)?;
+            let env_offset = env_offset(ctx, jni)
+                .ok_or("the JNI environment's place in HotSpot's thread is unknown")?;
+            let layout = signal::hotspot::Layout::read(&tables, version, env_offset)?;
+            signal::enable_walker(layout, &sample_methods(ctx, jni), ctx.options.native)
+        })();
+        if !ctx.options.verbose {
+            return;
+        }
+        if let Err(why) = started {
+            eprintln!("HPROF: cpu samples take stacks with AsyncGetCallTrace alone: {why}");
+        } else if let Err(e) = events {
+            eprintln!(
+                "HPROF: stub frames are named from their code blobs (DynamicCodeGenerated: {e})"
+            );
         }
     }
 
@@ -1179,6 +1330,7 @@ impl Engine for AsyncSampler {
                 }
             }
         });
+        Self::start_walker(ctx, jni);
         if !self.wall {
             let source = choose_source(ctx);
             self.source
@@ -1186,6 +1338,28 @@ impl Engine for AsyncSampler {
             if source == TimerSource::Process {
                 signal::process_timer(Some(Self::interval(ctx)))
                     .map_err(|e| format!("can't start the process-wide CPU timer ({e})"))?;
+            }
+        }
+        if ctx.options.vm_threads {
+            let refused = if self.wall {
+                Some("it applies to cpu=samples only")
+            } else if self.source() == TimerSource::Process {
+                Some("the process-wide timer samples whichever thread runs")
+            } else if !signal::walker_enabled() {
+                Some("the agent's own stack walk is off")
+            } else {
+                None
+            };
+            match refused {
+                None => {
+                    self.samples_vm_threads
+                        .store(true, std::sync::atomic::Ordering::Relaxed);
+                    signal::set_vm_threads(true);
+                }
+                Some(why) if ctx.options.verbose => {
+                    eprintln!("HPROF: vmthreads=y samples no thread of the JVM's own: {why}");
+                }
+                Some(_) => {}
             }
         }
         if !self.wall && self.source() != TimerSource::Process {
@@ -1237,11 +1411,17 @@ impl Engine for AsyncSampler {
     }
 
     fn stop(&self, ctx: &Context) {
+        if ctx.options.verbose
+            && let Some(summary) = signal::walk_summary()
+        {
+            eprintln!("HPROF: cpu samples: {summary}");
+        }
         self.unfollow_virtual_threads(ctx);
         if !self.wall && self.source() == TimerSource::Process {
             let _ = signal::process_timer(None);
         }
         signal::set_active(false);
+        signal::set_vm_threads(false);
         self.ticker.stop();
         if let Ok(mut registry) = self.registry.lock() {
             registry.unknown.clear();
@@ -1273,6 +1453,38 @@ impl Engine for AsyncSampler {
     fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
         crate::engine::cpu_samples::write_samples(ctx, out, ctx.options.cutoff);
     }
+}
+
+/// Where HotSpot keeps a thread's JNI environment: its offset from the thread structure
+/// that `java.lang.Thread.eetop` points to, measured on the calling thread.
+fn env_offset(ctx: &Context, jni: Jni) -> Option<usize> {
+    let class = jni.find_class(c"java/lang/Thread")?;
+    let eetop = jni.field_id(class, c"eetop", c"J");
+    jni.delete_local_ref(class);
+    let (eetop, current) = (eetop?, ctx.jvmti.current_thread().ok()?);
+    let thread = jni.long_field(current, eetop) as usize;
+    jni.delete_local_ref(current);
+    let env = jni.raw() as usize;
+    (thread != 0 && env > thread && env - thread < 1 << 16).then(|| env - thread)
+}
+
+/// jmethodIDs the JVM made (the methods of `java.lang.Object` and `java.lang.Thread`), to
+/// check the stack walk's reading of HotSpot's methods against.
+fn sample_methods(ctx: &Context, jni: Jni) -> Vec<usize> {
+    let mut methods = Vec::new();
+    for name in [c"java/lang/Object", c"java/lang/Thread"] {
+        if let Some(class) = jni.find_class(name) {
+            methods.extend(
+                ctx.jvmti
+                    .class_methods(class)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|m| m as usize),
+            );
+            jni.delete_local_ref(class);
+        }
+    }
+    methods
 }
 
 impl sigprof_watch::Displaced for AsyncSampler {
@@ -1309,7 +1521,7 @@ impl sigprof_watch::Displaced for AsyncSampler {
 /// Kernel ids of this process's threads, as this process names them (`gettid`): in a pid
 /// namespace whose /proc is the host's, /proc/self/task lists the host's ids, and each
 /// thread's `NSpid` line ends with its id here.
-fn task_ids() -> Vec<i32> {
+pub(crate) fn task_ids() -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
         return Vec::new();
     };

@@ -13,6 +13,7 @@ pub mod monitors;
 pub mod object_sites;
 pub mod sigprof_watch;
 pub mod ticker;
+pub mod vm_threads;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, RwLock};

@@ -254,6 +254,8 @@ pub struct Callbacks {
     pub class_prepare: sys::jvmtiEventClassPrepare,
     /// CompiledMethodLoad.
     pub compiled_method_load: sys::jvmtiEventCompiledMethodLoad,
+    /// DynamicCodeGenerated.
+    pub dynamic_code_generated: sys::jvmtiEventDynamicCodeGenerated,
 }
 
 /// The events the agent enables.
@@ -289,6 +291,8 @@ pub enum Event {
     ClassPrepare,
     /// CompiledMethodLoad.
     CompiledMethodLoad,
+    /// DynamicCodeGenerated.
+    DynamicCodeGenerated,
 }
 
 impl Event {
@@ -311,6 +315,7 @@ impl Event {
             Event::ClassLoad => sys::jvmtiEvent::JVMTI_EVENT_CLASS_LOAD,
             Event::ClassPrepare => sys::jvmtiEvent::JVMTI_EVENT_CLASS_PREPARE,
             Event::CompiledMethodLoad => sys::jvmtiEvent::JVMTI_EVENT_COMPILED_METHOD_LOAD,
+            Event::DynamicCodeGenerated => sys::jvmtiEvent::JVMTI_EVENT_DYNAMIC_CODE_GENERATED,
         }
     }
 }
@@ -388,6 +393,7 @@ impl Jvmti {
             ClassLoad: callbacks.class_load,
             ClassPrepare: callbacks.class_prepare,
             CompiledMethodLoad: callbacks.compiled_method_load,
+            DynamicCodeGenerated: callbacks.dynamic_code_generated,
             ..Default::default()
         };
         let size = std::mem::size_of::<sys::jvmtiEventCallbacks>() as jint;
@@ -408,6 +414,12 @@ impl Jvmti {
             event.code(),
             ptr::null_mut()
         )
+    }
+
+    /// Sends the events `event` would have sent for what happened before it was enabled
+    /// (GenerateEvents: the DynamicCodeGenerated events of the stubs made so far).
+    pub fn generate_events(self, event: Event) -> Result<()> {
+        jvmti!(self, GenerateEvents, event.code())
     }
 
     /// All live threads, as local references of the calling thread.

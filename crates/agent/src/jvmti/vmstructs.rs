@@ -1,26 +1,39 @@
-//! Reads HotSpot's exported description of its own structures (`gHotSpotVMStructs`, the table
-//! the serviceability agent uses) to find a VM flag by name and set it: how the sampler turns
-//! on `DebugNonSafepoints` without the cost of CompiledMethodLoad events.
+//! Reads HotSpot's exported description of its own structures (`gHotSpotVMStructs`,
+//! `gHotSpotVMTypes`, `gHotSpotVMIntConstants`, `gHotSpotVMLongConstants`: the tables the
+//! serviceability agent uses) into one snapshot: field offsets and static addresses by
+//! `Type::field`, type sizes, constants. What the sampler's own stack walk learns HotSpot's
+//! layout from, and how it turns on `DebugNonSafepoints` without the cost of
+//! CompiledMethodLoad events.
 
 #![allow(unsafe_code)]
 
+use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_void};
 
 use super::JavaVm;
 
-/// The symbols of the table, looked up in libjvm.
-struct Table {
-    entries: *const u8,
-    stride: usize,
-    type_name: usize,
-    field_name: usize,
-    is_static: usize,
-    offset: usize,
-    address: usize,
+/// One field of a HotSpot type, as the table describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Field {
+    /// For a static field, its address; else its offset in the type.
+    pub value: usize,
+    /// Whether the field is static.
+    pub is_static: bool,
+    /// The field's C++ type, as HotSpot spells it (`int`, `int16_t`, `address`, ...).
+    pub type_string: String,
+}
+
+/// A snapshot of HotSpot's exported tables.
+#[derive(Debug, Default)]
+pub struct VmStructs {
+    fields: HashMap<(String, String), Field>,
+    types: HashMap<String, usize>,
+    ints: HashMap<String, i64>,
+    longs: HashMap<String, i64>,
 }
 
 /// A symbol of the library that holds the JVM's invocation interface.
-fn symbol(vm: JavaVm, name: &CStr) -> Option<*const c_void> {
+pub fn jvm_symbol(vm: JavaVm, name: &CStr) -> Option<*const c_void> {
     let raw = vm.raw();
     if raw.is_null() {
         return None;
@@ -50,88 +63,225 @@ fn symbol(vm: JavaVm, name: &CStr) -> Option<*const c_void> {
 
 /// The `u64` an exported symbol holds.
 fn u64_symbol(vm: JavaVm, name: &CStr) -> Option<usize> {
-    let at = symbol(vm, name)? as *const u64;
+    let at = jvm_symbol(vm, name)? as *const u64;
     // SAFETY: HotSpot exports these entry-layout symbols as `uint64_t` globals, set when
     // libjvm is loaded.
     Some(unsafe { at.read() } as usize)
 }
 
-impl Table {
-    fn find(vm: JavaVm) -> Option<Table> {
-        let entries = symbol(vm, c"gHotSpotVMStructs")? as *const *const u8;
-        // SAFETY: `gHotSpotVMStructs` is an exported pointer to the entry array.
-        let entries = unsafe { entries.read() };
-        if entries.is_null() {
-            return None;
-        }
-        Some(Table {
-            entries,
-            stride: u64_symbol(vm, c"gHotSpotVMStructEntryArrayStride")?,
-            type_name: u64_symbol(vm, c"gHotSpotVMStructEntryTypeNameOffset")?,
-            field_name: u64_symbol(vm, c"gHotSpotVMStructEntryFieldNameOffset")?,
-            is_static: u64_symbol(vm, c"gHotSpotVMStructEntryIsStaticOffset")?,
-            offset: u64_symbol(vm, c"gHotSpotVMStructEntryOffsetOffset")?,
-            address: u64_symbol(vm, c"gHotSpotVMStructEntryAddressOffset")?,
-        })
-        .filter(|t| t.stride > 0)
-    }
+/// The entry array an exported pointer symbol points to.
+fn array_symbol(vm: JavaVm, name: &CStr) -> Option<*const u8> {
+    let at = jvm_symbol(vm, name)? as *const *const u8;
+    // SAFETY: the `gHotSpotVM*` table symbols are exported pointers to their entry arrays.
+    let entries = unsafe { at.read() };
+    (!entries.is_null()).then_some(entries)
+}
 
-    /// For the field `type_name::field_name`: its address if static, else its offset.
-    fn field(&self, type_names: &[&str], field_name: &str) -> Option<(bool, usize)> {
-        // The table ends with an entry whose type name is null; a bound guards the walk.
-        for i in 0..100_000 {
-            // SAFETY: entry i lies within the array until its terminating entry, which the
-            // loop stops at; every field read is at an offset the VM exported for its layout.
+/// The string a table entry points to at `at` (None for a null pointer).
+///
+/// # Safety
+/// `at` must be the address of a `const char*` in a live table entry.
+unsafe fn string_at(at: *const u8) -> Option<String> {
+    // SAFETY: as the caller promises; HotSpot's table strings are NUL-terminated literals.
+    unsafe {
+        let text = at.cast::<*const c_char>().read();
+        (!text.is_null()).then(|| CStr::from_ptr(text).to_string_lossy().into_owned())
+    }
+}
+
+/// At most this many entries are read from one table (each ends with a null entry; the
+/// bound guards against a table without one).
+const MAX_ENTRIES: usize = 100_000;
+
+impl VmStructs {
+    /// Reads the four tables of the JVM that runs this agent; an error says which is missing.
+    pub fn read(vm: JavaVm) -> Result<VmStructs, String> {
+        let mut tables = VmStructs::default();
+        let missing = |what: &str| format!("the JVM exports no {what}");
+        let entries =
+            array_symbol(vm, c"gHotSpotVMStructs").ok_or_else(|| missing("gHotSpotVMStructs"))?;
+        let stride = u64_symbol(vm, c"gHotSpotVMStructEntryArrayStride").unwrap_or(0);
+        let type_name = u64_symbol(vm, c"gHotSpotVMStructEntryTypeNameOffset");
+        let field_name = u64_symbol(vm, c"gHotSpotVMStructEntryFieldNameOffset");
+        let type_string = u64_symbol(vm, c"gHotSpotVMStructEntryTypeStringOffset");
+        let is_static = u64_symbol(vm, c"gHotSpotVMStructEntryIsStaticOffset");
+        let offset = u64_symbol(vm, c"gHotSpotVMStructEntryOffsetOffset");
+        let address = u64_symbol(vm, c"gHotSpotVMStructEntryAddressOffset");
+        let (
+            Some(type_name),
+            Some(field_name),
+            Some(type_string),
+            Some(is_static),
+            Some(offset),
+            Some(address),
+        ) = (
+            type_name,
+            field_name,
+            type_string,
+            is_static,
+            offset,
+            address,
+        )
+        else {
+            return Err(missing("layout of gHotSpotVMStructs"));
+        };
+        if stride == 0 {
+            return Err(missing("stride of gHotSpotVMStructs"));
+        }
+        for i in 0..MAX_ENTRIES {
+            // SAFETY: entry i lies within the array until its terminating entry (null type
+            // name), where the loop stops; every field is read at the offset the VM exported
+            // for its own layout.
             unsafe {
-                let entry = self.entries.add(i * self.stride);
-                let type_name = entry.add(self.type_name).cast::<*const c_char>().read();
-                if type_name.is_null() {
-                    return None;
-                }
-                let name = entry.add(self.field_name).cast::<*const c_char>().read();
-                if name.is_null() {
+                let entry = entries.add(i * stride);
+                let Some(ty) = string_at(entry.add(type_name)) else {
+                    break;
+                };
+                let Some(name) = string_at(entry.add(field_name)) else {
                     continue;
-                }
-                let (ty, name) = (CStr::from_ptr(type_name), CStr::from_ptr(name));
-                if name.to_bytes() != field_name.as_bytes()
-                    || !type_names.iter().any(|t| ty.to_bytes() == t.as_bytes())
-                {
-                    continue;
-                }
-                let is_static = entry.add(self.is_static).cast::<i32>().read() != 0;
-                return Some(if is_static {
-                    (true, entry.add(self.address).cast::<usize>().read())
+                };
+                let is_static = entry.add(is_static).cast::<i32>().read() != 0;
+                let value = if is_static {
+                    entry.add(address).cast::<usize>().read()
                 } else {
-                    (false, entry.add(self.offset).cast::<u64>().read() as usize)
-                });
+                    entry.add(offset).cast::<u64>().read() as usize
+                };
+                let type_string = string_at(entry.add(type_string)).unwrap_or_default();
+                tables.fields.insert(
+                    (ty, name),
+                    Field {
+                        value,
+                        is_static,
+                        type_string,
+                    },
+                );
             }
         }
-        None
+        if let (Some(entries), Some(stride), Some(name), Some(size)) = (
+            array_symbol(vm, c"gHotSpotVMTypes"),
+            u64_symbol(vm, c"gHotSpotVMTypeEntryArrayStride"),
+            u64_symbol(vm, c"gHotSpotVMTypeEntryTypeNameOffset"),
+            u64_symbol(vm, c"gHotSpotVMTypeEntrySizeOffset"),
+        ) && stride > 0
+        {
+            for i in 0..MAX_ENTRIES {
+                // SAFETY: as above, up to the entry with a null type name.
+                unsafe {
+                    let entry = entries.add(i * stride);
+                    let Some(ty) = string_at(entry.add(name)) else {
+                        break;
+                    };
+                    let size = entry.add(size).cast::<u64>().read() as usize;
+                    tables.types.insert(ty, size);
+                }
+            }
+        }
+        for (table, stride, name, value, long) in [
+            (
+                c"gHotSpotVMIntConstants",
+                c"gHotSpotVMIntConstantEntryArrayStride",
+                c"gHotSpotVMIntConstantEntryNameOffset",
+                c"gHotSpotVMIntConstantEntryValueOffset",
+                false,
+            ),
+            (
+                c"gHotSpotVMLongConstants",
+                c"gHotSpotVMLongConstantEntryArrayStride",
+                c"gHotSpotVMLongConstantEntryNameOffset",
+                c"gHotSpotVMLongConstantEntryValueOffset",
+                true,
+            ),
+        ] {
+            let (Some(entries), Some(stride), Some(name), Some(value)) = (
+                array_symbol(vm, table),
+                u64_symbol(vm, stride),
+                u64_symbol(vm, name),
+                u64_symbol(vm, value),
+            ) else {
+                continue;
+            };
+            if stride == 0 {
+                continue;
+            }
+            for i in 0..MAX_ENTRIES {
+                // SAFETY: as above, up to the entry with a null name.
+                unsafe {
+                    let entry = entries.add(i * stride);
+                    let Some(constant) = string_at(entry.add(name)) else {
+                        break;
+                    };
+                    if long {
+                        let v = entry.add(value).cast::<i64>().read();
+                        tables.longs.insert(constant, v);
+                    } else {
+                        let v = entry.add(value).cast::<i32>().read();
+                        tables.ints.insert(constant, i64::from(v));
+                    }
+                }
+            }
+        }
+        Ok(tables)
+    }
+
+    /// The field `field` of the first of `types` that has it.
+    pub fn field(&self, types: &[&str], field: &str) -> Option<&Field> {
+        types
+            .iter()
+            .find_map(|ty| self.fields.get(&((*ty).to_string(), field.to_string())))
+    }
+
+    /// The offset of the instance field `field` of the first of `types` that has it.
+    pub fn offset(&self, types: &[&str], field: &str) -> Option<usize> {
+        self.field(types, field)
+            .filter(|f| !f.is_static)
+            .map(|f| f.value)
+    }
+
+    /// The address of the static field `field` of the first of `types` that has it.
+    pub fn address(&self, types: &[&str], field: &str) -> Option<usize> {
+        self.field(types, field)
+            .filter(|f| f.is_static && f.value != 0)
+            .map(|f| f.value)
+    }
+
+    /// The size of the first of `types` the table describes.
+    pub fn type_size(&self, types: &[&str]) -> Option<usize> {
+        types.iter().find_map(|ty| self.types.get(*ty).copied())
+    }
+
+    /// An integer constant (`frame::entry_frame_call_wrapper_offset`).
+    pub fn int_constant(&self, name: &str) -> Option<i64> {
+        self.ints.get(name).copied()
+    }
+
+    /// A long constant.
+    pub fn long_constant(&self, name: &str) -> Option<i64> {
+        self.longs.get(name).copied()
     }
 }
 
 /// Sets the `bool` VM flag `name` (e.g. `DebugNonSafepoints`) to `value`, through HotSpot's
 /// own flag table; an error says why it could not (another JVM, another layout).
 pub fn set_bool_flag(vm: JavaVm, name: &str, value: bool) -> Result<(), String> {
-    let table = Table::find(vm).ok_or("the JVM exports no gHotSpotVMStructs")?;
+    let tables = VmStructs::read(vm)?;
     // The flag class is `JVMFlag` since JDK 11 (`Flag` before).
     let types = ["JVMFlag", "Flag"];
     let missing = |what: &str| format!("gHotSpotVMStructs has no {what}");
-    let (_, flags) = table
-        .field(&types, "flags")
-        .filter(|(s, _)| *s)
+    let flags = tables
+        .address(&types, "flags")
         .ok_or_else(|| missing("JVMFlag::flags"))?;
-    let (_, count) = table
-        .field(&types, "numFlags")
-        .filter(|(s, _)| *s)
+    let count = tables
+        .address(&types, "numFlags")
         .ok_or_else(|| missing("JVMFlag::numFlags"))?;
-    let (_, name_at) = table
-        .field(&types, "_name")
+    let name_at = tables
+        .offset(&types, "_name")
         .ok_or_else(|| missing("JVMFlag::_name"))?;
-    let (_, addr_at) = table
-        .field(&types, "_addr")
+    let addr_at = tables
+        .offset(&types, "_addr")
         .ok_or_else(|| missing("JVMFlag::_addr"))?;
-    let size = type_size(vm, &types).ok_or_else(|| missing("the size of JVMFlag"))?;
+    let size = tables
+        .type_size(&types)
+        .ok_or_else(|| missing("the size of JVMFlag"))?;
     // SAFETY: `flags` and `numFlags` are the addresses of HotSpot's static flag array pointer
     // and count; each flag lies `size` bytes after the previous one, and `_name` / `_addr` are
     // the exported offsets of its name and value pointers.
@@ -156,37 +306,4 @@ pub fn set_bool_flag(vm: JavaVm, name: &str, value: bool) -> Result<(), String> 
         }
     }
     Err(format!("the JVM has no flag {name}"))
-}
-
-/// The size of the type named one of `names`, from `gHotSpotVMTypes`.
-fn type_size(vm: JavaVm, names: &[&str]) -> Option<usize> {
-    let entries = symbol(vm, c"gHotSpotVMTypes")? as *const *const u8;
-    let stride = u64_symbol(vm, c"gHotSpotVMTypeEntryArrayStride")?;
-    let type_name = u64_symbol(vm, c"gHotSpotVMTypeEntryTypeNameOffset")?;
-    let size = u64_symbol(vm, c"gHotSpotVMTypeEntrySizeOffset")?;
-    if stride == 0 {
-        return None;
-    }
-    // SAFETY: as for the struct table: walked up to its terminating entry (null type name),
-    // with the exported layout offsets.
-    unsafe {
-        let entries = entries.read();
-        if entries.is_null() {
-            return None;
-        }
-        for i in 0..100_000 {
-            let entry = entries.add(i * stride);
-            let name = entry.add(type_name).cast::<*const c_char>().read();
-            if name.is_null() {
-                return None;
-            }
-            if names
-                .iter()
-                .any(|n| CStr::from_ptr(name).to_bytes() == n.as_bytes())
-            {
-                return Some(entry.add(size).cast::<u64>().read() as usize);
-            }
-        }
-    }
-    None
 }

@@ -155,7 +155,17 @@ impl<W: Write + Send> JfrWriter<W> {
                 let m = &f.method;
                 let class = self.pools.class(&internal_name(&m.class.name));
                 FrameRef {
-                    method: self.pools.method(class, &m.name, &m.signature),
+                    // (Functions of native and kernel code have no descriptor: the JDK's
+                    // jfr tool needs one.)
+                    method: self.pools.method(
+                        class,
+                        &m.name,
+                        if m.signature.is_empty() {
+                            "()V"
+                        } else {
+                            &m.signature
+                        },
+                    ),
                     line: f.line.max(0),
                     bci: -1,
                     kind: if m.native { FRAME_NATIVE } else { FRAME_JIT },

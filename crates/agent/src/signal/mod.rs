@@ -1,11 +1,14 @@
-//! Owns what runs in signal handlers: the SIGPROF handler that takes a thread's Java stack with
-//! HotSpot's `AsyncGetCallTrace`, the preallocated ring of samples it writes into, the timers
-//! on each thread's CPU clock that deliver the signal, the queued signals of wall-clock
-//! sampling, and the crash guard around the stack walk (`guard.c`).
+//! Owns what runs in signal handlers: the SIGPROF handler that takes a thread's stack (by
+//! the agent's own walk of HotSpot's structures and native code, [`walker`], or by HotSpot's
+//! `AsyncGetCallTrace` where that walk is not available or breaks), the preallocated ring of
+//! samples it writes into, the timers on each thread's CPU clock that deliver the signal,
+//! the queued signals of wall-clock sampling, and the crash guard around the stack walk
+//! (`guard.c`).
 //!
 //! The handler is async-signal-safe: it reads atomics, calls `GetEnv` (a read of the current
-//! thread's JVM structure) and `AsyncGetCallTrace` (written for this use), and writes into
-//! memory allocated before the first timer was armed. It never allocates, locks or panics.
+//! thread's JVM structure), walks inside the crash guard, calls `AsyncGetCallTrace` (written
+//! for this use), and writes into memory allocated before the first timer was armed. It
+//! never allocates, locks or panics.
 
 #![allow(unsafe_code)]
 
@@ -21,7 +24,12 @@ use std::time::Duration;
 use crate::jvmti::{JavaVm, sys};
 
 pub mod carriers;
+pub mod hotspot;
+pub mod native;
 pub mod perf;
+pub mod publish;
+pub mod stubs;
+pub mod walker;
 
 pub use perf::PerfTimer;
 
@@ -48,16 +56,46 @@ struct CallTrace {
 
 type AsyncGetCallTrace = unsafe extern "C" fn(*mut CallTrace, c_int, *mut c_void);
 
+/// What the crash guard calls: (data, depth, signal context).
+type GuardedFn = unsafe extern "C" fn(*mut c_void, c_int, *mut c_void);
+
 unsafe extern "C" {
     fn hprof_guard_install() -> c_int;
     fn hprof_guard_uninstall() -> c_int;
     fn hprof_guard_faults() -> libc::c_ulong;
     fn hprof_walk_guarded(
-        walk: AsyncGetCallTrace,
+        walk: GuardedFn,
         trace: *mut c_void,
         depth: c_int,
         context: *mut c_void,
     ) -> c_int;
+}
+
+/// What [`guarded`] returns: the function returned.
+pub const GUARD_RETURNED: c_int = 0;
+/// What [`guarded`] returns: the function faulted and was abandoned.
+pub const GUARD_CRASHED: c_int = 1;
+
+unsafe extern "C" fn call_closure<F: FnMut()>(data: *mut c_void, _: c_int, _: *mut c_void) {
+    // SAFETY: `data` is the `&mut F` that `guarded` passed, alive for this call.
+    let f = unsafe { &mut *data.cast::<F>() };
+    f();
+}
+
+/// Runs `f` inside the crash guard: a fault in it abandons it (its frames are jumped over,
+/// so it must own nothing that needs dropping). [`GUARD_RETURNED`], [`GUARD_CRASHED`], or 2
+/// when no guard slot was free (`f` did not run). Async-signal-safe; works outside handlers.
+pub fn guarded<F: FnMut()>(mut f: F) -> c_int {
+    // SAFETY: `call_closure::<F>` takes the pointer to `f` this passes; the guard calls it at
+    // most once, before returning.
+    unsafe {
+        hprof_walk_guarded(
+            call_closure::<F>,
+            (&mut f as *mut F).cast(),
+            0,
+            ptr::null_mut(),
+        )
+    }
 }
 
 /// `CallFrame::bci` of a frame in native code of user space (a JNI library, libc, libjvm, the
@@ -70,6 +108,9 @@ pub const FRAME_KERNEL: i32 = -11;
 /// runtime stub, a vtable stub, an adapter): `method` holds a program counter inside it,
 /// named at the drain from the blob's name.
 pub const FRAME_STUB: i32 = -12;
+/// `CallFrame::bci` of the last frame of a walk that broke before the end of the stack:
+/// `method` holds why ([`walker::Failure`] as a number).
+pub const FRAME_BROKEN: i32 = -13;
 
 /// `num_frames` of a sample whose walk faulted and was abandoned by the guard.
 pub const WALK_CRASHED: i32 = -100;
@@ -141,7 +182,9 @@ struct Slot {
     time: AtomicU64,
 }
 
-/// The preallocated samples: `slots.len()` slots of `depth` frames each.
+/// The preallocated samples: `slots.len()` slots of `depth` frames each, and as many again
+/// where AsyncGetCallTrace writes when the agent's own walk broke (the better of the two is
+/// kept).
 struct Ring {
     slots: Box<[Slot]>,
     frames: Box<[UnsafeCell<CallFrame>]>,
@@ -176,8 +219,8 @@ static DEPTH: AtomicU32 = AtomicU32::new(0);
 static PREVIOUS: AtomicPtr<libc::sigaction> = AtomicPtr::new(ptr::null_mut());
 /// Whether the sampler's SIGPROF handler (and the walk's crash guard) are installed.
 static HANDLER_INSTALLED: AtomicBool = AtomicBool::new(false);
-/// Handler invocations running now.
-static IN_HANDLER: AtomicU32 = AtomicU32::new(0);
+/// Handler invocations running now (and readers of published tables, see [`publish`]).
+pub(crate) static IN_HANDLER: AtomicU32 = AtomicU32::new(0);
 static PID: AtomicI32 = AtomicI32::new(0);
 /// Whether the process-wide CPU timer (ITIMER_PROF) is the sampler's.
 static PROCESS_TIMER: AtomicBool = AtomicBool::new(false);
@@ -274,7 +317,7 @@ pub fn install(vm: JavaVm, slots: usize, depth: usize) -> Result<(), String> {
                 time: AtomicU64::new(0),
             })
             .collect(),
-        frames: (0..slots.max(1) * depth)
+        frames: (0..slots.max(1) * depth * 2)
             .map(|_| {
                 UnsafeCell::new(CallFrame {
                     bci: 0,
@@ -713,7 +756,7 @@ pub fn drain(mut f: impl FnMut(&Sample<'_>)) -> usize {
         let num_frames = slot.num_frames.load(Ordering::Relaxed);
         let kernel = (slot.kernel.load(Ordering::Relaxed) as usize).min(ring.depth);
         let walked = (num_frames.max(0) as usize).min(ring.depth - kernel);
-        let start = index * ring.depth;
+        let start = index * ring.depth * 2;
         let cells = &ring.frames[start..start + kernel + walked];
         // SAFETY: UnsafeCell<CallFrame> has CallFrame's layout; the slot is READY, so the
         // handler that wrote these frames is done and none writes them until it is FREE.
@@ -747,7 +790,7 @@ extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut 
     // SAFETY: errno is the calling thread's; it is restored so the interrupted code never
     // sees the handler's.
     let errno = unsafe { *libc::__errno_location() };
-    IN_HANDLER.fetch_add(1, Ordering::AcqRel);
+    IN_HANDLER.fetch_add(1, Ordering::SeqCst);
     let mut perf_fd = None;
     let kind = if info.is_null() {
         None
@@ -786,16 +829,13 @@ extern "C" fn on_signal(signo: c_int, info: *mut libc::siginfo_t, context: *mut 
         }
     };
     match kind {
-        Some(kind) => take_sample(kind, context, perf_fd),
+        Some(kind) => take_sample(kind, context, &mut Rearm(perf_fd)),
         None => {
             COUNTERS.foreign.fetch_add(1, Ordering::Relaxed);
             pass_on(signo, info, context)
         }
     }
-    if let Some(fd) = perf_fd {
-        perf::rearm(fd);
-    }
-    IN_HANDLER.fetch_sub(1, Ordering::AcqRel);
+    IN_HANDLER.fetch_sub(1, Ordering::SeqCst);
     // SAFETY: as above.
     unsafe { *libc::__errno_location() = errno };
 }
@@ -847,9 +887,291 @@ fn current_env() -> *mut sys::JNIEnv {
     }
 }
 
-/// Takes a sample into a free slot of the ring: the kernel frames of perf event `perf_fd`'s
-/// call chain, if any, then the walked stack.
-fn take_sample(kind: SampleKind, context: *mut c_void, perf_fd: Option<c_int>) {
+/// The agent's own stack walk, once its checks at start passed ([`enable_walker`]).
+static LAYOUT: OnceLock<hotspot::Layout> = OnceLock::new();
+/// Whether native, stub and kernel frames are written into samples (`native=y`).
+static NATIVE_FRAMES: AtomicBool = AtomicBool::new(true);
+/// Whether threads the JVM runs no Java on are walked too (`vmthreads=y`).
+static VM_THREADS: AtomicBool = AtomicBool::new(false);
+
+/// Walks (`on`) or leaves (`NOT_JAVA`) the stacks of threads the JVM runs no Java on, when
+/// the agent's own walk is on.
+pub fn set_vm_threads(on: bool) {
+    VM_THREADS.store(on, Ordering::Release);
+}
+
+/// How the samples' stacks were taken.
+#[derive(Debug)]
+pub struct WalkCounters {
+    /// Walked to their end (or depth) by the agent's own walk.
+    pub walked: AtomicU64,
+    /// Broken walks that AsyncGetCallTrace took further.
+    pub fallback: AtomicU64,
+    /// Broken walks kept as they were, by [`walker::Failure`] (index = its number).
+    pub broken: [AtomicU64; 12],
+}
+
+/// How the samples' stacks were taken.
+pub static WALKS: WalkCounters = WalkCounters {
+    walked: AtomicU64::new(0),
+    fallback: AtomicU64::new(0),
+    broken: [const { AtomicU64::new(0) }; 12],
+};
+
+/// Writes native, stub and kernel frames into samples (`on`, `native=y`) or Java frames only.
+pub fn set_native_frames(on: bool) {
+    NATIVE_FRAMES.store(on, Ordering::Release);
+}
+
+/// Turns the agent's own stack walk on, once `layout` passed its checks; `native`: native
+/// frames are written into samples.
+pub fn use_walker(layout: hotspot::Layout, native: bool) {
+    set_native_frames(native);
+    let _ = LAYOUT.set(layout);
+}
+
+/// Checks `layout` against the running JVM ([`hotspot::Layout::check`], inside the crash
+/// guard) with `methods` (jmethodIDs the JVM made), then turns the agent's own stack walk on
+/// (`native`: native frames are written into samples). An error says why the walk stays off.
+pub fn enable_walker(
+    layout: hotspot::Layout,
+    methods: &[usize],
+    native: bool,
+) -> Result<(), String> {
+    let mut checked: Result<(), &'static str> = Err("the checks did not run");
+    let code = guarded(|| checked = layout.check(methods));
+    if code != GUARD_RETURNED {
+        return Err("reading HotSpot's structures faulted".into());
+    }
+    checked?;
+    use_walker(layout, native);
+    Ok(())
+}
+
+/// The name HotSpot gave the code blob that holds `pc`, if the agent's walk is on and a
+/// blob holds it (read inside the crash guard: a blob may be freed meanwhile).
+pub fn blob_name(pc: usize) -> Option<String> {
+    let layout = LAYOUT.get()?;
+    let mut name = [0u8; 96];
+    let mut len = 0;
+    let code = guarded(|| {
+        len = 0;
+        if let Some(blob) = layout.find_blob(pc) {
+            let at = layout.blob_name(blob);
+            if hotspot::plausible(at, 1) {
+                while len < name.len() {
+                    let b = hotspot::u8_at(at + len);
+                    if b == 0 {
+                        break;
+                    }
+                    name[len] = b;
+                    len += 1;
+                }
+            }
+        }
+    });
+    (code == GUARD_RETURNED && len > 0).then(|| String::from_utf8_lossy(&name[..len]).into_owned())
+}
+
+/// Keeps the tables the walk reads up to date (libraries loaded or unloaded, stubs
+/// generated) and frees the ones no handler reads any more. Not in the signal handler.
+pub fn refresh_walker_tables() {
+    native::refresh();
+    stubs::refresh();
+}
+
+/// What became of the stacks the agent's walk took, for one verbose line: `N stacks walked`,
+/// then those AsyncGetCallTrace took further and those that broke, by reason. None before
+/// any walk.
+pub fn walk_summary() -> Option<String> {
+    let walked = WALKS.walked.load(Ordering::Relaxed);
+    let fallback = WALKS.fallback.load(Ordering::Relaxed);
+    let broken: Vec<String> = walker::Failure::ALL
+        .iter()
+        .filter_map(|&f| {
+            let n = WALKS.broken.get(f as usize)?.load(Ordering::Relaxed);
+            (n > 0).then(|| format!("{} {n}", f.name()))
+        })
+        .collect();
+    if walked + fallback == 0 && broken.is_empty() {
+        return None;
+    }
+    let mut line = format!("{walked} stacks walked through HotSpot's frames and native code");
+    if fallback > 0 {
+        line += &format!(", {fallback} by AsyncGetCallTrace where the walk broke");
+    }
+    if !broken.is_empty() {
+        line += &format!(", broken: {}", broken.join(", "));
+    }
+    Some(line)
+}
+
+/// Whether the agent's own stack walk is on.
+pub fn walker_enabled() -> bool {
+    LAYOUT.get().is_some()
+}
+
+/// The registers a walk starts from, out of the handler's signal context.
+#[cfg(target_arch = "x86_64")]
+fn registers(context: *mut c_void) -> Option<walker::Regs> {
+    if context.is_null() {
+        return None;
+    }
+    // SAFETY: the kernel passes a valid ucontext_t to an SA_SIGINFO handler.
+    let regs = unsafe { &(*context.cast::<libc::ucontext_t>()).uc_mcontext.gregs };
+    let reg = |r: c_int| regs[r as usize] as usize;
+    Some(walker::Regs {
+        pc: reg(libc::REG_RIP),
+        sp: reg(libc::REG_RSP),
+        fp: reg(libc::REG_RBP),
+        rbx: reg(libc::REG_RBX),
+        r13: reg(libc::REG_R13),
+        rax: reg(libc::REG_RAX),
+    })
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn registers(_context: *mut c_void) -> Option<walker::Regs> {
+    None
+}
+
+/// Takes the stack of the interrupted thread (JNI environment `env`) into `frames` (`room`
+/// of them, then as many of scratch room): the agent's own walk (at most `depth` Java frames,
+/// native and stub frames above them in the rest of the room), with AsyncGetCallTrace where
+/// that walk broke and AsyncGetCallTrace gets further. Returns the frames written, or
+/// AsyncGetCallTrace's (or the guard's) failure code.
+fn walk_stack(
+    env: *mut sys::JNIEnv,
+    frames: *mut CallFrame,
+    room: usize,
+    depth: usize,
+    context: *mut c_void,
+    walk: AsyncGetCallTrace,
+) -> i32 {
+    let agct = |at: *mut CallFrame, depth: usize| -> i32 {
+        let mut trace = CallTrace {
+            env,
+            num_frames: 0,
+            frames: at,
+        };
+        // SAFETY: `at` points at `depth` or more frames of this slot, which this handler owns
+        // (the slot is WRITING); `walk` is AsyncGetCallTrace, called on the interrupted
+        // thread with its signal context, inside guard.c's fault guard; its signature differs
+        // from the guard's only in the pointer type of its first argument.
+        let guarded = unsafe {
+            hprof_walk_guarded(
+                std::mem::transmute::<AsyncGetCallTrace, GuardedFn>(walk),
+                (&mut trace as *mut CallTrace).cast(),
+                depth as c_int,
+                context,
+            )
+        };
+        match guarded {
+            0 => trace.num_frames,
+            1 => WALK_CRASHED,
+            _ => WALK_SKIPPED,
+        }
+    };
+    let (Some(layout), Some(regs)) = (LAYOUT.get(), registers(context)) else {
+        return agct(frames, depth.min(room));
+    };
+    // SAFETY: `frames` points at this slot's 2 * `room` frames, owned by this handler.
+    let (out, scratch) = unsafe {
+        (
+            std::slice::from_raw_parts_mut(frames, room),
+            frames.add(room),
+        )
+    };
+    let mut progress = walker::Progress {
+        depth: 0,
+        java: 0,
+        before_java: 0,
+        failure: None,
+    };
+    let native = NATIVE_FRAMES.load(Ordering::Relaxed);
+    let result = guarded(|| {
+        walker::Walk::new(
+            layout,
+            env as usize,
+            native,
+            &mut *out,
+            depth,
+            &mut progress,
+        )
+        .run(&regs)
+    });
+    // SAFETY: the walk wrote `progress` with volatile stores before any read that could
+    // fault; after a fault the guard jumped back here, and this read sees those stores.
+    let mut progress = unsafe { ptr::read_volatile(&progress) };
+    match result {
+        GUARD_RETURNED => {}
+        GUARD_CRASHED => progress.failure = Some(walker::Failure::Crashed),
+        _ => return WALK_SKIPPED,
+    }
+    let Some(failure) = progress.failure else {
+        WALKS.walked.fetch_add(1, Ordering::Relaxed);
+        return progress.depth as i32;
+    };
+    // The walk broke: AsyncGetCallTrace may get further (its Java frames after the native
+    // and stub frames the walk put on top).
+    let top = if progress.java > 0 {
+        progress.before_java
+    } else {
+        progress.depth
+    };
+    let wanted = depth.min(room.saturating_sub(top));
+    if wanted > 0 && !env.is_null() {
+        let taken = agct(scratch, wanted);
+        if taken > 0 && taken as usize > progress.java {
+            let taken = (taken as usize).min(wanted);
+            // SAFETY: both ranges lie in this slot (scratch after the first `room` frames,
+            // `top + taken <= room`), and do not overlap.
+            unsafe { ptr::copy_nonoverlapping(scratch, frames.add(top), taken) };
+            WALKS.fallback.fetch_add(1, Ordering::Relaxed);
+            return (top + taken) as i32;
+        }
+    }
+    if let Some(counter) = WALKS.broken.get(failure as usize) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+    // The frames walked, then why the walk stopped (in place of the last one if full).
+    let at = progress.depth.min(room - 1);
+    out[at] = CallFrame {
+        bci: FRAME_BROKEN,
+        method: failure as usize as sys::jmethodID,
+    };
+    (at + 1) as i32
+}
+
+/// The perf event whose overflow the handler is taking a sample for: armed again as soon as
+/// its call chain is copied (or when dropped), so that it counts the thread's CPU time while
+/// the handler walks the stack (a walk's time, not counted, would be CPU time never sampled).
+struct Rearm(Option<c_int>);
+
+impl Rearm {
+    /// The event, until it is armed again.
+    fn fd(&self) -> Option<c_int> {
+        self.0
+    }
+
+    /// Arms the event again (once).
+    fn now(&mut self) {
+        if let Some(fd) = self.0.take() {
+            perf::rearm(fd);
+        }
+    }
+}
+
+impl Drop for Rearm {
+    fn drop(&mut self) {
+        self.now();
+    }
+}
+
+/// Takes a sample into a free slot of the ring: the kernel frames of the call chain of the
+/// perf event in `rearm`, if any (the event is armed again once they are copied), then the
+/// walked stack.
+fn take_sample(kind: SampleKind, context: *mut c_void, rearm: &mut Rearm) {
     if !ACTIVE.load(Ordering::Acquire) {
         return;
     }
@@ -877,18 +1199,27 @@ fn take_sample(kind: SampleKind, context: *mut c_void, perf_fd: Option<c_int>) {
     };
     slot.time.store(monotonic_nanos(), Ordering::Relaxed);
     let env = current_env();
+    let walk_native_thread = env.is_null()
+        && kind != SampleKind::Wall(IDENTIFY)
+        && VM_THREADS.load(Ordering::Relaxed)
+        && LAYOUT.get().is_some();
     let mut kernel = 0;
-    let num_frames = if env.is_null() {
+    let num_frames = if env.is_null() && !walk_native_thread {
         NOT_JAVA
     } else if kind == SampleKind::Wall(IDENTIFY) {
         IDENTIFIED
     } else {
         let depth = (DEPTH.load(Ordering::Relaxed) as usize).min(ring.depth);
-        let start = index * ring.depth;
+        // Each slot has 2 * `ring.depth` frames: the first `ring.depth` hold the kernel's
+        // frames, then the walked ones; the rest is the walk's scratch room (where
+        // AsyncGetCallTrace writes when the agent's own walk broke).
+        let start = index * ring.depth * 2;
         // The kernel's frames go first, in the room the ring has beyond `depth` (`depth=`
-        // counts the walked frames).
+        // counts the walked Java frames).
         let room = ring.depth - depth;
-        if let (Some(fd), Some(cells)) = (perf_fd, ring.frames.get(start..start + room)) {
+        // (`native=n`: Java frames only, no kernel frame either.)
+        let chain = rearm.fd().filter(|_| NATIVE_FRAMES.load(Ordering::Relaxed));
+        if let (Some(fd), Some(cells)) = (chain, ring.frames.get(start..start + room)) {
             // SAFETY: UnsafeCell<CallFrame> has CallFrame's layout; this handler owns the
             // slot's frames (the slot is WRITING).
             let out = unsafe {
@@ -896,36 +1227,18 @@ fn take_sample(kind: SampleKind, context: *mut c_void, perf_fd: Option<c_int>) {
             };
             kernel = perf::kernel_frames(fd, out);
         }
+        rearm.now();
         let frames = ring
             .frames
             .get(start + kernel)
             .map_or(ptr::null_mut(), UnsafeCell::get);
-        let mut trace = CallTrace {
-            env,
-            num_frames: 0,
-            frames,
-        };
         if depth == 0 {
             // (depth=0: no frame walked.)
             0
+        } else if frames.is_null() {
+            WALK_SKIPPED
         } else {
-            // SAFETY: `trace.frames` points at this slot's frames after the kernel's, `depth`
-            // of them, which this handler owns (the slot is WRITING); `walk` is
-            // AsyncGetCallTrace, called on the interrupted thread with its signal context,
-            // inside guard.c's fault guard.
-            let guarded = unsafe {
-                hprof_walk_guarded(
-                    walk,
-                    (&mut trace as *mut CallTrace).cast(),
-                    depth as c_int,
-                    context,
-                )
-            };
-            match guarded {
-                0 => trace.num_frames,
-                1 => WALK_CRASHED,
-                _ => WALK_SKIPPED,
-            }
+            walk_stack(env, frames, ring.depth - kernel, depth, context, walk)
         }
     };
     let (code, value) = match kind {

@@ -423,8 +423,8 @@ pub fn is_own(fd: c_int) -> bool {
             .is_some_and(|own| own.load(Ordering::Acquire))
 }
 
-/// Stops the event from overflowing while the handler walks, where it runs enabled (called
-/// in the signal handler, first).
+/// Stops the event from overflowing while the handler copies its call chain, where it runs
+/// enabled (called in the signal handler, first; [`rearm`] follows before the stack walk).
 pub fn quiet(fd: c_int) {
     if refresh_hangs() {
         // SAFETY: an ioctl, a system call: async-signal-safe. The descriptor is the sampler's
@@ -433,7 +433,9 @@ pub fn quiet(fd: c_int) {
     }
 }
 
-/// Arms the event again for one overflow (called in the signal handler, last).
+/// Arms the event again for one overflow (called in the signal handler once the sample's
+/// call chain is copied, before the stack walk: the walk's CPU time is counted, and an
+/// overflow during it waits, as SIGPROF is blocked in its handler, and is sampled after).
 pub fn rearm(fd: c_int) {
     // SAFETY: an ioctl, a system call: async-signal-safe. The descriptor is the sampler's
     // (checked by the caller); if it was closed since, the ioctl fails harmlessly.
