@@ -2,7 +2,7 @@
 // measured by the program itself. Modes (argument 1), each running for SECONDS (argument 2):
 //   inline   a loop calling a small method the JIT inlines, which holds > 99 % of the CPU
 //            (four calls of twenty dependent multiply-xorshift steps each against the loop's
-//            one increment and test);
+//            one increment and test), for SECONDS of the main thread's CPU time, not wall time;
 //   kernels  four threads running four kernels, each busy for 1, 2, 4 and 8 ms between sleeps
 //            of 5 ms (the clock reads of a burst inside the kernel's frame); each prints its
 //            own CPU time ("kernel NAME CPU_NS") at the end;
@@ -443,8 +443,14 @@ public class Sampling {
         deadline = System.nanoTime() + (long) (seconds * 1e9);
         switch (mode) {
             case "inline": {
+                // For SECONDS of the main thread's CPU time, not wall time: the JVM's start-up
+                // (class loading, in the same thread, before main) stays a small, fixed part of
+                // the samples however loaded the machine is.
+                java.lang.management.ThreadMXBean mx =
+                        java.lang.management.ManagementFactory.getThreadMXBean();
+                long cpuEnd = mx.getCurrentThreadCpuTime() + (long) (seconds * 1e9);
                 long x = 1;
-                while (System.nanoTime() < deadline) {
+                while (mx.getCurrentThreadCpuTime() < cpuEnd) {
                     x = loop(x, 1_000_000);
                 }
                 sink += x;
