@@ -122,8 +122,12 @@ fn an_inlined_hot_method_is_charged_to_itself_not_its_caller() {
             "JDK {}: {cpu:?}",
             jdk.version
         );
-        let step = count(&p, |f, _| java_top(f).starts_with("Sampling.step(Sampling.java:"));
-        let caller = count(&p, |f, _| java_top(f).starts_with("Sampling.loop(Sampling.java:"));
+        let step = count(&p, |f, _| {
+            java_top(f).starts_with("Sampling.step(Sampling.java:")
+        });
+        let caller = count(&p, |f, _| {
+            java_top(f).starts_with("Sampling.loop(Sampling.java:")
+        });
         // step holds > 95 % of the CPU; its caller a loop increment.
         assert!(
             step * 100 >= total * 90,
@@ -490,8 +494,12 @@ fn assert_kernel_shares(run: &JavaRun, p: &TextProfile, min_samples: u64, points
 /// thread).
 fn assert_inline_profile(p: &TextProfile) {
     let total = total(p);
-    let step = count(p, |f, _| java_top(f).starts_with("Sampling.step(Sampling.java:"));
-    let caller = count(p, |f, _| java_top(f).starts_with("Sampling.loop(Sampling.java:"));
+    let step = count(p, |f, _| {
+        java_top(f).starts_with("Sampling.step(Sampling.java:")
+    });
+    let caller = count(p, |f, _| {
+        java_top(f).starts_with("Sampling.loop(Sampling.java:")
+    });
     assert!(total >= 100, "{total} samples");
     assert!(step * 100 >= total * 90, "step {step} of {total}");
     assert!(
