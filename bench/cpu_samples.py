@@ -41,16 +41,18 @@ def timed(cmd, cwd):
     return time.perf_counter() - start
 
 
-def prepare():
-    """Builds the agent and the Java programs; returns a fresh work directory, a copy of the
-    agent in it (so every run loads the agent just built, even if target/ is rebuilt
-    meanwhile), the Java classes, and the javac-of-java.util workload."""
-    sh("cargo", "build", "--release", "--locked", "--quiet", "-p", "hprof-agent", cwd=ROOT)
+def prepare(prebuilt=None):
+    """Builds the agent (unless `prebuilt`, the path of one built already, is given) and the
+    Java programs; returns a fresh work directory, a copy of the agent in it (so every run
+    loads the agent just built, even if target/ is rebuilt meanwhile), the Java classes, and
+    the javac-of-java.util workload."""
+    if prebuilt is None:
+        sh("cargo", "build", "--release", "--locked", "--quiet", "-p", "hprof-agent", cwd=ROOT)
     sh(str(ROOT / "scripts/build-java.sh"))
     module_root, sources = java_util_sources()
     work = Path(tempfile.mkdtemp(prefix="hprof-bench-"))
     agent = work / "libhprof.so"
-    shutil.copy2(ROOT / "target/release/libhprof.so", agent)
+    shutil.copy2(prebuilt or ROOT / "target/release/libhprof.so", agent)
     javac = lambda flags: [
         "javac", *[f"-J{f}" for f in flags], "-nowarn", "-Xmaxwarns", "0", "-d", str(work / "classes"),
         "--patch-module", f"java.base={module_root}", *sources]

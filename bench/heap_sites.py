@@ -11,14 +11,33 @@ fast mode's live shares come to the truth on java/src/LiveSets.java (six sites o
 one array class keeping known shares of what they allocate).
 
     bench/heap_sites.py [--runs N] [--write] [--modes fast,exact,512k,JFR]
+                        [--agent PATH] [--base-agent PATH --base-name NAME]
 
---write replaces the "heap=sites overhead" section of bench/RESULTS.md.
+--write replaces the "heap=sites overhead" section of bench/RESULTS.md. --agent runs a
+prebuilt agent instead of building this checkout's; --base-agent adds the fast mode of another
+build (named NAME in the tables) beside it, interleaved, for a side-by-side comparison.
 """
-import argparse, os, re, shutil, statistics, subprocess, sys, time
+import argparse, os, re, resource, shutil, statistics, subprocess, sys, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import cpu_samples  # noqa: E402
 from cpu_samples import interleaved, prepare, raw_runs, timed, write_section  # noqa: E402
+
+# CPU seconds (user + system) of each run, in the order they ran: on a machine other work
+# shares, a run's CPU time moves less than its wall time.
+CPU = []
+
+
+def timed_with_cpu(cmd, cwd):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = timed(cmd, cwd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return wall
+
+
+cpu_samples.timed = timed_with_cpu
 
 SECTION = "## heap=sites overhead"
 
@@ -121,12 +140,17 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--modes", help="comma-separated words of the profilers to run, e.g. fast,JFR (default: all); with it, no accuracy runs and nothing written")
+    parser.add_argument("--agent", help="a prebuilt libhprof.so to run instead of building this checkout's")
+    parser.add_argument("--base-agent", help="another build's libhprof.so, whose fast mode runs beside")
+    parser.add_argument("--base-name", default="base", help="what the tables call --base-agent")
     args = parser.parse_args()
 
-    work, agent, classes, (javac_name, javac) = prepare()
+    work, agent, classes, (javac_name, javac) = prepare(args.agent)
     profilers = {
         "no agent": [],
         "hprof heap=sites (fast, default: 16 KB samples)": [f"-agentpath:{agent}=heap=sites,file={work}/fast.txt"],
+        **({f"hprof heap=sites (fast) {args.base_name}": [f"-agentpath:{shutil.copy2(args.base_agent, work / 'libhprof-base.so')}=heap=sites,file={work}/fast-base.txt"]}
+           if args.base_agent else {}),
         "hprof heap=sites fast, 128 KB samples": ["env:HPROF_FAST_SAMPLE_INTERVAL=131072", f"-agentpath:{agent}=heap=sites,file={work}/fast.txt"],
         "hprof heap=sites sites=exact": [f"-agentpath:{agent}=heap=sites,sites=exact,file={work}/exact.txt"],
         "hprof heap=sites alloc_interval=512k": [f"-agentpath:{agent}=heap=sites,alloc_interval=512k,file={work}/sampled.txt"],
@@ -141,12 +165,23 @@ def main():
         javac_name: lambda flags: with_env(flags, javac),
     }
     results = interleaved(workloads, profilers, args.runs, work, warmup=0)
+    # The CPU seconds of each run, in the shape of `results` (runs went workload by workload,
+    # round by round, profiler by profiler).
+    cpu_runs, order = {}, iter(CPU)
+    for workload, times in results.items():
+        cpu_runs[workload] = {n: [] for n in times}
+        for _ in range(args.runs):
+            for n in times:
+                cpu_runs[workload][n].append(next(order))
 
     if args.modes:
         for workload, times in results.items():
             base = statistics.median(times["no agent"])
+            cpu_base = statistics.median(cpu_runs[workload]["no agent"])
             for n, t in times.items():
-                print(f"{workload}, {n}: median {statistics.median(t):.2f} s ({statistics.median(t) / base:.2f}x), runs {' '.join(f'{x:.2f}' for x in t)}")
+                c = cpu_runs[workload][n]
+                print(f"{workload}, {n}: median {statistics.median(t):.2f} s ({statistics.median(t) / base:.2f}x), runs {' '.join(f'{x:.2f}' for x in t)}; "
+                      f"CPU median {statistics.median(c):.2f} s ({statistics.median(c) / cpu_base:.2f}x), runs {' '.join(f'{x:.2f}' for x in c)}")
         shutil.rmtree(work, ignore_errors=True)
         return
 

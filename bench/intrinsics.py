@@ -12,6 +12,10 @@ options), and no agent, runs interleaved, median wall time of N each, on JDK 17:
   too.
 
     bench/intrinsics.py [--runs N] [--base REV] [--write]
+                        [--agent PATH] [--base-agent PATH] [--intrinsics-only]
+
+--agent and --base-agent run prebuilt agents (this checkout's, the base's) instead of building
+them; --intrinsics-only leaves AllocBench and javac out.
 
 --write replaces the "heap=sites fast mode: allocating intrinsics" section of bench/RESULTS.md.
 """
@@ -57,17 +61,24 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--base", default=BASE)
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--agent", help="a prebuilt libhprof.so to run as this checkout's")
+    parser.add_argument("--base-agent", help="a prebuilt libhprof.so to run as --base's")
+    parser.add_argument("--intrinsics-only", action="store_true")
     args = parser.parse_args()
 
-    work, agent, classes, (javac_name, javac) = prepare()
-    base = base_agent(args.base, work)
+    work, agent, classes, (javac_name, javac) = prepare(args.agent)
+    if args.base_agent:
+        base = work / "libhprof-base.so"
+        shutil.copy2(args.base_agent, base)
+    else:
+        base = base_agent(args.base, work)
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip()
     profilers = {
         "no agent": [],
         f"heap=sites before ({args.base})": [f"-agentpath:{base}=heap=sites,file={work}/base.txt"],
         f"heap=sites now ({rev})": [f"-agentpath:{agent}=heap=sites,file={work}/now.txt"],
     }
-    workloads = {
+    workloads = {} if args.intrinsics_only else {
         "AllocBench (allocation-heavy)": lambda flags: ["java", *flags, "-cp", str(classes), "bench.AllocBench", "3000"],
         javac_name: javac,
     }

@@ -1,14 +1,12 @@
 //! Owns the `net=` command listener: an agent thread that reads the front-end's commands
-//! from the socket the output goes to, and carries them out.
-//!
-//! Each command is `u1 tag, u4 serial, u4 length, body` (big-endian): 0x01 force GC, 0x02
-//! dump heap, 0x03 allocation sites (`u2 flags, u4 cutoff as float`), 0x04 heap summary,
-//! 0x05 exit the VM, 0x06 dump traces, 0x07 CPU samples (`u2 unused, u4 cutoff`), 0x08
-//! control (`u2 sub-command` and its argument), 0xFF end. Unlike the original, a closed
-//! connection ends the listener quietly, ids are read in network byte order, and an unknown
-//! command is reported and skipped, never ending the VM.
+//! (`hprof_format::net`, the original's protocol) from the socket the output goes to, and
+//! carries them out. Unlike the original, a closed connection ends the listener quietly, ids
+//! are read in network byte order, and an unknown command is reported and skipped, never
+//! ending the VM.
 
 use std::io::Read;
+
+pub use hprof_format::net::Command;
 
 use crate::jvmti::Jni;
 use crate::profiler;
@@ -16,113 +14,13 @@ use crate::profiler;
 /// Name of the listener thread (agent threads' names start with `HPROF `).
 pub const THREAD_NAME: &str = "HPROF listener thread";
 
-/// The longest command body accepted.
-const MAX_BODY: u32 = 1 << 16;
-
-/// A command from the front-end.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Command {
-    /// 0x01.
-    ForceGc,
-    /// 0x02.
-    DumpHeap,
-    /// 0x03.
-    AllocSites {
-        /// 0x1 incremental, 0x2 by allocated bytes, 0x4 force GC.
-        flags: u16,
-        /// Cutoff ratio.
-        cutoff: f32,
-    },
-    /// 0x04.
-    HeapSummary,
-    /// 0x05.
-    ExitVm,
-    /// 0x06.
-    DumpTraces,
-    /// 0x07.
-    CpuSamples {
-        /// Cutoff ratio.
-        cutoff: f32,
-    },
-    /// 0x08.
-    Control {
-        /// Sub-command.
-        sub: u16,
-        /// Its argument: a thread object id (3, 4) or a depth (7).
-        argument: u64,
-    },
-    /// 0xFF, or the connection closed.
-    End,
-    /// A tag this agent does not know.
-    Unknown(u8),
-}
-
-fn u16_at(body: &[u8], at: usize) -> u16 {
-    body.get(at..at + 2)
-        .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]))
-}
-
-fn u32_at(body: &[u8], at: usize) -> u32 {
-    body.get(at..at + 4)
-        .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-}
-
-/// Parses one command's body.
-pub fn parse(tag: u8, body: &[u8]) -> Command {
-    match tag {
-        0x01 => Command::ForceGc,
-        0x02 => Command::DumpHeap,
-        0x03 => Command::AllocSites {
-            flags: u16_at(body, 0),
-            cutoff: f32::from_bits(u32_at(body, 2)),
-        },
-        0x04 => Command::HeapSummary,
-        0x05 => Command::ExitVm,
-        0x06 => Command::DumpTraces,
-        0x07 => Command::CpuSamples {
-            cutoff: f32::from_bits(u32_at(body, 2)),
-        },
-        0x08 => {
-            let sub = u16_at(body, 0);
-            let rest = &body[body.len().min(2)..];
-            let argument = match rest.len() {
-                8.. => u64::from_be_bytes(rest[..8].try_into().unwrap_or([0; 8])),
-                4..=7 => u64::from(u32_at(rest, 0)),
-                2..=3 => u64::from(u16_at(rest, 0)),
-                _ => 0,
-            };
-            Command::Control { sub, argument }
-        }
-        0xFF => Command::End,
-        other => Command::Unknown(other),
-    }
-}
-
-/// Reads the next command; `End` when the connection closes or breaks.
+/// Reads the next command; `End` when the connection closes or breaks, or sends a command
+/// longer than any front-end's (reported).
 pub fn read_command(stream: &mut impl Read) -> Command {
-    let mut head = [0u8; 9];
-    if stream.read_exact(&mut head[..1]).is_err() {
-        return Command::End;
-    }
-    if head[0] == 0xFF {
-        return Command::End;
-    }
-    if stream.read_exact(&mut head[1..]).is_err() {
-        return Command::End;
-    }
-    let length = u32::from_be_bytes([head[5], head[6], head[7], head[8]]);
-    if length > MAX_BODY {
-        eprintln!(
-            "HPROF ERROR: command 0x{:02x} from the front-end is {length} bytes long; the listener stops",
-            head[0]
-        );
-        return Command::End;
-    }
-    let mut body = vec![0u8; length as usize];
-    if stream.read_exact(&mut body).is_err() {
-        return Command::End;
-    }
-    parse(head[0], &body)
+    Command::read(stream).unwrap_or_else(|too_long| {
+        eprintln!("HPROF ERROR: {too_long}; the listener stops");
+        Command::End
+    })
 }
 
 /// The listener thread's body.

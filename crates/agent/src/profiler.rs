@@ -433,6 +433,23 @@ impl Profiler {
         }
     }
 
+    /// Runs `change` (to which samples count) once the asynchronous sampler's ring is drained,
+    /// before its next drain: the samples taken before the front-end's command follow the
+    /// rules before it, wherever the sampling thread's periodic drain was.
+    fn after_drain(&self, change: impl FnOnce()) {
+        use crate::engine::cpu_async;
+        match cpu_async::running() {
+            Some((ctx, engine)) => {
+                let _dumping = self.dumping.lock();
+                match ctx.vm.jni() {
+                    Some(jni) => jni.with_local_frame(64, || engine.drain_then(ctx, jni, change)),
+                    None => change(),
+                }
+            }
+            None => change(),
+        }
+    }
+
     /// The front-end's CONTROL: allocation tracking on/off, CPU sampling on/off (for one
     /// thread by object id, or all for 0), clear CPU samples, clear sites, set the depth.
     pub fn command_control(&self, sub: u16, argument: u64) -> Result<(), String> {
@@ -443,16 +460,17 @@ impl Profiler {
                 None => return Err("allocation tracking needs heap=sites".into()),
             },
             3 | 4 => match (cpu_samples::running(), cpu_async::running()) {
-                (Some((ctx, _)), _) | (None, Some((ctx, _))) => {
-                    cpu_samples::set_sampling(ctx, argument, sub == 3)
-                }
+                (Some((ctx, _)), _) => cpu_samples::set_sampling(ctx, argument, sub == 3),
+                (None, Some((ctx, _))) => self.after_drain(|| {
+                    cpu_samples::set_sampling(ctx, argument, sub == 3);
+                }),
                 (None, None) => return Err("CPU sampling needs cpu=samples or cpu=wall".into()),
             },
-            5 => {
+            5 => self.after_drain(|| {
                 if let Ok(mut traces) = self.ctx.traces.lock() {
                     traces.clear_hits();
                 }
-            }
+            }),
             6 => {
                 if let Some((_, engine)) = heap_sites::running() {
                     engine.clear();

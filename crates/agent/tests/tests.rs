@@ -14,6 +14,7 @@ mod heap_sites_fast;
 mod kernel_frames;
 mod loading;
 mod monitors;
+mod program_output;
 mod progress;
 mod reliability;
 mod sigprof_taken;

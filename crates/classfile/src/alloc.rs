@@ -21,27 +21,25 @@
 //! objects and bytes.
 //!
 //! The JDK methods with bytecode that C2 replaces by an allocating intrinsic once their
-//! caller is compiled ([`ALLOCATING_INTRINSICS`]: `Arrays.copyOf` of objects, ...) lose their
-//! `@IntrinsicCandidate` mark, so that their probes still run in compiled code. Calls of the
-//! allocating native methods (`Object.clone`, `Array.newArray`, `Unsafe.allocateInstance`:
-//! [`NativeAlloc`]), intrinsics too, are followed by a call to the counter class's native
-//! `n` with the object returned, which the agent counts by its class.
+//! caller is compiled ([`ALLOCATING_INTRINSICS`]: `Arrays.copyOf` of objects, ...) keep their
+//! `@IntrinsicCandidate` mark: each call of one is followed by a probe that counts the object
+//! it returned, unless the method's bytecode ran (and its own probes counted): that bytecode
+//! gives what it returns to the counter class's [`RAN`], which the probe after the call
+//! recognises. Calls of the allocating native methods (`Object.clone`, `Array.newArray`,
+//! `Unsafe.allocateInstance`: [`NativeAlloc`]), intrinsics too, are followed by a call to the
+//! counter class's native `n` with the object returned, which the agent counts by its class.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::asm::Asm;
 use crate::bytes::{put_u16, u16_at};
-use crate::class::{
-    ACC_ABSTRACT, ACC_MODULE, ACC_NATIVE, ACC_STATIC, Attribute, ClassFile, Member,
-};
-use crate::code::emit_moved;
-use crate::code::{Code, Handler, Insn, Kind, decode, negate, op, switch_padding, write_code};
+use crate::class::{ACC_NATIVE, ACC_STATIC, ClassFile};
+use crate::code::{Code, Insn, newarray_descriptor, op};
 use crate::error::{Error, Result};
-use crate::frames::{self, Frame, VType};
-use crate::instrument::interpret;
-use crate::interp::Interp;
+use crate::frames::{Frame, VType};
+use crate::generate::{Body, DONT_INLINE, FORCE_INLINE, Generated, current_thread, with_fields};
 use crate::pool::Pool;
+use crate::rewrite::{Method, Plan, ProbeKind, rewrite_class};
 
 /// Internal name of the counter class.
 pub const COUNTER_CLASS: &str = "java/lang/HprofAllocs";
@@ -51,6 +49,12 @@ pub const THREAD_COUNTS_FIELD: &str = "hprofAllocs";
 /// Descriptor of [`THREAD_COUNTS_FIELD`]: chunks of [`CHUNK`] counts, made as the thread
 /// first counts in them.
 pub const THREAD_COUNTS_DESCRIPTOR: &str = "[[J";
+/// The instance field of `java.lang.Thread` (added by [`with_counts_field`]) holding what the
+/// bytecode of an allocating intrinsic last returned in the thread (see [`RAN`]), until the
+/// probe after the call clears it.
+pub const THREAD_LAST_FIELD: &str = "hprofLast";
+/// Descriptor of [`THREAD_LAST_FIELD`].
+pub const THREAD_LAST_DESCRIPTOR: &str = "Ljava/lang/Object;";
 /// log2 of the slots per chunk of a thread's counts.
 pub const CHUNK_BITS: u32 = 10;
 /// Slots per chunk: a thread's counts take memory for the chunks of the sites it allocated at.
@@ -172,6 +176,11 @@ pub enum AllocKind {
         /// Elements of the innermost level created.
         inner: Element,
     },
+    /// A call of [`ALLOCATING_INTRINSICS`]`[k]`: what it returned is counted by the
+    /// counter class's `r<k>` ([`intrinsic_probe`]), two slots (objects, bytes) for each
+    /// class of [`AllocatingIntrinsic::arrays`], unless the method's bytecode ran (and its
+    /// own probes counted). The site's `allocated` is the intrinsic's class.
+    Intrinsic(u8),
 }
 
 /// The native methods whose allocations are counted where they are called: C2 replaces each
@@ -278,223 +287,162 @@ pub struct AllocOutcome {
     pub sites: u32,
     /// Methods left as they were, with the reason.
     pub failed: Vec<(String, String)>,
-    /// Methods of [`ALLOCATING_INTRINSICS`] that lost their intrinsic mark.
-    pub intrinsics: u32,
 }
 
-/// Puts a counter call after every allocating instruction of every method of `class`.
-/// `site` numbers each site (see [`AllocKind`] for the slots a number stands for; array and
-/// `multianewarray` sites must be even) or says
-/// `None` to leave it uncounted. A method that cannot be rewritten (its code would pass
-/// 64 KB, ...) keeps its code and is listed in [`AllocOutcome::failed`]; only a malformed
-/// class file is an error.
+/// Puts a counter call after every allocating instruction of every method of `class` (and
+/// after every call of an allocating native or intrinsic). `site` numbers each site (see
+/// [`AllocKind`] for the slots a number stands for; array, `multianewarray` and intrinsic
+/// sites must be even) or says `None` to leave it uncounted. A method that cannot be
+/// rewritten (its code would pass 64 KB, ...) keeps its code and is listed in
+/// [`AllocOutcome::failed`]; only a malformed class file is an error. Annotations are left
+/// as they are (the allocating intrinsics keep their `@IntrinsicCandidate` mark).
 pub fn count_allocations(
     class: &[u8],
     site: impl FnMut(&AllocSite<'_>) -> Option<u32>,
 ) -> Result<AllocOutcome> {
-    count_allocations_with(class, true, site)
+    let mut counting = Counting {
+        site,
+        refs: HashMap::new(),
+        lambdas: Vec::new(),
+        calls: HashMap::new(),
+    };
+    let done = rewrite_class(class, &mut counting)?;
+    Ok(AllocOutcome {
+        bytes: done.bytes,
+        sites: done.sites,
+        failed: done.failed,
+    })
 }
 
-/// [`count_allocations`], taking the intrinsic mark off the [`ALLOCATING_INTRINSICS`]
-/// methods only if `strip_intrinsics` (HotSpot prints a notice on standard output for each
-/// such method it loads: the agent strips them only while it filters that output).
-pub fn count_allocations_with(
-    class: &[u8],
-    strip_intrinsics: bool,
-    mut site: impl FnMut(&AllocSite<'_>) -> Option<u32>,
-) -> Result<AllocOutcome> {
-    let mut cf = ClassFile::parse(class)?;
-    let mut outcome = AllocOutcome::default();
-    if cf.access & ACC_MODULE != 0 {
-        return Ok(outcome);
-    }
-    let class_name = cf.name().to_vec();
-    let Ok(code_name) = cf.pool.add_utf8(b"Code") else {
-        return Ok(outcome);
-    };
-    let lambdas = lambda_bootstraps(&cf);
-    let natives = native_calls(&cf);
-    let stripped = if strip_intrinsics {
-        strip_allocating_intrinsics(&mut cf)?
-    } else {
-        0
-    };
-    let mut refs: HashMap<&'static [u8], u16> = HashMap::new();
-    for index in 0..cf.methods.len() {
-        let m = &cf.methods[index];
-        if m.access & (ACC_ABSTRACT | ACC_NATIVE) != 0 {
-            continue;
-        }
-        let Some(code_at) = m.attributes.iter().position(|a| a.name == code_name) else {
-            continue;
-        };
-        let data = &m.attributes[code_at].data;
-        // A quick scan: most methods allocate nothing.
-        if !may_allocate(data, !lambdas.is_empty(), !natives.is_empty()) {
-            continue;
-        }
-        let name = cf.pool.utf8(m.name)?.to_vec();
-        let descriptor = cf.pool.utf8(m.descriptor)?.to_vec();
-        match rewrite_method(
-            &mut cf,
-            index,
-            code_at,
-            &class_name,
-            &name,
-            &descriptor,
-            &mut site,
-            &mut refs,
-            &lambdas,
-            &natives,
-        ) {
-            Ok(Some((body, n))) => {
-                cf.methods[index].attributes[code_at].data = Cow::Owned(body);
-                outcome.sites += n;
-            }
-            Ok(None) => {}
-            Err(e) => outcome.failed.push((
-                format!(
-                    "{}{}",
-                    String::from_utf8_lossy(&name),
-                    String::from_utf8_lossy(&descriptor)
-                ),
-                e.to_string(),
-            )),
-        }
-    }
-    if outcome.sites > 0 || stripped > 0 {
-        outcome.bytes = Some(cf.write()?);
-    }
-    outcome.intrinsics = stripped;
-    Ok(outcome)
+/// The allocation-counting probe kind.
+struct Counting<F> {
+    site: F,
+    /// The counter class's methods, by name, as the pool refers to them.
+    refs: HashMap<Vec<u8>, u16>,
+    /// The class's lambda bootstraps ([`lambda_bootstraps`]).
+    lambdas: Vec<Option<u16>>,
+    /// The calls probed after they return ([`probed_calls`]).
+    calls: HashMap<u16, ProbedCall>,
 }
 
-/// The methods with bytecode that HotSpot's JIT replaces by an intrinsic that allocates
-/// (holder, name, descriptor): once a caller is compiled, the intrinsic's allocation passes
-/// no probe of the method's bytecode. HotSpot intrinsifies only methods marked
-/// `@IntrinsicCandidate` (`@HotSpotIntrinsicCandidate` up to JDK 15) when their class loads:
-/// [`count_allocations`] takes the mark off these, so compiled code inlines their bytecode,
-/// probes included, like any other method's. (The allocating intrinsics of native methods
-/// keep their mark: their calls are counted where they return, see [`NativeAlloc`].)
-pub const ALLOCATING_INTRINSICS: &[(&str, &str, &str)] = &[
-    (
-        "java/util/Arrays",
-        "copyOf",
-        "([Ljava/lang/Object;ILjava/lang/Class;)[Ljava/lang/Object;",
-    ),
-    (
-        "java/util/Arrays",
-        "copyOfRange",
-        "([Ljava/lang/Object;IILjava/lang/Class;)[Ljava/lang/Object;",
-    ),
-    (
-        "jdk/internal/misc/Unsafe",
-        "allocateUninitializedArray0",
-        "(Ljava/lang/Class;I)Ljava/lang/Object;",
-    ),
-    ("java/lang/StringUTF16", "toBytes", "([CII)[B"),
-    ("java/math/BigInteger", "implMultiplyToLen", "([II[II[I)[I"),
+/// A JDK method with bytecode that HotSpot's JIT replaces by an intrinsic that allocates
+/// once its caller is compiled: its bytecode (and the probes in it) then no longer runs. Its
+/// `@IntrinsicCandidate` mark stays; instead every call of it is followed by a probe that
+/// counts the object it returned (the counter class's `r<k>`, `k` the method's index in
+/// [`ALLOCATING_INTRINSICS`]), unless the method's own bytecode ran and counted it: the
+/// method's bytecode gives the object it returns to the counter class's [`RAN`] before each
+/// `areturn`, and the probe after the call leaves that object alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AllocatingIntrinsic {
+    /// Internal name of its class.
+    pub holder: &'static str,
+    /// Its name.
+    pub name: &'static str,
+    /// Its descriptor.
+    pub descriptor: &'static str,
+    /// The method (class, name, descriptor) whose allocating instruction makes the object
+    /// when the bytecode runs: what the probe counts is listed there (at that instruction's
+    /// line), so a site keeps one name whether its caller was compiled or not.
+    pub site: (&'static str, &'static str, &'static str),
+    /// The array classes the probe counts (descriptors), each under two slots (objects,
+    /// bytes) from the site's number on, in this order.
+    pub arrays: &'static [&'static str],
+    /// What another class it returns is counted as: the native method whose call its
+    /// bytecode makes (`Array.newInstance` of a class that is no `Object[]`), counted by the
+    /// native probe; `None`: not counted.
+    pub otherwise: Option<NativeAlloc>,
+    /// It may return its last argument instead of a new array (`implMultiplyToLen`'s `z`):
+    /// that argument is given to [`RAN`] before the call, so the probe leaves it alone.
+    pub returns_argument: bool,
+}
+
+/// The allocating intrinsics of HotSpot's C2 whose methods have bytecode (those of native
+/// methods are [`NativeAlloc`]).
+pub const ALLOCATING_INTRINSICS: &[AllocatingIntrinsic] = &[
+    AllocatingIntrinsic {
+        holder: "java/util/Arrays",
+        name: "copyOf",
+        descriptor: "([Ljava/lang/Object;ILjava/lang/Class;)[Ljava/lang/Object;",
+        site: (
+            "java/util/Arrays",
+            "copyOf",
+            "([Ljava/lang/Object;ILjava/lang/Class;)[Ljava/lang/Object;",
+        ),
+        arrays: &["[Ljava/lang/Object;"],
+        otherwise: Some(NativeAlloc::NewArray),
+        returns_argument: false,
+    },
+    AllocatingIntrinsic {
+        holder: "java/util/Arrays",
+        name: "copyOfRange",
+        descriptor: "([Ljava/lang/Object;IILjava/lang/Class;)[Ljava/lang/Object;",
+        site: (
+            "java/util/Arrays",
+            "copyOfRange",
+            "([Ljava/lang/Object;IILjava/lang/Class;)[Ljava/lang/Object;",
+        ),
+        arrays: &["[Ljava/lang/Object;"],
+        otherwise: Some(NativeAlloc::NewArray),
+        returns_argument: false,
+    },
+    AllocatingIntrinsic {
+        holder: "jdk/internal/misc/Unsafe",
+        name: "allocateUninitializedArray0",
+        descriptor: "(Ljava/lang/Class;I)Ljava/lang/Object;",
+        site: (
+            "jdk/internal/misc/Unsafe",
+            "allocateUninitializedArray0",
+            "(Ljava/lang/Class;I)Ljava/lang/Object;",
+        ),
+        arrays: &["[B", "[C", "[Z", "[S", "[I", "[F", "[J", "[D"],
+        otherwise: None,
+        returns_argument: false,
+    },
+    AllocatingIntrinsic {
+        holder: "java/lang/StringUTF16",
+        name: "toBytes",
+        descriptor: "([CII)[B",
+        site: ("java/lang/StringUTF16", "newBytesFor", "(I)[B"),
+        arrays: &["[B"],
+        otherwise: None,
+        returns_argument: false,
+    },
+    AllocatingIntrinsic {
+        holder: "java/math/BigInteger",
+        name: "implMultiplyToLen",
+        descriptor: "([II[II[I)[I",
+        site: ("java/math/BigInteger", "implMultiplyToLen", "([II[II[I)[I"),
+        arrays: &["[I"],
+        otherwise: None,
+        returns_argument: true,
+    },
 ];
 
-/// The annotations that make a method an intrinsic candidate.
-const INTRINSIC_MARKS: [&[u8]; 2] = [
-    b"Ljdk/internal/vm/annotation/IntrinsicCandidate;",
-    b"Ljdk/internal/HotSpotIntrinsicCandidate;",
-];
+/// The counter class's method that the bytecode of an [`AllocatingIntrinsic`] calls with the
+/// object it returns (and that a call of one that may return its argument is preceded by,
+/// with that argument): `(Object)`, kept for the probe after the call.
+pub const RAN: (&str, &str) = ("ran", "(Ljava/lang/Object;)V");
 
-/// Takes the intrinsic mark off the [`ALLOCATING_INTRINSICS`] methods of `cf`; returns how
-/// many lost it.
-fn strip_allocating_intrinsics(cf: &mut ClassFile<'_>) -> Result<u32> {
-    let class = cf.name().to_vec();
-    if !ALLOCATING_INTRINSICS
-        .iter()
-        .any(|(holder, _, _)| holder.as_bytes() == class.as_slice())
-    {
-        return Ok(0);
-    }
-    let mut stripped = 0;
-    for index in 0..cf.methods.len() {
-        let m = &cf.methods[index];
-        let name = cf.pool.utf8(m.name)?;
-        let descriptor = cf.pool.utf8(m.descriptor)?;
-        if !ALLOCATING_INTRINSICS.iter().any(|(holder, n, d)| {
-            holder.as_bytes() == class.as_slice()
-                && n.as_bytes() == name
-                && d.as_bytes() == descriptor
-        }) {
-            continue;
-        }
-        for a in 0..cf.methods[index].attributes.len() {
-            let attr = &cf.methods[index].attributes[a];
-            if cf.pool.utf8(attr.name)? != b"RuntimeVisibleAnnotations" {
-                continue;
-            }
-            let (data, removed) = without_annotations(&attr.data, |t| {
-                cf.pool.utf8(t).is_ok_and(|t| INTRINSIC_MARKS.contains(&t))
-            })?;
-            if removed > 0 {
-                cf.methods[index].attributes[a].data = Cow::Owned(data);
-                stripped += 1;
-            }
-        }
-    }
-    Ok(stripped)
+/// The counter class's probe after a call of [`ALLOCATING_INTRINSICS`]`[k]`: `r<k>(Object
+/// returned, int site)`.
+pub fn intrinsic_probe(k: usize) -> String {
+    format!("r{k}")
 }
 
-/// A RuntimeVisibleAnnotations body without the annotations whose type `drop` says yes to,
-/// and how many were dropped.
-fn without_annotations(data: &[u8], drop: impl Fn(u16) -> bool) -> Result<(Vec<u8>, usize)> {
-    let bad = || Error::new(0, "malformed annotations");
-    if data.len() < 2 {
-        return Err(bad());
-    }
-    let n = usize::from(u16_at(data, 0));
-    let mut at = 2;
-    let mut kept = Vec::with_capacity(data.len());
-    kept.extend_from_slice(&[0, 0]);
-    let mut count = 0u16;
-    for _ in 0..n {
-        let start = at;
-        at = skip_annotation(data, at).ok_or_else(bad)?;
-        if drop(u16_at(data, start)) {
-            continue;
-        }
-        kept.extend_from_slice(&data[start..at]);
-        count += 1;
-    }
-    if at != data.len() {
-        return Err(bad());
-    }
-    kept[0..2].copy_from_slice(&count.to_be_bytes());
-    Ok((kept, n - usize::from(count)))
-}
+/// Descriptor of [`intrinsic_probe`].
+pub const INTRINSIC_PROBE_DESCRIPTOR: &str = "(Ljava/lang/Object;I)V";
 
-/// The offset after the annotation at `at` (at most `d.len()`).
-fn skip_annotation(d: &[u8], at: usize) -> Option<usize> {
-    let pairs = usize::from(u16::from_be_bytes([*d.get(at + 2)?, *d.get(at + 3)?]));
-    let mut at = at + 4;
-    for _ in 0..pairs {
-        at = skip_element(d, at + 2)?;
-    }
-    Some(at)
-}
-
-/// The offset after the element value at `at` (at most `d.len()`).
-fn skip_element(d: &[u8], at: usize) -> Option<usize> {
-    let within = |end: usize| (end <= d.len()).then_some(end);
-    match *d.get(at)? {
-        b'B' | b'C' | b'D' | b'F' | b'I' | b'J' | b'S' | b'Z' | b's' | b'c' => within(at + 3),
-        b'e' => within(at + 5),
-        b'@' => skip_annotation(d, at + 1),
-        b'[' => {
-            let n = usize::from(u16::from_be_bytes([*d.get(at + 1)?, *d.get(at + 2)?]));
-            let mut at = at + 3;
-            for _ in 0..n {
-                at = skip_element(d, at)?;
-            }
-            Some(at)
-        }
-        _ => None,
+impl AllocatingIntrinsic {
+    /// The index in [`ALLOCATING_INTRINSICS`] of the method `class.name descriptor`.
+    fn find(class: &[u8], name: &[u8], descriptor: &[u8]) -> Option<u8> {
+        ALLOCATING_INTRINSICS
+            .iter()
+            .position(|m| {
+                m.holder.as_bytes() == class
+                    && m.name.as_bytes() == name
+                    && m.descriptor.as_bytes() == descriptor
+            })
+            .map(|k| k as u8)
     }
 }
 
@@ -514,9 +462,19 @@ fn may_allocate(data: &[u8], indy: bool, calls: bool) -> bool {
     })
 }
 
-/// The method references of the class's constant pool that call a [`NativeAlloc`] (by
-/// pool index, with the instruction that may call each; empty when none does).
-fn native_calls(cf: &ClassFile<'_>) -> HashMap<u16, NativeAlloc> {
+/// A call the rewriter puts a probe after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ProbedCall {
+    /// An allocating native.
+    Native(NativeAlloc),
+    /// [`ALLOCATING_INTRINSICS`]`[k]`.
+    Intrinsic(u8),
+}
+
+/// The method references of the class's constant pool whose calls are probed: allocating
+/// natives (by pool index, each kind with the instruction that may call it) and allocating
+/// intrinsics (empty when there are none).
+fn probed_calls(cf: &ClassFile<'_>) -> HashMap<u16, ProbedCall> {
     let mut out = HashMap::new();
     for index in 1..cf.pool.count() {
         let Ok(index) = u16::try_from(index) else {
@@ -529,9 +487,13 @@ fn native_calls(cf: &ClassFile<'_>) -> HashMap<u16, NativeAlloc> {
         let Ok((class, name, descriptor)) = cf.pool.member(index) else {
             continue;
         };
+        if let Some(k) = AllocatingIntrinsic::find(class, name, descriptor) {
+            out.insert(index, ProbedCall::Intrinsic(k));
+            continue;
+        }
         for op in [INVOKEVIRTUAL, INVOKESPECIAL, INVOKESTATIC] {
             if let Some(k) = NativeAlloc::of_call(op, class, name, descriptor) {
-                out.insert(index, k);
+                out.insert(index, ProbedCall::Native(k));
             }
         }
     }
@@ -547,6 +509,7 @@ const INVOKEDYNAMIC: u8 = 0xba;
 const INVOKEVIRTUAL: u8 = 0xb6;
 const INVOKESPECIAL: u8 = 0xb7;
 const INVOKESTATIC: u8 = 0xb8;
+const ARETURN: u8 = 0xb0;
 
 /// Which entries of the class's BootstrapMethods are `LambdaMetafactory.metafactory` or
 /// `altMetafactory`, each with its implementation method handle's reference (`Some(0)` when
@@ -600,27 +563,216 @@ fn lambda_bootstraps(cf: &ClassFile<'_>) -> Vec<Option<u16>> {
     }
 }
 
-/// The probe after one instruction: its counter method, site number and, for
-/// `multianewarray`, dimensions.
-#[derive(Debug, Clone, Copy)]
-struct Probe {
-    kind: AllocKind,
-    site: u32,
+impl<F: FnMut(&AllocSite<'_>) -> Option<u32>> ProbeKind for Counting<F> {
+    fn start(&mut self, class: &ClassFile<'_>) {
+        self.lambdas = lambda_bootstraps(class);
+        self.calls = probed_calls(class);
+    }
+
+    fn wants(&mut self, method: &Method<'_>, code: &[u8]) -> bool {
+        // The bytecode of an allocating intrinsic says what it returned; elsewhere a quick
+        // scan: most methods allocate nothing.
+        AllocatingIntrinsic::find(method.class, method.name, method.descriptor).is_some()
+            || may_allocate(code, !self.lambdas.is_empty(), !self.calls.is_empty())
+    }
+
+    fn plan(
+        &mut self,
+        pool: &mut Pool<'_>,
+        method: &Method<'_>,
+        code: &Code<'_>,
+        insns: &[Insn],
+    ) -> Result<Option<Plan>> {
+        let intrinsic =
+            AllocatingIntrinsic::find(method.class, method.name, method.descriptor).is_some();
+        let lines = code
+            .attributes
+            .iter()
+            .find(|a| pool.utf8(a.name).is_ok_and(|n| n == b"LineNumberTable"))
+            .map(|a| &a.data[..]);
+        let mut plan = Plan {
+            // dup, then two operands at most.
+            extra_stack: 3,
+            ..Plan::default()
+        };
+        for (i, insn) in insns.iter().enumerate() {
+            if insn.op == ARETURN && intrinsic {
+                let ran = self.counter(pool, None)?;
+                plan.before(i, &ran_call(ran), true);
+                continue;
+            }
+            let Some((kind, site)) = self.site_at(pool, method, code, lines, insn)? else {
+                continue;
+            };
+            if let AllocKind::Intrinsic(k) = kind
+                && ALLOCATING_INTRINSICS[usize::from(k)].returns_argument
+            {
+                let ran = self.counter(pool, None)?;
+                plan.before(i, &ran_call(ran), true);
+            }
+            let mut probe = Vec::with_capacity(10);
+            match kind {
+                AllocKind::Native(k) => probe.extend_from_slice(&[op::DUP, op::BIPUSH, k as u8]),
+                AllocKind::Instance | AllocKind::Lambda => {}
+                AllocKind::Intrinsic(_) => probe.push(op::DUP),
+                AllocKind::Array(_) => probe.extend_from_slice(&[op::DUP, ARRAYLENGTH]),
+                AllocKind::Multi { dims, inner } => {
+                    probe.extend_from_slice(&[op::DUP, op::SIPUSH, inner as u8, dims])
+                }
+            }
+            if !matches!(kind, AllocKind::Native(_)) {
+                // The site's number: `sipush` or `ldc_w`.
+                if site <= 0x7fff {
+                    probe.push(op::SIPUSH);
+                    put_u16(&mut probe, site as u16);
+                } else {
+                    probe.push(op::LDC_W);
+                    put_u16(&mut probe, pool.add_integer(site as i32)?);
+                }
+            }
+            probe.push(op::INVOKESTATIC);
+            put_u16(&mut probe, self.counter(pool, Some(kind))?);
+            plan.after(i, &probe);
+            plan.sites += 1;
+        }
+        Ok(Some(plan))
+    }
 }
 
-impl Probe {
-    /// `sipush s` or `ldc_w s`: 3 bytes either way.
-    fn len(self) -> u32 {
-        match self.kind {
-            // sipush/ldc_w, invokestatic
-            AllocKind::Instance | AllocKind::Lambda => 6,
-            // dup, bipush kind, invokestatic
-            AllocKind::Native(_) => 6,
-            // dup, arraylength, sipush/ldc_w, invokestatic
-            AllocKind::Array(_) => 8,
-            // dup, sipush kind << 8 | dims, sipush/ldc_w, invokestatic
-            AllocKind::Multi { .. } => 10,
+/// `dup`, `invokestatic ran`: before an intrinsic's `areturn`, or before the call of one that
+/// may return its last argument.
+fn ran_call(ran: u16) -> [u8; 4] {
+    let [hi, lo] = ran.to_be_bytes();
+    [op::DUP, op::INVOKESTATIC, hi, lo]
+}
+
+impl<F: FnMut(&AllocSite<'_>) -> Option<u32>> Counting<F> {
+    /// The pool's reference to the counter class's method that counts `kind` (`None`:
+    /// [`RAN`]).
+    fn counter(&mut self, pool: &mut Pool<'_>, kind: Option<AllocKind>) -> Result<u16> {
+        let intrinsic;
+        let (n, d): (&[u8], &[u8]) = match kind {
+            None => (RAN.0.as_bytes(), RAN.1.as_bytes()),
+            Some(AllocKind::Instance | AllocKind::Lambda) => (b"o", b"(I)V"),
+            Some(AllocKind::Native(_)) => (NATIVE_PROBE.0.as_bytes(), NATIVE_PROBE.1.as_bytes()),
+            Some(AllocKind::Array(e)) => (e.probe(), b"(II)V"),
+            Some(AllocKind::Multi { .. }) => (MULTI.0.as_bytes(), MULTI.1.as_bytes()),
+            Some(AllocKind::Intrinsic(k)) => {
+                intrinsic = intrinsic_probe(usize::from(k));
+                (intrinsic.as_bytes(), INTRINSIC_PROBE_DESCRIPTOR.as_bytes())
+            }
+        };
+        if let Some(&r) = self.refs.get(n) {
+            return Ok(r);
         }
+        let r = pool.add_member(false, COUNTER_CLASS.as_bytes(), n, d)?;
+        self.refs.insert(n.to_vec(), r);
+        Ok(r)
+    }
+
+    /// What instruction `insn` allocates and its site's number, if it is a site that is
+    /// counted (natives have no number: their kind instead).
+    fn site_at(
+        &mut self,
+        pool: &Pool<'_>,
+        method: &Method<'_>,
+        code: &Code<'_>,
+        lines: Option<&[u8]>,
+        insn: &Insn,
+    ) -> Result<Option<(AllocKind, u32)>> {
+        let at = insn.at as usize;
+        let mut site = |allocated: &[u8],
+                        kind: AllocKind,
+                        lambda: (&[u8], &[u8]),
+                        implementation: (&[u8], &[u8], &[u8])| {
+            let s = AllocSite {
+                class: method.class,
+                method: method.name,
+                descriptor: method.descriptor,
+                line: line_at(lines, insn.at),
+                offset: insn.at,
+                allocated,
+                kind,
+                lambda,
+                implementation,
+            };
+            (self.site)(&s).map(|n| (kind, n))
+        };
+        if matches!(insn.op, INVOKEVIRTUAL | INVOKESPECIAL | INVOKESTATIC) {
+            let index = u16_at(code.code, at + 1);
+            return Ok(match self.calls.get(&index) {
+                Some(&ProbedCall::Native(k))
+                    if pool.member(index).is_ok_and(|(class, name, descriptor)| {
+                        NativeAlloc::of_call(insn.op, class, name, descriptor) == Some(k)
+                    }) =>
+                {
+                    Some((AllocKind::Native(k), k as u32))
+                }
+                Some(&ProbedCall::Intrinsic(k)) => site(
+                    ALLOCATING_INTRINSICS[usize::from(k)].holder.as_bytes(),
+                    AllocKind::Intrinsic(k),
+                    (&[], &[]),
+                    (&[], &[], &[]),
+                ),
+                _ => None,
+            });
+        }
+        let allocated = match insn.op {
+            INVOKEDYNAMIC if !self.lambdas.is_empty() => {
+                let index = u16_at(code.code, at + 1);
+                let Some(crate::pool::Entry::Dynamic(_, bsm, _)) = pool.get(index) else {
+                    return Ok(None);
+                };
+                let Some(&Some(implementation)) = self.lambdas.get(usize::from(*bsm)) else {
+                    return Ok(None);
+                };
+                let (sam, factory) = pool.dynamic(index)?;
+                // Without captured values the call returns one shared object.
+                if factory.starts_with(b"()") {
+                    return Ok(None);
+                }
+                let Some(close) = factory.iter().position(|&b| b == b')') else {
+                    return Ok(None);
+                };
+                let interface = factory
+                    .get(close + 2..factory.len().saturating_sub(1))
+                    .unwrap_or_default();
+                let target = pool.member(implementation).unwrap_or_default();
+                return Ok(site(interface, AllocKind::Lambda, (sam, factory), target));
+            }
+            NEW => (
+                pool.class_name(u16_at(code.code, at + 1))?.to_vec(),
+                AllocKind::Instance,
+            ),
+            NEWARRAY => {
+                let t = code.code[at + 1];
+                let d = newarray_descriptor(t)
+                    .ok_or_else(|| Error::new(at, format!("newarray of type {t}")))?;
+                (d.to_vec(), AllocKind::Array(Element::of_array(d)))
+            }
+            ANEWARRAY => {
+                let element = pool.class_name(u16_at(code.code, at + 1))?;
+                let mut d = vec![b'['];
+                if element.first() == Some(&b'[') {
+                    d.extend_from_slice(element);
+                } else {
+                    d.push(b'L');
+                    d.extend_from_slice(element);
+                    d.push(b';');
+                }
+                (d, AllocKind::Array(Element::Reference))
+            }
+            MULTIANEWARRAY => {
+                let d = pool.class_name(u16_at(code.code, at + 1))?.to_vec();
+                let dims = code.code[at + 3];
+                let inner = d
+                    .get(usize::from(dims.max(1)) - 1..)
+                    .map_or(Element::Reference, Element::of_array);
+                (d, AllocKind::Multi { dims, inner })
+            }
+            _ => return Ok(None),
+        };
+        Ok(site(&allocated.0, allocated.1, (&[], &[]), (&[], &[], &[])))
     }
 }
 
@@ -645,466 +797,25 @@ fn line_at(table: Option<&[u8]>, at: u32) -> i32 {
     best.map_or(-1, |(_, l)| i32::from(l))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn rewrite_method(
-    cf: &mut ClassFile<'_>,
-    index: usize,
-    code_at: usize,
-    class_name: &[u8],
-    name: &[u8],
-    descriptor: &[u8],
-    site: &mut impl FnMut(&AllocSite<'_>) -> Option<u32>,
-    refs: &mut HashMap<&'static [u8], u16>,
-    lambdas: &[Option<u16>],
-    natives: &HashMap<u16, NativeAlloc>,
-) -> Result<Option<(Vec<u8>, u32)>> {
-    let m = &cf.methods[index];
-    let is_static = m.access & ACC_STATIC != 0;
-    let data = m.attributes[code_at].data.clone();
-    let code = Code::parse(&data, 0)?;
-    let insns = decode(code.code)?;
-    let code_len = code.code.len() as u32;
-    let attr_names: Vec<Vec<u8>> = code
-        .attributes
-        .iter()
-        .map(|a| cf.pool.utf8(a.name).map(|n| n.to_vec()).unwrap_or_default())
-        .collect();
-    let lines = code
-        .attributes
-        .iter()
-        .zip(&attr_names)
-        .find(|(_, n)| n.as_slice() == b"LineNumberTable")
-        .map(|(a, _)| &a.data[..]);
-
-    // The sites.
-    let mut probes: Vec<Option<Probe>> = vec![None; insns.len()];
-    let mut count = 0u32;
-    for (i, insn) in insns.iter().enumerate() {
-        let at = insn.at as usize;
-        if matches!(insn.op, INVOKEVIRTUAL | INVOKESPECIAL | INVOKESTATIC) && !natives.is_empty() {
-            let index = u16_at(code.code, at + 1);
-            if let Some(&k) = natives.get(&index)
-                && let Ok((class, name, descriptor)) = cf.pool.member(index)
-                && NativeAlloc::of_call(insn.op, class, name, descriptor) == Some(k)
-            {
-                probes[i] = Some(Probe {
-                    kind: AllocKind::Native(k),
-                    site: k as u32,
-                });
-                count += 1;
-            }
-            continue;
-        }
-        let mut lambda: (Vec<u8>, Vec<u8>) = (Vec::new(), Vec::new());
-        let mut target: (Vec<u8>, Vec<u8>, Vec<u8>) = Default::default();
-        let (allocated, kind): (Vec<u8>, AllocKind) = match insn.op {
-            INVOKEDYNAMIC if !lambdas.is_empty() => {
-                let index = u16_at(code.code, at + 1);
-                let Some(crate::pool::Entry::Dynamic(_, bsm, _)) = cf.pool.get(index) else {
-                    continue;
-                };
-                let Some(&Some(implementation)) = lambdas.get(usize::from(*bsm)) else {
-                    continue;
-                };
-                let (sam, factory) = cf.pool.dynamic(index)?;
-                // Without captured values the call returns one shared object.
-                if factory.starts_with(b"()") {
-                    continue;
-                }
-                let Some(close) = factory.iter().position(|&b| b == b')') else {
-                    continue;
-                };
-                let interface = factory
-                    .get(close + 2..factory.len().saturating_sub(1))
-                    .unwrap_or_default()
-                    .to_vec();
-                lambda = (sam.to_vec(), factory.to_vec());
-                if let Ok((class, name, descriptor)) = cf.pool.member(implementation) {
-                    target = (class.to_vec(), name.to_vec(), descriptor.to_vec());
-                }
-                (interface, AllocKind::Lambda)
-            }
-            NEW => (
-                cf.pool.class_name(u16_at(code.code, at + 1))?.to_vec(),
-                AllocKind::Instance,
-            ),
-            NEWARRAY => {
-                let d: &[u8] = match code.code[at + 1] {
-                    4 => b"[Z",
-                    5 => b"[C",
-                    6 => b"[F",
-                    7 => b"[D",
-                    8 => b"[B",
-                    9 => b"[S",
-                    10 => b"[I",
-                    11 => b"[J",
-                    t => return Err(Error::new(at, format!("newarray of type {t}"))),
-                };
-                (d.to_vec(), AllocKind::Array(Element::of_array(d)))
-            }
-            ANEWARRAY => {
-                let element = cf.pool.class_name(u16_at(code.code, at + 1))?;
-                let mut d = vec![b'['];
-                if element.first() == Some(&b'[') {
-                    d.extend_from_slice(element);
-                } else {
-                    d.push(b'L');
-                    d.extend_from_slice(element);
-                    d.push(b';');
-                }
-                (d, AllocKind::Array(Element::Reference))
-            }
-            MULTIANEWARRAY => {
-                let d = cf.pool.class_name(u16_at(code.code, at + 1))?.to_vec();
-                let dims = code.code[at + 3];
-                let inner = d
-                    .get(usize::from(dims.max(1)) - 1..)
-                    .map_or(Element::Reference, Element::of_array);
-                (d, AllocKind::Multi { dims, inner })
-            }
-            _ => continue,
-        };
-        let s = AllocSite {
-            class: class_name,
-            method: name,
-            descriptor,
-            line: line_at(lines, insn.at),
-            offset: insn.at,
-            allocated: &allocated,
-            kind,
-            lambda: (&lambda.0, &lambda.1),
-            implementation: (&target.0, &target.1, &target.2),
-        };
-        if let Some(n) = site(&s) {
-            probes[i] = Some(Probe { kind, site: n });
-            count += 1;
-        }
-    }
-    if count == 0 {
-        return Ok(None);
-    }
-
-    let mut index_of = vec![u32::MAX; code.code.len()];
-    for (i, insn) in insns.iter().enumerate() {
-        index_of[insn.at as usize] = i as u32;
-    }
-    let layout = Layout::compute(&insns, &index_of, code_len, &probes)?;
-    let max_stack = code
-        .max_stack
-        .checked_add(3)
-        .ok_or_else(|| Error::new(0, "max_stack would overflow"))?;
-    let with_frames = cf.major >= 50;
-    let smt = code
-        .attributes
-        .iter()
-        .zip(&attr_names)
-        .find(|(_, n)| n.as_slice() == b"StackMapTable")
-        .map(|(a, _)| a);
-    let needs_types = with_frames && layout.widened.iter().any(|&w| w);
-    let interp = Interp::new(&cf.pool, class_name, code.code);
-    let (initial_list, initial_state) =
-        interp.initial(is_static, name, descriptor, code.max_locals)?;
-    let old_frames = match smt {
-        Some(a) if with_frames => frames::decode(&a.data, &cf.pool, &initial_list)?,
-        _ => Vec::new(),
-    };
-    let states = if needs_types {
-        Some(interpret(
-            &interp,
-            &insns,
-            &initial_state,
-            &old_frames,
-            code.max_locals,
-        )?)
-    } else {
-        None
-    };
-
-    // Counter methods and site constants.
-    let mut method_ref = |pool: &mut Pool<'_>, kind: AllocKind| -> Result<u16> {
-        let (n, d): (&'static [u8], &'static [u8]) = match kind {
-            AllocKind::Instance | AllocKind::Lambda => (b"o", b"(I)V"),
-            AllocKind::Native(_) => (NATIVE_PROBE.0.as_bytes(), NATIVE_PROBE.1.as_bytes()),
-            AllocKind::Array(e) => (e.probe(), b"(II)V"),
-            AllocKind::Multi { .. } => (MULTI.0.as_bytes(), MULTI.1.as_bytes()),
-        };
-        if let Some(&r) = refs.get(n) {
-            return Ok(r);
-        }
-        let r = pool.add_member(false, COUNTER_CLASS.as_bytes(), n, d)?;
-        refs.insert(n, r);
-        Ok(r)
-    };
-
-    let mut out: Vec<u8> = Vec::with_capacity(layout.end as usize);
-    for (i, insn) in insns.iter().enumerate() {
-        debug_assert_eq!(out.len() as u32, layout.at[i]);
-        let here = layout.at[i];
-        let rel = |t: u32| -> Result<i64> {
-            Ok(i64::from(layout.target(t, &index_of, code_len)?) - i64::from(here))
-        };
-        emit_moved(&mut out, code.code, insn, here, layout.widened[i], rel)?;
-        if let Some(p) = probes[i] {
-            let start = out.len();
-            if let AllocKind::Native(k) = p.kind {
-                out.extend_from_slice(&[op::DUP, op::BIPUSH, k as u8]);
-                let r = method_ref(&mut cf.pool, p.kind)?;
-                out.push(op::INVOKESTATIC);
-                put_u16(&mut out, r);
-                debug_assert_eq!((out.len() - start) as u32, p.len());
-                continue;
-            }
-            match p.kind {
-                AllocKind::Instance | AllocKind::Lambda | AllocKind::Native(_) => {}
-                AllocKind::Array(_) => out.extend_from_slice(&[op::DUP, ARRAYLENGTH]),
-                AllocKind::Multi { dims, inner } => {
-                    out.extend_from_slice(&[op::DUP, op::SIPUSH, inner as u8, dims])
-                }
-            }
-            if p.site <= 0x7fff {
-                out.push(op::SIPUSH);
-                put_u16(&mut out, p.site as u16);
-            } else {
-                let c = cf.pool.add_integer(p.site as i32)?;
-                out.push(op::LDC_W);
-                put_u16(&mut out, c);
-            }
-            let r = method_ref(&mut cf.pool, p.kind)?;
-            out.push(op::INVOKESTATIC);
-            put_u16(&mut out, r);
-            debug_assert_eq!((out.len() - start) as u32, p.len());
-        }
-    }
-    if out.len() as u32 != layout.end {
-        return Err(Error::new(0, "layout and code disagree"));
-    }
-
-    let mut handlers = Vec::with_capacity(code.handlers.len());
-    for h in &code.handlers {
-        handlers.push(Handler {
-            start: layout.target(h.start, &index_of, code_len)?,
-            end: layout.target(h.end, &index_of, code_len)?,
-            handler: layout.target(h.handler, &index_of, code_len)?,
-            catch_type: h.catch_type,
-        });
-    }
-
-    let mut new_frames: Vec<Frame> = Vec::new();
-    if with_frames {
-        let move_uninit = |t: &VType| -> Result<VType> {
-            Ok(match t {
-                VType::Uninit(at) => VType::Uninit(layout.target(*at, &index_of, code_len)?),
-                other => other.clone(),
-            })
-        };
-        let moved = |locals: &[VType], stack: &[VType], at: u32| -> Result<Frame> {
-            Ok(Frame {
-                at,
-                locals: locals.iter().map(move_uninit).collect::<Result<_>>()?,
-                stack: stack.iter().map(move_uninit).collect::<Result<_>>()?,
-            })
-        };
-        let mut have = std::collections::HashSet::new();
-        for f in &old_frames {
-            new_frames.push(moved(
-                &f.locals,
-                &f.stack,
-                layout.target(f.at, &index_of, code_len)?,
-            )?);
-            have.insert(f.at);
-        }
-        for (i, insn) in insns.iter().enumerate() {
-            if layout.widened[i] && negate(insn.op).is_some() {
-                let next = insns
-                    .get(i + 1)
-                    .ok_or_else(|| Error::new(insn.at as usize, "branch at the end of the code"))?;
-                if have.insert(next.at) {
-                    let st = states
-                        .as_ref()
-                        .and_then(|s| s[i + 1].as_ref())
-                        .ok_or_else(|| {
-                            Error::new(next.at as usize, "no types for a widened branch")
-                        })?;
-                    let mut locals = st.locals.clone();
-                    locals.truncate(usize::from(code.max_locals));
-                    new_frames.push(moved(&locals, &st.stack, layout.at[i + 1])?);
-                }
-            }
-        }
-        new_frames.sort_by_key(|f| f.at);
-        new_frames.dedup_by_key(|f| f.at);
-    }
-
-    let mut attributes: Vec<Attribute<'static>> = Vec::new();
-    for (a, n) in code.attributes.iter().zip(&attr_names) {
-        match n.as_slice() {
-            b"StackMapTable" => continue,
-            b"LineNumberTable" => {
-                if let Ok(d) = move_table(&a.data, 4, &layout, &index_of, code_len, false) {
-                    attributes.push(Attribute {
-                        name: a.name,
-                        data: d.into(),
-                    });
-                }
-            }
-            b"LocalVariableTable" | b"LocalVariableTypeTable" => {
-                if let Ok(d) = move_table(&a.data, 10, &layout, &index_of, code_len, true) {
-                    attributes.push(Attribute {
-                        name: a.name,
-                        data: d.into(),
-                    });
-                }
-            }
-            b"RuntimeVisibleTypeAnnotations" | b"RuntimeInvisibleTypeAnnotations" => {}
-            _ => attributes.push(Attribute {
-                name: a.name,
-                data: a.data.to_vec().into(),
-            }),
-        }
-    }
-    if with_frames && !new_frames.is_empty() {
-        let body = frames::encode(&new_frames, &mut cf.pool)?;
-        let name = cf.pool.add_utf8(b"StackMapTable")?;
-        attributes.push(Attribute {
-            name,
-            data: body.into(),
-        });
-    }
-    Ok(Some((
-        write_code(max_stack, code.max_locals, &out, &handlers, &attributes),
-        count,
-    )))
-}
-
-/// Where each instruction lands in the new code: a probe follows each counted allocation,
-/// and 16-bit branches that no longer reach are widened.
-struct Layout {
-    at: Vec<u32>,
-    end: u32,
-    widened: Vec<bool>,
-}
-
-impl Layout {
-    fn compute(
-        insns: &[Insn],
-        index: &[u32],
-        code_len: u32,
-        probes: &[Option<Probe>],
-    ) -> Result<Layout> {
-        let n = insns.len();
-        let mut widened = vec![false; n];
-        for _ in 0..64 {
-            let mut at = Vec::with_capacity(n);
-            let mut pos = 0u32;
-            for (i, insn) in insns.iter().enumerate() {
-                at.push(pos);
-                pos += match &insn.kind {
-                    Kind::Plain => insn.len,
-                    Kind::Branch { wide: true, .. } => 5,
-                    Kind::Branch { wide: false, .. } if !widened[i] => 3,
-                    Kind::Branch { .. } if negate(insn.op).is_some() => 8,
-                    Kind::Branch { .. } => 5,
-                    Kind::Switch { .. } => {
-                        1 + switch_padding(pos) + (insn.len - 1 - switch_padding(insn.at))
-                    }
-                };
-                if let Some(p) = probes[i] {
-                    pos += p.len();
-                }
-            }
-            let layout = Layout {
-                at,
-                end: pos,
-                widened: widened.clone(),
-            };
-            let mut changed = false;
-            for (i, insn) in insns.iter().enumerate() {
-                if let Kind::Branch {
-                    target,
-                    wide: false,
-                } = insn.kind
-                    && !widened[i]
-                {
-                    let delta = i64::from(layout.target(target, index, code_len)?)
-                        - i64::from(layout.at[i]);
-                    if i16::try_from(delta).is_err() {
-                        widened[i] = true;
-                        changed = true;
-                    }
-                }
-            }
-            if !changed {
-                if layout.end > 65535 {
-                    return Err(Error::new(0, "rewritten code would pass 64 KB"));
-                }
-                return Ok(layout);
-            }
-        }
-        Err(Error::new(0, "branch layout did not settle"))
-    }
-
-    fn target(&self, old: u32, index: &[u32], code_len: u32) -> Result<u32> {
-        if old == code_len {
-            return Ok(self.end);
-        }
-        match index.get(old as usize) {
-            Some(&i) if i != u32::MAX => Ok(self.at[i as usize]),
-            _ => Err(Error::new(
-                old as usize,
-                "offset is not an instruction start",
-            )),
-        }
-    }
-}
-
-fn move_table(
-    data: &[u8],
-    entry: usize,
-    layout: &Layout,
-    index: &[u32],
-    code_len: u32,
-    with_length: bool,
-) -> Result<Vec<u8>> {
-    if data.len() < 2 {
-        return Err(Error::new(0, "short table"));
-    }
-    let n = usize::from(u16_at(data, 0));
-    if data.len() != 2 + n * entry {
-        return Err(Error::new(0, "table length"));
-    }
-    let mut out = data.to_vec();
-    for k in 0..n {
-        let at = 2 + k * entry;
-        let start = u32::from(u16_at(data, at));
-        let new_start = layout.target(start, index, code_len)?;
-        out[at..at + 2].copy_from_slice(&(new_start as u16).to_be_bytes());
-        if with_length {
-            let end = start + u32::from(u16_at(data, at + 2));
-            let new_end = layout.target(end, index, code_len)?;
-            out[at + 2..at + 4].copy_from_slice(&((new_end - new_start) as u16).to_be_bytes());
-        }
-    }
-    Ok(out)
-}
-
-/// `java.lang.Thread`'s class file with [`THREAD_COUNTS_FIELD`] added (unchanged if it has
-/// it already). Like the cpu=times field, it must be there from the class's first load.
+/// `java.lang.Thread`'s class file with [`THREAD_COUNTS_FIELD`] and [`THREAD_LAST_FIELD`]
+/// added (unchanged if it has them already). Like the cpu=times field, they must be there
+/// from the class's first load.
 pub fn with_counts_field(thread: &[u8]) -> Result<Vec<u8>> {
-    let mut class = ClassFile::parse(thread)?;
-    let name = THREAD_COUNTS_FIELD.as_bytes();
-    for field in &class.fields {
-        if class.pool.utf8(field.name)? == name {
-            return Ok(thread.to_vec());
-        }
-    }
-    let field = Member {
-        access: ACC_TRANSIENT | ACC_SYNTHETIC | ACC_VOLATILE,
-        name: class.pool.add_utf8(name)?,
-        descriptor: class.pool.add_utf8(THREAD_COUNTS_DESCRIPTOR.as_bytes())?,
-        attributes: Vec::new(),
-    };
-    class.fields.push(field);
-    class.write()
+    with_fields(
+        thread,
+        &[
+            (
+                ACC_TRANSIENT | ACC_SYNTHETIC | ACC_VOLATILE,
+                THREAD_COUNTS_FIELD,
+                THREAD_COUNTS_DESCRIPTOR,
+            ),
+            (
+                ACC_TRANSIENT | ACC_SYNTHETIC,
+                THREAD_LAST_FIELD,
+                THREAD_LAST_DESCRIPTOR,
+            ),
+        ],
+    )
 }
 
 const ACC_PUBLIC: u16 = 0x0001;
@@ -1114,8 +825,6 @@ const ACC_SUPER: u16 = 0x0020;
 const ACC_VOLATILE: u16 = 0x0040;
 const ACC_TRANSIENT: u16 = 0x0080;
 const ACC_SYNTHETIC: u16 = 0x1000;
-const FORCE_INLINE: &[u8] = b"Ljdk/internal/vm/annotation/ForceInline;";
-const DONT_INLINE: &[u8] = b"Ljdk/internal/vm/annotation/DontInline;";
 
 /// Pushes, as a long, the bytes of an array of `e` whose length `load` (an `iload_<n>`)
 /// pushes: `align8(base + length << shift)`, as [`ArrayLayout::size`] computes it.
@@ -1186,35 +895,25 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
     const ASTORE: u8 = 0x3a;
     const RETURN: u8 = 0xb1;
     const GETFIELD: u8 = 0xb4;
+    const INVOKEVIRTUAL: u8 = 0xb6;
+    const ACONST_NULL: u8 = 0x01;
+    const IF_ACMPNE: u8 = 0xa6;
+    const LDC_W: u8 = 0x13;
     const PUTFIELD: u8 = 0xb5;
     const INVOKESTATIC: u8 = 0xb8;
     const IFNULL: u8 = 0xc6;
     const T_LONG: u8 = 11;
 
-    let mut pool = Pool::empty();
-    let p = &mut pool;
     let n = COUNTER_CLASS.as_bytes();
-    let this_class = p.add_class(n)?;
-    let super_class = p.add_class(b"java/lang/Object")?;
-    let code_name = p.add_utf8(b"Code")?;
-    let smt = p.add_utf8(b"StackMapTable")?;
-    let annotations = p.add_utf8(b"RuntimeVisibleAnnotations")?;
+    let mut generated = Generated::new(n)?;
+    let p = generated.pool();
     let counts = p.add_member(
         true,
         b"java/lang/Thread",
         THREAD_COUNTS_FIELD.as_bytes(),
         THREAD_COUNTS_DESCRIPTOR.as_bytes(),
     )?;
-    let current = p.add_member(
-        false,
-        b"java/lang/Thread",
-        if carrier {
-            b"currentCarrierThread".as_slice()
-        } else {
-            b"currentThread".as_slice()
-        },
-        b"()Ljava/lang/Thread;",
-    )?;
+    let current = current_thread(p, carrier)?;
     let slow_desc: &[u8] = b"(IJJ)V";
     let slow = p.add_member(false, n, b"slow", slow_desc)?;
     let arraycopy = p.add_member(
@@ -1480,121 +1179,180 @@ fn build_counter(layout: &ArrayLayout, carrier: bool) -> Result<Vec<u8>> {
         .raw(&[RETURN]);
     let multi = a.finish()?;
 
-    struct M {
-        access: u16,
-        name: &'static [u8],
-        descriptor: &'static [u8],
-        body: Option<(Vec<u8>, Vec<Frame>, u16, u16)>,
-        annotation: Option<&'static [u8]>,
-    }
+    use crate::generate::Method as M;
+    let body = |code: (Vec<u8>, Vec<Frame>), max_stack: u16, max_locals: u16| {
+        Some(Body {
+            code,
+            max_stack,
+            max_locals,
+        })
+    };
     let public = ACC_PUBLIC | ACC_STATIC;
     let mut methods = vec![
         M {
             access: public,
-            name: b"o",
+            name: b"o".as_slice().into(),
             descriptor: b"(I)V",
-            body: Some((o.0, o.1, 6, 3)),
+            body: body(o, 6, 3),
             annotation: Some(FORCE_INLINE),
         },
         M {
             access: ACC_PRIVATE | ACC_STATIC,
-            name: b"slow",
+            name: b"slow".as_slice().into(),
             descriptor: slow_desc,
-            body: Some((slow_code.0, slow_code.1, 4, 5)),
+            body: body(slow_code, 4, 5),
             annotation: Some(DONT_INLINE),
         },
         M {
             access: ACC_PRIVATE | ACC_STATIC,
-            name: b"add",
+            name: b"add".as_slice().into(),
             descriptor: add_desc,
-            body: Some((add_code.0, add_code.1, 6, 9)),
+            body: body(add_code, 6, 9),
             annotation: None,
         },
         M {
             access: public,
-            name: MULTI.0.as_bytes(),
+            name: MULTI.0.as_bytes().into(),
             descriptor: MULTI.1.as_bytes(),
-            body: Some((multi.0, multi.1, 6, 3)),
+            body: body(multi, 6, 3),
             annotation: Some(DONT_INLINE),
         },
         M {
             access: ACC_PRIVATE | ACC_STATIC,
-            name: b"walk",
+            name: b"walk".as_slice().into(),
             descriptor: walk_desc,
-            body: Some((walk.0, walk.1, 8, 8)),
+            body: body(walk, 8, 8),
             annotation: None,
         },
         M {
             access: ACC_PRIVATE | ACC_STATIC,
-            name: b"size",
+            name: b"size".as_slice().into(),
             descriptor: size_desc,
-            body: Some((size.0, size.1, 6, 2)),
+            body: body(size, 6, 2),
             annotation: None,
         },
     ];
     // n(Object allocated, int kind): the agent's native method (found by its JNI name).
     methods.push(M {
         access: public | ACC_NATIVE,
-        name: NATIVE_PROBE.0.as_bytes(),
+        name: NATIVE_PROBE.0.as_bytes().into(),
         descriptor: NATIVE_PROBE.1.as_bytes(),
         body: None,
         annotation: None,
     });
+    // ran(Object r): the bytecode of an allocating intrinsic made (or returns) r.
+    let last = p.add_member(
+        true,
+        b"java/lang/Thread",
+        THREAD_LAST_FIELD.as_bytes(),
+        THREAD_LAST_DESCRIPTOR.as_bytes(),
+    )?;
+    let mut a = Asm::new();
+    a.op16(INVOKESTATIC, current)
+        .raw(&[ALOAD_0])
+        .op16(PUTFIELD, last)
+        .raw(&[RETURN]);
+    let ran = a.finish()?;
+    methods.push(M {
+        access: public,
+        name: RAN.0.as_bytes().into(),
+        descriptor: RAN.1.as_bytes(),
+        body: body(ran, 2, 1),
+        annotation: Some(FORCE_INLINE),
+    });
+    // r<k>(Object r, int s): after a call of intrinsic k, r counted by its class unless the
+    // intrinsic's bytecode ran (it gave r to `ran`); locals 0 r, 1 s, 2 thread, 3 r's class.
+    let get_class = p.add_member(
+        false,
+        b"java/lang/Object",
+        b"getClass",
+        b"()Ljava/lang/Class;",
+    )?;
+    let native = p.add_member(
+        false,
+        n,
+        NATIVE_PROBE.0.as_bytes(),
+        NATIVE_PROBE.1.as_bytes(),
+    )?;
+    let object = VType::object(b"java/lang/Object");
+    let class = VType::object(b"java/lang/Class");
+    for (k, intrinsic) in ALLOCATING_INTRINSICS.iter().enumerate() {
+        let mut a = Asm::new();
+        let other = a.label();
+        let count = a.label();
+        let go = a.label();
+        let seen = [object.clone(), Int, thread.clone()];
+        a.op16(INVOKESTATIC, current).raw(&[ASTORE_0 + 2]);
+        a.raw(&[ALOAD_0 + 2])
+            .op16(GETFIELD, last)
+            .raw(&[ALOAD_0])
+            .branch(IF_ACMPNE, other);
+        a.raw(&[ALOAD_0 + 2, ACONST_NULL])
+            .op16(PUTFIELD, last)
+            .raw(&[RETURN]); // counted by the bytecode's own probes
+        a.bind(other, &seen, &[]);
+        a.raw(&[ALOAD_0 + 2])
+            .op16(GETFIELD, last)
+            .branch(IFNULL, count);
+        a.raw(&[ALOAD_0 + 2, ACONST_NULL]).op16(PUTFIELD, last);
+        a.bind(count, &seen, &[]);
+        a.raw(&[ALOAD_0]).branch(IFNONNULL, go);
+        a.raw(&[RETURN]);
+        a.bind(go, &seen, &[]);
+        a.raw(&[ALOAD_0])
+            .op16(INVOKEVIRTUAL, get_class)
+            .raw(&[ASTORE_0 + 3]);
+        let mut typed = seen.to_vec();
+        typed.push(class.clone());
+        for (j, array) in intrinsic.arrays.iter().enumerate() {
+            let next = a.label();
+            let array_class = p.add_class(array.as_bytes())?;
+            let probe = p.add_member(
+                false,
+                n,
+                Element::of_array(array.as_bytes()).probe(),
+                b"(II)V",
+            )?;
+            a.raw(&[ALOAD_0 + 3])
+                .op16(LDC_W, array_class)
+                .branch(IF_ACMPNE, next);
+            a.raw(&[ALOAD_0])
+                .op16(CHECKCAST, array_class)
+                .raw(&[ARRAYLENGTH, ILOAD_0 + 1]);
+            if j > 0 {
+                a.raw(&[op::BIPUSH, 2 * j as u8, IADD]);
+            }
+            a.op16(INVOKESTATIC, probe).raw(&[RETURN]);
+            a.bind(next, &typed, &[]);
+        }
+        if let Some(kind) = intrinsic.otherwise {
+            a.raw(&[ALOAD_0, op::BIPUSH, kind as u8])
+                .op16(INVOKESTATIC, native);
+        }
+        a.raw(&[RETURN]);
+        let (code, frames) = a.finish()?;
+        methods.push(M {
+            access: public,
+            name: intrinsic_probe(k).into_bytes().into(),
+            descriptor: INTRINSIC_PROBE_DESCRIPTOR.as_bytes(),
+            body: body((code, frames), 3, 4),
+            annotation: Some(FORCE_INLINE),
+        });
+    }
     for e in Element::ALL {
         let (code, frames) = array_probe(e)?;
         methods.push(M {
             access: public,
-            name: e.probe(),
+            name: e.probe().into(),
             descriptor: b"(II)V",
-            body: Some((code, frames, 6, 6)),
+            body: body((code, frames), 6, 6),
             annotation: Some(FORCE_INLINE),
         });
     }
-    let mut members = Vec::new();
     for m in methods {
-        let mut attributes = Vec::new();
-        if let Some((code, frames, max_stack, max_locals)) = m.body {
-            let mut code_attrs = Vec::new();
-            if !frames.is_empty() {
-                code_attrs.push(Attribute {
-                    name: smt,
-                    data: Cow::Owned(frames::encode(&frames, p)?),
-                });
-            }
-            attributes.push(Attribute {
-                name: code_name,
-                data: Cow::Owned(write_code(max_stack, max_locals, &code, &[], &code_attrs)),
-            });
-        }
-        if let Some(annotation) = m.annotation {
-            let mut data = vec![0, 1];
-            data.extend_from_slice(&p.add_utf8(annotation)?.to_be_bytes());
-            data.extend_from_slice(&[0, 0]);
-            attributes.push(Attribute {
-                name: annotations,
-                data: Cow::Owned(data),
-            });
-        }
-        members.push(Member {
-            access: m.access,
-            name: p.add_utf8(m.name)?,
-            descriptor: p.add_utf8(m.descriptor)?,
-            attributes,
-        });
+        generated.method(m)?;
     }
-    ClassFile {
-        minor: 0,
-        major: 52,
-        pool: pool.clone(),
-        access: ACC_PUBLIC | ACC_FINAL | ACC_SUPER,
-        this_class,
-        super_class,
-        interfaces: Vec::new(),
-        fields: Vec::new(),
-        methods: members,
-        attributes: Vec::new(),
-    }
-    .write()
+    generated.finish(ACC_PUBLIC | ACC_FINAL | ACC_SUPER)
 }
 
 #[cfg(test)]
@@ -1625,43 +1383,12 @@ mod tests {
     }
 
     #[test]
-    fn annotations_with_every_kind_of_value_are_skipped_and_dropped() {
-        // Three annotations: type 7 with one pair per kind of element value (constant,
-        // enum, class, nested annotation, array), type 9 without elements, type 7 again.
-        let mut first = vec![0, 7, 0, 5];
-        first.extend([0, 1, b'I', 0, 2]);
-        first.extend([0, 1, b'e', 0, 3, 0, 4]);
-        first.extend([0, 1, b'c', 0, 5]);
-        first.extend([0, 1, b'@', 0, 9, 0, 1, 0, 1, b's', 0, 6]);
-        first.extend([0, 1, b'[', 0, 2, b'Z', 0, 2, b'J', 0, 3]);
-        let mut data = vec![0, 3];
-        data.extend(&first);
-        data.extend([0, 9, 0, 0]);
-        data.extend(&first);
-        let (kept, dropped) = without_annotations(&data, |t| t == 9).unwrap();
-        assert_eq!(dropped, 1);
-        let mut expected = vec![0, 2];
-        expected.extend(&first);
-        expected.extend(&first);
-        assert_eq!(kept, expected);
-        let (kept, dropped) = without_annotations(&data, |t| t == 7).unwrap();
-        assert_eq!((kept, dropped), (vec![0, 1, 0, 9, 0, 0], 2));
-        // Truncated or trailing bytes are errors, never a panic.
-        for end in 0..data.len() {
-            assert!(without_annotations(&data[..end], |_| false).is_err());
-        }
-        let mut longer = data.clone();
-        longer.push(0);
-        assert!(without_annotations(&longer, |_| false).is_err());
-        // An unknown element tag.
-        assert!(without_annotations(&[0, 1, 0, 7, 0, 1, 0, 1, b'?'], |_| false).is_err());
-    }
-
-    #[test]
     fn the_counter_class_parses() {
         let bytes = counter_class(&ArrayLayout::default(), true);
         let cf = ClassFile::parse(&bytes).unwrap();
         assert_eq!(cf.name(), COUNTER_CLASS.as_bytes());
-        assert_eq!(cf.methods.len(), 12);
+        // o, slow, add, multi, walk, size, n, ran, a probe per allocating intrinsic and one
+        // per array element kind.
+        assert_eq!(cf.methods.len(), 8 + ALLOCATING_INTRINSICS.len() + 5);
     }
 }

@@ -358,6 +358,21 @@ pub fn decode(code: &[u8]) -> Result<Vec<Insn>> {
     Ok(out)
 }
 
+/// The array descriptor of `newarray`'s type operand (`10` → `[I`), `None` if it names none.
+pub fn newarray_descriptor(atype: u8) -> Option<&'static [u8]> {
+    Some(match atype {
+        4 => b"[Z",
+        5 => b"[C",
+        6 => b"[F",
+        7 => b"[D",
+        8 => b"[B",
+        9 => b"[S",
+        10 => b"[I",
+        11 => b"[J",
+        _ => return None,
+    })
+}
+
 /// Whether `opcode` returns from the method.
 pub fn is_return(opcode: u8) -> bool {
     (op::IRETURN..=op::RETURN).contains(&opcode)

@@ -397,17 +397,8 @@ impl<'p, 'a> Interp<'p, 'a> {
             0xbb => Self::push(st, Uninit(insn.at)),
             0xbc => {
                 self.pop(st, 1, insn)?;
-                let name: &[u8] = match code[at + 1] {
-                    4 => b"[Z",
-                    5 => b"[C",
-                    6 => b"[F",
-                    7 => b"[D",
-                    8 => b"[B",
-                    9 => b"[S",
-                    10 => b"[I",
-                    11 => b"[J",
-                    _ => return Err(err(insn, "bad newarray type")),
-                };
+                let name = crate::code::newarray_descriptor(code[at + 1])
+                    .ok_or_else(|| err(insn, "bad newarray type"))?;
                 Self::push(st, VType::object(name));
             }
             0xbd => {

@@ -1,8 +1,10 @@
-//! Java class files for the HPROF agent's `cpu=times`: a strict reader, the rewriter that
-//! puts a tracker call at every method entry, before every return and on exceptional exit,
-//! and the tracker class those calls go to; and, for `heap=sites`' fast mode, the rewriter that
-//! counts allocations in the allocating bytecode ([`count_allocations`]) and the counter class
-//! it calls ([`counter_class`]). No JVM is needed; the agent calls both from its
+//! Java class files for the HPROF agent: a strict reader, one rewriting pipeline
+//! (`rewrite.rs`: decode, insertion plan, layout, emit, exception handlers, StackMapTable frames,
+//! line-number and local-variable tables) run with two probe kinds: `cpu=times`' tracker calls
+//! at every method entry, before every return and on exceptional exit ([`instrument`]), and
+//! `heap=sites`' allocation counters after every allocating instruction ([`count_allocations`]);
+//! and the classes those probes call ([`tracker_class`], [`counter_class`]), assembled by one
+//! generated-class assembler. No JVM is needed; the agent calls both rewriters from its
 //! ClassFileLoadHook.
 //!
 //! ```
@@ -25,16 +27,18 @@ pub mod class;
 pub mod code;
 mod error;
 pub mod frames;
+mod generate;
 mod instrument;
 pub mod interp;
 pub mod pool;
+mod rewrite;
 mod tracker;
 
 pub use alloc::{
-    ALLOCATING_INTRINSICS, AllocKind, AllocOutcome, AllocSite, ArrayLayout, CHUNK, CHUNK_BITS,
-    COUNTER_CLASS, Element, MULTI, NATIVE_PROBE, NativeAlloc, THREAD_COUNTS_DESCRIPTOR,
-    THREAD_COUNTS_FIELD, count_allocations, count_allocations_with, counter_class,
-    with_counts_field,
+    ALLOCATING_INTRINSICS, AllocKind, AllocOutcome, AllocSite, AllocatingIntrinsic, ArrayLayout,
+    CHUNK, CHUNK_BITS, COUNTER_CLASS, Element, INTRINSIC_PROBE_DESCRIPTOR, MULTI, NATIVE_PROBE,
+    NativeAlloc, RAN, THREAD_COUNTS_DESCRIPTOR, THREAD_COUNTS_FIELD, THREAD_LAST_DESCRIPTOR,
+    THREAD_LAST_FIELD, count_allocations, counter_class, intrinsic_probe, with_counts_field,
 };
 pub use class::ClassFile;
 pub use error::{Error, Result};

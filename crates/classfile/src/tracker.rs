@@ -28,12 +28,11 @@
 //! at `ic[IC_INTS * (t + 1)..][..IC_INTS]`, entry `e` of method `m` being
 //! `(m, callee's trace)` at [`ic_entry`]`(m)`.
 
-use std::borrow::Cow;
-
 use crate::asm::Asm;
-use crate::class::{Attribute, ClassFile, Member};
-use crate::code::write_code;
 use crate::frames::{self, VType};
+use crate::generate::{
+    Body, DONT_INLINE, FORCE_INLINE, Generated, Method, current_thread, with_fields,
+};
 use crate::instrument::Probes;
 use crate::pool::Pool;
 
@@ -154,9 +153,6 @@ const ACC_TRANSIENT: u16 = 0x0080;
 const ACC_NATIVE: u16 = 0x0100;
 const ACC_SYNTHETIC: u16 = 0x1000;
 
-const FORCE_INLINE: &[u8] = b"Ljdk/internal/vm/annotation/ForceInline;";
-const DONT_INLINE: &[u8] = b"Ljdk/internal/vm/annotation/DontInline;";
-
 fn obj(name: &[u8]) -> VType {
     VType::object(name)
 }
@@ -184,22 +180,15 @@ pub fn tracker_class_keyed(name: &str, carrier: bool, keying: Keying) -> Vec<u8>
 /// fields cannot change later), so the agent adds it in the JVM's early class hook, and
 /// again each time it retransforms the class.
 pub fn with_state_field(thread: &[u8]) -> crate::Result<Vec<u8>> {
-    let mut class = ClassFile::parse(thread)?;
-    let name = THREAD_STATE_FIELD.as_bytes();
     let descriptor = format!("L{STATE_CLASS};");
-    for field in &class.fields {
-        if class.pool.utf8(field.name)? == name {
-            return Ok(thread.to_vec());
-        }
-    }
-    let field = Member {
-        access: ACC_TRANSIENT | ACC_SYNTHETIC,
-        name: class.pool.add_utf8(name)?,
-        descriptor: class.pool.add_utf8(descriptor.as_bytes())?,
-        attributes: Vec::new(),
-    };
-    class.fields.push(field);
-    class.write()
+    with_fields(
+        thread,
+        &[(
+            ACC_TRANSIENT | ACC_SYNTHETIC,
+            THREAD_STATE_FIELD,
+            &descriptor,
+        )],
+    )
 }
 
 /// The class file of [`STATE_CLASS`]; the tracker class needs it defined first.
@@ -208,47 +197,30 @@ pub fn state_class() -> Vec<u8> {
 }
 
 fn build_state() -> crate::Result<Vec<u8>> {
-    let mut pool = Pool::empty();
-    let p = &mut pool;
-    let this_class = p.add_class(STATE_CLASS.as_bytes())?;
-    let super_class = p.add_class(b"java/lang/Object")?;
-    let code_name = p.add_utf8(b"Code")?;
-    let object_init = p.add_member(false, b"java/lang/Object", b"<init>", b"()V")?;
-    let mut fields = Vec::new();
+    let mut class = Generated::new(STATE_CLASS.as_bytes())?;
     for (field, desc) in STATE_FIELDS {
-        fields.push(Member {
-            access: 0,
-            name: p.add_utf8(field.as_bytes())?,
-            descriptor: p.add_utf8(desc.as_bytes())?,
-            attributes: Vec::new(),
-        });
+        class.field(0, field.as_bytes(), desc.as_bytes())?;
     }
     // <init>() { super(); }
+    let object_init = class
+        .pool()
+        .add_member(false, b"java/lang/Object", b"<init>", b"()V")?;
     let mut init = vec![ALOAD_0, INVOKESPECIAL];
     init.extend_from_slice(&object_init.to_be_bytes());
     init.push(RETURN);
-    let methods = vec![Member {
+    let body = Body {
+        code: (init, Vec::new()),
+        max_stack: 1,
+        max_locals: 1,
+    };
+    class.method(Method {
         access: 0,
-        name: p.add_utf8(b"<init>")?,
-        descriptor: p.add_utf8(b"()V")?,
-        attributes: vec![Attribute {
-            name: code_name,
-            data: Cow::Owned(write_code(1, 1, &init, &[], &[])),
-        }],
-    }];
-    ClassFile {
-        minor: 0,
-        major: 52,
-        pool: pool.clone(),
-        access: ACC_FINAL | ACC_SUPER,
-        this_class,
-        super_class,
-        interfaces: Vec::new(),
-        fields,
-        methods,
-        attributes: Vec::new(),
-    }
-    .write()
+        name: b"<init>".as_slice().into(),
+        descriptor: b"()V",
+        body: Some(body),
+        annotation: None,
+    })?;
+    class.finish(ACC_FINAL | ACC_SUPER)
 }
 
 // Opcodes used below.
@@ -382,28 +354,12 @@ fn ic_lookup(a: &mut Asm, ic_field: u16, child: u16, l: &IcLocals, frame: &[VTyp
     a.bind(found, &looked, &[]);
 }
 
-/// What a method of the tracker is made of.
-struct Method {
-    access: u16,
-    name: &'static [u8],
-    descriptor: &'static [u8],
-    /// (code, frames, max_stack, max_locals); `None` for natives.
-    body: Option<(Vec<u8>, Vec<frames::Frame>, u16, u16)>,
-    /// The HotSpot inlining annotation it carries, if any.
-    annotation: Option<&'static [u8]>,
-}
-
 fn build(name: &str, carrier: bool, keying: Keying) -> crate::Result<Vec<u8>> {
     use VType::{Int, Top};
-    let mut pool = Pool::empty();
-    let p = &mut pool;
     let n = name.as_bytes();
     let st = STATE_CLASS.as_bytes();
-    let this_class = p.add_class(n)?;
-    let super_class = p.add_class(b"java/lang/Object")?;
-    let code_name = p.add_utf8(b"Code")?;
-    let smt = p.add_utf8(b"StackMapTable")?;
-    let annotations = p.add_utf8(b"RuntimeVisibleAnnotations")?;
+    let mut class = Generated::new(n)?;
+    let p = class.pool();
     let state_desc = b"Ljava/lang/HprofTrackerState;";
     let engaged = p.add_member(true, n, ENGAGED.as_bytes(), b"Z")?;
     let off = p.add_member(true, n, OFF.as_bytes(), state_desc)?;
@@ -434,16 +390,7 @@ fn build(name: &str, carrier: bool, keying: Keying) -> crate::Result<Vec<u8>> {
     let miss = p.add_member(false, n, NATIVES[1].0.as_bytes(), NATIVES[1].1.as_bytes())?;
     let child_desc = b"(Ljava/lang/HprofTrackerState;II)I";
     let child = p.add_member(false, n, b"child", child_desc)?;
-    let current_thread = p.add_member(
-        false,
-        b"java/lang/Thread",
-        if carrier {
-            b"currentCarrierThread".as_slice()
-        } else {
-            b"currentThread".as_slice()
-        },
-        b"()Ljava/lang/Thread;",
-    )?;
+    let current_thread = current_thread(p, carrier)?;
     let table = p.add_member(true, n, TABLE.as_bytes(), TABLE_DESCRIPTOR.as_bytes())?;
     let object_class = p.add_class(b"java/lang/Object")?;
     let identity_hash = p.add_member(
@@ -652,136 +599,92 @@ fn build(name: &str, carrier: bool, keying: Keying) -> crate::Result<Vec<u8>> {
 
     let public = ACC_PUBLIC | ACC_STATIC;
     let private = ACC_PRIVATE | ACC_STATIC;
-    let mut methods = vec![
-        Method {
-            access: public,
-            name: STATE.as_bytes(),
-            descriptor: STATE_DESCRIPTOR,
-            body: Some((state_code.0, state_code.1, 3, 3)),
-            annotation: Some(FORCE_INLINE),
-        },
-        Method {
-            access: public,
-            name: ENTER.as_bytes(),
-            descriptor: ENTER_DESCRIPTOR,
-            body: Some((enter.0, enter.1, 6, 7)),
-            annotation: Some(FORCE_INLINE),
-        },
-        Method {
-            access: private,
-            name: b"child",
-            descriptor: child_desc,
-            body: Some((child_code.0, child_code.1, 4, 8)),
-            annotation: Some(DONT_INLINE),
-        },
-        Method {
-            access: private,
-            name: b"find",
-            descriptor: find_desc,
-            body: Some((find_code.0, find_code.1, 3, 6)),
-            annotation: Some(DONT_INLINE),
-        },
-        Method {
-            access: public,
-            name: EXIT.as_bytes(),
-            descriptor: EXIT_DESCRIPTOR,
-            body: Some((exit.0, exit.1, 2, 2)),
-            annotation: Some(FORCE_INLINE),
-        },
-        Method {
-            access: public,
-            name: CAUGHT.as_bytes(),
-            descriptor: CAUGHT_DESCRIPTOR,
-            body: Some((caught.0, caught.1, 3, 6)),
-            annotation: Some(DONT_INLINE),
-        },
-        Method {
-            access: ACC_STATIC,
-            name: b"<clinit>",
-            descriptor: b"()V",
-            body: Some((clinit.0, clinit.1, 4, 1)),
-            annotation: None,
-        },
-    ];
-    for (native, desc) in NATIVES {
-        methods.push(Method {
-            access: private | ACC_NATIVE,
-            name: native.as_bytes(),
-            descriptor: desc.as_bytes(),
-            body: None,
-            annotation: None,
-        });
-    }
-    let mut members = Vec::new();
-    for m in methods {
-        let mut attributes = Vec::new();
-        if let Some((code, frames, max_stack, max_locals)) = m.body {
-            let mut code_attrs = Vec::new();
-            if !frames.is_empty() {
-                code_attrs.push(Attribute {
-                    name: smt,
-                    data: Cow::Owned(frames::encode(&frames, p)?),
-                });
-            }
-            attributes.push(Attribute {
-                name: code_name,
-                data: Cow::Owned(write_code(max_stack, max_locals, &code, &[], &code_attrs)),
-            });
-        }
-        if let Some(annotation) = m.annotation {
-            // One annotation, no element values.
-            let mut data = vec![0, 1];
-            data.extend_from_slice(&p.add_utf8(annotation)?.to_be_bytes());
-            data.extend_from_slice(&[0, 0]);
-            attributes.push(Attribute {
-                name: annotations,
-                data: Cow::Owned(data),
-            });
-        }
-        members.push(Member {
-            access: m.access,
-            name: p.add_utf8(m.name)?,
-            descriptor: p.add_utf8(m.descriptor)?,
-            attributes,
-        });
-    }
-    let static_field = |p: &mut Pool<'static>,
-                        access: u16,
-                        fname: &str,
-                        desc: &[u8]|
-     -> crate::Result<Member<'static>> {
-        Ok(Member {
-            access: ACC_PRIVATE | ACC_STATIC | access,
-            name: p.add_utf8(fname.as_bytes())?,
-            descriptor: p.add_utf8(desc)?,
-            attributes: Vec::new(),
+    let body = |code: Code, max_stack: u16, max_locals: u16| {
+        Some(Body {
+            code,
+            max_stack,
+            max_locals,
         })
     };
-    let mut fields = vec![
-        static_field(p, ACC_VOLATILE, ENGAGED, b"Z")?,
-        static_field(p, ACC_FINAL, OFF, state_desc)?,
+    let method = |access: u16,
+                  name: &'static [u8],
+                  descriptor: &'static [u8],
+                  body: Option<Body>,
+                  annotation: Option<&'static [u8]>| Method {
+        access,
+        name: name.into(),
+        descriptor,
+        body,
+        annotation,
+    };
+    let methods = [
+        method(
+            public,
+            STATE.as_bytes(),
+            STATE_DESCRIPTOR,
+            body(state_code, 3, 3),
+            Some(FORCE_INLINE),
+        ),
+        method(
+            public,
+            ENTER.as_bytes(),
+            ENTER_DESCRIPTOR,
+            body(enter, 6, 7),
+            Some(FORCE_INLINE),
+        ),
+        method(
+            private,
+            b"child",
+            child_desc,
+            body(child_code, 4, 8),
+            Some(DONT_INLINE),
+        ),
+        method(
+            private,
+            b"find",
+            find_desc,
+            body(find_code, 3, 6),
+            Some(DONT_INLINE),
+        ),
+        method(
+            public,
+            EXIT.as_bytes(),
+            EXIT_DESCRIPTOR,
+            body(exit, 2, 2),
+            Some(FORCE_INLINE),
+        ),
+        method(
+            public,
+            CAUGHT.as_bytes(),
+            CAUGHT_DESCRIPTOR,
+            body(caught, 3, 6),
+            Some(DONT_INLINE),
+        ),
+        method(ACC_STATIC, b"<clinit>", b"()V", body(clinit, 4, 1), None),
     ];
+    for m in methods {
+        class.method(m)?;
+    }
+    for (native, desc) in NATIVES {
+        class.method(method(
+            private | ACC_NATIVE,
+            native.as_bytes(),
+            desc.as_bytes(),
+            None,
+            None,
+        ))?;
+    }
+    let private_static = ACC_PRIVATE | ACC_STATIC;
+    class.field(private_static | ACC_VOLATILE, ENGAGED.as_bytes(), b"Z")?;
+    class.field(private_static | ACC_FINAL, OFF.as_bytes(), state_desc)?;
     if keying == Keying::Table {
-        fields.push(static_field(
-            p,
-            ACC_VOLATILE,
-            TABLE,
+        class.field(
+            private_static | ACC_VOLATILE,
+            TABLE.as_bytes(),
             TABLE_DESCRIPTOR.as_bytes(),
-        )?);
+        )?;
     }
-    ClassFile {
-        minor: 0,
-        major: 52,
-        pool: pool.clone(),
-        access: ACC_PUBLIC | ACC_FINAL | ACC_SUPER,
-        this_class,
-        super_class,
-        interfaces: Vec::new(),
-        fields,
-        methods: members,
-        attributes: Vec::new(),
-    }
-    .write()
+    class.finish(ACC_PUBLIC | ACC_FINAL | ACC_SUPER)
 }
 
 /// Assembled code and its frames.

@@ -8,8 +8,8 @@ use std::path::Path;
 use std::process::Command;
 
 use hprof_classfile::{
-    ALLOCATING_INTRINSICS, AllocKind, ArrayLayout, COUNTER_CLASS, ClassFile, Element, THREAD_CLASS,
-    count_allocations, count_allocations_with, counter_class, with_counts_field,
+    ALLOCATING_INTRINSICS, AllocKind, ArrayLayout, COUNTER_CLASS, ClassFile, Element, RAN,
+    THREAD_CLASS, count_allocations, counter_class, intrinsic_probe, with_counts_field,
 };
 
 const PROGRAM: &str = r#"
@@ -98,68 +98,51 @@ fn method_annotations(class: &[u8]) -> (HashMap<(String, String), Vec<u8>>, u16)
 }
 
 #[test]
-fn the_allocating_intrinsics_lose_their_mark_and_nothing_else_does() {
+fn the_allocating_intrinsics_keep_their_mark_and_say_what_they_return() {
     let dir = tempfile::tempdir().unwrap();
-    for (holder, count) in [
-        ("java/util/Arrays", 2),
-        ("jdk/internal/misc/Unsafe", 1),
-        ("java/lang/StringUTF16", 1),
-        ("java/math/BigInteger", 1),
+    for holder in [
+        "java/util/Arrays",
+        "jdk/internal/misc/Unsafe",
+        "java/lang/StringUTF16",
+        "java/math/BigInteger",
     ] {
         let original = jdk_class(dir.path(), holder);
-        let (before, _) = method_annotations(&original);
+        let (before, mark) = method_annotations(&original);
+        assert_ne!(mark, 0, "{holder}");
         let mut next = 0u32;
         let mut number = |_: &hprof_classfile::AllocSite<'_>| {
-            next += 2;
+            next += 16;
             Some(next)
         };
-        let kept = count_allocations_with(&original, false, &mut number).unwrap();
-        assert_eq!(kept.intrinsics, 0, "{holder}");
-        if let Some(bytes) = &kept.bytes {
-            assert_eq!(method_annotations(bytes).0, before, "{holder}");
-        }
-        let stripped = count_allocations(&original, &mut number).unwrap();
-        assert_eq!(stripped.intrinsics, count, "{holder}");
-        let (after, mark) = method_annotations(stripped.bytes.as_deref().unwrap());
-        assert_ne!(mark, 0, "{holder}");
-        let mark = mark.to_be_bytes();
-        for (key, body) in &before {
-            let listed = ALLOCATING_INTRINSICS
-                .iter()
-                .any(|(h, n, d)| *h == holder && *n == key.0 && *d == key.1);
-            let what = format!("{holder}.{}{}", key.0, key.1);
-            if !listed {
-                assert_eq!(&after[key], body, "{what}");
-                continue;
-            }
-            // One element-less annotation fewer, the mark, and the others as they were.
-            let new = &after[key];
-            assert_eq!(new.len() + 4, body.len(), "{what}");
-            assert_eq!(
-                u16::from_be_bytes([new[0], new[1]]) + 1,
-                u16::from_be_bytes([body[0], body[1]]),
-                "{what}"
-            );
-            let at = (2..body.len() - 3)
-                .find(|&i| body[i..i + 2] == mark && body[i + 2..i + 4] == [0, 0])
-                .unwrap_or_else(|| panic!("{what}: no mark"));
-            let mut expected = body.clone();
-            expected.drain(at..at + 4);
-            expected[0..2].copy_from_slice(&new[0..2]);
-            assert_eq!(new, &expected, "{what}");
+        let outcome = count_allocations(&original, &mut number).unwrap();
+        let bytes = outcome.bytes.as_deref().unwrap();
+        // Every annotation as it was: no method loses its intrinsic mark.
+        assert_eq!(method_annotations(bytes).0, before, "{holder}");
+        // The bytecode of each intrinsic gives what it returns to `ran`.
+        let ran = (0xb8, COUNTER_CLASS.to_string(), RAN.0.to_string());
+        for intrinsic in ALLOCATING_INTRINSICS.iter().filter(|m| m.holder == holder) {
+            let c = calls(bytes, intrinsic.name, intrinsic.descriptor);
+            assert!(c.contains(&ran), "{holder}.{}: {c:?}", intrinsic.name);
         }
     }
 }
 
 fn run(dir: &Path, patch: &Path, args: &[&str]) -> String {
+    run_class(dir, patch, &[], "CountMe", args)
+}
+
+/// Runs `main` from `dir` on JDK 17 with `-Xverify:all`, java.base patched from `patch`;
+/// returns its standard output.
+fn run_class(dir: &Path, patch: &Path, jvm: &[&str], main: &str, args: &[&str]) -> String {
     let jdk = hprof_testkit::java::jdk17();
     let out = Command::new(jdk.bin("java"))
         .arg("-Xverify:all")
         .arg(format!("--patch-module=java.base={}", patch.display()))
         .arg("--add-opens=java.base/java.lang=ALL-UNNAMED")
+        .args(jvm)
         .arg("-cp")
         .arg(dir)
-        .arg("CountMe")
+        .arg(main)
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -237,6 +220,9 @@ fn allocations_are_counted_exactly_and_the_program_runs_as_before() {
                 AllocKind::Instance | AllocKind::Lambda | AllocKind::Native(_) => 1,
                 AllocKind::Array(_) => 2,
                 AllocKind::Multi { dims, .. } => 2 * u32::from(dims),
+                AllocKind::Intrinsic(k) => {
+                    2 * ALLOCATING_INTRINSICS[usize::from(k)].arrays.len() as u32
+                }
             };
             sites.push((
                 n,
@@ -418,4 +404,203 @@ fn calls_of_allocating_natives_are_followed_by_the_native_probe() {
     .unwrap();
     let c = calls(&mt, "parameterArray", "()[Ljava/lang/Class;");
     assert_eq!(after(&c, "[Ljava/lang/Class;", "clone"), 1, "{c:?}");
+}
+
+#[test]
+fn calls_of_allocating_intrinsics_are_followed_by_their_probe() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut next = 0u32;
+    let mut number = |_: &hprof_classfile::AllocSite<'_>| {
+        next += 16;
+        Some(next)
+    };
+    let probe = |k: usize| (0xb8, COUNTER_CLASS.to_string(), intrinsic_probe(k));
+    let ran = (0xb8, COUNTER_CLASS.to_string(), RAN.0.to_string());
+    let after = |calls: &[(u8, String, String)], k: usize| -> usize {
+        let m = &ALLOCATING_INTRINSICS[k];
+        calls
+            .windows(2)
+            .filter(|w| w[0].1 == m.holder && w[0].2 == m.name && w[1] == probe(k))
+            .count()
+    };
+    // Arrays.copyOf(T[], int) calls copyOf(T[], int, Class), intrinsic 0.
+    let arrays = count_allocations(&jdk_class(dir.path(), "java/util/Arrays"), &mut number)
+        .unwrap()
+        .bytes
+        .unwrap();
+    let c = calls(
+        &arrays,
+        "copyOf",
+        "([Ljava/lang/Object;I)[Ljava/lang/Object;",
+    );
+    assert_eq!(after(&c, 0), 1, "{c:?}");
+    assert!(!c.contains(&ran), "{c:?}");
+    // BigInteger.multiplyToLen calls implMultiplyToLen (intrinsic 4), which may return its
+    // last argument: `ran` gets that argument before the call.
+    let big = count_allocations(&jdk_class(dir.path(), "java/math/BigInteger"), &mut number)
+        .unwrap()
+        .bytes
+        .unwrap();
+    let c = calls(&big, "multiplyToLen", "([II[II[I)[I");
+    assert_eq!(after(&c, 4), 1, "{c:?}");
+    let at = c.iter().position(|x| x.2 == "implMultiplyToLen").unwrap();
+    assert_eq!(c[at - 1], ran, "{c:?}");
+}
+
+/// A program that copies object arrays with the allocating intrinsics `Arrays.copyOf` and
+/// `copyOfRange` in a thread of its own, then prints that thread's counts.
+const COPIES: &str = r#"
+import java.lang.reflect.Field;
+import java.util.Arrays;
+
+public class Copies {
+    static Object[] keep = new Object[64];
+
+    public static void main(String[] args) throws Exception {
+        final int n = Integer.parseInt(args[0]);
+        Thread t = new Thread(new Runnable() {
+            public void run() {
+                Object[] src = {"a", "b", "c", "d", "e"};
+                for (int i = 0; i < n; i++) {
+                    keep[i & 63] = Arrays.copyOf(src, 3);
+                    keep[(i + 1) & 63] = Arrays.copyOfRange(src, 1, 4);
+                }
+            }
+        });
+        t.start();
+        t.join();
+        Field f = Thread.class.getDeclaredField("hprofAllocs");
+        f.setAccessible(true);
+        long[][] chunks = (long[][]) f.get(t);
+        StringBuilder b = new StringBuilder("thread");
+        for (int c = 0; chunks != null && c < chunks.length; c++) {
+            long[] counts = chunks[c];
+            for (int i = 0; counts != null && i < counts.length; i++) {
+                if (counts[i] != 0) b.append(' ').append(c * counts.length + i).append('=').append(counts[i]);
+            }
+        }
+        System.out.println(b);
+        Field last = Thread.class.getDeclaredField("hprofLast");
+        last.setAccessible(true);
+        System.out.println("last " + last.get(t));
+    }
+}
+"#;
+
+#[test]
+fn what_intrinsics_return_is_counted_once_interpreted_or_compiled() {
+    // The program's class and java.util.Arrays are rewritten: interpreted, the bytecode of
+    // copyOf/copyOfRange counts its `new Object[]` and the probe after the call leaves it
+    // alone; compiled by C2, the intrinsic runs instead and the probe counts its array.
+    let work = tempfile::tempdir().unwrap();
+    let (src, plain, counted, patch) = (
+        work.path().join("src"),
+        work.path().join("plain"),
+        work.path().join("counted"),
+        work.path().join("patch"),
+    );
+    for d in [
+        &src,
+        &plain,
+        &counted,
+        &patch.join("java/util"),
+        &patch.join("java/lang"),
+    ] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(src.join("Copies.java"), COPIES).unwrap();
+    let jdk = hprof_testkit::java::jdk17();
+    let status = Command::new(jdk.bin("javac"))
+        .arg("-d")
+        .arg(&plain)
+        .arg(src.join("Copies.java"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    // (slot, kind, allocated) of every site, numbered as the agent does; the program's own
+    // arrays (its `src`) are left out.
+    let mut sites: Vec<(u32, AllocKind, String)> = Vec::new();
+    let mut next = 0u32;
+    let mut number = |s: &hprof_classfile::AllocSite<'_>| {
+        next = next.next_multiple_of(2);
+        let n = next;
+        next += match s.kind {
+            AllocKind::Intrinsic(k) => {
+                2 * ALLOCATING_INTRINSICS[usize::from(k)].arrays.len() as u32
+            }
+            AllocKind::Multi { dims, .. } => 2 * u32::from(dims),
+            _ => 2,
+        };
+        if s.class == b"java/util/Arrays" || matches!(s.kind, AllocKind::Intrinsic(_)) {
+            sites.push((n, s.kind, String::from_utf8_lossy(s.allocated).into_owned()));
+        }
+        Some(n)
+    };
+    for entry in std::fs::read_dir(&plain).unwrap() {
+        let path = entry.unwrap().path();
+        let bytes = std::fs::read(&path).unwrap();
+        let outcome = count_allocations(&bytes, &mut number).unwrap();
+        assert!(outcome.failed.is_empty(), "{:?}", outcome.failed);
+        std::fs::write(
+            counted.join(path.file_name().unwrap()),
+            outcome.bytes.as_deref().unwrap_or(&bytes),
+        )
+        .unwrap();
+    }
+    let arrays =
+        count_allocations(&jdk_class(work.path(), "java/util/Arrays"), &mut number).unwrap();
+    assert!(arrays.failed.is_empty(), "{:?}", arrays.failed);
+    std::fs::write(patch.join("java/util/Arrays.class"), arrays.bytes.unwrap()).unwrap();
+    std::fs::write(
+        patch.join(format!("{COUNTER_CLASS}.class")),
+        counter_class(&ArrayLayout::default(), false),
+    )
+    .unwrap();
+    std::fs::write(
+        patch.join(format!("{THREAD_CLASS}.class")),
+        with_counts_field(&jdk_thread_class(work.path())).unwrap(),
+    )
+    .unwrap();
+    let intrinsic_slots: Vec<u32> = sites
+        .iter()
+        .filter(|(_, k, _)| matches!(k, AllocKind::Intrinsic(0 | 1)))
+        .map(|s| s.0)
+        .collect();
+    assert!(!intrinsic_slots.is_empty(), "{sites:?}");
+    const N: u64 = 200_000;
+    // Compiled by C2 (its profile from the interpreter, no C1 tier in between), only the loop
+    // with what it inlines: elsewhere a compiled call of copyOf on another array class would go
+    // to the agent's native `n`, which this test has not.
+    let compiled_loop = [
+        "-Xbatch",
+        "-XX:-TieredCompilation",
+        "-XX:CompileCommand=quiet",
+        "-XX:CompileCommand=compileonly,Copies$1::run",
+    ];
+    for (jvm, compiled) in [(&["-Xint"][..], false), (&compiled_loop[..], true)] {
+        let out = run_class(&counted, &patch, jvm, "Copies", &[&N.to_string()]);
+        let counts = counts(&out, "thread");
+        // Every Object[] the thread made: at the bytecode's `anewarray`s and after the calls.
+        let objects: u64 = sites
+            .iter()
+            .filter(|(_, k, a)| match k {
+                AllocKind::Array(_) => a == "[Ljava/lang/Object;",
+                AllocKind::Intrinsic(0 | 1) => true,
+                _ => false,
+            })
+            .filter_map(|(slot, _, _)| counts.get(slot))
+            .sum();
+        assert_eq!(objects, 2 * N, "{jvm:?}: {out}");
+        let by_probe: u64 = intrinsic_slots.iter().filter_map(|s| counts.get(s)).sum();
+        if compiled {
+            assert!(
+                by_probe > N,
+                "{jvm:?}: {by_probe} of {} by the intrinsics: {out}",
+                2 * N
+            );
+        } else {
+            assert_eq!(by_probe, 0, "{jvm:?}: {out}");
+        }
+        assert!(out.contains("last null"), "{out}");
+    }
 }

@@ -11,7 +11,7 @@ mod heap_progress;
 mod input;
 mod mmap;
 mod profile_select;
-mod report;
+mod profiles;
 mod units;
 mod when;
 

@@ -80,36 +80,21 @@ impl SelectArgs {
         }
     }
 
-    /// The kind a flag names, else the first the recording holds.
-    pub fn kind_in(&self, recording: &Recording, name: &str) -> Result<Kind> {
-        match self.kind() {
-            Some(kind) => Ok(kind),
-            None => recording.default_kind().with_context(|| {
-                if recording.span().is_some() {
-                    format!(
-                        "{name}: no execution, wall-clock, allocation or lock events in the recording"
-                    )
-                } else {
-                    format!("{name}: no CPU SAMPLES, CPU TIME, SITES or MONITOR TIME section")
-                }
-            }),
-        }
-    }
-
     /// The profile of `kind` in `recording` (read from the file `name`), filtered.
     pub fn profile(&self, recording: &Recording, kind: Kind, name: &str) -> Result<Profile> {
-        self.profile_with(recording, kind, name, false)
+        Ok(self.select(recording, Some(kind), name, false)?.0)
     }
 
-    /// As [`SelectArgs::profile`]; with `timeline`, the profile has its timeline when the
-    /// file's samples carry their times.
-    pub fn profile_with(
+    /// The profile of `kind` (by default the first the recording holds) in `recording` (read
+    /// from the file `name`), filtered; with `timeline`, the profile has its timeline when the
+    /// file's samples carry their times. And its kind.
+    pub fn select(
         &self,
         recording: &Recording,
-        kind: Kind,
+        kind: Option<Kind>,
         name: &str,
         timeline: bool,
-    ) -> Result<Profile> {
+    ) -> Result<(Profile, Kind)> {
         let regex = |r: &Option<String>| -> Result<Option<regex::Regex>> {
             r.as_deref()
                 .map(|r| {
@@ -136,18 +121,14 @@ impl SelectArgs {
             to: time("to", &self.to)?,
             timeline,
         };
-        if let (Some(from), Some(to)) = (filter.from, filter.to)
-            && from >= to
-        {
-            bail!("--from must come before --to");
-        }
-        let mut profile = recording
-            .profile_filtered(kind, self.selection(), &filter)
-            .with_context(|| name.to_string())?;
-        profile.filter(
-            regex(&self.include)?.as_ref(),
-            regex(&self.exclude)?.as_ref(),
-        );
-        Ok(profile)
+        recording
+            .select(
+                kind,
+                self.selection(),
+                &filter,
+                regex(&self.include)?.as_ref(),
+                regex(&self.exclude)?.as_ref(),
+            )
+            .with_context(|| name.to_string())
     }
 }

@@ -9,6 +9,8 @@
 //! - [`StreamReader`] yields the same records from any `io::Read` in bounded
 //!   memory, delivering heap dumps one sub-record at a time ([`Event`]).
 //! - [`Writer`] writes records, splitting heap dumps into HEAP DUMP SEGMENTs.
+//! - [`Symbols`] indexes a file's names, classes, frames and traces; [`shallow`] sizes its
+//!   objects as HotSpot lays them out.
 //! - Every reader is strict: a truncated or corrupt file gives an [`Error`] that
 //!   names the record kind and the byte offset, never a panic, and no allocation
 //!   is ever sized from a length field.
@@ -42,6 +44,7 @@ pub use crate::{
         RECORD_HEADER_LEN, Record, RecordHeader, TIMED_SAMPLE_LEN, TimedSample, TimedSampleList,
     },
     stream::{Event, StreamReader},
+    symbols::{FrameRecord, Symbols, TraceRecord},
     tag::{SubTag, Tag},
     types::{BasicType, Header, IdSize, Value, Version},
     writer::{DEFAULT_SEGMENT_LIMIT, Writer},
@@ -52,9 +55,12 @@ mod cursor;
 mod error;
 mod heap;
 mod names;
+pub mod net;
 mod reader;
 mod record;
+pub mod shallow;
 mod stream;
+mod symbols;
 mod tag;
 mod types;
 mod writer;

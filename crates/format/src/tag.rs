@@ -130,7 +130,7 @@ mod tests {
         for &t in SubTag::ALL {
             assert_eq!(SubTag::from_u8(t as u8), Some(t));
         }
-        assert_eq!(Tag::ALL.len(), 15);
+        assert_eq!(Tag::ALL.len(), 16);
         assert_eq!(SubTag::ALL.len(), 13);
         assert_eq!(Tag::from_u8(0x09), None);
         assert_eq!(SubTag::from_u8(0x24), None);

@@ -6,7 +6,8 @@
 use std::path::Path;
 
 use hprof_format::{
-    AllocSite, BasicType, Header, HeapRecord, IdSize, Record, Records, Tag, Value, Version, Writer,
+    AllocSite, BasicType, Header, HeapRecord, IdSize, Record, Records, Tag, TimedSample, Value,
+    Version, Writer,
 };
 
 use crate::sample::{slice_events, stream_events};
@@ -465,6 +466,84 @@ fn cpu_samples() {
     let mut w = Writer::new(Vec::new(), header).unwrap();
     w.cpu_samples(0, 100, &[(80, 7), (20, 8)]).unwrap();
     w.cpu_samples(0, 0, &[]).unwrap();
+    let written = w.finish().unwrap();
+    assert!(written == bytes, "{}", first_difference(&written, &bytes));
+}
+
+#[test]
+fn timed_samples() {
+    let bytes = golden("timed_samples.hex");
+    let (header, mut records) = Records::new(&bytes).unwrap();
+    let Some((_, Record::TimedSamples(samples))) = records.next().unwrap() else {
+        panic!("TIMED SAMPLES");
+    };
+    let expected = [
+        TimedSample {
+            time_ns: 1_000_000,
+            trace_serial: 7,
+            thread_serial: 1,
+            weight: 1,
+            flags: 0,
+        },
+        TimedSample {
+            time_ns: 10_000_000,
+            trace_serial: 8,
+            thread_serial: 2,
+            weight: 3,
+            flags: 0x1,
+        },
+    ];
+    assert_eq!(samples.iter().collect::<Vec<_>>(), expected);
+    assert!(records.next().unwrap().is_none());
+    assert_eq!(
+        stream_events(&bytes).unwrap(),
+        slice_events(&bytes).unwrap()
+    );
+    let mut w = Writer::new(Vec::new(), header).unwrap();
+    w.timed_samples(0, &expected).unwrap();
+    let written = w.finish().unwrap();
+    assert!(written == bytes, "{}", first_difference(&written, &bytes));
+}
+
+#[test]
+fn object_sites() {
+    let bytes = golden("object_sites.hex");
+    let (header, mut records) = Records::new(&bytes).unwrap();
+    let Some((_, Record::ObjectSites(sites))) = records.next().unwrap() else {
+        panic!("OBJECT SITES");
+    };
+    assert_eq!(
+        (sites.flags, sites.interval, sites.stride),
+        (hprof_format::ObjectSites::SAMPLED, 16384, 1)
+    );
+    let groups: Vec<(u32, u32, Vec<u64>)> = sites
+        .groups()
+        .map(|g| {
+            (
+                g.class_serial,
+                g.stack_trace_serial,
+                g.objects.iter().collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        groups,
+        vec![(5, 7, vec![0xA01, 0xA02]), (0, 0, vec![0xA03])]
+    );
+    assert!(records.next().unwrap().is_none());
+    assert_eq!(
+        stream_events(&bytes).unwrap(),
+        slice_events(&bytes).unwrap()
+    );
+    let mut w = Writer::new(Vec::new(), header).unwrap();
+    w.object_sites(
+        0,
+        hprof_format::ObjectSites::SAMPLED,
+        16384,
+        1,
+        &[(5, 7, &[0xA01, 0xA02]), (0, 0, &[0xA03])],
+    )
+    .unwrap();
     let written = w.finish().unwrap();
     assert!(written == bytes, "{}", first_difference(&written, &bytes));
 }

@@ -1,9 +1,11 @@
 //! Owns the object graph of a heap dump: node numbering, classes and their layouts,
 //! shallow sizes, references in CSR form and GC roots, built from a file held in memory.
 
+use std::borrow::Cow;
+
 use hprof_format::{
-    BasicType, Header, HeapDumpBody, HeapRecord, IdSize, Record, Records, Value, java_class_name,
-    primitive_array_name,
+    BasicType, Header, HeapDumpBody, HeapRecord, IdSize, Record, Records, Symbols, Value,
+    java_class_name, primitive_array_name, shallow,
 };
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -158,10 +160,7 @@ pub struct HeapGraph<'a> {
     classes: Vec<Class>,
     class_index: FxHashMap<u64, u32>,
     java_lang_class: u32,
-    strings: FxHashMap<u64, &'a [u8]>,
-    class_names_by_serial: FxHashMap<u32, u64>,
-    frames: FxHashMap<u64, (u64, u64, u32, i32)>,
-    traces: FxHashMap<u32, Vec<u64>>,
+    symbols: Symbols<'a>,
     threads: FxHashMap<u32, (u64, u32)>,
     /// Heap dumps in the file (the graph is the last one's).
     dumps: u32,
@@ -192,11 +191,7 @@ impl<'a> HeapGraph<'a> {
             return Err(too_large(0));
         }
         let id_size = header.id_size;
-        let mut strings = FxHashMap::default();
-        let mut class_name_ids: FxHashMap<u64, u64> = FxHashMap::default();
-        let mut class_names_by_serial = FxHashMap::default();
-        let mut frames = FxHashMap::default();
-        let mut traces = FxHashMap::default();
+        let mut symbols = Symbols::new();
         let mut bodies: Vec<HeapDumpBody<'a>> = Vec::new();
         // Heap dumps seen; whether the last one has ended (a later body starts another).
         let mut dumps = 0u32;
@@ -204,37 +199,8 @@ impl<'a> HeapGraph<'a> {
         let mut reported = 0u64;
         while let Some((head, record)) = records.next()? {
             let offset = head.offset;
+            symbols.add(&record);
             match record {
-                Record::Utf8 { id, text } => {
-                    strings.insert(id, text);
-                }
-                Record::LoadClass {
-                    class_serial,
-                    class_id,
-                    name_id,
-                    ..
-                } => {
-                    class_name_ids.insert(class_id, name_id);
-                    class_names_by_serial.insert(class_serial, name_id);
-                }
-                Record::StackFrame {
-                    frame_id,
-                    method_name_id,
-                    source_file_id,
-                    class_serial,
-                    line,
-                    ..
-                } => {
-                    frames.insert(
-                        frame_id,
-                        (method_name_id, source_file_id, class_serial, line),
-                    );
-                }
-                Record::StackTrace {
-                    serial, frames: f, ..
-                } => {
-                    traces.insert(serial, f.iter().collect::<Vec<u64>>());
-                }
                 Record::HeapDumpSegment(body) => {
                     if ended {
                         bodies.clear();
@@ -333,14 +299,11 @@ impl<'a> HeapGraph<'a> {
             classes: Vec::new(),
             class_index: FxHashMap::default(),
             java_lang_class: NONE,
-            strings,
-            class_names_by_serial,
-            frames,
-            traces,
+            symbols,
             threads,
             dumps,
         };
-        graph.read_classes(&class_dumps, &class_name_ids)?;
+        graph.read_classes(&class_dumps)?;
         graph.roots = raw_roots
             .into_iter()
             .filter_map(|(id, kind, thread_serial, frame)| {
@@ -361,7 +324,7 @@ impl<'a> HeapGraph<'a> {
     }
 
     /// Builds the class table from the CLASS DUMPs at `offsets`.
-    fn read_classes(&mut self, offsets: &[u64], names: &FxHashMap<u64, u64>) -> Result<()> {
+    fn read_classes(&mut self, offsets: &[u64]) -> Result<()> {
         let id_size = self.header.id_size;
         struct Raw {
             id: u64,
@@ -386,10 +349,11 @@ impl<'a> HeapGraph<'a> {
         }
         let mut classes = Vec::with_capacity(raws.len() + 10);
         for raw in &raws {
-            let raw_name = names
-                .get(&raw.id)
-                .and_then(|n| self.strings.get(n))
-                .map(|t| String::from_utf8_lossy(t).into_owned())
+            let raw_name = self
+                .symbols
+                .class_name_id(raw.id)
+                .and_then(|n| self.symbols.text(n))
+                .map(Cow::into_owned)
                 .unwrap_or_else(|| format!("class@{:#x}", raw.id));
             // jcmd names array classes by signature (`[Ljava/lang/String;`), the agent's dumps
             // in the Java form (`java/lang/String[]`).
@@ -401,17 +365,18 @@ impl<'a> HeapGraph<'a> {
             // Flatten the fields: this class's, then each superclass's.
             let mut fields = Vec::new();
             let mut offset = 0u32;
-            let mut field_bytes = 0u32;
+            let mut field_bytes = 0u64;
             let mut referent_offset = None;
             let mut at = Some(raw);
             let mut guard = 0;
             while let Some(c) = at {
-                let is_reference = names
-                    .get(&c.id)
-                    .and_then(|n| self.strings.get(n))
-                    .is_some_and(|t| *t == b"java/lang/ref/Reference");
+                let is_reference = self
+                    .symbols
+                    .class_name_id(c.id)
+                    .and_then(|n| self.symbols.string(n))
+                    .is_some_and(|t| t == b"java/lang/ref/Reference");
                 for &(name_id, ty) in &c.own {
-                    if is_reference && self.strings.get(&name_id) == Some(&&b"referent"[..]) {
+                    if is_reference && self.symbols.string(name_id) == Some(&b"referent"[..]) {
                         referent_offset = Some(offset);
                     }
                     fields.push(Field {
@@ -420,10 +385,7 @@ impl<'a> HeapGraph<'a> {
                         offset,
                     });
                     offset += ty.size(id_size) as u32;
-                    field_bytes += match ty {
-                        BasicType::Object => 4,
-                        other => other.size(IdSize::Eight) as u32,
-                    };
+                    field_bytes += shallow::field_bytes(ty);
                 }
                 guard += 1;
                 at = by_id.get(&c.super_id).map(|&i| &raws[i as usize]);
@@ -439,7 +401,7 @@ impl<'a> HeapGraph<'a> {
                 node: self.node(raw.id).unwrap_or(NONE),
                 fields,
                 values_len: offset,
-                instance_size: align8(12 + u64::from(field_bytes)) as u32,
+                instance_size: saturate(shallow::instance_size(field_bytes)),
                 referent_offset,
                 loader: raw.loader,
             });
@@ -491,10 +453,6 @@ const PRIMITIVES: [BasicType; 8] = [
     BasicType::Int,
     BasicType::Long,
 ];
-
-fn align8(n: u64) -> u64 {
-    (n + 7) & !7
-}
 
 /// The objects of every run of bodies as one list, sorted by id in most dumps without a
 /// full sort: each body's objects are sorted, and the bodies form a few chains of disjoint,
@@ -799,16 +757,18 @@ impl<'a> HeapGraph<'a> {
                 _ => 16,
             },
             // OBJECT ARRAY DUMP: id, stack trace serial, length, class id, elements.
-            0x22 => u64::from(saturate(align8(16 + 4 * u64::from(be32(at + 1 + id + 4))))),
+            0x22 => u64::from(saturate(shallow::object_array_size(u64::from(be32(
+                at + 1 + id + 4,
+            ))))),
             // PRIMITIVE ARRAY DUMP: id, stack trace serial, length, element type, elements.
             0x23 => {
                 let length = u64::from(be32(at + 1 + id + 4));
-                let size = self
+                let element = self
                     .bytes
                     .get(at + 1 + id + 8)
                     .and_then(|&t| BasicType::from_u8(t))
-                    .map_or(1, |t| t.size(IdSize::Eight) as u64);
-                u64::from(saturate(align8(16 + size * length)))
+                    .unwrap_or(BasicType::Byte);
+                u64::from(saturate(shallow::primitive_array_size(element, length)))
             }
             _ => 0,
         }
@@ -987,9 +947,7 @@ impl<'a> HeapGraph<'a> {
 
     /// The text of a STRING record.
     pub fn string(&self, id: u64) -> Option<String> {
-        self.strings
-            .get(&id)
-            .map(|t| String::from_utf8_lossy(t).into_owned())
+        self.symbols.text(id).map(Cow::into_owned)
     }
 
     /// The target of a Reference's `referent` field, if `node` is a Reference with one.
@@ -1078,11 +1036,10 @@ impl<'a> HeapGraph<'a> {
         else {
             return None;
         };
-        let field = class.fields.iter().find(|f| {
-            self.strings
-                .get(&f.name_id)
-                .is_some_and(|t| *t == name.as_bytes())
-        })?;
+        let field = class
+            .fields
+            .iter()
+            .find(|f| self.symbols.string(f.name_id) == Some(name.as_bytes()))?;
         let at = field.offset as usize;
         let b = values.get(at..at + field.ty.size(self.header.id_size))?;
         Some(match field.ty {
@@ -1150,14 +1107,14 @@ impl<'a> HeapGraph<'a> {
     /// The frame at `depth` of the stack trace of the thread with serial number `serial`.
     pub fn thread_frame(&self, serial: u32, depth: u32) -> Option<FrameInfo> {
         let &(_, trace) = self.threads.get(&serial)?;
-        let frame_id = *self.traces.get(&trace)?.get(depth as usize)?;
+        let frame_id = self.symbols.trace(trace)?.frames.get(depth as usize)?;
         self.frame(frame_id)
     }
 
     /// The frames of the STACK TRACE with serial number `serial`, innermost first.
     pub fn trace_frames(&self, serial: u32) -> Option<Vec<FrameInfo>> {
-        let frames = self.traces.get(&serial)?;
-        Some(frames.iter().filter_map(|&f| self.frame(f)).collect())
+        let frames = self.symbols.trace(serial)?.frames;
+        Some(frames.iter().filter_map(|f| self.frame(f)).collect())
     }
 
     /// The whole file the graph was built from.
@@ -1177,12 +1134,11 @@ impl<'a> HeapGraph<'a> {
 
     /// A STACK FRAME, resolved to names.
     fn frame(&self, frame_id: u64) -> Option<FrameInfo> {
-        let &(method, source, class_serial, line) = self.frames.get(&frame_id)?;
+        let frame = self.symbols.frame(frame_id)?;
+        let (method, source, line) = (frame.method_name_id, frame.source_file_id, frame.line);
         let class = self
-            .class_names_by_serial
-            .get(&class_serial)
-            .and_then(|&n| self.string(n))
-            .map(|n| java_class_name(&n))
+            .symbols
+            .class_name_by_serial(frame.class_serial)
             .unwrap_or_default();
         let method = format!(
             "{class}.{}",

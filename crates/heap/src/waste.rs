@@ -11,6 +11,7 @@
 
 use std::hash::Hasher;
 
+use hprof_format::shallow::object_array_size as object_array_bytes;
 use hprof_format::{BasicType, HeapRecord, IdSize};
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHasher};
@@ -95,11 +96,6 @@ impl Fill {
             Fill::Normal => "normal",
         }
     }
-}
-
-/// The shallow size of an object array of `length` (compressed oops, as the graph counts).
-fn object_array_bytes(length: u64) -> u64 {
-    (16 + 4 * length + 7) & !7
 }
 
 /// The smallest power of two at or above `n` (HashMap's `tableSizeFor`), at least 1.

@@ -8,7 +8,9 @@
 //!   kind of section ([`Kind`]) of one dump or of all of them ([`Recording::profile`]).
 //! - Writers, one module each: [`folded`] (Brendan Gregg's collapsed stacks), [`pprof`]
 //!   (profile.proto, gzipped), [`flame`] (a self-contained interactive HTML flame graph).
-//! - [`top::methods`]: methods ranked by self and total value over every stack.
+//! - [`Format`]: which of those writers a name or a file's extension picks.
+//! - [`top::methods`]: methods ranked by self and total value over every stack, and the text
+//!   tables of them ([`top::write_methods`], [`top::write_traces`]).
 //! - [`diff`]: two profiles compared, each normalised to its own total: methods and stacks by
 //!   change of share, a CI gate, differential folded stacks, a flame graph coloured by change.
 
@@ -21,11 +23,13 @@ mod flame_timeline;
 pub mod folded;
 mod jfr;
 mod model;
+mod output;
 pub mod pprof;
 mod read;
 mod timed;
 pub mod top;
 
 pub use model::{Frame, FrameKind, Kind, Profile, Sample, SampleType, Selection};
+pub use output::Format;
 pub use read::{Error, Recording};
 pub use timed::{Filter, Timeline};

@@ -172,7 +172,15 @@ pub fn encode(profile: &Profile) -> Vec<u8> {
                 .collect(),
         })
         .collect();
-    let period_type = sample_type.first().cloned();
+    // Wall-clock and CPU samples are both `samples/count`: the period type says which events
+    // were sampled, `wall` for wall-clock samples (as Google's wall profiles give it).
+    let period_type = match profile.kind {
+        Some(Kind::Wall) => Some(ValueType {
+            r#type: strings.id("wall"),
+            unit: strings.id("count"),
+        }),
+        _ => sample_type.first().cloned(),
+    };
     PProfile {
         sample_type,
         sample,
@@ -211,8 +219,9 @@ pub fn write(profile: &Profile, out: &mut dyn Write) -> io::Result<()> {
 }
 
 /// Which sample type indices of a pprof profile make a profile of a kind: (kind, index of
-/// its first value, index of its second).
-fn kinds_of(names: &[&str]) -> Vec<(Kind, usize, Option<usize>)> {
+/// its first value, index of its second). Samples are wall-clock samples when the period type
+/// (`period`) or a sample type is `wall`, else CPU samples.
+fn kinds_of(names: &[&str], period: &str) -> Vec<(Kind, usize, Option<usize>)> {
     let find = |wanted: &[&str]| names.iter().position(|n| wanted.contains(n));
     let mut kinds = Vec::new();
     if let Some(calls) = find(&["calls"]) {
@@ -221,7 +230,8 @@ fn kinds_of(names: &[&str]) -> Vec<(Kind, usize, Option<usize>)> {
             kinds.push((Kind::Times, time, Some(calls)));
         }
     } else if let Some(at) = find(&["samples"]).or_else(|| find(&["cpu", "wall", "itimer"])) {
-        kinds.push((Kind::Cpu, at, None));
+        let wall = period == "wall" || find(&["wall"]).is_some();
+        kinds.push((if wall { Kind::Wall } else { Kind::Cpu }, at, None));
     }
     for (kind, space, objects) in [
         (Kind::Alloc, "alloc_space", "alloc_objects"),
@@ -295,7 +305,8 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Vec<Profile>, crate::Error> {
         .collect();
     let thread_key = decoded.string_table.iter().position(|s| s == "thread");
     let mut profiles = Vec::new();
-    for (kind, first, second) in kinds_of(&names) {
+    let period = decoded.period_type.as_ref().map_or("", |t| text(t.r#type));
+    for (kind, first, second) in kinds_of(&names, period) {
         let mut profile = Profile::new(kind);
         let mut stack: Vec<Frame> = Vec::new();
         for sample in &decoded.sample {
@@ -327,6 +338,15 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Vec<Profile>, crate::Error> {
 mod tests {
     use super::*;
     use crate::model::{Frame, Kind, Profile};
+
+    #[test]
+    fn samples_are_wall_clock_ones_when_a_type_says_wall() {
+        let kind = |names: &[&str], period: &str| kinds_of(names, period)[0].0;
+        assert_eq!(kind(&["samples", "cpu"], "cpu"), Kind::Cpu);
+        assert_eq!(kind(&["cpu"], ""), Kind::Cpu);
+        assert_eq!(kind(&["samples"], "wall"), Kind::Wall);
+        assert_eq!(kind(&["sample", "wall"], "wall"), Kind::Wall);
+    }
 
     #[test]
     fn profiles_read_back_as_written() {

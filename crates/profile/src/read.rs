@@ -3,7 +3,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use hprof_format::{Record, Records};
+use hprof_format::{Record, Records, Symbols};
 
 use std::sync::Arc;
 
@@ -263,6 +263,37 @@ stacks, nor a gzipped pprof profile",
     /// The first kind, in [`Kind::ALL`]'s order, the file has a section of.
     pub fn default_kind(&self) -> Option<Kind> {
         Kind::ALL.into_iter().find(|&k| self.dumps(k) > 0)
+    }
+
+    /// The profile of `kind` (by default the first kind the file has: [`Recording::default_kind`])
+    /// from the selected dumps, of the samples `filter` keeps ([`Recording::profile_filtered`]),
+    /// its frames filtered by `include` and `exclude` ([`Profile::filter`]); and the kind.
+    pub fn select(
+        &self,
+        kind: Option<Kind>,
+        selection: Selection,
+        filter: &Filter,
+        include: Option<&regex::Regex>,
+        exclude: Option<&regex::Regex>,
+    ) -> Result<(Profile, Kind), Error> {
+        let kind = match kind {
+            Some(kind) => kind,
+            None => self.default_kind().ok_or_else(|| {
+                Error::new(if self.span().is_some() {
+                    "no execution, wall-clock, allocation or lock events in the recording"
+                } else {
+                    "no CPU SAMPLES, CPU TIME, SITES or MONITOR TIME section"
+                })
+            })?,
+        };
+        if let (Some(from), Some(to)) = (filter.from, filter.to)
+            && from >= to
+        {
+            return Err(Error::new("--from must come before --to"));
+        }
+        let mut profile = self.profile_filtered(kind, selection, filter)?;
+        profile.filter(include, exclude);
+        Ok((profile, kind))
     }
 
     /// The profile of `kind` from the selected dumps; with `by_thread`, each sample names the
@@ -862,30 +893,22 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
     let bad = |e: hprof_format::Error| Error::at(e.offset(), e.to_string());
     let (header, mut records) = Records::new(bytes).map_err(bad)?;
     let mut recording = Recording::default();
+    let mut symbols = Symbols::new();
     // TIMED SAMPLES, with the number of CPU SAMPLES sections before each.
     let mut timed: Vec<(hprof_format::TimedSample, usize)> = Vec::new();
-    let mut strings: HashMap<u64, String> = HashMap::default();
-    let mut classes: HashMap<u32, String> = HashMap::default();
+    // Each STACK FRAME's frame in the recording.
     let mut frames: HashMap<u64, usize> = HashMap::default();
     let mut heap_dump = false;
-    let text = |strings: &HashMap<u64, String>, id: u64| strings.get(&id).cloned();
+    let text = |symbols: &Symbols<'_>, id: u64| symbols.text(id).map(|t| t.into_owned());
     while let Some((_, record)) = records.next().map_err(bad)? {
+        symbols.add(&record);
         match record {
-            Record::Utf8 { id, text } => {
+            Record::Utf8 { text, .. } => {
                 if let Some(note) = text.strip_prefix(hprof_format::ERROR_NOTE_PREFIX.as_bytes()) {
                     recording
                         .notes
                         .push(String::from_utf8_lossy(note).into_owned());
                 }
-                strings.insert(id, String::from_utf8_lossy(text).into_owned());
-            }
-            Record::LoadClass {
-                class_serial,
-                name_id,
-                ..
-            } => {
-                let name = text(&strings, name_id).unwrap_or_default();
-                classes.insert(class_serial, hprof_format::java_class_name(&name));
             }
             Record::StackFrame {
                 frame_id,
@@ -895,9 +918,11 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                 line,
                 ..
             } => {
-                let class = classes.get(&class_serial).cloned().unwrap_or_default();
-                let method = text(&strings, method_name_id).unwrap_or_default();
-                let file = text(&strings, source_file_id).filter(|f| !f.is_empty());
+                let class = symbols
+                    .class_name_by_serial(class_serial)
+                    .unwrap_or_default();
+                let method = text(&symbols, method_name_id).unwrap_or_default();
+                let file = text(&symbols, source_file_id).filter(|f| !f.is_empty());
                 let code = hprof_text::LineInfo::from_stack_frame(line, file.as_deref());
                 let line = u32::try_from(line).ok().filter(|&l| l > 0);
                 let index = if format!("{class}.") == PSEUDO_PREFIX {
@@ -939,7 +964,7 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                 name_id,
                 ..
             } => {
-                if let Some(name) = text(&strings, name_id) {
+                if let Some(name) = text(&symbols, name_id) {
                     recording.threads.insert(thread_serial, name);
                 }
             }
@@ -973,9 +998,8 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                             i64::from(s.instances_allocated),
                         ],
                         class: Some(
-                            classes
-                                .get(&s.class_serial)
-                                .cloned()
+                            symbols
+                                .class_name_by_serial(s.class_serial)
                                 .unwrap_or_else(|| format!("<class {}>", s.class_serial)),
                         ),
                     })

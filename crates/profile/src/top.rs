@@ -1,9 +1,12 @@
 //! Methods ranked by self and total (inclusive) value, summed over every stack: what a CPU
-//! table ranks when it should rank methods rather than traces.
+//! table ranks when it should rank methods rather than traces; and the text tables of
+//! `hprof top` and of `hprof run`'s report, by method or by trace.
+
+use std::io::{self, Write};
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
-use crate::model::Profile;
+use crate::model::{FrameKind, Profile};
 
 /// One method's row.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,6 +87,147 @@ pub fn methods(profile: &Profile) -> Vec<MethodRow> {
             .then(a.name.cmp(&b.name))
     });
     rows
+}
+
+/// `value` as a percentage of `total` (0 when the total is).
+pub fn share(value: i64, total: i64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        value as f64 * 100.0 / total as f64
+    }
+}
+
+/// The names of a stack's frames (frame indices, root first), innermost first.
+pub fn stack_names(profile: &Profile, stack: &[usize]) -> Vec<String> {
+    stack
+        .iter()
+        .rev()
+        .map(|&f| profile.frames[f].name().to_string())
+        .collect()
+}
+
+/// What a profile's first value counts, for a table's heading: its unit, or for counts its
+/// name (`samples`).
+pub fn unit(profile: &Profile) -> String {
+    profile.sample_types.first().map_or(String::new(), |t| {
+        if t.unit == "count" {
+            t.name.clone()
+        } else {
+            t.unit.clone()
+        }
+    })
+}
+
+/// The ANSI colour of a frame of `kind` on a terminal (the flame graph's hues), if any.
+fn ansi(kind: FrameKind) -> Option<&'static str> {
+    match kind {
+        FrameKind::Jvm => Some("\x1b[36m"),
+        FrameKind::Native => Some("\x1b[32m"),
+        FrameKind::Kernel => Some("\x1b[35m"),
+        FrameKind::Application | FrameKind::Jdk | FrameKind::Pseudo => None,
+    }
+}
+
+/// `name`, coloured by `kind` when `colour`.
+fn painted(name: &str, kind: FrameKind, colour: bool) -> String {
+    match ansi(kind).filter(|_| colour) {
+        Some(code) => format!("{code}{name}\x1b[0m"),
+        None => name.to_string(),
+    }
+}
+
+/// The line that groups the samples by what their leaf frame runs (`self by kind: Java
+/// 61.2%, kernel 23.7%, ...`), when any is not Java code.
+pub fn groups_line(profile: &Profile) -> Option<String> {
+    let groups = groups(profile);
+    if groups.iter().all(|&(g, _)| g == "Java" || g == "other") {
+        return None;
+    }
+    let total = profile.total();
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|&(g, v)| format!("{g} {:.1}%", share(v, total)))
+        .collect();
+    Some(format!("self by kind: {}", parts.join(", ")))
+}
+
+/// Writes the table of the `rows` methods of `profile` with the most self value (then total)
+/// under the heading of `section`; with `stacks`, each row's hottest stack; with `colour`,
+/// native, JVM and kernel functions in colour (ANSI); then the samples by kind of leaf frame
+/// ([`groups_line`]).
+pub fn write_methods(
+    profile: &Profile,
+    section: &str,
+    rows: usize,
+    stacks: bool,
+    colour: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let total = profile.total();
+    let methods = methods(profile);
+    writeln!(out, "{section}: {total} {}, by method", unit(profile))?;
+    writeln!(out, "rank   self  total  method")?;
+    for (i, r) in methods.iter().take(rows).enumerate() {
+        writeln!(
+            out,
+            "{:4} {:5.1}% {:5.1}%  {}",
+            i + 1,
+            share(r.self_value, total),
+            share(r.total_value, total),
+            painted(&r.name, r.kind, colour)
+        )?;
+        if stacks {
+            for frame in stack_names(profile, &r.hottest) {
+                writeln!(out, "                   {frame}")?;
+            }
+        }
+    }
+    if methods.len() > rows {
+        writeln!(out, "... {} more methods", methods.len() - rows)?;
+    }
+    if let Some(line) = groups_line(profile) {
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// Writes the table of the `rows` stacks of `profile` with the most value under the heading
+/// of `section`; with `stacks`, each row's whole stack.
+pub fn write_traces(
+    profile: &Profile,
+    section: &str,
+    rows: usize,
+    stacks: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let total = profile.total();
+    writeln!(out, "{section}: {total} {}, by trace", unit(profile))?;
+    writeln!(out, "rank  share      value  top frame")?;
+    for (i, s) in by_value(profile).iter().take(rows).enumerate() {
+        let names = stack_names(profile, &s.stack);
+        writeln!(
+            out,
+            "{:4} {:5.1}% {:10}  {}",
+            i + 1,
+            share(s.values[0], total),
+            s.values[0],
+            names.first().map_or("", String::as_str)
+        )?;
+        if stacks {
+            for frame in names.iter().skip(1) {
+                writeln!(out, "                          {frame}")?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The samples of `profile` by their first value, largest first.
+pub fn by_value(profile: &Profile) -> Vec<&crate::model::Sample> {
+    let mut samples: Vec<_> = profile.samples.iter().collect();
+    samples.sort_by(|a, b| b.values[0].cmp(&a.values[0]));
+    samples
 }
 
 /// The value of `profile`'s samples by the group of their leaf frame (`Java`, `JVM`,

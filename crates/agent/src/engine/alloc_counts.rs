@@ -15,14 +15,16 @@
 //! trace). Deeper frames of bytecode sites and live objects are estimated by
 //! [`super::heap_sites`] from sampled allocations.
 //!
-//! Compiled code is counted too: the JDK methods with bytecode that C2 would replace by an
-//! allocating intrinsic lose their intrinsic mark as the agent retransforms classes (with
-//! HotSpot's notice about each filtered out of the program's output); calls of the allocating
-//! natives (`Object.clone`, `Array.newArray`, `Unsafe.allocateInstance`), intrinsics too, are
-//! followed by the counter class's native `n`, counted by class in [`AllocCounts::natives`]
-//! unless VMObjectAlloc reported the object already; and on JDK 23+ string concatenations of
-//! up to 20 arguments are made in `java.base` instead of hidden classes (`StringConcatFactory`'s
-//! high-arity threshold raised at VM init).
+//! Compiled code is counted too: every call of a JDK method with bytecode that C2 replaces by
+//! an allocating intrinsic (`ALLOCATING_INTRINSICS`: `Arrays.copyOf`, ...; their intrinsic
+//! marks stay) is followed by a probe that counts what it returned, unless the method's
+//! bytecode ran and counted it, listed under the allocating instruction of that bytecode;
+//! calls of the allocating natives (`Object.clone`, `Array.newArray`,
+//! `Unsafe.allocateInstance`), intrinsics too, are followed by the counter class's native `n`,
+//! counted by class in [`AllocCounts::natives`] unless VMObjectAlloc reported the object
+//! already; and on JDK 23+ string concatenations of up to 20 arguments are made in `java.base`
+//! instead of hidden classes (`StringConcatFactory`'s high-arity threshold raised at VM init).
+//! Nothing touches the program's standard streams.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -32,8 +34,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use hprof_classfile::{
     ALLOCATING_INTRINSICS, AllocKind, ArrayLayout, CHUNK, COUNTER_CLASS, Element, NativeAlloc,
-    THREAD_CLASS, THREAD_COUNTS_DESCRIPTOR, THREAD_COUNTS_FIELD, count_allocations_with,
-    counter_class, with_counts_field,
+    THREAD_CLASS, THREAD_COUNTS_DESCRIPTOR, THREAD_COUNTS_FIELD, THREAD_LAST_DESCRIPTOR,
+    THREAD_LAST_FIELD, count_allocations, counter_class, with_counts_field,
 };
 
 use crate::engine::Context;
@@ -242,10 +244,7 @@ impl AllocCounts {
         {
             return None;
         }
-        // The allocating intrinsics lose their mark only while HotSpot's notice about each is
-        // kept off the program's output (the agent's own class loading and retransformation).
-        let strip = crate::jvmti::stdout::quiet();
-        let outcome = count_allocations_with(class, strip, |s| {
+        let outcome = count_allocations(class, |s| {
             let mut defs = self.defs.lock().ok()?;
             let key = (text(s.class), text(s.method), text(s.descriptor), s.offset);
             if let Some(&i) = defs.by_key.get(&key) {
@@ -261,6 +260,9 @@ impl AllocCounts {
                 AllocKind::Instance | AllocKind::Lambda | AllocKind::Native(_) => 1,
                 AllocKind::Array(_) => 2,
                 AllocKind::Multi { dims, .. } => 2 * u32::from(dims.max(1)),
+                AllocKind::Intrinsic(k) => {
+                    2 * ALLOCATING_INTRINSICS.get(usize::from(k))?.arrays.len() as u32
+                }
             };
             defs.next = slot.checked_add(width).filter(|&n| n < (1 << 30))?;
             let def = Def {
@@ -310,13 +312,21 @@ impl AllocCounts {
             .ok_or("can't find java.lang.Thread")?;
         let carrier =
             jni.has_static_method(thread, c"currentCarrierThread", c"()Ljava/lang/Thread;");
-        let name = CString::new(THREAD_COUNTS_FIELD).unwrap_or_default();
-        let desc = CString::new(THREAD_COUNTS_DESCRIPTOR).unwrap_or_default();
-        let field = jni.field_id(thread, &name, &desc);
+        // Both fields the counter class uses (the counts, and what an intrinsic's bytecode
+        // returned).
+        let [field, last] = [
+            (THREAD_COUNTS_FIELD, THREAD_COUNTS_DESCRIPTOR),
+            (THREAD_LAST_FIELD, THREAD_LAST_DESCRIPTOR),
+        ]
+        .map(|(name, desc)| {
+            let name = CString::new(name).unwrap_or_default();
+            let desc = CString::new(desc).unwrap_or_default();
+            jni.field_id(thread, &name, &desc)
+        });
         jni.delete_local_ref(thread);
-        let field = field.ok_or(
-            "java.lang.Thread has no field for the allocation counts (it was loaded before the agent's class hook)",
-        )?;
+        let (Some(field), Some(_)) = (field, last) else {
+            return Err("java.lang.Thread has no field for the allocation counts (it was loaded before the agent's class hook)".into());
+        };
         let _ = self.field.set(field);
         let layout = as_agent(|| measure_layout(jvmti, jni));
         let _ = self.layout.set(layout);
@@ -330,13 +340,7 @@ impl AllocCounts {
         }
         self.ready.store(true, Ordering::Release);
         let started = std::time::Instant::now();
-        // The allocating intrinsics' classes not loaded yet are loaded now, so that they
-        // lose their intrinsic mark with the others, while HotSpot's notices are filtered.
-        crate::jvmti::stdout::filter_intrinsic_notices();
-        crate::jvmti::stdout::quiet_intrinsic_notices(|| {
-            load_intrinsic_holders(jni);
-            retransform_loaded(jvmti, jni);
-        });
+        retransform_loaded(jvmti, jni);
         concatenation_in_java_base(jvmti, jni);
         // What the heap holds now, the JVM's start-up and what the agent's own start made, is
         // not the program's: every object in it is tagged BASELINE_TAG (classes first get
@@ -462,7 +466,7 @@ impl AllocCounts {
                     }
                 }
                 AllocKind::Array(_) => add(&d.allocated, at(d.slot), at(d.slot + 1)),
-                AllocKind::Native(_) => {}
+                AllocKind::Native(_) | AllocKind::Intrinsic(_) => {}
                 AllocKind::Multi { dims, .. } => {
                     for level in 0..u32::from(dims) {
                         let allocated = d.allocated.get(level as usize..).unwrap_or("");
@@ -473,6 +477,46 @@ impl AllocCounts {
                         );
                     }
                 }
+            }
+        }
+        // What the allocating intrinsics returned where compiled code made it, under the
+        // allocating instruction of their bytecode (where the bytecode counts what it makes
+        // when it runs): one site whether the caller was compiled or not.
+        for d in &defs {
+            let AllocKind::Intrinsic(k) = d.kind else {
+                continue;
+            };
+            let Some(intrinsic) = ALLOCATING_INTRINSICS.get(usize::from(k)) else {
+                continue;
+            };
+            let (class, method, descriptor) = intrinsic.site;
+            for (j, array) in intrinsic.arrays.iter().enumerate() {
+                let (objects, bytes) = (at(d.slot + 2 * j as u32), at(d.slot + 2 * j as u32 + 1));
+                if objects == 0 {
+                    continue;
+                }
+                // The line of that instruction, from the bytecode's own site.
+                let line = defs
+                    .iter()
+                    .find(|s| {
+                        matches!(s.kind, AllocKind::Array(_))
+                            && s.allocated == *array
+                            && s.class == class
+                            && s.method == method
+                            && s.descriptor == descriptor
+                    })
+                    .map_or(-1, |s| s.line);
+                let e = merged
+                    .entry((
+                        array.to_string(),
+                        class.to_string(),
+                        method.to_string(),
+                        descriptor.to_string(),
+                        line,
+                    ))
+                    .or_default();
+                e.0 += objects;
+                e.1 += bytes;
             }
         }
         // What the natives made where bytecode called them, under the native method (the
@@ -1027,20 +1071,6 @@ fn concatenation_in_java_base(jvmti: Jvmti, jni: Jni) {
     if let Some(factory) = jni.find_class(c"java/lang/invoke/StringConcatFactory") {
         jni.set_static_int(factory, c"HIGH_ARITY_THRESHOLD", CONCAT_ARITY);
         jni.delete_local_ref(factory);
-    }
-}
-
-/// Loads (without initialising them) the classes of [`ALLOCATING_INTRINSICS`].
-fn load_intrinsic_holders(jni: Jni) {
-    let mut done: Vec<&str> = Vec::new();
-    for (holder, _, _) in ALLOCATING_INTRINSICS {
-        if done.contains(holder) {
-            continue;
-        }
-        done.push(holder);
-        if let Ok(name) = CString::new(holder.replace('/', ".")) {
-            jni.load_boot_class(&name);
-        }
     }
 }
 

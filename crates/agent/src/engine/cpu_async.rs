@@ -119,6 +119,10 @@ pub struct AsyncSampler {
     /// Samples with kernel frames drained before the kernel's symbols were read, which wait
     /// for them (see [`AsyncSampler::until_named`]).
     held: Mutex<Vec<Pending>>,
+    /// Held through each drain: a front-end command that changes which samples count
+    /// (sampling on or off, clearing) drains the ring and makes its change under it, so the
+    /// samples taken before the command follow the rules before it ([`AsyncSampler::drain_then`]).
+    draining: Mutex<()>,
 }
 
 pub(crate) static SAMPLER: crate::engine::Current<(&'static Context, &'static AsyncSampler)> =
@@ -238,6 +242,7 @@ impl AsyncSampler {
             samples_vm_threads: std::sync::atomic::AtomicBool::new(false),
             vm_threads: Mutex::new(VmThreads::default()),
             held: Mutex::new(Vec::new()),
+            draining: Mutex::new(()),
         }
     }
 
@@ -513,7 +518,16 @@ impl AsyncSampler {
 
     /// Moves the ring's samples into the trace store.
     pub fn drain(&self, ctx: &Context, jni: Jni) {
+        self.drain_then(ctx, jni, || ());
+    }
+
+    /// Moves the ring's samples into the trace store, then runs `change` before any other
+    /// drain: the samples the ring held are counted (or not) as they were taken, before the
+    /// change (the front-end's sampling on/off or clear); those taken after, by it.
+    pub fn drain_then<T>(&self, ctx: &Context, jni: Jni, change: impl FnOnce() -> T) -> T {
+        let _draining = self.draining.lock();
         self.drain_samples(ctx, jni, false);
+        change()
     }
 
     /// Moves the ring's samples into the trace store; samples of virtual threads not named
@@ -525,6 +539,9 @@ impl AsyncSampler {
         let depth = ctx.depth();
         signal::set_depth(depth);
         warn_if_deeper_than_the_ring(depth);
+        // Which threads the front-end turned sampling off for, before the ring is read: it
+        // holds samples taken before now.
+        let unsampled = unsampled_threads(ctx);
         let mut pending: Vec<Pending> = Vec::new();
         let mut vm_samples: Vec<(i32, Pending)> = Vec::new();
         {
@@ -661,7 +678,6 @@ impl AsyncSampler {
         if pending.is_empty() || ctx.depth() == 0 {
             return;
         }
-        let unsampled = unsampled_threads(ctx);
         // Native and kernel frames are named before the trace table is locked (naming the
         // first address of a library reads its symbols).
         let located = Self::locate_code_frames(&pending);
@@ -1419,6 +1435,7 @@ impl Engine for AsyncSampler {
         sigprof_watch::check(DRAIN_PERIOD_MS as u64, self);
         sigprof_watch::report_foreign();
         if let Some(jni) = jni {
+            let _draining = self.draining.lock();
             jni.with_local_frame(64, || self.drain_samples(ctx, jni, true));
         }
     }

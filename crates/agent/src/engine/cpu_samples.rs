@@ -135,6 +135,11 @@ pub fn set_sampling(ctx: &Context, thread: u64, on: bool) {
             .live_mut()
             .filter(|t| thread == 0 || t.object_id == thread)
         {
+            if on && !t.sampled {
+                // The CPU time it used while off is not credited when it is back on.
+                t.last_cpu_ns = None;
+                t.cpu_credit_ns = 0;
+            }
             t.sampled = on;
         }
     }

@@ -9,7 +9,6 @@
 // the JVM, never dereference; the JVM checks them (JVMTI_ERROR_INVALID_THREAD, ...).
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
-pub mod stdout;
 pub mod sys;
 pub mod vmstructs;
 
@@ -851,21 +850,17 @@ impl Jvmti {
         jvmti!(self, IsModifiableClass, class, &mut modifiable).is_ok() && modifiable != 0
     }
 
-    /// Retransforms `classes` (the class file load hook sees each again); once `heap=sites`'
-    /// fast mode runs, with HotSpot's notices about methods that lose their intrinsic mark
-    /// kept off the program's output ([`stdout::quiet_intrinsic_notices`]).
+    /// Retransforms `classes` (the class file load hook sees each again).
     pub fn retransform_classes(self, classes: &[jclass]) -> Result<()> {
         if classes.is_empty() {
             return Ok(());
         }
-        stdout::quiet_intrinsic_notices(|| {
-            jvmti!(
-                self,
-                RetransformClasses,
-                classes.len() as jint,
-                classes.as_ptr()
-            )
-        })
+        jvmti!(
+            self,
+            RetransformClasses,
+            classes.len() as jint,
+            classes.as_ptr()
+        )
     }
 
     /// Copies `bytes` into memory allocated by JVMTI, which the JVM takes ownership of (as

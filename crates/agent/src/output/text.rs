@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use hprof_format::{BasicType, HeapRecord, IdSize, Value};
+use hprof_format::{BasicType, HeapRecord, IdSize, Value, shallow};
 use hprof_text::{
     CostKind, CostRow, Frame as TextFrame, HeapLine, LineInfo, MonitorEntry, MonitorThread,
     MonitorTimeRow, OldRow, SiteRow, SitesOrder, ctime, write_class_lines, write_cost_section,
@@ -55,10 +55,6 @@ struct HeapText {
     path: PathBuf,
     objects: u64,
     bytes: u64,
-}
-
-fn align8(n: u64) -> u64 {
-    (n + 7) & !7
 }
 
 impl<W: Write + Send> TextWriter<W> {
@@ -422,17 +418,8 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
                 values,
             } => {
                 let fields = self.chain_fields(class_id);
-                let size = align8(
-                    12 + fields
-                        .iter()
-                        .map(|(_, t)| {
-                            if *t == BasicType::Object {
-                                4
-                            } else {
-                                t.size(IdSize::Eight) as u64
-                            }
-                        })
-                        .sum::<u64>(),
+                let size = shallow::instance_size(
+                    fields.iter().map(|&(_, t)| shallow::field_bytes(t)).sum(),
                 );
                 let class = self.class_name(class_id);
                 self.count(size);
@@ -461,7 +448,7 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
                 array_class_id,
                 elements,
             } => {
-                let size = align8(16 + 4 * elements.len() as u64);
+                let size = shallow::object_array_size(elements.len() as u64);
                 let class = self.class_name(array_class_id);
                 self.count(size);
                 match self.heap.as_mut() {
@@ -484,7 +471,7 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
                 length,
                 ..
             } => {
-                let size = align8(16 + element_type.size(IdSize::Eight) as u64 * u64::from(length));
+                let size = shallow::primitive_array_size(element_type, u64::from(length));
                 let type_name = format!("{}[]", element_type.java_name());
                 self.count(size);
                 self.heap_line(&HeapLine::PrimitiveArray {

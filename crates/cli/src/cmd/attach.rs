@@ -219,9 +219,11 @@ fn finish(
 /// of `hprof convert` (every dump of the session added up for `whole`, else the last), else
 /// as it is, followed by the report of `hprof run`.
 fn write_output(source: &Path, output: &Path, whole: bool) -> Result<()> {
-    use crate::report::Format;
-    if let Some(format) = Format::from_extension(output) {
-        crate::report::convert_file(source, output, format, whole)?;
+    use crate::profiles::{ProfileArgs, convert};
+    if let Some(format) = hprof_profile::Format::from_extension(output) {
+        let mut profile = ProfileArgs::of(source);
+        profile.select.all = whole;
+        convert(&profile, output, format, None)?;
         eprintln!("Profile written to {}", output.display());
         return Ok(());
     }
@@ -234,7 +236,7 @@ fn write_output(source: &Path, output: &Path, whole: bool) -> Result<()> {
     drop(file);
     // The report is a courtesy: a profile it cannot summarise (a heap dump alone) is still
     // written.
-    if let Err(e) = crate::report::report(output, None, 10, &mut std::io::stderr()) {
+    if let Err(e) = crate::profiles::report(output, None, 10, &mut std::io::stderr()) {
         eprintln!("Profile written to {} ({e:#})", output.display());
     }
     Ok(())

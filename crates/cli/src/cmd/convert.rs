@@ -3,47 +3,11 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::Args;
-use hprof_profile::{Kind, Profile, Recording};
+use hprof_profile::Format;
 
-use crate::report::{Format, write};
-
-use crate::profile_select::SelectArgs;
-
-/// Which profile of a file a command reads: the file, and the kind of section, the dump,
-/// threads and filters.
-#[derive(Debug, Args)]
-pub struct ProfileArgs {
-    /// A profile: the agent's java.hprof.txt or binary output, a JFR recording (JDK 11 to 25,
-    /// async-profiler), folded stacks, or gzipped pprof; plain or gzip-compressed.
-    pub input: PathBuf,
-    #[command(flatten)]
-    pub select: SelectArgs,
-}
-
-impl ProfileArgs {
-    /// Reads the input and makes the profile the options select.
-    pub fn load(&self) -> Result<(Profile, Kind)> {
-        self.load_with(false)
-    }
-
-    /// As [`ProfileArgs::load`]; with `timeline`, the profile has its timeline when the
-    /// file's samples carry their times.
-    pub fn load_with(&self, timeline: bool) -> Result<(Profile, Kind)> {
-        let name = self.input.display().to_string();
-        let bytes = crate::input::read_profile(&self.input)?;
-        let recording = Recording::read(&bytes).with_context(|| name.clone())?;
-        drop(bytes);
-        crate::report::warn_notes(&name, &recording);
-        let kind = self.select.kind_in(&recording, &name)?;
-        Ok((
-            self.select
-                .profile_with(&recording, kind, &name, timeline)?,
-            kind,
-        ))
-    }
-}
+use crate::profiles::{ProfileArgs, convert, format_parser};
 
 /// Converts a profile the agent wrote, or a JFR recording, to a standard format.
 #[derive(Debug, Args)]
@@ -60,7 +24,7 @@ pub struct ConvertArgs {
     /// The file to write.
     pub output: PathBuf,
     /// Format, instead of the one the output's extension names.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = format_parser())]
     pub format: Option<Format>,
     /// Title of the flame graph.
     #[arg(long)]
@@ -76,25 +40,5 @@ pub fn run(args: &ConvertArgs) -> Result<()> {
             args.output.display()
         ),
     };
-    let (profile, kind) = args.profile.load_with(format == Format::Html)?;
-    let title = args
-        .title
-        .clone()
-        .unwrap_or_else(|| format!("{} — {}", kind.section(), args.profile.input.display()));
-    write(&profile, format, &title, &args.output)?;
-    let (total, stacks) = (profile.total(), profile.samples.len());
-    let sample_type = profile
-        .sample_types
-        .first()
-        .map(|t| t.name.clone())
-        .unwrap_or_default();
-    std::mem::forget(profile);
-    eprintln!(
-        "hprof: wrote {} ({} {}, {} stacks)",
-        args.output.display(),
-        total,
-        sample_type,
-        stacks
-    );
-    Ok(())
+    convert(&args.profile, &args.output, format, args.title.as_deref())
 }

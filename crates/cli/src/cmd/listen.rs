@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use hprof_format::net::{Command as Net, Control};
 
 /// Arguments of `hprof listen`.
 #[derive(Debug, Args)]
@@ -54,18 +55,13 @@ enum Command {
     Quit,
 }
 
-fn frame(tag: u8, body: &[u8]) -> Vec<u8> {
-    let mut bytes = vec![tag];
-    bytes.extend_from_slice(&1u32.to_be_bytes());
-    bytes.extend_from_slice(&(body.len() as u32).to_be_bytes());
-    bytes.extend_from_slice(body);
-    bytes
+/// A command to send, encoded (serial 1).
+fn send(command: Net) -> Command {
+    Command::Send(command.encode(1))
 }
 
-fn control(sub: u16, argument: &[u8]) -> Command {
-    let mut body = sub.to_be_bytes().to_vec();
-    body.extend_from_slice(argument);
-    Command::Send(frame(0x08, &body))
+fn control(sub: u16, argument: u64) -> Command {
+    send(Net::Control { sub, argument })
 }
 
 /// Parses one command line of the front-end's language.
@@ -82,8 +78,8 @@ fn parse(line: &str) -> Result<Command> {
         }
     };
     Ok(match words.as_slice() {
-        ["gc"] => Command::Send(frame(0x01, &[])),
-        ["dump"] => Command::Send(frame(0x02, &[])),
+        ["gc"] => send(Net::ForceGc),
+        ["dump"] => send(Net::DumpHeap),
         ["sites", rest @ ..] => {
             let mut flags = 0x4u16;
             for word in rest {
@@ -96,17 +92,16 @@ fn parse(line: &str) -> Result<Command> {
                     other => bail!("sites: unknown flag {other}"),
                 }
             }
-            let mut body = flags.to_be_bytes().to_vec();
-            body.extend_from_slice(&cutoff(rest)?.to_bits().to_be_bytes());
-            Command::Send(frame(0x03, &body))
+            send(Net::AllocSites {
+                flags,
+                cutoff: cutoff(rest)?,
+            })
         }
-        ["summary"] => Command::Send(frame(0x04, &[])),
-        ["traces"] => Command::Send(frame(0x06, &[])),
-        ["cpu", rest @ ..] => {
-            let mut body = 0u16.to_be_bytes().to_vec();
-            body.extend_from_slice(&cutoff(rest)?.to_bits().to_be_bytes());
-            Command::Send(frame(0x07, &body))
-        }
+        ["summary"] => send(Net::HeapSummary),
+        ["traces"] => send(Net::DumpTraces),
+        ["cpu", rest @ ..] => send(Net::CpuSamples {
+            cutoff: cutoff(rest)?,
+        }),
         ["sampling", state @ ("on" | "off"), rest @ ..] => {
             let id = match rest {
                 [] => 0,
@@ -117,17 +112,20 @@ fn parse(line: &str) -> Result<Command> {
                 .context("the thread object id must be a number")?,
                 _ => bail!("sampling on|off [THREAD-OBJECT-ID]"),
             };
-            control(if *state == "on" { 3 } else { 4 }, &id.to_be_bytes())
+            let sub = if *state == "on" {
+                Control::SAMPLING_ON
+            } else {
+                Control::SAMPLING_OFF
+            };
+            control(sub, id)
         }
-        ["clear", "cpu"] => control(5, &[]),
-        ["clear", "sites"] => control(6, &[]),
+        ["clear", "cpu"] => control(Control::CLEAR_CPU, 0),
+        ["clear", "sites"] => control(Control::CLEAR_SITES, 0),
         ["depth", n] => control(
-            7,
-            &n.parse::<u16>()
-                .context("depth must be 0 to 65535")?
-                .to_be_bytes(),
+            Control::DEPTH,
+            u64::from(n.parse::<u16>().context("depth must be 0 to 65535")?),
         ),
-        ["exit-vm"] => Command::Send(frame(0x05, &[])),
+        ["exit-vm"] => send(Net::ExitVm),
         ["quit"] => Command::Quit,
         ["sleep", ms] => Command::Sleep(Duration::from_millis(
             ms.parse().context("sleep takes milliseconds")?,
@@ -213,7 +211,7 @@ fn perform(stream: &mut TcpStream, command: Command) -> Result<bool> {
             Ok(true)
         }
         Command::Quit => {
-            let _ = stream.write_all(&[0xFF]);
+            let _ = stream.write_all(&Net::End.encode(0));
             let _ = stream.shutdown(Shutdown::Both);
             Ok(false)
         }

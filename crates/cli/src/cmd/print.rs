@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use hprof_format::{
-    BasicType, ClassDump, Header, HeapDumpBody, HeapRecord, IdList, IdSize, Record, Records, Value,
-    java_class_name, primitive_array_name,
+    BasicType, ClassDump, Header, HeapDumpBody, HeapRecord, IdList, Record, Records, Symbols,
+    Value, primitive_array_name,
+    shallow::{self, object_array_size, primitive_array_size},
 };
 use hprof_text::{
     CostKind, CostRow, Frame, HeapLine, LineInfo, SiteRow, SitesOrder, ctime_from_millis,
@@ -18,7 +19,6 @@ use hprof_text::{
 };
 use rustc_hash::FxHashMap;
 
-use crate::cmd::summary::{object_array_size, primitive_array_size};
 use crate::input::Input;
 
 /// Arguments of `hprof print`.
@@ -76,21 +76,9 @@ struct Index<'a> {
     /// Stop quietly at a record cut short by the end of the file.
     partial: bool,
     header: Header,
-    strings: FxHashMap<u64, &'a [u8]>,
-    class_name_ids: FxHashMap<u64, u64>,
-    class_serials: FxHashMap<u32, u64>,
-    frames: FxHashMap<u64, FrameRecord>,
-    trace_tops: FxHashMap<u32, u64>,
+    symbols: Symbols<'a>,
     classes: FxHashMap<u64, ClassDump<'a>>,
     dumps: Vec<Dump<'a>>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct FrameRecord {
-    method_name_id: u64,
-    source_file_id: u64,
-    class_serial: u32,
-    line: i32,
 }
 
 impl<'a> Index<'a> {
@@ -99,11 +87,7 @@ impl<'a> Index<'a> {
         let mut index = Index {
             partial,
             header,
-            strings: FxHashMap::default(),
-            class_name_ids: FxHashMap::default(),
-            class_serials: FxHashMap::default(),
-            frames: FxHashMap::default(),
-            trace_tops: FxHashMap::default(),
+            symbols: Symbols::new(),
             classes: FxHashMap::default(),
             dumps: Vec::new(),
         };
@@ -112,42 +96,8 @@ impl<'a> Index<'a> {
         let mut open_dump = false;
         while let Some((record_header, record)) = crate::input::next_record(&mut records, partial)?
         {
+            index.symbols.add(&record);
             match record {
-                Record::Utf8 { id, text } => {
-                    index.strings.insert(id, text);
-                }
-                Record::LoadClass {
-                    class_serial,
-                    class_id,
-                    name_id,
-                    ..
-                } => {
-                    index.class_name_ids.insert(class_id, name_id);
-                    index.class_serials.insert(class_serial, class_id);
-                }
-                Record::StackFrame {
-                    frame_id,
-                    method_name_id,
-                    source_file_id,
-                    class_serial,
-                    line,
-                    ..
-                } => {
-                    index.frames.insert(
-                        frame_id,
-                        FrameRecord {
-                            method_name_id,
-                            source_file_id,
-                            class_serial,
-                            line,
-                        },
-                    );
-                }
-                Record::StackTrace { serial, frames, .. } => {
-                    if let Some(top) = frames.get(0) {
-                        index.trace_tops.insert(serial, top);
-                    }
-                }
                 Record::HeapDump(body) | Record::HeapDumpSegment(body) => {
                     let mut heap = body.records(header.id_size);
                     while let Some((offset, sub)) = heap.next()? {
@@ -178,21 +128,17 @@ impl<'a> Index<'a> {
     }
 
     fn string(&self, id: u64) -> Option<Cow<'a, str>> {
-        self.strings.get(&id).map(|s| String::from_utf8_lossy(s))
+        self.symbols.text(id)
     }
 
     fn class_name(&self, class_id: u64) -> String {
-        self.class_name_ids
-            .get(&class_id)
-            .and_then(|&name_id| self.string(name_id))
-            .map(|name| java_class_name(&name))
+        self.symbols
+            .class_name(class_id)
             .unwrap_or_else(|| format!("<unknown class 0x{class_id:x}>"))
     }
 
     fn class_name_by_serial(&self, serial: u32) -> Option<String> {
-        self.class_serials
-            .get(&serial)
-            .map(|&id| self.class_name(id))
+        self.symbols.class_name_by_serial(serial)
     }
 
     fn date(&self, time_us: u32) -> String {
@@ -201,7 +147,9 @@ impl<'a> Index<'a> {
 
     /// `class.method` of a trace's top frame.
     fn top_method(&self, trace: u32) -> Option<String> {
-        let frame = self.frames.get(self.trace_tops.get(&trace)?)?;
+        let frame = self
+            .symbols
+            .frame(self.symbols.trace(trace)?.frames.get(0)?)?;
         let class = self
             .class_name_by_serial(frame.class_serial)
             .unwrap_or_else(|| "<Unknown Class>".into());
@@ -213,16 +161,11 @@ impl<'a> Index<'a> {
 
     /// Shallow size of an instance of `class_id` (see `hprof summary --help`).
     fn instance_size(&self, class_id: u64) -> u64 {
-        let mut bytes = 12;
+        let mut fields = 0u64;
         self.for_each_class_in_chain(class_id, |class| {
-            for (_, ty) in class.instance_fields() {
-                bytes += match ty {
-                    BasicType::Object => 4,
-                    other => other.size(IdSize::Eight) as u64,
-                };
-            }
+            fields += shallow::own_field_bytes(class);
         });
-        (bytes + 7) & !7
+        shallow::instance_size(fields)
     }
 
     fn for_each_class_in_chain(&self, class_id: u64, mut f: impl FnMut(&ClassDump<'a>)) {
@@ -358,7 +301,7 @@ fn render_trace(
 ) -> io::Result<()> {
     let named: Vec<NamedFrame<'_>> = frame_ids
         .iter()
-        .map(|id| match index.frames.get(&id) {
+        .map(|id| match index.symbols.frame(id) {
             Some(f) => NamedFrame {
                 class: index
                     .class_name_by_serial(f.class_serial)

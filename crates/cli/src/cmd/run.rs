@@ -239,7 +239,7 @@ pub fn run(args: &RunArgs) -> Result<i32> {
         } else {
             Some(flame_path(profile, args.flame.as_deref()))
         };
-        match crate::report::report(profile, flame.as_deref(), args.top, &mut report_out) {
+        match crate::profiles::report(profile, flame.as_deref(), args.top, &mut report_out) {
             Ok(()) => {}
             // A program that failed may have ended before the agent finished its profile
             // (a JVM crash with core dumps off exits 1): its status is the answer.

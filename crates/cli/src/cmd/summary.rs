@@ -8,8 +8,9 @@ use anyhow::{Context, Result};
 use chrono::{DateTime, Utc};
 use clap::Args;
 use hprof_format::{
-    BasicType, Completeness, ErrorKind, Event, Header, HeapDumpBody, HeapRecord, IdSize, Record,
-    Records, StreamReader, SubTag, Tag, java_class_name, primitive_array_name,
+    BasicType, Completeness, ErrorKind, Event, Header, HeapDumpBody, HeapRecord, Record, Records,
+    StreamReader, SubTag, Tag, java_class_name, primitive_array_name,
+    shallow::{ClassSizes, object_array_size, primitive_array_size},
 };
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Value as Json, json};
@@ -110,7 +111,7 @@ pub fn run(args: &SummaryArgs, out: &mut dyn Write) -> Result<()> {
 fn read_mapped(input: &Input, partial: bool) -> hprof_format::Result<(Header, Tally<'_>)> {
     let bytes = input.bytes();
     let (header, mut records) = Records::new(bytes)?;
-    let mut tally = Tally::new(header.id_size);
+    let mut tally = Tally::new();
     let mut bodies = Vec::new();
     while let Some((_, record)) = crate::input::next_record(&mut records, partial)? {
         match record {
@@ -142,7 +143,7 @@ fn read_mapped(input: &Input, partial: bool) -> hprof_format::Result<(Header, Ta
             .map(|chunk| {
                 let progress = &progress;
                 scope.spawn(move || {
-                    let mut heap_tally = HeapTally::new(id_size);
+                    let mut heap_tally = HeapTally::new();
                     let mut walk = progress.walk(input, chunk.first().map_or(0, |b| b.offset));
                     for body in *chunk {
                         let mut heap = body.records(id_size);
@@ -199,7 +200,7 @@ fn read_stream(
 ) -> hprof_format::Result<(Header, u64, Tally<'static>)> {
     let mut reader = StreamReader::new(io::BufReader::with_capacity(1 << 20, src))?;
     let header = *reader.header();
-    let mut tally = Tally::new(header.id_size);
+    let mut tally = Tally::new();
     let mut whole = reader.offset();
     loop {
         let event = match reader.next_event() {
@@ -249,14 +250,6 @@ struct ClassTally {
     is_array: bool,
 }
 
-/// What a CLASS DUMP tells about a class's instances.
-#[derive(Debug, Clone, Copy)]
-struct Layout {
-    super_id: u64,
-    /// Bytes of the class's own instance fields, references counted as 4 bytes.
-    field_bytes: u64,
-}
-
 /// What the top-level records tell: counts, strings and class names.
 #[derive(Debug)]
 struct Tally<'a> {
@@ -269,9 +262,8 @@ struct Tally<'a> {
 /// What heap dump sub-records tell: counts per kind, class layouts and objects per class.
 #[derive(Debug)]
 struct HeapTally {
-    id_size: IdSize,
     heap_records: [u64; 256],
-    layouts: FxHashMap<u64, Layout>,
+    layouts: ClassSizes,
     classes: FxHashMap<u64, ClassTally>,
     primitive_arrays: [ClassTally; 16],
     /// Instances of `last_class` seen since it was last added to `classes`: jcmd writes
@@ -280,30 +272,11 @@ struct HeapTally {
     last_count: u64,
 }
 
-fn align8(n: u64) -> u64 {
-    (n + 7) & !7
-}
-
-/// Shallow size of an object array of `length` elements.
-pub fn object_array_size(length: u64) -> u64 {
-    align8(16 + 4 * length)
-}
-
-/// Shallow size of a primitive array.
-pub fn primitive_array_size(element: BasicType, length: u64) -> u64 {
-    let element_size = match element {
-        BasicType::Object => 4,
-        other => other.size(IdSize::Eight) as u64,
-    };
-    align8(16 + element_size * length)
-}
-
 impl HeapTally {
-    fn new(id_size: IdSize) -> HeapTally {
+    fn new() -> HeapTally {
         HeapTally {
-            id_size,
             heap_records: [0; 256],
-            layouts: FxHashMap::default(),
+            layouts: ClassSizes::new(),
             classes: FxHashMap::default(),
             primitive_arrays: [ClassTally::default(); 16],
             last_class: 0,
@@ -343,22 +316,7 @@ impl HeapTally {
                 entry.count += 1;
                 entry.array_bytes += primitive_array_size(element_type, u64::from(length));
             }
-            HeapRecord::ClassDump(class) => {
-                let field_bytes = class
-                    .instance_fields()
-                    .map(|(_, ty)| match ty {
-                        BasicType::Object => 4,
-                        other => other.size(self.id_size) as u64,
-                    })
-                    .sum();
-                self.layouts.insert(
-                    class.class_id,
-                    Layout {
-                        super_id: class.super_class_id,
-                        field_bytes,
-                    },
-                );
-            }
+            HeapRecord::ClassDump(class) => self.layouts.add(&class),
             _ => {}
         }
     }
@@ -375,7 +333,7 @@ impl HeapTally {
         for (a, b) in self.heap_records.iter_mut().zip(other.heap_records) {
             *a += b;
         }
-        self.layouts.extend(other.layouts);
+        self.layouts.merge(other.layouts);
         for (id, tally) in other.classes {
             let entry = self.classes.entry(id).or_default();
             entry.count += tally.count;
@@ -387,33 +345,15 @@ impl HeapTally {
             a.array_bytes += b.array_bytes;
         }
     }
-
-    /// Shallow size of an instance of `class_id`: its header and the fields of its
-    /// whole class chain. A chain longer than any real one (a corrupt cycle) stops.
-    fn instance_size(&self, class_id: u64) -> u64 {
-        let mut bytes = 12;
-        let mut id = class_id;
-        for _ in 0..4096 {
-            let Some(layout) = self.layouts.get(&id) else {
-                break;
-            };
-            bytes += layout.field_bytes;
-            if layout.super_id == 0 {
-                break;
-            }
-            id = layout.super_id;
-        }
-        align8(bytes)
-    }
 }
 
 impl<'a> Tally<'a> {
-    fn new(id_size: IdSize) -> Tally<'a> {
+    fn new() -> Tally<'a> {
         Tally {
             records: [0; 256],
             strings: FxHashMap::default(),
             class_names: FxHashMap::default(),
-            heap: HeapTally::new(id_size),
+            heap: HeapTally::new(),
         }
     }
 
@@ -448,7 +388,7 @@ impl<'a> Tally<'a> {
                 let shallow_bytes = if tally.is_array {
                     tally.array_bytes
                 } else {
-                    tally.count * heap.instance_size(id)
+                    tally.count * heap.layouts.instance_size(id)
                 };
                 ClassRow {
                     name: self.class_name(id),
@@ -602,21 +542,5 @@ impl Summary {
             "  {instances:>12} {bytes:>15}  total ({} classes)",
             self.classes.len()
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shallow_sizes_follow_hotspot_with_compressed_oops() {
-        assert_eq!(object_array_size(0), 16);
-        assert_eq!(object_array_size(1), 24);
-        assert_eq!(object_array_size(10), 56);
-        assert_eq!(primitive_array_size(BasicType::Byte, 0), 16);
-        assert_eq!(primitive_array_size(BasicType::Byte, 9), 32);
-        assert_eq!(primitive_array_size(BasicType::Long, 3), 40);
-        assert_eq!(primitive_array_size(BasicType::Int, 10), 56);
     }
 }

@@ -5,9 +5,10 @@ use std::io::{IsTerminal, Write};
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
+use hprof_profile::top::{self, share, stack_names, unit};
+use hprof_profile::{Profile, top::by_value};
 
-use crate::cmd::convert::ProfileArgs;
-use crate::report::{By, Ranking, write_top};
+use crate::profiles::ProfileArgs;
 
 /// Ranks the methods of a profile the agent wrote.
 #[derive(Debug, Args)]
@@ -54,18 +55,74 @@ fn colour_wanted(when: Colour) -> bool {
     }
 }
 
+/// What `hprof top` ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum By {
+    /// Methods, by self then total value.
+    Method,
+    /// Traces (stacks), by value.
+    Trace,
+}
+
 /// Runs `hprof top`.
 pub fn run(args: &TopArgs, out: &mut dyn Write) -> Result<()> {
     let (profile, kind) = args.profile.load()?;
-    let ranking = Ranking {
-        by: args.by,
-        rows: args.rows,
-        stacks: args.stacks,
-        json: args.json,
-        colour: colour_wanted(args.color),
-    };
-    write_top(&profile, kind.section(), &ranking, out)?;
+    write_top(&profile, kind.section(), args, out)?;
     // Freeing its millions of small strings would cost more than the ranking.
     std::mem::forget(profile);
+    Ok(())
+}
+
+/// Writes the ranking of `profile`: a table, or with `--json` one JSON object.
+fn write_top(profile: &Profile, section: &str, args: &TopArgs, out: &mut dyn Write) -> Result<()> {
+    if !args.json {
+        match args.by {
+            By::Method => top::write_methods(
+                profile,
+                section,
+                args.rows,
+                args.stacks,
+                colour_wanted(args.color),
+                out,
+            )?,
+            By::Trace => top::write_traces(profile, section, args.rows, args.stacks, out)?,
+        }
+        return Ok(());
+    }
+    let total = profile.total();
+    let unit = unit(profile);
+    let doc = match args.by {
+        By::Method => {
+            let rows: Vec<_> = top::methods(profile)
+                .iter()
+                .take(args.rows)
+                .map(|r| {
+                    serde_json::json!({
+                        "method": r.name,
+                        "kind": r.kind.group(),
+                        "self": r.self_value,
+                        "total": r.total_value,
+                        "self_percent": share(r.self_value, total),
+                        "total_percent": share(r.total_value, total),
+                        "stack": stack_names(profile, &r.hottest),
+                    })
+                })
+                .collect();
+            let kinds: serde_json::Map<String, serde_json::Value> = top::groups(profile)
+                .into_iter()
+                .map(|(g, v)| (g.to_string(), v.into()))
+                .collect();
+            serde_json::json!({"section": section, "unit": unit, "total": total, "kinds": kinds, "methods": rows})
+        }
+        By::Trace => {
+            let rows: Vec<_> = by_value(profile)
+                .iter()
+                .take(args.rows)
+                .map(|s| serde_json::json!({"value": s.values[0], "percent": share(s.values[0], total), "thread": s.thread, "stack": stack_names(profile, &s.stack)}))
+                .collect();
+            serde_json::json!({"section": section, "unit": unit, "total": total, "traces": rows})
+        }
+    };
+    writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
     Ok(())
 }
