@@ -294,7 +294,8 @@ fn spool(src: &mut dyn Read, name: &str) -> Result<MappedFile> {
 /// and no line over 1 MiB; a binary one's records must be framed right. What the file
 /// system gives no size for (a pipe, a device, a gzip file's contents) is limited to
 /// `--max-input` bytes (default 4 GiB). Every error names the byte offset.
-pub fn read_profile(path: &Path) -> Result<Vec<u8>> {
+/// Gives the bytes (decompressed) and whether the file was gzip-compressed.
+fn read_profile(path: &Path) -> Result<(Vec<u8>, bool)> {
     let name = display_name(path);
     let mut stdin;
     let mut file;
@@ -329,7 +330,25 @@ pub fn read_profile(path: &Path) -> Result<Vec<u8>> {
         .map_err(|_| anyhow::anyhow!("{name}: {room} bytes do not fit in this process's memory"))?;
     let mut rest = io::Cursor::new(head).chain(plain);
     pump(&mut rest, &mut bytes, &mut check, limit, gzip, &name)?;
-    Ok(bytes)
+    Ok((bytes, gzip))
+}
+
+/// Reads the profile at `path` as [`read_profile`] does and parses it: the agent's output, a
+/// JFR recording or folded stacks, or, gzip-compressed, any of those or a pprof profile.
+pub fn read_recording(path: &Path) -> Result<hprof_profile::Recording> {
+    use hprof_profile::Recording;
+    let (bytes, gzip) = read_profile(path)?;
+    let ours = bytes.starts_with(b"JAVA PROFILE 1.0.") || bytes.starts_with(b"FLR\0");
+    let folded = bytes
+        .iter()
+        .take(PROFILE_MAGIC_LEN)
+        .all(|&b| b >= 0x20 || matches!(b, b'\t' | b'\n' | b'\r'));
+    let recording = if gzip && !ours && !folded {
+        Recording::read_pprof(&bytes)
+    } else {
+        Recording::read(&bytes)
+    };
+    recording.with_context(|| display_name(path))
 }
 
 /// `buffered` with `head` (read from it) back in front, gzip-decompressed with `gzip`.

@@ -41,9 +41,7 @@ impl ProfileArgs {
     /// file's samples carry their times.
     pub fn load_with(&self, timeline: bool) -> Result<(Profile, Kind)> {
         let name = self.input.display().to_string();
-        let bytes = crate::input::read_profile(&self.input)?;
-        let recording = Recording::read(&bytes).with_context(|| name.clone())?;
-        drop(bytes);
+        let recording = crate::input::read_recording(&self.input)?;
         warn_notes(&name, &recording);
         self.select
             .select(&recording, self.select.kind(), &name, timeline)
@@ -105,8 +103,7 @@ pub fn write(profile: &Profile, format: Format, title: &str, path: &Path) -> Res
 /// Reports a profile: for each kind of section it holds, the hottest methods of the last dump;
 /// then writes its flame graph (of the first kind) to `flame`.
 pub fn report(path: &Path, flame: Option<&Path>, top: usize, out: &mut dyn Write) -> Result<()> {
-    let bytes = crate::input::read_profile(path)?;
-    let recording = Recording::read(&bytes).with_context(|| format!("{}", path.display()))?;
+    let recording = crate::input::read_recording(path)?;
     warn_notes(&path.display().to_string(), &recording);
     writeln!(out, "\nProfile written to {}", path.display())?;
     let kinds: Vec<Kind> = [Kind::Cpu, Kind::Times, Kind::Alloc, Kind::Lock]

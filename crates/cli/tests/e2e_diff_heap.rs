@@ -180,13 +180,10 @@ fn a_leaking_static_map_is_the_first_chain_with_its_growth_on_every_jdk() {
             added(1000, 3000, SIZE),
             &format!("JDK {}", jdk.version),
         );
-        let bytes = doc["classes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["class"] == "byte[]")
-            .unwrap();
-        assert_eq!(bytes["instances"]["change"], 2000, "JDK {}", jdk.version);
+        // The arrays the program added are those where the chain grows; the heap's byte[]
+        // count as a whole also moves with the JVM's own (one more in a run on JDK 17).
+        let end = &doc["chains"][0]["accumulation"];
+        assert_eq!(end["objects"]["change"], 2000, "JDK {}: {end}", jdk.version);
         if jdk.version != 17 {
             continue;
         }

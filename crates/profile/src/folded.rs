@@ -3,6 +3,7 @@
 //! order their stacks first appear in the profile.
 
 use rustc_hash::FxHashMap;
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 use crate::model::Profile;
@@ -14,16 +15,32 @@ pub(crate) fn clean(name: &str) -> String {
 
 /// The distinct stacks of `profile` (with their thread, when it has threads), in the order
 /// they first appear, each with the sum of its samples' first value: (a sample holding the
-/// stack, value). Stacks are compared as frame indices, not as text.
+/// stack, value). Stacks are compared as frame indices, not as text; frames a folded line
+/// names alike (one method at several lines) count as the first of them.
 pub(crate) fn aggregate(profile: &Profile) -> Vec<(usize, i64)> {
+    let mut first: FxHashMap<(&str, bool), usize> = FxHashMap::default();
+    let same: Vec<usize> = profile
+        .frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let kernel = f.kind == crate::model::FrameKind::Kernel;
+            *first.entry((f.name(), kernel)).or_insert(i)
+        })
+        .collect();
     let mut order: Vec<(usize, i64)> = Vec::new();
-    let mut index: FxHashMap<(Option<&str>, &[usize]), usize> = FxHashMap::default();
+    let mut index: FxHashMap<(Option<&str>, Cow<'_, [usize]>), usize> = FxHashMap::default();
     for (i, sample) in profile.samples.iter().enumerate() {
         let value = sample.values.first().copied().unwrap_or(0);
         if value <= 0 {
             continue;
         }
-        let key = (sample.thread.as_deref(), sample.stack.as_slice());
+        let stack: Cow<'_, [usize]> = if sample.stack.iter().all(|&f| same[f] == f) {
+            Cow::Borrowed(&sample.stack)
+        } else {
+            Cow::Owned(sample.stack.iter().map(|&f| same[f]).collect())
+        };
+        let key = (sample.thread.as_deref(), stack);
         match index.get(&key) {
             Some(&at) => order[at].1 += value,
             None => {
@@ -167,7 +184,18 @@ fn parse_frame(name: &str) -> crate::model::Frame {
             && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"_$/.<>".contains(&b))
     };
-    if annotation == Some("k") || !(java || java_like(name)) {
+    if annotation == Some("k") {
+        // A kernel function: ours are `[kernel].function`.
+        let (library, function) = crate::read::split_code_name(name);
+        return match library {
+            "[kernel]" => Frame::code(library, function),
+            _ => Frame {
+                kind: FrameKind::Kernel,
+                ..Frame::pseudo(name)
+            },
+        };
+    }
+    if !(java || java_like(name)) {
         return Frame::pseudo(name);
     }
     match name.rsplit_once('.') {
@@ -267,6 +295,20 @@ java/lang/Thread.run_[j];A.main_[j];A.hot_[i] 5\n[unknown];__libc_start 2\n";
     }
 
     #[test]
+    fn one_method_at_several_lines_is_one_folded_line() {
+        let mut p = Profile::new(Kind::Cpu);
+        let f = |m: &str, l: u32| Frame::method("A", m, Some("A.java"), Some(l));
+        p.add(&[f("main", 3), f("hot", 9)], None, vec![2]);
+        p.add(&[f("main", 4), f("hot", 9)], None, vec![5]);
+        p.add(&[f("main", 3), f("hot", 10)], None, vec![1]);
+        p.add(&[f("main", 3)], None, vec![1]);
+        assert_eq!(
+            lines(&p),
+            [("A.main;A.hot".to_string(), 8), ("A.main".to_string(), 1)]
+        );
+    }
+
+    #[test]
     fn kernel_functions_carry_the_kernel_mark() {
         let mut p = Profile::new(Kind::Cpu);
         p.add(
@@ -281,8 +323,13 @@ java/lang/Thread.run_[j];A.main_[j];A.hot_[i] 5\n[unknown];__libc_start 2\n";
         let mut out = Vec::new();
         write(&p, &mut out).unwrap();
         assert_eq!(
-            String::from_utf8(out).unwrap(),
+            String::from_utf8(out.clone()).unwrap(),
             "App.main;libc.so.6.write;[kernel].do_syscall_64_[k] 3\n"
         );
+        // Read back, the kernel's function is one again, and is written alike.
+        let back = read(&out, Kind::Cpu).unwrap();
+        let leaf = &back.frames[*back.samples[0].stack.last().unwrap()];
+        assert_eq!(leaf.kind, FrameKind::Kernel);
+        assert_eq!(lines(&back), lines(&p));
     }
 }

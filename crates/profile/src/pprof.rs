@@ -291,6 +291,12 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Vec<Profile>, crate::Error> {
                             (text(f.name), text(f.filename))
                         });
                     let line = u32::try_from(line.line).ok().filter(|&l| l > 0);
+                    // Ours give a native or kernel function its library as its file.
+                    if !file.is_empty()
+                        && name.strip_prefix(file).is_some_and(|f| f.starts_with('.'))
+                    {
+                        return Frame::code(file, &name[file.len() + 1..]);
+                    }
                     let file = (!file.is_empty()).then_some(file);
                     match name.rsplit_once('.') {
                         Some((class, method)) if !name.contains(' ') => {
@@ -364,6 +370,15 @@ mod tests {
                 None,
                 values(2),
             );
+            profile.add(
+                &[
+                    f("A", "main", 5),
+                    Frame::code("libc.so.6", "write"),
+                    Frame::code("[kernel]", "do_syscall_64"),
+                ],
+                None,
+                values(1),
+            );
             let read = read(&encode(&profile)).unwrap();
             assert_eq!(read.len(), 1, "{kind:?}");
             let back = &read[0];
@@ -374,6 +389,13 @@ mod tests {
             let leaf = &back.frames[*back.samples[1].stack.last().unwrap()];
             assert_eq!((leaf.name(), leaf.line), ("java.util.B.cold", Some(1)));
             assert_eq!(leaf.kind, crate::model::FrameKind::Jdk);
+            let kinds: Vec<_> = back.samples[2]
+                .stack
+                .iter()
+                .map(|&f| back.frames[f].kind)
+                .collect();
+            use crate::model::FrameKind::{Application, Kernel, Native};
+            assert_eq!(kinds, [Application, Native, Kernel]);
         }
     }
 

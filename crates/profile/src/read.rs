@@ -469,11 +469,18 @@ fn read_gzip(bytes: &[u8]) -> Result<Recording, Error> {
     if plain.starts_with(b"JAVA PROFILE 1.0.") || crate::jfr::is_jfr(&plain) {
         return Recording::read(&plain);
     }
-    let ready = crate::pprof::read(&plain)?;
-    Ok(Recording {
-        ready,
-        ..Recording::default()
-    })
+    Recording::read_pprof(&plain)
+}
+
+impl Recording {
+    /// Reads a decompressed pprof profile.proto (a gzip file whose contents are neither the
+    /// agent's output nor a JFR recording).
+    pub fn read_pprof(plain: &[u8]) -> Result<Recording, Error> {
+        Ok(Recording {
+            ready: crate::pprof::read(plain)?,
+            ..Recording::default()
+        })
+    }
 }
 
 /// How the agent's pseudo-frames begin: their class is `<hprof>`.

@@ -263,9 +263,8 @@ fn killed(fresh: &[PathBuf], signal: i32, code: i32) -> i32 {
     let name = nix::sys::signal::Signal::try_from(signal)
         .map_or_else(|_| format!("signal {signal}"), |s| s.as_str().to_string());
     for profile in fresh {
-        let readable = crate::input::read_profile(profile)
+        let readable = crate::input::read_recording(profile)
             .ok()
-            .and_then(|bytes| hprof_profile::Recording::read(&bytes).ok())
             .is_some_and(|r| r.default_kind().is_some());
         if readable {
             eprintln!(
