@@ -20,12 +20,13 @@ fn deepest(jdk_version: u32, options: &str, frames: u32) -> (JavaRun, usize, usi
     );
     let p = TextProfile::parse(&read_text(&text_output(dir.path())));
     let deep = p.thread("deep").expect("the deep thread");
-    // (A sample taken in the kernel has the kernel's frames on top: `depth=` counts the
-    // others.)
+    // (`depth=` counts Java frames: a sample taken in the kernel, in the JVM or in a stub
+    // has the kernel's, native and stub frames on top, `lib.function(Native method)`,
+    // `[kernel].function(Kernel)`, which have no colon in their parentheses.)
     let walked = |frames: &[String]| {
         frames
             .iter()
-            .filter(|f| !f.starts_with("[kernel]."))
+            .filter(|f| f.rsplit_once('(').is_some_and(|(_, at)| at.contains(':')))
             .count()
     };
     let longest = p

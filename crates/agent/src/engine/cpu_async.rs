@@ -424,6 +424,8 @@ impl AsyncSampler {
             jni.delete_global_ref(gone.thread);
         }
         registry.unknown.remove(&tid);
+        // (An agent thread's environment may be a later thread's.)
+        registry.agent_envs.remove(&(jni.raw() as usize));
         registry.ended.push(jni.raw() as usize);
         signal::carriers::forget(jni.raw() as usize);
     }
