@@ -419,7 +419,16 @@ impl Walk<'_> {
             } else {
                 let module = native::modules().and_then(|m| m.find(pc));
                 match module {
-                    None => Next::Fail(Failure::UnknownCode),
+                    None => {
+                        // The interrupted pc in a library loaded since the table was last
+                        // built (a JNI library, before the next drain refreshes it): it is
+                        // kept as the top frame, named at the drain, and AsyncGetCallTrace's
+                        // Java frames follow it.
+                        if self.native && top {
+                            self.emit(FRAME_NATIVE, pc);
+                        }
+                        Next::Fail(Failure::UnknownCode)
+                    }
                     Some(module) => {
                         if self.native {
                             self.emit(FRAME_NATIVE, pc);
