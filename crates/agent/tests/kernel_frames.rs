@@ -66,9 +66,9 @@ fn kernel_samples(p: &TextProfile, name: &str, java_below: &str) -> (u64, u64, u
             trace.frames[on_top..]
                 .iter()
                 .any(|f| f.starts_with(java_below))
-                || trace.frames[on_top..]
-                    .iter()
-                    .all(|f| f.starts_with("<hprof>.")),
+                // A walk that broke (a deoptimization, say) ends in the pseudo-frame that says
+                // why, below the native and stub frames it walked.
+                || trace.frames.last().is_some_and(|f| f.starts_with("<hprof>.")),
             "no {java_below} below the kernel frames: {:?}",
             trace.frames
         );
