@@ -478,6 +478,9 @@ fn bounded_in(dir: &Path, args: &[&str]) -> Output {
     output_within(child, args, Duration::from_secs(120))
 }
 
+/// Where [`jvm_with_its_own_tmp`] puts the program's classes in the JVM's /tmp.
+const TEST_CLASSES: &str = "test-classes";
+
 /// A JVM running `LongRunning` for `millis`, whose /tmp is `tmp` (a mount namespace of its
 /// own, as a container has): what it and `hprof attach` leave in its /tmp is all in `tmp`.
 /// Panics where namespaces are not allowed (in CI), else `None`.
@@ -494,6 +497,17 @@ fn jvm_with_its_own_tmp(tmp: &Path, millis: u64) -> Option<(std::process::Child,
         eprintln!("unshare --mount is not allowed here: this test needs it");
         return None;
     }
+    // The program's classes go into that /tmp: the checkout (and its compiled classes) may
+    // itself lie under the /tmp the mount hides (a fresh clone in /tmp/x, say).
+    let classes = tmp.join(TEST_CLASSES);
+    std::fs::create_dir_all(&classes).unwrap();
+    for entry in std::fs::read_dir(crate::support::java::classes()).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("LongRunning") && name.ends_with(".class") {
+            std::fs::copy(entry.path(), classes.join(&name)).unwrap();
+        }
+    }
     let mut command = Command::new("unshare");
     command
         .args(["--mount", "--fork", "--kill-child", "sh", "-c"])
@@ -503,7 +517,7 @@ fn jvm_with_its_own_tmp(tmp: &Path, millis: u64) -> Option<(std::process::Child,
         ))
         .arg(jdk17().bin("java"))
         .arg("-cp")
-        .arg(crate::support::java::classes())
+        .arg(format!("/tmp/{TEST_CLASSES}"))
         .args(["LongRunning", &millis.to_string()])
         .stdin(Stdio::piped())
         .stderr(Stdio::null());
@@ -519,7 +533,8 @@ fn leftovers(tmp: &Path) -> Vec<String> {
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| {
-            !n.starts_with(".java_pid")
+            n != TEST_CLASSES
+                && !n.starts_with(".java_pid")
                 && !n.starts_with("hprof-0")
                 && !n.starts_with("hsperfdata_")
         })
