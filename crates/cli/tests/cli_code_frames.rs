@@ -198,3 +198,88 @@ fn print_renders_binary_kernel_frames_as_the_agents_text_does() {
         "{text}"
     );
 }
+
+/// `hprof top --json`'s (method, kind) rows of `file`.
+fn method_kinds(file: &Path) -> Vec<(String, String)> {
+    let json: serde_json::Value = serde_json::from_str(&hprof_ok(&[
+        "top",
+        file.to_str().unwrap(),
+        "--json",
+        "-n",
+        "1000",
+    ]))
+    .unwrap();
+    json["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let text = |k: &str| m[k].as_str().unwrap().to_string();
+            (text("method"), text("kind"))
+        })
+        .collect()
+}
+
+#[test]
+fn a_jfr_recording_keeps_kernel_native_and_java_frames_apart() {
+    if !kernel_sampling_allowed() {
+        println!("SKIPPED: the kernel's code cannot be sampled here");
+        return;
+    }
+    let dir = temp_dir();
+    let file = dir.path().join("k.jfr");
+    profile_kernel_calls(dir.path(), &format!(",format=jfr,file={}", file.display()));
+    let kinds = method_kinds(&file);
+    assert!(
+        kinds.iter().any(|(m, _)| m.starts_with("[kernel].")),
+        "{kinds:?}"
+    );
+    for (method, kind) in &kinds {
+        let want = if method.starts_with("[kernel].") {
+            "kernel"
+        } else if method.starts_with("libjvm.so.") || method.starts_with("[stub].") {
+            "JVM"
+        } else if method.starts_with("KernelCalls.") || method.starts_with("java.") {
+            "Java"
+        } else if method.contains(".so") {
+            "native"
+        } else {
+            continue;
+        };
+        assert_eq!(kind, want, "{method}: {kinds:?}");
+    }
+    // The JDK's tool reads the library as the class, as async-profiler writes it.
+    let out = std::process::Command::new("timeout")
+        .args(["120", jdk17().bin("jfr").to_str().unwrap(), "print"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("[kernel]."),
+        "no kernel frame in jfr print"
+    );
+}
+
+#[test]
+fn async_profilers_jvm_and_native_frames_keep_their_kinds() {
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/async-profiler/cpuhot-cpu.jfr");
+    let kinds = method_kinds(&file);
+    // Its C++ frames (libjvm.so's functions) are the JVM's, CpuHot's methods Java.
+    let jvm: Vec<_> = kinds
+        .iter()
+        .filter(|(m, _)| m.starts_with("libjvm.so."))
+        .collect();
+    assert!(!jvm.is_empty(), "{kinds:?}");
+    assert!(jvm.iter().all(|(_, k)| k == "JVM"), "{kinds:?}");
+    assert!(
+        kinds.iter().any(|(m, k)| m == "CpuHot.hot" && k == "Java"),
+        "{kinds:?}"
+    );
+    // No library's function is a Java method.
+    assert!(
+        !kinds.iter().any(|(m, k)| m.contains(".so.") && k == "Java"),
+        "{kinds:?}"
+    );
+}

@@ -597,6 +597,67 @@ fn the_agents_recording_is_read_by_the_jdks_jfr_tool() {
     }
 }
 
+/// The exit paths of ExitPaths with the status each ends with (DiesAtOnce's main throws on its
+/// first line, before any sample): one that throws after work, `System.exit` from another
+/// thread, a normal return, and SIGTERM while it spins.
+const EXIT_PATHS: [(&str, i32); 5] = [
+    ("dies-at-once", 1),
+    ("uncaught", 1),
+    ("exit-from-thread", 3),
+    ("normal", 0),
+    ("wait", 143),
+];
+
+#[test]
+fn every_exit_path_leaves_a_recording_the_jdks_jfr_tool_reads() {
+    let jdk = jdk17();
+    for (mode, code) in EXIT_PATHS {
+        let dir = temp_dir();
+        let file = dir.path().join("java.jfr");
+        let agent = format!(
+            "-agentpath:{}=format=jfr,file={}",
+            hprof_testkit::java::libhprof().display(),
+            file.display()
+        );
+        let mut command = if mode == "dies-at-once" {
+            java_command(&jdk, dir.path(), &[&agent], "DiesAtOnce", &[])
+        } else {
+            java_command(&jdk, dir.path(), &[&agent], "ExitPaths", &[mode])
+        };
+        command.stdin(Stdio::null()).stderr(Stdio::piped());
+        let run = if mode == "wait" {
+            let (child, pid, lines) = hprof_testkit::java::start_with_lines(command);
+            lines
+                .expect("WARM ", std::time::Duration::from_secs(120))
+                .parse::<u64>()
+                .unwrap();
+            hprof_testkit::java::kill(pid, "-TERM");
+            finish(child)
+        } else {
+            finish(command.stdout(Stdio::piped()).spawn().unwrap())
+        };
+        assert_eq!(run.code, Some(code), "{mode}: {}", run.stderr);
+        // The JDK's tool reads the whole recording; it has the samples of the work done.
+        let summary = jfr_tool(&jdk, &["summary"], &file);
+        jfr_tool(&jdk, &["print"], &file);
+        let samples = summary_count(&summary, "jdk.ExecutionSample");
+        if mode == "dies-at-once" {
+            // No work done (rarely a sample): the chunk holds at least the agent's settings.
+            assert!(
+                summary_count(&summary, "hprof.Settings") >= 1,
+                "{mode}: {summary}"
+            );
+        } else {
+            assert!(samples > 0, "{mode}: {summary}");
+            let ours = top(&file, &[]);
+            assert!(
+                methods(&ours).iter().any(|m| m == "ExitPaths.spin"),
+                "{mode}: {ours}"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_agents_recording_has_sites_contended_enters_and_wall_samples() {
     let dir = temp_dir();

@@ -22,6 +22,11 @@ pub struct FrameRef {
 
 /// The frame type key of a native frame.
 pub const FRAME_NATIVE: i64 = 3;
+/// The frame type key of a function of the JVM (`libjvm.so`, a code-cache stub), as
+/// async-profiler marks them.
+pub const FRAME_CPP: i64 = 4;
+/// The frame type key of a function of the kernel.
+pub const FRAME_KERNEL: i64 = 5;
 /// The frame type key of a JIT-compiled frame.
 pub const FRAME_JIT: i64 = 1;
 /// The frame type key of an interpreted frame.

@@ -54,11 +54,13 @@ pub mod id {
 }
 
 /// Frame type keys of the `jdk.types.FrameType` pool.
-pub const FRAME_TYPES: [(i64, &str); 4] = [
+pub const FRAME_TYPES: [(i64, &str); 6] = [
     (0, "Interpreted"),
     (1, "JIT compiled"),
     (2, "Inlined"),
     (3, "Native"),
+    (4, "C++"),
+    (5, "Kernel"),
 ];
 
 /// Thread state keys of the `jdk.types.ThreadState` pool (the JDK's names, and two of

@@ -250,14 +250,28 @@ fn class_name(chunk: &Chunk<'_>, class: &Value<'_>) -> Option<String> {
     Some(hprof_format::java_class_name(&name))
 }
 
+/// A method's name, kind and library (for a function of native code).
+type MethodName = (String, FrameKind, Option<String>);
+
+/// Whether a JFR method's class (its raw name) is a library of native code, as
+/// async-profiler and hprof write functions of native and kernel code: none, a file name
+/// (`libjvm.so`: a class's name in the JVM's form has no dot), or `[kernel]`, `[stub]`.
+fn is_library(raw: &str) -> bool {
+    raw.is_empty()
+        || (raw.contains('.') && !raw.contains('/'))
+        || (raw.starts_with('[') && raw.ends_with(']'))
+}
+
 /// What one chunk's constants have become, looked up once each.
 #[derive(Default)]
 struct Caches {
     threads: FxHashMap<i64, u32>,
     /// Stack trace key to its frames (recording frame indices), root first.
     stacks: FxHashMap<i64, Arc<[u32]>>,
-    methods: FxHashMap<i64, Option<(String, FrameKind)>>,
+    methods: FxHashMap<i64, Option<MethodName>>,
     frames: FxHashMap<(i64, i32), u32>,
+    /// Frame type key to the kind of native code it marks (none: by the library).
+    frame_types: FxHashMap<i64, Option<FrameKind>>,
     /// Class or state key to the recording frame of its pseudo-frame.
     pseudo: FxHashMap<(u32, i64), Option<u32>>,
     /// (stack, state, class, state always shown) keys to the timed stack.
@@ -295,7 +309,9 @@ impl Reader<'_, '_> {
         t
     }
 
-    fn method(&mut self, v: &Value<'_>) -> Option<(String, FrameKind)> {
+    /// A method's name and kind, and for a function of native or kernel code its library
+    /// (its kind then [`FrameKind::Native`] until its frame's type says more).
+    fn method(&mut self, v: &Value<'_>) -> Option<MethodName> {
         let key = v.as_key()?;
         if let Some(m) = self.caches.methods.get(&key) {
             return m.clone();
@@ -303,18 +319,33 @@ impl Reader<'_, '_> {
         let chunk = self.chunk;
         let method = deref(chunk, v).and_then(|m| {
             let name = text(chunk, field(chunk, &m, "name")?, 0)?;
-            let class = field(chunk, &m, "type")
-                .and_then(|c| class_name(chunk, c))
+            let raw = field(chunk, &m, "type")
+                .and_then(|c| deref(chunk, c))
+                .and_then(|c| text(chunk, field(chunk, &c, "name")?, 0))
                 .unwrap_or_default();
-            Some(if class.is_empty() {
-                // A native symbol (async-profiler's native, C++ and kernel frames).
-                (name, FrameKind::Application)
-            } else if class == PSEUDO_CLASS {
-                // hprof's pseudo-frames (`<GC active>`).
-                (name, FrameKind::Pseudo)
+            Some(if is_library(&raw) {
+                // A function of native code (async-profiler's native, C++ and kernel
+                // frames, hprof's): its class is its library (none when unknown), named
+                // `library.function` as the agent's text output names it.
+                let shown = if raw.is_empty() {
+                    name
+                } else {
+                    format!("{raw}.{name}")
+                };
+                (
+                    shown,
+                    FrameKind::Native,
+                    Some(raw).filter(|r| !r.is_empty()),
+                )
             } else {
-                let kind = FrameKind::of_class(&class);
-                (format!("{class}.{name}"), kind)
+                let class = hprof_format::java_class_name(&raw);
+                if class == PSEUDO_CLASS {
+                    // hprof's pseudo-frames (`<GC active>`).
+                    (name, FrameKind::Pseudo, None)
+                } else {
+                    let kind = FrameKind::of_class(&class);
+                    (format!("{class}.{name}"), kind, None)
+                }
             })
         });
         self.caches.methods.insert(key, method.clone());
@@ -344,11 +375,14 @@ impl Reader<'_, '_> {
                 let index = match self.caches.frames.get(&(method_key, line)) {
                     Some(&i) => i,
                     None => {
-                        let (name, kind) = self
-                            .method(method)
-                            .unwrap_or_else(|| ("<unknown method>".into(), FrameKind::Pseudo));
+                        let (name, mut kind, library) = self.method(method).unwrap_or_else(|| {
+                            ("<unknown method>".into(), FrameKind::Pseudo, None)
+                        });
+                        if kind == FrameKind::Native {
+                            kind = self.code_kind(field(chunk, frame, "type"), library.as_deref());
+                        }
                         let shown = u32::try_from(line).ok().filter(|&l| l > 0);
-                        let i = self.recording.frame(&name, kind, None, shown) as u32;
+                        let i = self.recording.frame(&name, kind, library.as_deref(), shown) as u32;
                         self.caches.frames.insert((method_key, line), i);
                         i
                     }
@@ -368,6 +402,31 @@ impl Reader<'_, '_> {
         let frames: Arc<[u32]> = frames.into();
         self.caches.stacks.insert(key, frames.clone());
         frames
+    }
+
+    /// The kind of a function of native code of `library` by its frame's
+    /// `jdk.types.FrameType`: `Kernel` is the kernel's, `C++` the JVM's (async-profiler's type
+    /// for libjvm.so and the code cache's stubs), any other by its library.
+    fn code_kind(&mut self, v: Option<&Value<'_>>, library: Option<&str>) -> FrameKind {
+        let by_library = library.map_or(FrameKind::Native, FrameKind::of_library);
+        let Some(v) = v else {
+            return by_library;
+        };
+        let key = v.as_key().unwrap_or(-1);
+        if let Some(&k) = self.caches.frame_types.get(&key) {
+            return k.unwrap_or(by_library);
+        }
+        let chunk = self.chunk;
+        let description = deref(chunk, v).and_then(|t| {
+            text(chunk, &t, 0).or_else(|| text(chunk, field(chunk, &t, "description")?, 0))
+        });
+        let kind = match description.as_deref() {
+            Some("Kernel") => Some(FrameKind::Kernel),
+            Some("C++") => Some(FrameKind::Jvm),
+            _ => None,
+        };
+        self.caches.frame_types.insert(key, kind);
+        kind.unwrap_or(by_library)
     }
 
     /// The pseudo-frame of a class (`is_state`: a thread state) constant.

@@ -233,11 +233,16 @@ fn kinds_of(names: &[&str], period: &str) -> Vec<(Kind, usize, Option<usize>)> {
         let wall = period == "wall" || find(&["wall"]).is_some();
         kinds.push((if wall { Kind::Wall } else { Kind::Cpu }, at, None));
     }
+    // (A JFR recording's allocation samples count samples, not objects: `alloc_samples`.)
     for (kind, space, objects) in [
-        (Kind::Alloc, "alloc_space", "alloc_objects"),
-        (Kind::Live, "inuse_space", "inuse_objects"),
+        (
+            Kind::Alloc,
+            "alloc_space",
+            &["alloc_objects", "alloc_samples"][..],
+        ),
+        (Kind::Live, "inuse_space", &["inuse_objects"][..]),
     ] {
-        match (find(&[space]), find(&[objects])) {
+        match (find(&[space]), find(objects)) {
             (Some(s), o) => kinds.push((kind, s, o)),
             (None, Some(o)) => kinds.push((kind, o, None)),
             (None, None) => {}
@@ -314,6 +319,14 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Vec<Profile>, crate::Error> {
     let period = decoded.period_type.as_ref().map_or("", |t| text(t.r#type));
     for (kind, first, second) in kinds_of(&names, period) {
         let mut profile = Profile::new(kind);
+        // The file's names and units of the values read (`alloc_samples`, a delay in
+        // nanoseconds), where it has them.
+        for (t, i) in profile.sample_types.iter_mut().zip([Some(first), second]) {
+            if let Some(v) = i.and_then(|i| decoded.sample_type.get(i)) {
+                t.name = text(v.r#type).to_string();
+                t.unit = text(v.unit).to_string();
+            }
+        }
         let mut stack: Vec<Frame> = Vec::new();
         for sample in &decoded.sample {
             let value = |i: Option<usize>| i.and_then(|i| sample.value.get(i)).copied();
@@ -352,6 +365,43 @@ mod tests {
         assert_eq!(kind(&["cpu"], ""), Kind::Cpu);
         assert_eq!(kind(&["samples"], "wall"), Kind::Wall);
         assert_eq!(kind(&["sample", "wall"], "wall"), Kind::Wall);
+    }
+
+    #[test]
+    fn sample_types_of_every_writer_read_back() {
+        // A JFR recording's allocation samples and lock delays in nanoseconds, as
+        // `hprof convert` writes them.
+        let f = |c: &str, m: &str| Frame::method(c, m, None, None);
+        for (kind, first, second) in [
+            (
+                Kind::Alloc,
+                ("alloc_space", "bytes"),
+                ("alloc_samples", "count"),
+            ),
+            (
+                Kind::Lock,
+                ("delay", "nanoseconds"),
+                ("contentions", "count"),
+            ),
+            (Kind::Cpu, ("samples", "count"), ("", "")),
+        ] {
+            let mut profile = Profile::new(kind);
+            profile.sample_types[0].name = first.0.into();
+            profile.sample_types[0].unit = first.1.into();
+            if let Some(t) = profile.sample_types.get_mut(1) {
+                t.name = second.0.into();
+                t.unit = second.1.into();
+            }
+            let values: Vec<i64> = (0..profile.sample_types.len() as i64)
+                .map(|v| v + 5)
+                .collect();
+            profile.add(&[f("A", "main"), f("A", "hot")], None, values.clone());
+            let read = read(&encode(&profile)).unwrap();
+            assert_eq!(read.len(), 1, "{kind:?}");
+            assert_eq!(read[0].kind, Some(kind));
+            assert_eq!(read[0].sample_types, profile.sample_types, "{kind:?}");
+            assert_eq!(read[0].samples[0].values, values, "{kind:?}");
+        }
     }
 
     #[test]

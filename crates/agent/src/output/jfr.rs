@@ -11,16 +11,17 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use hprof_jfr::pools::{FRAME_JIT, FRAME_NATIVE, FrameRef, Pools};
+use hprof_jfr::pools::{FRAME_CPP, FRAME_JIT, FRAME_KERNEL, FRAME_NATIVE, FrameRef, Pools};
 use hprof_jfr::schema::{self, id};
 use hprof_jfr::writer::{self, MetadataDef, Put};
 
+use crate::code_names::STUB_LIBRARY;
 use crate::options::{Chunk, Options};
 use crate::output::{
     ContendedEnter, MonitorTime, ProfileWriter, Site, SiteTotals, TimedSample, wall_nanos,
 };
 use crate::threads::ThreadStart;
-use crate::trace_store::{PSEUDO_CLASS, Trace};
+use crate::trace_store::{Code, PSEUDO_CLASS, Trace};
 
 /// Most events written for one sample that stands for several intervals.
 const MAX_REPEAT: u32 = 1000;
@@ -48,6 +49,9 @@ pub struct JfrWriter<W: Write + Send> {
     /// counts are written as samples at the dump's time: the JVMTI sampler has no times).
     timed_since_dump: bool,
     body: Vec<u8>,
+    /// Whether a chunk has been written: the first is written even with no samples (a program
+    /// that dies at once still leaves a recording the JDK's tools read, not an empty file).
+    written: bool,
 }
 
 /// Ticks are `CLOCK_MONOTONIC` nanoseconds.
@@ -69,6 +73,7 @@ impl<W: Write + Send> JfrWriter<W> {
             threads: HashMap::new(),
             timed_since_dump: false,
             body: Vec::with_capacity(256),
+            written: false,
         };
         w.settings_event();
         w
@@ -85,7 +90,7 @@ impl<W: Write + Send> JfrWriter<W> {
     /// Writes the current chunk, if it has events, and starts the next.
     fn end_chunk(&mut self) -> io::Result<()> {
         let now = crate::signal::monotonic_nanos();
-        if self.events.len() <= self.preamble {
+        if self.events.len() <= self.preamble && self.written {
             return Ok(());
         }
         let bytes = writer::chunk(
@@ -99,6 +104,7 @@ impl<W: Write + Send> JfrWriter<W> {
         );
         self.out.write_all(&bytes)?;
         self.out.flush()?;
+        self.written = true;
         self.events.clear();
         self.pools = Pools::new();
         self.stacks.clear();
@@ -153,7 +159,19 @@ impl<W: Write + Send> JfrWriter<W> {
             .iter()
             .map(|f| {
                 let m = &f.method;
-                let class = self.pools.class(&internal_name(&m.class.name));
+                // A function of native or kernel code is written as async-profiler writes
+                // one: its library as its class (`libc.so.6`, `[kernel]`) and the frame type
+                // Native, C++ (the JVM and its stubs) or Kernel.
+                let (class, kind) = match m.code {
+                    Code::Java => (
+                        self.pools.class(&internal_name(&m.class.name)),
+                        if m.native { FRAME_NATIVE } else { FRAME_JIT },
+                    ),
+                    Code::Native | Code::Kernel => (
+                        self.pools.class(&m.class.name),
+                        code_frame_type(m.code, &m.class.name),
+                    ),
+                };
                 FrameRef {
                     // (Functions of native and kernel code have no descriptor: the JDK's
                     // jfr tool needs one.)
@@ -168,7 +186,7 @@ impl<W: Write + Send> JfrWriter<W> {
                     ),
                     line: f.line.max(0),
                     bci: -1,
-                    kind: if m.native { FRAME_NATIVE } else { FRAME_JIT },
+                    kind,
                 }
             })
             .collect();
@@ -197,6 +215,15 @@ impl<W: Write + Send> JfrWriter<W> {
             self.body.long(v);
         }
         writer::event(&mut self.events, type_id, &self.body);
+    }
+}
+
+/// The `jdk.types.FrameType` key of a function of native (`library`'s) or kernel code.
+fn code_frame_type(code: Code, library: &str) -> i64 {
+    match (code, library) {
+        (Code::Kernel, _) => FRAME_KERNEL,
+        (_, "libjvm.so" | STUB_LIBRARY) => FRAME_CPP,
+        _ => FRAME_NATIVE,
     }
 }
 
