@@ -22,7 +22,7 @@ object.
 DUMPS=/dir keeps the dumps there (default /tmp/hprof-bench, which bench/analyze.sh shares).
 --write replaces the "hprof diff" sections of bench/RESULTS.md.
 """
-import argparse, os, platform, random, re, resource, shutil, statistics, subprocess, tempfile, threading, time
+import argparse, os, platform, random, re, resource, shutil, statistics, subprocess, sys, tempfile, threading, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -194,7 +194,7 @@ def profiles(hprof, runs, hprof_only=False):
         results = {name: median_runs(cmd, runs) for name, cmd in cases.items()}
         load_after = load()
     lines = [PROFILE_SECTION, "",
-             f"`bench/diff.py --runs {runs}` on {platform.node()} ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d')}: "
+             f"`bench/diff.py {' '.join(sys.argv[1:])}` on {platform.node()} ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d')}: "
              f"two synthetic java.hprof.txt files of {size / 1e6:.0f} MB, each with {TRACES:,} traces (8 to 24 frames) "
              f"and {SAMPLES:,} samples (NEW: the samples split otherwise, one method's doubled); median wall time "
              "of the whole command (reading both, comparing, writing), its median CPU time (user and system, "
@@ -251,7 +251,7 @@ def heap(hprof, runs):
     ratio = statistics.median(r[0] for r in results["`hprof diff OLD NEW`"]) / statistics.median(
         r[0] for r in results["`hprof analyze OLD`, then `hprof analyze NEW`"])
     lines = [HEAP_SECTION, "",
-             f"`bench/diff.py --runs {runs}` on {platform.node()} ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d')}: "
+             f"`bench/diff.py {' '.join(sys.argv[1:])}` on {platform.node()} ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d')}: "
              f"jcmd GC.heap_dump of `java/src/bench/BigHeap.java` at 95 % (OLD, {old.stat().st_size / 1e9:.2f} GB, "
              f"{objects[0] / 1e6:.1f} M objects) and 100 % (NEW, {new.stat().st_size / 1e9:.2f} GB, {objects[1] / 1e6:.1f} M "
              "objects); warm page cache, runs interleaved, median wall time; peak anonymous memory (RssAnon every "

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use hprof_format::{Record, Records, Tag};
 use hprof_heap::diff::report as heap_report;
-use hprof_heap::{Analysis, HeapDiff, HeapSummary, Progress};
+use hprof_heap::{Analysis, HeapDiff, HeapGraph, HeapSummary, Paths};
 use hprof_profile::diff::{Gate, ProfileDiff, flame as diff_flame, report};
 use hprof_profile::{Kind, Recording};
 
@@ -465,22 +465,23 @@ fn write_file(
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// Analyses one heap dump (`name`, read whole unless `allow_truncated`) and keeps what the
-/// comparison needs of it.
-fn summarise(opened: Opened, name: &str, allow_truncated: bool) -> Result<HeapSummary> {
-    let Opened::Binary { input, .. } = opened else {
-        bail!("{name}: not a heap dump");
-    };
-    let bar = Bar::new(&input);
-    let (mut graph, completeness) =
-        super::analyze::open_graph(&input, name, allow_truncated, &bar)?;
+/// What an analysis leaves to free: the graph, its analysis, its paths.
+type Analysed<'i> = (HeapGraph<'i>, Analysis, Paths);
+
+/// Analyses one heap dump (`input`, named `name`, read whole unless `allow_truncated`): what
+/// the comparison needs of it, and what is left to free.
+fn summarise<'i>(
+    input: &'i Input,
+    name: &str,
+    allow_truncated: bool,
+) -> Result<(HeapSummary, Analysed<'i>)> {
+    let bar = Bar::new(input);
+    let (mut graph, completeness) = super::analyze::open_graph(input, name, allow_truncated, &bar)?;
     crate::input::finish_reading(name, &completeness, allow_truncated)?;
     let (analysis, strong) = Analysis::new(&mut graph, &bar);
     let summary = HeapSummary::new(&graph, &analysis, &strong, &bar);
-    bar.phase("freeing the graph", 0);
-    drop((graph, analysis, strong));
     bar.finish();
-    Ok(summary)
+    Ok((summary, (graph, analysis, strong)))
 }
 
 /// Compares two heap dumps.
@@ -533,8 +534,25 @@ fn heap_diff(
         );
     }
     let allow = args.allow_truncated;
-    let old = summarise(base, old_name, allow).context(SIDES[0])?;
-    let new = summarise(new, new_name, allow).context(SIDES[1])?;
+    let (
+        Opened::Binary {
+            input: old_input, ..
+        },
+        Opened::Binary {
+            input: new_input, ..
+        },
+    ) = (base, new)
+    else {
+        bail!("heap dumps are compared with heap dumps");
+    };
+    let (old, new) = std::thread::scope(|scope| -> Result<_> {
+        let (old, analysed) = summarise(&old_input, old_name, allow).context(SIDES[0])?;
+        // OLD's graph is freed on the other core while NEW is read.
+        scope.spawn(move || drop(analysed));
+        let (new, analysed) = summarise(&new_input, new_name, allow).context(SIDES[1])?;
+        drop(analysed);
+        Ok((old, new))
+    })?;
     let diff = HeapDiff::new(&old, &new);
     let limit_bytes = limit.map(|l| match l {
         HeapLimit::Bytes(b) => b,
