@@ -17,12 +17,12 @@ million objects each): `hprof diff OLD NEW` against `hprof analyze OLD` plus `hp
 per object of the bigger dump. Targets: the diff within 1.2x the two analyses, 40 bytes per
 object.
 
-    bench/diff.py [--runs N] [--write] [--profiles-only | --heap-only]
+    bench/diff.py [--runs N] [--write] [--hprof-only] [--profiles-only | --heap-only]
 
 DUMPS=/dir keeps the dumps there (default /tmp/hprof-bench, which bench/analyze.sh shares).
 --write replaces the "hprof diff" sections of bench/RESULTS.md.
 """
-import argparse, os, platform, random, re, shutil, statistics, subprocess, tempfile, threading, time
+import argparse, os, platform, random, re, resource, shutil, statistics, subprocess, sys, tempfile, threading, time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,8 +68,22 @@ def make_profile(path, seed, boost=None):
         f.write("CPU SAMPLES END\n")
 
 
+def children(pid):
+    """The child processes of `pid` (read from /proc: no process started to find them)."""
+    kids = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                kids += [int(p) for p in f.read().split()]
+    except OSError:
+        pass
+    return kids
+
+
 def measure(cmd):
-    """(wall seconds, peak RssAnon bytes of the command and its children), stdout discarded."""
+    """(wall seconds, peak RssAnon bytes of the command and its children, CPU seconds (user and
+    system) of the command and its children), stdout discarded."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, shell=isinstance(cmd, str))
     peak = 0
@@ -77,13 +91,8 @@ def measure(cmd):
     def poll():
         nonlocal peak
         while proc.poll() is None:
-            pids = [proc.pid]
-            try:
-                pids += [int(p) for p in subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()]
-            except OSError:
-                pass
             total = 0
-            for pid in pids:
+            for pid in [proc.pid] + children(proc.pid):
                 try:
                     for line in open(f"/proc/{pid}/status"):
                         if line.startswith("RssAnon:"):
@@ -98,9 +107,16 @@ def measure(cmd):
     _, err = proc.communicate()
     elapsed = time.perf_counter() - start
     watcher.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     if proc.returncode != 0:
         raise RuntimeError(f"{cmd} failed ({proc.returncode}): {err.decode(errors='replace')[-2000:]}")
-    return elapsed, peak
+    return elapsed, peak, cpu
+
+
+def load():
+    """The 1-minute load average, as text."""
+    return f"{os.getloadavg()[0]:.1f}"
 
 
 def async_profiler_converter():
@@ -133,10 +149,10 @@ def inferno_tools():
 def median_runs(cmd, runs):
     measure(cmd)  # warm the page cache and the binary
     results = [measure(cmd) for _ in range(runs)]
-    return [r[0] for r in results], max(r[1] for r in results)
+    return [r[0] for r in results], max(r[1] for r in results), statistics.median(r[2] for r in results)
 
 
-def profiles(hprof, runs):
+def profiles(hprof, runs, hprof_only=False):
     with tempfile.TemporaryDirectory(prefix="hprof-diff-bench-") as work:
         work = Path(work)
         base, new = work / "base.hprof.txt", work / "new.hprof.txt"
@@ -154,16 +170,16 @@ def profiles(hprof, runs):
             "`hprof diff -o diff.collapsed`": [hprof, "diff", str(base), str(new), "-o", str(work / "diff.collapsed")],
             "`hprof diff` folded stacks, `-o diff.html`": [hprof, "diff", *folded, "-o", str(work / "folded.html")],
         }
-        jfrconv = async_profiler_converter()
+        jfrconv = None if hprof_only else async_profiler_converter()
         if jfrconv:
             cases["async-profiler `jfrconv --diff` folded stacks to HTML"] = [jfrconv, "--diff", *folded, str(work / "ap.html")]
-        inferno = inferno_tools()
+        inferno = None if hprof_only else inferno_tools()
         if inferno:
             cases["inferno `inferno-diff-folded | inferno-flamegraph` (SVG)"] = (
                 f"{inferno}/inferno-diff-folded {folded[0]} {folded[1]} | {inferno}/inferno-flamegraph > {work}/inferno.svg")
         go = None
         env_file = ROOT / ".tools/env"
-        if env_file.exists():
+        if env_file.exists() and not hprof_only:
             for line in env_file.read_text().splitlines():
                 if line.startswith("HPROF_GO="):
                     go = line.split("=", 1)[1]
@@ -174,17 +190,21 @@ def profiles(hprof, runs):
                 go, "tool", "pprof", "-top", "-symbolize=none", "-normalize",
                 f"-diff_base={work / 'base.pb.gz'}", str(work / "new.pb.gz")]
         size = base.stat().st_size
+        load_before = load()
         results = {name: median_runs(cmd, runs) for name, cmd in cases.items()}
+        load_after = load()
     lines = [PROFILE_SECTION, "",
-             f"`bench/diff.py --runs {runs}` on {platform.node()} ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d')}: "
+             f"`bench/diff.py {' '.join(sys.argv[1:])}` on {platform.node()} ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d')}: "
              f"two synthetic java.hprof.txt files of {size / 1e6:.0f} MB, each with {TRACES:,} traces (8 to 24 frames) "
              f"and {SAMPLES:,} samples (NEW: the samples split otherwise, one method's doubled); median wall time "
-             "of the whole command (reading both, comparing, writing), peak anonymous memory. The side-by-side "
+             "of the whole command (reading both, comparing, writing), its median CPU time (user and system, "
+             "every thread), peak anonymous memory. The side-by-side "
              "tools read the same profiles converted to folded stacks (or pprof) beforehand. Target: the tables "
-             "under 1.5 s.", "",
-             "| command | median (s) | runs (s) | peak anonymous memory (MB) |", "|---|---|---|---|"]
-    for name, (times, peak) in results.items():
-        lines.append(f"| {name} | {statistics.median(times):.3f} | {' '.join(f'{t:.3f}' for t in times)} | {peak / 1e6:.0f} |")
+             f"under 1.5 s. Load average (1 min) {load_before} before, {load_after} after.", "",
+             "| command | median (s) | runs (s) | CPU (s) | peak anonymous memory (MB) |", "|---|---|---|---|---|"]
+    for name, (times, peak, cpu) in results.items():
+        lines.append(f"| {name} | {statistics.median(times):.3f} | {' '.join(f'{t:.3f}' for t in times)} | "
+                     f"{cpu:.3f} | {peak / 1e6:.0f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -220,27 +240,35 @@ def heap(hprof, runs):
     for dump in (old, new):
         subprocess.run(["cat", str(dump)], stdout=subprocess.DEVNULL, check=True)
     results = {}
+    load_before = load()
     # Interleaved runs.
     for name, cmd in cases.items():
         measure(cmd)
     for _ in range(runs):
         for name, cmd in cases.items():
             results.setdefault(name, []).append(measure(cmd))
+    load_after = load()
     ratio = statistics.median(r[0] for r in results["`hprof diff OLD NEW`"]) / statistics.median(
         r[0] for r in results["`hprof analyze OLD`, then `hprof analyze NEW`"])
     lines = [HEAP_SECTION, "",
-             f"`bench/diff.py --runs {runs}` on {platform.node()} ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d')}: "
+             f"`bench/diff.py {' '.join(sys.argv[1:])}` on {platform.node()} ({os.cpu_count()} cores), {time.strftime('%Y-%m-%d')}: "
              f"jcmd GC.heap_dump of `java/src/bench/BigHeap.java` at 95 % (OLD, {old.stat().st_size / 1e9:.2f} GB, "
              f"{objects[0] / 1e6:.1f} M objects) and 100 % (NEW, {new.stat().st_size / 1e9:.2f} GB, {objects[1] / 1e6:.1f} M "
              "objects); warm page cache, runs interleaved, median wall time; peak anonymous memory (RssAnon every "
-             "10 ms) per object of the bigger dump. Targets: the diff within 1.2x the two analyses, 40 bytes per object.", "",
-             "| command | median (s) | runs (s) | peak anonymous memory (MB) | per object (B) |", "|---|---|---|---|---|"]
+             "10 ms) per object of the bigger dump; median CPU time (user and system, every thread). Targets: the "
+             "diff within 1.2x the two analyses, 40 bytes per object. "
+             f"Load average (1 min) {load_before} before, {load_after} after.", "",
+             "| command | median (s) | runs (s) | CPU (s) | peak anonymous memory (MB) | per object (B) |",
+             "|---|---|---|---|---|---|"]
     for name, rows in results.items():
         times = [r[0] for r in rows]
         peak = max(r[1] for r in rows)
+        cpu = statistics.median(r[2] for r in rows)
         lines.append(f"| {name} | {statistics.median(times):.2f} | {' '.join(f'{t:.2f}' for t in times)} | "
-                     f"{peak / 1e6:.0f} | {peak / max(objects):.1f} |")
-    lines += ["", f"`hprof diff` time / the two analyses' time = **{ratio:.2f}x**."]
+                     f"{cpu:.2f} | {peak / 1e6:.0f} | {peak / max(objects):.1f} |")
+    cpu_ratio = statistics.median(r[2] for r in results["`hprof diff OLD NEW`"]) / statistics.median(
+        r[2] for r in results["`hprof analyze OLD`, then `hprof analyze NEW`"])
+    lines += ["", f"`hprof diff` time / the two analyses' time = **{ratio:.2f}x** (CPU time: {cpu_ratio:.2f}x)."]
     return "\n".join(lines) + "\n"
 
 
@@ -256,6 +284,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--hprof-only", action="store_true",
+                        help="profiles: hprof's rows only, not the other tools side by side")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--profiles-only", action="store_true")
     group.add_argument("--heap-only", action="store_true")
@@ -265,7 +295,7 @@ def main():
     hprof = str(ROOT / "target/release/hprof")
     sections = []
     if not args.heap_only:
-        sections.append((PROFILE_SECTION, profiles(hprof, args.runs)))
+        sections.append((PROFILE_SECTION, profiles(hprof, args.runs, args.hprof_only)))
     if not args.profiles_only:
         sections.append((HEAP_SECTION, heap(hprof, args.runs)))
     for title, section in sections:

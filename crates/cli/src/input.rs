@@ -240,8 +240,8 @@ fn display_name(path: &Path) -> String {
     }
 }
 
-/// The first bytes of `src` (up to `n`, fewer at its end), left in its buffer.
-fn peek(src: &mut BufReader<&mut dyn Read>, n: usize) -> io::Result<Vec<u8>> {
+/// The first bytes of `src` (up to `n`, fewer at its end), taken out of its buffer.
+fn peek(src: &mut dyn BufRead, n: usize) -> io::Result<Vec<u8>> {
     // A BufReader refills only when empty: read the head, then put it back in front.
     let mut head = Vec::with_capacity(n);
     while head.len() < n {
@@ -256,19 +256,45 @@ fn peek(src: &mut BufReader<&mut dyn Read>, n: usize) -> io::Result<Vec<u8>> {
     Ok(head)
 }
 
-/// Copies a stream (gzip decompressed) into an unlinked private temporary file, checking
-/// its HPROF framing and the `--max-input` limit as bytes pass, and maps the copy.
-fn spool(src: &mut dyn Read, name: &str) -> Result<MappedFile> {
+/// A stream opened for reading, decompressed when it was gzip-compressed.
+struct Plain<'a> {
+    /// Its first bytes (decompressed), as many as asked for or fewer at its end.
+    head: Vec<u8>,
+    /// Whether the stream is gzip-compressed.
+    gzip: bool,
+    /// Every byte (decompressed), `head` first.
+    all: Box<dyn Read + 'a>,
+}
+
+/// Opens `src` for reading: decompressed when it is gzip-compressed, its first `n` bytes
+/// peeked (a stream is read once: nothing is read twice, nothing skipped).
+fn plain<'a>(src: &'a mut dyn Read, name: &str, n: usize) -> Result<Plain<'a>> {
     let mut buffered = BufReader::with_capacity(1 << 20, src);
     let head = peek(&mut buffered, 2).with_context(|| format!("cannot read {name}"))?;
     let gzip = is_gzip(&head);
-    let mut plain = decompressed(head, buffered, gzip);
-    let mut plain = BufReader::with_capacity(1 << 20, &mut plain as &mut dyn Read);
-    let head = peek(&mut plain, 64)
+    let mut plain = BufReader::with_capacity(1 << 20, decompressed(head, buffered, gzip));
+    let head = peek(&mut plain, n)
         .map_err(gzip_or_io)
         .with_context(|| format!("cannot read {name}"))?;
-    check_not_text(&head).with_context(|| name.to_string())?;
-    let mut plain = io::Cursor::new(head).chain(plain);
+    Ok(Plain {
+        all: Box::new(io::Cursor::new(head.clone()).chain(plain)),
+        head,
+        gzip,
+    })
+}
+
+/// Copies a stream (gzip decompressed) into an unlinked private temporary file, checking
+/// its HPROF framing and the `--max-input` limit as bytes pass, and maps the copy.
+fn spool(src: &mut dyn Read, name: &str) -> Result<MappedFile> {
+    let mut plain = plain(src, name, 64)?;
+    check_not_text(&plain.head).with_context(|| name.to_string())?;
+    spool_binary(&mut plain.all, plain.gzip, name)
+}
+
+/// Copies the HPROF binary stream `src` (decompressed, if `gzip`) into an unlinked private
+/// temporary file, checking its framing and the `--max-input` limit as bytes pass, and maps
+/// the copy.
+fn spool_binary(src: &mut dyn Read, gzip: bool, name: &str) -> Result<MappedFile> {
     let dir = std::env::temp_dir();
     let file = tempfile::tempfile_in(&dir).with_context(|| {
         format!(
@@ -279,7 +305,7 @@ fn spool(src: &mut dyn Read, name: &str) -> Result<MappedFile> {
     let mut out = io::BufWriter::with_capacity(1 << 20, &file);
     let limit = MAX_INPUT.get().copied();
     let mut check = Check::Binary(Framing::default());
-    pump(&mut plain, &mut out, &mut check, limit, gzip, name)?;
+    pump(src, &mut out, &mut check, limit, gzip, name)?;
     out.flush()
         .with_context(|| format!("{name}: cannot write its temporary copy"))?;
     drop(out);
@@ -288,67 +314,149 @@ fn spool(src: &mut dyn Read, name: &str) -> Result<MappedFile> {
     Ok(mapped)
 }
 
-/// Reads a profile the agent wrote (text or binary, gzip-compressed or not; `-` is standard
-/// input) into memory. Its head must be a profile's (a `JAVA PROFILE` header, or a JFR
-/// recording's), checked before anything else is read; a text profile may hold no NUL byte
-/// and no line over 1 MiB; a binary one's records must be framed right. What the file
-/// system gives no size for (a pipe, a device, a gzip file's contents) is limited to
-/// `--max-input` bytes (default 4 GiB). Every error names the byte offset.
-/// Gives the bytes (decompressed) and whether the file was gzip-compressed.
-fn read_profile(path: &Path) -> Result<(Vec<u8>, bool)> {
-    let name = display_name(path);
-    let mut stdin;
-    let mut file;
-    let (src, size): (&mut dyn Read, Option<u64>) = if path == Path::new("-") {
-        stdin = io::stdin().lock();
-        (&mut stdin, None)
-    } else {
-        let meta = std::fs::metadata(path).with_context(|| format!("cannot read {name}"))?;
-        if meta.is_dir() {
-            bail!("{name} is a directory, not a profile");
+/// The bytes of a profile: a regular file mapped, or what a stream (or a gzip file)
+/// held, read into memory.
+#[derive(Debug)]
+pub enum ProfileBytes {
+    /// A regular file, mapped.
+    Mapped(MappedFile),
+    /// Read into memory.
+    Read(Vec<u8>),
+}
+
+impl ProfileBytes {
+    /// All the bytes.
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            ProfileBytes::Mapped(map) => map.bytes(),
+            ProfileBytes::Read(bytes) => bytes,
         }
-        file = File::open(path).with_context(|| format!("cannot read {name}"))?;
-        (&mut file, meta.is_file().then_some(meta.len()))
-    };
-    let mut buffered = BufReader::with_capacity(1 << 20, src);
-    let head = peek(&mut buffered, 2).with_context(|| format!("cannot read {name}"))?;
-    let gzip = is_gzip(&head);
-    let mut plain = decompressed(head, buffered, gzip);
-    let mut plain = BufReader::with_capacity(1 << 20, &mut plain as &mut dyn Read);
-    let head = peek(&mut plain, PROFILE_MAGIC_LEN)
-        .map_err(gzip_or_io)
-        .with_context(|| format!("cannot read {name}"))?;
-    let mut check = Check::for_profile(&head, gzip).with_context(|| name.clone())?;
-    let limit = match (size, gzip) {
-        (Some(_), false) => None,
-        _ => Some(MAX_INPUT.get().copied().unwrap_or(DEFAULT_MAX_PROFILE)),
-    };
+    }
+}
+
+/// The file at `path` to read (`-`: standard input), and its size when it is a regular file;
+/// a directory is an error naming it as not `what`.
+fn source(path: &Path, name: &str, what: &str) -> Result<(Box<dyn Read>, Option<u64>)> {
+    if path == Path::new("-") {
+        return Ok((Box::new(io::stdin().lock()), None));
+    }
+    let meta = std::fs::metadata(path).with_context(|| format!("cannot read {name}"))?;
+    if meta.is_dir() {
+        bail!("{name} is a directory, not {what}");
+    }
+    let file = File::open(path).with_context(|| format!("cannot read {name}"))?;
+    Ok((Box::new(file), meta.is_file().then_some(meta.len())))
+}
+
+/// Reads a profile the agent wrote (text or binary, gzip-compressed or not; `-` is standard
+/// input). Its head must be a profile's (a `JAVA PROFILE` header, or a JFR recording's),
+/// checked before anything else is read; a text profile may hold no NUL byte and no line
+/// over 1 MiB; a binary one's records must be framed right. What the file system gives no
+/// size for (a pipe, a device, a gzip file's contents) is limited to `--max-input` bytes
+/// (default 4 GiB). Every error names the byte offset. Gives the bytes (decompressed; a
+/// regular file's mapped) and whether the file was gzip-compressed.
+fn read_profile(path: &Path) -> Result<(ProfileBytes, bool)> {
+    let name = display_name(path);
+    let (mut src, size) = source(path, &name, "a profile")?;
+    let opened = plain(&mut src, &name, PROFILE_MAGIC_LEN)?;
+    read_profile_from(opened, path, size, &name)
+}
+
+/// Reads the rest of the profile `opened` (the file `path`, of `size` bytes when it is a
+/// regular file) as [`read_profile`] does.
+fn read_profile_from(
+    opened: Plain<'_>,
+    path: &Path,
+    size: Option<u64>,
+    name: &str,
+) -> Result<(ProfileBytes, bool)> {
+    let Plain {
+        head,
+        gzip,
+        all: mut rest,
+    } = opened;
+    let mut check = Check::for_profile(&head[..head.len().min(PROFILE_MAGIC_LEN)], gzip)
+        .with_context(|| name.to_string())?;
+    if size.is_some() && !gzip {
+        // A regular file is mapped, and checked as a stream's bytes are.
+        drop(rest);
+        let file = File::open(path).with_context(|| format!("cannot read {name}"))?;
+        let map = MappedFile::new(&file).with_context(|| format!("cannot map {name}"))?;
+        check
+            .feed(0, map.bytes())
+            .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        return Ok((ProfileBytes::Mapped(map), false));
+    }
+    let limit = Some(MAX_INPUT.get().copied().unwrap_or(DEFAULT_MAX_PROFILE));
     let mut bytes = Vec::new();
-    let room = size.filter(|_| !gzip).unwrap_or(0);
-    bytes
-        .try_reserve_exact(usize::try_from(room).unwrap_or(usize::MAX))
-        .map_err(|_| anyhow::anyhow!("{name}: {room} bytes do not fit in this process's memory"))?;
-    let mut rest = io::Cursor::new(head).chain(plain);
-    pump(&mut rest, &mut bytes, &mut check, limit, gzip, &name)?;
-    Ok((bytes, gzip))
+    pump(&mut rest, &mut bytes, &mut check, limit, gzip, name)?;
+    Ok((ProfileBytes::Read(bytes), gzip))
 }
 
 /// Reads the profile at `path` as [`read_profile`] does and parses it: the agent's output, a
 /// JFR recording or folded stacks, or, gzip-compressed, any of those or a pprof profile.
 pub fn read_recording(path: &Path) -> Result<hprof_profile::Recording> {
-    use hprof_profile::Recording;
     let (bytes, gzip) = read_profile(path)?;
+    recording_of(bytes.bytes(), gzip, &display_name(path), false)
+}
+
+/// Parses the profile `bytes` (decompressed, if `gzip`) read from `name`: the agent's output,
+/// a JFR recording or folded stacks, or, gzip-compressed, any of those or a pprof profile.
+/// With `by_method`, as [`hprof_profile::Recording::read_by_method`] reads.
+pub fn recording_of(
+    bytes: &[u8],
+    gzip: bool,
+    name: &str,
+    by_method: bool,
+) -> Result<hprof_profile::Recording> {
+    use hprof_profile::Recording;
     let ours = bytes.starts_with(b"JAVA PROFILE 1.0.") || bytes.starts_with(b"FLR\0");
     let folded = bytes
         .iter()
         .take(PROFILE_MAGIC_LEN)
         .all(|&b| b >= 0x20 || matches!(b, b'\t' | b'\n' | b'\r'));
     let recording = if gzip && !ours && !folded {
-        Recording::read_pprof(&bytes)
+        Recording::read_pprof(bytes)
+    } else if by_method {
+        Recording::read_by_method(bytes)
     } else {
-        Recording::read(&bytes)
+        Recording::read(bytes)
     };
-    recording.with_context(|| display_name(path))
+    recording.with_context(|| name.to_string())
+}
+
+/// A file that is a heap dump or a profile, as [`open_either`] opens it.
+#[derive(Debug)]
+pub enum Either {
+    /// An HPROF binary file (a heap dump, or the agent's binary profile), opened as
+    /// [`Input::open`] opens it.
+    Binary(Input),
+    /// Any other profile, read as [`read_recording`] reads it: its bytes (decompressed) and
+    /// whether it was gzip-compressed ([`recording_of`] parses them).
+    Profile(ProfileBytes, bool),
+}
+
+/// Opens `path` (`-` is standard input), gzip-compressed or not: an HPROF binary file as
+/// [`Input::open`] does (a regular file mapped, a stream spooled with its framing checked),
+/// anything else as [`read_recording`] reads a profile (checked and limited as it passes).
+/// A stream is read once, its head telling which it is.
+pub fn open_either(path: &Path) -> Result<Either> {
+    let name = display_name(path);
+    let (mut src, size) = source(path, &name, "a profile or a heap dump")?;
+    let mut opened = plain(&mut src, &name, 64)?;
+    let binary = opened.head.starts_with(b"JAVA PROFILE 1.0.")
+        && !opened.head.starts_with(b"JAVA PROFILE 1.0.1, created");
+    if !binary {
+        let (bytes, gzip) = read_profile_from(opened, path, size, &name)?;
+        return Ok(Either::Profile(bytes, gzip));
+    }
+    if size.is_some() {
+        // A regular file: mapped (or, gzip-compressed, spooled) as every command does.
+        drop(opened);
+        return Ok(Either::Binary(Input::open(path)?));
+    }
+    let mapped = spool_binary(&mut opened.all, opened.gzip, &name)?;
+    Ok(Either::Binary(Input::Mapped(mapped)))
 }
 
 /// `buffered` with `head` (read from it) back in front, gzip-decompressed with `gzip`.

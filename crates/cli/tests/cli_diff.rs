@@ -10,7 +10,7 @@ use std::process::Stdio;
 use hprof_testkit::java::{chromium_dom, finish, java_command, jdk17, libhprof};
 
 use crate::support::synthetic::{self, Options};
-use crate::support::{go_pprof_top, hprof_ok, run_hprof, temp_dir, write_file};
+use crate::support::{go_pprof_top, hprof, hprof_ok, run_hprof, temp_dir, write_file};
 
 /// A CPU profile of DiffWork with b's slice `percent` % of the others', and the shares of
 /// b's CPU time in the program's own measure, in percent.
@@ -482,4 +482,108 @@ fn allocation_sites_compare_by_allocated_class() {
     // --live reads the live columns, the same figures here.
     let live = diff_json(&["--live", base.to_str().unwrap(), new.to_str().unwrap()]);
     assert_eq!(live["methods"][0]["method"], "byte[]");
+}
+
+#[test]
+fn endless_inputs_on_either_side_end_at_once_naming_the_side_and_the_offset() {
+    use crate::cli_reliability::{bounded, fifo_of_zeros};
+    const TEXT: &[u8] = b"JAVA PROFILE 1.0.1, created Tue Nov 24 14:00:00 2026\n";
+    const BINARY: &[u8] = b"JAVA PROFILE 1.0.2\0\0\0\0\x08\0\0\0\0\0\0\0\0";
+    let dir = temp_dir();
+    let cpu = write_file(dir.path(), "cpu.txt", text_profile(false).as_bytes());
+    let cpu = cpu.to_str().unwrap();
+    let fifo = |name: &str, head: &'static [u8]| {
+        fifo_of_zeros(dir.path(), name, head).display().to_string()
+    };
+    let (text, binary) = (fifo("text", TEXT), fifo("binary", BINARY));
+    let zero = Some(Path::new("/dev/zero"));
+    let cases: [([&str; 2], Option<&Path>, &str); 5] = [
+        (["/dev/zero", cpu], None, "BASE"),
+        ([cpu, "/dev/zero"], None, "NEW"),
+        ([cpu, "-"], zero, "NEW"),
+        ([&text, cpu], None, "BASE"),
+        ([cpu, &binary], None, "NEW"),
+    ];
+    for (inputs, stdin, side) in cases {
+        let args = ["diff", inputs[0], inputs[1]];
+        let run = bounded(&args, stdin, std::time::Duration::from_secs(30));
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("hprof: error: {side}: ")),
+            "{args:?}: {stderr}"
+        );
+        assert!(stderr.contains("offset"), "{args:?}: no offset in {stderr}");
+    }
+    // A profile from standard input is read as from a file.
+    let out = hprof()
+        .args(["diff", "--json", "-", cpu])
+        .stdin(std::fs::File::open(cpu).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["methods"][0]["method"], "A.hot");
+    let both = run_hprof(&["diff", "-", "-"]);
+    assert_eq!(both.status.code(), Some(2));
+}
+
+#[test]
+fn a_heap_dump_cut_short_on_either_side_is_named_with_its_offset() {
+    let dir = temp_dir();
+    let whole = synthetic::population(Options {
+        segment_limit: 256,
+        ..Options::default()
+    });
+    // Cut in the middle of the heap dump's second segment.
+    let mut at = whole.iter().position(|&b| b == 0).unwrap() + 1 + 12;
+    let mut segments = 0;
+    let cut_at = loop {
+        let len = u32::from_be_bytes(whole[at + 5..at + 9].try_into().unwrap()) as usize;
+        if whole[at] == 0x1c {
+            segments += 1;
+            if segments == 2 {
+                break at + 9 + len / 2;
+            }
+        }
+        at += 9 + len;
+    };
+    let cut = write_file(dir.path(), "cut.hprof", &whole[..cut_at]);
+    // And before its first heap record.
+    let header_len = whole.iter().position(|&b| b == 0).unwrap() + 1 + 12;
+    let early = write_file(dir.path(), "early.hprof", &whole[..header_len + 20]);
+    let whole = write_file(dir.path(), "whole.hprof", &whole);
+    let (cut, whole) = (cut.to_str().unwrap(), whole.to_str().unwrap());
+    let early = early.to_str().unwrap();
+    for (inputs, side, cut) in [
+        ([whole, cut], "NEW", cut),
+        ([cut, whole], "BASE", cut),
+        ([early, whole], "BASE", early),
+    ] {
+        let out = run_hprof(&["diff", inputs[0], inputs[1]]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{inputs:?}: {err}");
+        assert!(
+            err.starts_with(&format!("hprof: error: {side}: {cut}: ")),
+            "{inputs:?}: {err}"
+        );
+        assert!(err.contains("offset"), "{inputs:?}: {err}");
+        assert!(err.contains("--allow-truncated"), "{inputs:?}: {err}");
+    }
+    // --allow-truncated compares what was read, and says what is missing.
+    let out = run_hprof(&["diff", "--allow-truncated", "--json", whole, cut]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(&format!("warning: {cut} is incomplete")),
+        "{err}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc.is_object(), "{doc}");
+    // It is for heap dumps only.
+    let cpu = write_file(dir.path(), "cpu.txt", text_profile(false).as_bytes());
+    let cpu = cpu.to_str().unwrap();
+    let out = run_hprof(&["diff", "--allow-truncated", cpu, cpu]);
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -16,7 +16,7 @@ const MEMORY_KIB: u64 = 512 << 10;
 
 /// Runs `hprof args` with standard input from `stdin` (a file) or none, its address space
 /// limited to [`MEMORY_KIB`], failing the test if it runs for more than `limit`.
-fn bounded(args: &[&str], stdin: Option<&Path>, limit: Duration) -> Output {
+pub(crate) fn bounded(args: &[&str], stdin: Option<&Path>, limit: Duration) -> Output {
     let exe = hprof().get_program().to_owned();
     let mut command = Command::new("sh");
     command
@@ -53,7 +53,7 @@ fn output_within(child: std::process::Child, args: &[&str], limit: Duration) -> 
 }
 
 /// A FIFO fed by a thread with `head` and then zeros until the reader goes away.
-fn fifo_of_zeros(dir: &Path, name: &str, head: &'static [u8]) -> std::path::PathBuf {
+pub(crate) fn fifo_of_zeros(dir: &Path, name: &str, head: &'static [u8]) -> std::path::PathBuf {
     let path = dir.join(name);
     let status = Command::new("mkfifo").arg(&path).status().unwrap();
     assert!(status.success());

@@ -231,30 +231,37 @@ pub(crate) fn visible_paths(paths: &[(Vec<u32>, i64)], inverted: bool) -> Vec<(V
         }
     };
     // The prefix tree: node = (parent, name), with its subtree's weight; each stack as the
-    // nodes it passes through.
-    let frames: usize = paths.iter().map(|(p, _)| p.len()).sum();
-    let mut nodes: HashMap<(u32, u32), u32> = HashMap::default();
-    nodes.reserve(frames);
+    // nodes it passes through. Built from the stacks in sorted order, where the stacks that
+    // share a prefix come together: each shares the nodes of its prefix in common with the
+    // one before it (no look-up per frame).
+    let ordered: Vec<Vec<u32>> = paths.iter().map(|(path, _)| ordered(path)).collect();
+    let mut sorted: Vec<u32> = (0..paths.len() as u32).collect();
+    sorted.sort_unstable_by(|&a, &b| ordered[a as usize].cmp(&ordered[b as usize]));
     let mut weight: Vec<i64> = vec![0];
     let mut parent: Vec<(u32, u32)> = vec![(0, 0)];
-    let mut walks: Vec<(Vec<u32>, i64)> = Vec::with_capacity(paths.len());
-    for (path, value) in paths {
-        let mut at = 0;
-        let walk: Vec<u32> = ordered(path)
-            .into_iter()
-            .map(|name| {
-                at = *nodes.entry((at, name)).or_insert_with(|| {
-                    weight.push(0);
-                    parent.push((at, name));
-                    weight.len() as u32 - 1
-                });
-                weight[at as usize] += value;
-                at
-            })
-            .collect();
-        walks.push((walk, *value));
+    let mut walks: Vec<(Vec<u32>, i64)> = vec![(Vec::new(), 0); paths.len()];
+    let mut stack: Vec<u32> = Vec::new();
+    let mut previous: &[u32] = &[];
+    for &i in &sorted {
+        let path = &ordered[i as usize];
+        let common = path
+            .iter()
+            .zip(previous)
+            .take_while(|(a, b)| a == b)
+            .count();
+        stack.truncate(common);
+        for &name in &path[common..] {
+            parent.push((stack.last().copied().unwrap_or(0), name));
+            weight.push(0);
+            stack.push(weight.len() as u32 - 1);
+        }
+        let value = paths[i as usize].1;
+        for &node in &stack {
+            weight[node as usize] += value;
+        }
+        walks[i as usize] = (stack.clone(), value);
+        previous = path;
     }
-    drop(nodes);
     // Each stack cut at its first invisible frame (the root frame always stays: its samples
     // count in the graph's total); values added up by the node cut at.
     let mut ends: HashMap<u32, i64> = HashMap::default();

@@ -120,6 +120,18 @@ impl Recording {
     /// Reads the agent's text or binary output, or a JFR recording (JDK 11 to 25,
     /// async-profiler); any of them gzip-compressed.
     pub fn read(bytes: &[u8]) -> Result<Recording, Error> {
+        Recording::read_as(bytes, false)
+    }
+
+    /// Reads as [`Recording::read`] does, except that the frames of a text profile keep no
+    /// source line: the frames of one method and file are one frame. Enough for what compares
+    /// methods by name (`hprof diff`), and much less work on a profile whose methods are met
+    /// at many lines.
+    pub fn read_by_method(bytes: &[u8]) -> Result<Recording, Error> {
+        Recording::read_as(bytes, true)
+    }
+
+    fn read_as(bytes: &[u8], by_method: bool) -> Result<Recording, Error> {
         if crate::jfr::is_jfr(bytes) {
             let mut recording = Recording::default();
             crate::jfr::read(bytes, &mut recording)?;
@@ -128,13 +140,13 @@ impl Recording {
         if bytes.starts_with(b"JAVA PROFILE 1.0.1, created") {
             let text = std::str::from_utf8(bytes)
                 .map_err(|e| Error::at(e.valid_up_to() as u64, "the text profile is not UTF-8"))?;
-            return read_text(text);
+            return read_text_as(text, by_method);
         }
         if bytes.starts_with(b"JAVA PROFILE 1.0.") {
             return read_binary(bytes);
         }
         if bytes.starts_with(&[0x1f, 0x8b]) {
-            return read_gzip(bytes);
+            return read_gzip(bytes, by_method);
         }
         if crate::folded::looks_folded(bytes) {
             return Ok(Recording {
@@ -464,10 +476,10 @@ fn gunzip(bytes: &[u8]) -> Result<Vec<u8>, Error> {
 
 /// Reads a gzip-compressed file: a pprof profile, or the agent's output or a JFR recording
 /// compressed.
-fn read_gzip(bytes: &[u8]) -> Result<Recording, Error> {
+fn read_gzip(bytes: &[u8], by_method: bool) -> Result<Recording, Error> {
     let plain = gunzip(bytes)?;
     if plain.starts_with(b"JAVA PROFILE 1.0.") || crate::jfr::is_jfr(&plain) {
-        return Recording::read(&plain);
+        return Recording::read_as(&plain, by_method);
     }
     Recording::read_pprof(&plain)
 }
@@ -571,20 +583,51 @@ fn number_after(line: &str, prefix: &str) -> Option<i64> {
     rest.split([')', ' ', ',']).next()?.parse().ok()
 }
 
-type Lines<'a> = std::iter::Peekable<std::str::SplitInclusive<'a, char>>;
-
-/// The next line, without its line break; `offset` moves past it.
-fn next_line<'a>(lines: &mut Lines<'a>, offset: &mut u64) -> Option<&'a str> {
-    lines.next().map(|l| {
-        *offset += l.len() as u64;
-        l.trim_end_matches('\n')
-    })
+/// The lines of a text, each with its byte offset in the file.
+struct TextLines<'a> {
+    text: &'a str,
+    /// Where the next line starts in `text`.
+    at: usize,
+    /// Where `text` starts in the file.
+    base: u64,
 }
 
-/// Reads a text profile; a large one in two halves, one on each core, split at a TRACE
-/// record (no section spans one), then merged.
+impl<'a> TextLines<'a> {
+    fn new(text: &'a str, base: u64) -> TextLines<'a> {
+        TextLines { text, at: 0, base }
+    }
+
+    /// The next line, without its line break, and its offset in the file.
+    fn next_line(&mut self) -> Option<(&'a str, u64)> {
+        let start = self.at;
+        if start >= self.text.len() {
+            return None;
+        }
+        // A line break is ASCII: the split is at a character boundary.
+        let (end, next) = match memchr::memchr(b'\n', &self.text.as_bytes()[start..]) {
+            Some(i) => (start + i, start + i + 1),
+            None => (self.text.len(), self.text.len()),
+        };
+        self.at = next;
+        Some((&self.text[start..end], self.base + start as u64))
+    }
+
+    /// The first byte of the next line.
+    fn peek_byte(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
+}
+
+/// Reads a text profile, its frames with their lines.
+#[cfg(test)]
 fn read_text(text: &str) -> Result<Recording, Error> {
-    read_text_in_halves(text).map_err(|mut e| {
+    read_text_as(text, false)
+}
+
+/// Reads a text profile (with `by_method`, frames without their lines); a large one in two
+/// halves, one on each core, split at a TRACE record (no section spans one), then merged.
+fn read_text_as(text: &str, by_method: bool) -> Result<Recording, Error> {
+    read_text_in_halves(text, by_method).map_err(|mut e| {
         // Errors name their line too: counted only when there is one.
         if let Some(at) = e.offset.and_then(|o| usize::try_from(o).ok())
             && let Some(before) = text.get(..at)
@@ -598,18 +641,20 @@ fn read_text(text: &str) -> Result<Recording, Error> {
 
 /// The number of line breaks in `bytes`.
 fn memchr_count(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|&&b| b == b'\n').count()
+    memchr::memchr_iter(b'\n', bytes).count()
 }
 
-fn read_text_in_halves(text: &str) -> Result<Recording, Error> {
+fn read_text_in_halves(text: &str, by_method: bool) -> Result<Recording, Error> {
     const SPLIT_ABOVE: usize = 8 << 20;
     if text.len() > SPLIT_ABOVE {
         let middle = text.len() / 2;
-        if let Some(at) = text[middle..].find("\nTRACE ").map(|i| middle + i + 1) {
+        if let Some(at) =
+            memchr::memmem::find(&text.as_bytes()[middle..], b"\nTRACE ").map(|i| middle + i + 1)
+        {
             let (first, second) = text.split_at(at);
             let (first, second) = std::thread::scope(|scope| {
-                let second = scope.spawn(|| read_text_from(second, at as u64));
-                let first = read_text_from(first, 0);
+                let second = scope.spawn(|| read_text_part(second, at as u64, by_method));
+                let first = read_text_part(first, 0, by_method);
                 (first, second.join())
             });
             let mut first = first?;
@@ -618,7 +663,7 @@ fn read_text_in_halves(text: &str) -> Result<Recording, Error> {
             return Ok(first);
         }
     }
-    read_text_from(text, 0)
+    read_text_part(text, 0, by_method)
 }
 
 impl Recording {
@@ -666,18 +711,35 @@ impl Recording {
 
 /// Reads the text profile `text`, which starts `base` bytes into its file (error offsets are
 /// the file's).
+#[cfg(test)]
 fn read_text_from(text: &str, base: u64) -> Result<Recording, Error> {
+    read_text_part(text, base, false)
+}
+
+/// The text of a frame line that tells its method apart: all but its line number
+/// (`A.run(A.java:12)` as `A.run(A.java`).
+fn method_key(frame: &str) -> &str {
+    let bytes = frame.as_bytes();
+    // ASCII bytes: every split is at a character boundary.
+    match memchr::memrchr(b'(', bytes) {
+        Some(open) => match memchr::memrchr(b':', &bytes[open..]) {
+            Some(colon) => &frame[..open + colon],
+            None => frame,
+        },
+        None => frame,
+    }
+}
+
+/// Reads the text profile `text`, which starts `base` bytes into its file (error offsets are
+/// the file's); with `by_method`, frames keep no line (one frame per method and file).
+fn read_text_part(text: &str, base: u64, by_method: bool) -> Result<Recording, Error> {
     let mut recording = Recording::default();
-    let mut offset = base;
-    let mut lines = text.split_inclusive('\n').peekable();
-    while let Some(line) = next_line(&mut lines, &mut offset) {
-        if let Some(note) = line.strip_prefix(hprof_format::ERROR_NOTE_PREFIX) {
-            recording.notes.push(note.to_string());
-        } else if let Some(rest) = line.strip_prefix("THREAD START (") {
-            if let (Some(id), Some(name)) = (number_after(rest, "id = "), rest.split('"').nth(1)) {
-                recording.threads.insert(id as u32, name.to_string());
-            }
-        } else if let Some(rest) = line.strip_prefix("TRACE ") {
+    // With `by_method`, frames by the text of their lines up to the line number.
+    let mut frame_lines: HashMap<&str, usize> = HashMap::default();
+    let mut cols: Vec<&str> = Vec::new();
+    let mut lines = TextLines::new(text, base);
+    while let Some((line, line_at)) = lines.next_line() {
+        if let Some(rest) = line.strip_prefix("TRACE ") {
             let Some((serial, tail)) = rest.split_once(':') else {
                 continue;
             };
@@ -686,17 +748,41 @@ fn read_text_from(text: &str, base: u64) -> Result<Recording, Error> {
             };
             let thread = number_after(tail, "(thread=").map(|t| t as u32);
             let mut frames = Vec::new();
-            while let Some(frame) = lines.peek().and_then(|l| l.strip_prefix('\t')) {
-                let frame = frame.trim_end_matches('\n');
-                if frame != "<empty>" {
-                    let (name, kind, file, line) = parse_frame(frame);
-                    frames.push(recording.frame(name, kind, file, line));
+            while lines.peek_byte() == Some(b'\t') {
+                let Some((frame, _)) = lines.next_line() else {
+                    break;
+                };
+                let frame = &frame[1..];
+                if frame == "<empty>" {
+                    continue;
                 }
-                next_line(&mut lines, &mut offset);
+                let index = if by_method {
+                    // Few distinct methods, each met many times: one look-up each time.
+                    let key = method_key(frame);
+                    match frame_lines.get(key) {
+                        Some(&index) => index,
+                        None => {
+                            let (name, kind, file, _) = parse_frame(frame);
+                            let index = recording.frame(name, kind, file, None);
+                            frame_lines.insert(key, index);
+                            index
+                        }
+                    }
+                } else {
+                    let (name, kind, file, line) = parse_frame(frame);
+                    recording.frame(name, kind, file, line)
+                };
+                frames.push(index);
             }
             recording.traces.insert(serial, Trace { thread, frames });
+        } else if let Some(note) = line.strip_prefix(hprof_format::ERROR_NOTE_PREFIX) {
+            recording.notes.push(note.to_string());
+        } else if let Some(rest) = line.strip_prefix("THREAD START (") {
+            if let (Some(id), Some(name)) = (number_after(rest, "id = "), rest.split('"').nth(1)) {
+                recording.threads.insert(id as u32, name.to_string());
+            }
         } else if let Some((kind, end)) = section_start(line) {
-            let start = offset - line.len() as u64 - 1;
+            let start = line_at;
             let total = match line.find("(total = ") {
                 Some(_) => number_after(line, "(total = ")
                     .filter(|&t| t >= 0)
@@ -715,8 +801,7 @@ fn read_text_from(text: &str, base: u64) -> Result<Recording, Error> {
             let mut rows = Vec::new();
             let mut sum = 0i64;
             loop {
-                let row_at = offset;
-                let Some(row) = next_line(&mut lines, &mut offset) else {
+                let Some((row, row_at)) = lines.next_line() else {
                     return Err(Error::at(
                         start,
                         format!("the {} section is cut short (no {end})", kind_title(kind)),
@@ -728,7 +813,7 @@ fn read_text_from(text: &str, base: u64) -> Result<Recording, Error> {
                 let bad = |why: String| {
                     Error::at(row_at, format!("{} row {row:?}: {why}", kind_title(kind)))
                 };
-                if let Some(parsed) = parse_row(kind, row, total).map_err(bad)? {
+                if let Some(parsed) = parse_row_into(kind, row, total, &mut cols).map_err(bad)? {
                     sum = sum.checked_add(parsed.values[0]).ok_or_else(|| {
                         bad(format!("the section's values add up beyond {}", i64::MAX))
                     })?;
@@ -764,11 +849,18 @@ fn section_start(line: &str) -> Option<(SectionKind, &'static str)> {
     }
 }
 
-/// One row of a section; `None` for its header lines (those not starting with a rank). A
+/// One row of a section (its columns split into `cols`); `None` for its header lines (those not starting with a rank). A
 /// row whose numbers are missing or out of range is an error: a profile with a row dropped
 /// would add up to less than it holds.
-fn parse_row(kind: SectionKind, line: &str, total: i64) -> Result<Option<Row>, String> {
-    let cols: Vec<&str> = line.split_whitespace().collect();
+fn parse_row_into<'a>(
+    kind: SectionKind,
+    line: &'a str,
+    total: i64,
+    cols: &mut Vec<&'a str>,
+) -> Result<Option<Row>, String> {
+    cols.clear();
+    cols.extend(line.split_whitespace());
+    let cols = &*cols;
     if cols.first().is_none_or(|c| c.parse::<u32>().is_err()) {
         return Ok(None);
     }
@@ -1294,5 +1386,47 @@ mod split_tests {
         let err = read_text(&text).unwrap_err();
         let section = text.rfind("CPU SAMPLES BEGIN").unwrap() as u64;
         assert_eq!(err.offset, Some(section), "{err}");
+    }
+
+    #[test]
+    fn frames_read_by_method_keep_names_kinds_and_values() {
+        // Big enough to be read in halves: frames of one method at 50 lines each.
+        let text = synthetic(60_000);
+        let whole = Recording::read(text.as_bytes()).unwrap();
+        let by_method = Recording::read_by_method(text.as_bytes()).unwrap();
+        assert!(by_method.frames.len() * 10 < whole.frames.len());
+        assert!(by_method.frames.iter().all(|f| f.line.is_none()));
+        let names = |r: &Recording| {
+            let mut names: Vec<(String, Option<String>, FrameKind)> = r
+                .frames
+                .iter()
+                .map(|f| {
+                    (
+                        f.name().to_string(),
+                        f.file.as_deref().map(String::from),
+                        f.kind,
+                    )
+                })
+                .collect();
+            names.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+            names.dedup();
+            names
+        };
+        assert_eq!(names(&by_method), names(&whole));
+        assert_eq!(folded_of(&by_method), folded_of(&whole));
+        // Native, kernel and pseudo-frames, and a Java native method, as read line by line.
+        let odd = "JAVA PROFILE 1.0.1, created Tue Nov 24 14:00:00 2026\n\
+TRACE 300001:\n\tlibc.so.6.memcpy(Native method)\n\t[kernel].do_syscall_64(Kernel)\n\
+\t<hprof>.<GC active>(<Unknown Source>:Unknown line)\n\tjava.lang.Thread.sleep0(Thread.java:Native method)\n\
+\tjava.lang.Thread.sleep0(Thread.java:12)\n\tA.b(A.java:1)\n\tA.b(A.java:2)\n\
+CPU SAMPLES BEGIN (total = 1) Tue Nov 24 14:00:01 2026\nrank   self  accum   count trace method\n\
+   1 100.00% 100.00%       1 300001 A.b\nCPU SAMPLES END\n";
+        let (whole, by_method) = (
+            Recording::read(odd.as_bytes()).unwrap(),
+            Recording::read_by_method(odd.as_bytes()).unwrap(),
+        );
+        assert_eq!(names(&by_method), names(&whole));
+        assert_eq!(by_method.frames.len(), 5);
+        assert_eq!(folded_of(&by_method), folded_of(&whole));
     }
 }

@@ -82,7 +82,7 @@ pub struct PathArgs {
 
 /// Opens a heap dump and builds its graph from its whole records (all of them, unless
 /// `allow_truncated` accepts a file cut inside one); returns what is missing from it too.
-fn open_graph<'a>(
+pub(crate) fn open_graph<'a>(
     input: &'a Input,
     name: &str,
     allow_truncated: bool,

@@ -1,20 +1,19 @@
 //! `hprof diff`: what changed between two profiles (`hprof_profile::diff`) or two heap dumps
 //! (`hprof_heap::diff`): which inputs are which, the options, the outputs, the exit status.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use hprof_format::{Record, Records};
+use hprof_format::{Record, Records, Tag};
 use hprof_heap::diff::report as heap_report;
-use hprof_heap::{Analysis, HeapDiff, HeapGraph, HeapSummary, Progress};
+use hprof_heap::{Analysis, HeapDiff, HeapGraph, HeapSummary, Paths};
 use hprof_profile::diff::{Gate, ProfileDiff, flame as diff_flame, report};
 use hprof_profile::{Kind, Recording};
 
 use crate::heap_progress::Bar;
-use crate::input::Input;
-use crate::mmap::MappedFile;
+use crate::input::{Either, Input, ProfileBytes, recording_of};
 use crate::profile_select::SelectArgs;
 
 const EXAMPLES: &str = "\
@@ -55,9 +54,10 @@ kind is given (--heap says so).",
     after_help = EXAMPLES
 )]
 pub struct DiffArgs {
-    /// BASE: the profile or heap dump compared against (the earlier run, the known-good build).
+    /// BASE: the profile or heap dump compared against (the earlier run, the known-good build;
+    /// `-` reads standard input).
     pub base: PathBuf,
-    /// NEW: the profile or heap dump compared with BASE.
+    /// NEW: the profile or heap dump compared with BASE (`-` reads standard input).
     pub new: PathBuf,
     #[command(flatten)]
     pub select: SelectArgs,
@@ -99,6 +99,9 @@ pub struct DiffArgs {
     /// Title of the flame graph.
     #[arg(long)]
     pub title: Option<String>,
+    /// Accept a truncated heap dump: compare what was read of it, say what is missing.
+    #[arg(long)]
+    pub allow_truncated: bool,
 }
 
 /// A number of points: `2`, `2.5`, `2%`.
@@ -149,8 +152,9 @@ units of 1024) or a percentage of OLD's reachable heap (5%)"
     Ok(HeapLimit::Bytes((number * scale).round() as u64))
 }
 
-/// An input as opened: an HPROF binary file (mapped), with what its records hold, or any
-/// other profile (mapped).
+/// An input as opened: an HPROF binary file, with what its records hold, or any other
+/// profile, read through the bounded paths every command reads through
+/// ([`crate::input::open_either`]).
 enum Opened {
     Binary {
         input: Input,
@@ -158,61 +162,45 @@ enum Opened {
         profile_records: usize,
         id_size: usize,
     },
-    Other(Option<MappedFile>),
+    Other(ProfileBytes, bool),
 }
 
 impl Opened {
-    /// Opens `path`: an HPROF binary file (gzip-compressed or not) is mapped and its records
-    /// are looked over; anything else is mapped.
+    /// Opens `path`: an HPROF binary file (gzip-compressed or not) is mapped or spooled and
+    /// its records are looked over; any other profile is read.
     fn open(path: &Path) -> Result<Opened> {
+        let input = match crate::input::open_either(path)? {
+            Either::Profile(bytes, gzip) => return Ok(Opened::Other(bytes, gzip)),
+            Either::Binary(input) => input,
+        };
         let name = path.display().to_string();
-        if path == Path::new("-") {
-            bail!("hprof diff reads two files; standard input is not one of them");
-        }
-        let metadata = std::fs::metadata(path).with_context(|| format!("cannot open {name}"))?;
-        if !metadata.is_file() {
-            bail!("{name} is not a regular file");
-        }
-        let mut head = Vec::new();
-        std::fs::File::open(path)
-            .with_context(|| format!("cannot open {name}"))?
-            .take(64)
-            .read_to_end(&mut head)
-            .with_context(|| format!("cannot read {name}"))?;
-        if head.starts_with(&[0x1f, 0x8b]) {
-            let mut plain = Vec::new();
-            let file = std::fs::File::open(path).with_context(|| format!("cannot open {name}"))?;
-            // A short read of a damaged stream leaves `plain` short: the full read says why.
-            let _ = flate2::read::MultiGzDecoder::new(file)
-                .take(64)
-                .read_to_end(&mut plain);
-            head = plain;
-        }
-        let binary = head.starts_with(b"JAVA PROFILE 1.0.")
-            && !head.starts_with(b"JAVA PROFILE 1.0.1, created");
-        if !binary {
-            if metadata.len() == 0 {
-                return Ok(Opened::Other(None));
-            }
-            let file = std::fs::File::open(path).with_context(|| format!("cannot open {name}"))?;
-            let map = MappedFile::new(&file).with_context(|| format!("cannot map {name}"))?;
-            return Ok(Opened::Other(Some(map)));
-        }
-        let input = Input::open(path)?;
         let (header, mut records) = Records::new(input.bytes()).with_context(|| name.clone())?;
         let (mut heap_dumps, mut profile_records) = (0, 0);
         let mut ended = true;
-        // Errors are the readers' to report, with their context.
-        while let Ok(Some((_, record))) = records.next() {
-            match record {
-                Record::HeapDump(_) => heap_dumps += 1,
-                Record::HeapDumpSegment(_) if ended => {
-                    heap_dumps += 1;
-                    ended = false;
+        loop {
+            match records.next() {
+                Ok(Some((_, record))) => match record {
+                    Record::HeapDump(_) => heap_dumps += 1,
+                    Record::HeapDumpSegment(_) if ended => {
+                        heap_dumps += 1;
+                        ended = false;
+                    }
+                    Record::HeapDumpEnd => ended = true,
+                    Record::CpuSamples { .. } | Record::AllocSites(_) => profile_records += 1,
+                    _ => {}
+                },
+                Ok(None) => break,
+                Err(_) => {
+                    // Errors are the readers' to report, with their context; a heap dump cut
+                    // short is still a heap dump (its reader says what is missing).
+                    let tag = input.bytes().get(records.offset() as usize).copied();
+                    match tag.and_then(Tag::from_u8) {
+                        Some(Tag::HeapDump) => heap_dumps += 1,
+                        Some(Tag::HeapDumpSegment) if ended => heap_dumps += 1,
+                        _ => {}
+                    }
+                    break;
                 }
-                Record::HeapDumpEnd => ended = true,
-                Record::CpuSamples { .. } | Record::AllocSites(_) => profile_records += 1,
-                _ => {}
             }
         }
         Ok(Opened::Binary {
@@ -223,10 +211,17 @@ impl Opened {
         })
     }
 
-    fn heap_dumps(&self) -> usize {
+    /// True if the file holds a heap dump, or is an HPROF binary file that can hold nothing
+    /// else (no profile record: a heap dump cut before its first heap record, whose reader
+    /// says what is missing).
+    fn is_dump(&self) -> bool {
         match self {
-            Opened::Binary { heap_dumps, .. } => *heap_dumps,
-            Opened::Other(_) => 0,
+            Opened::Binary {
+                heap_dumps,
+                profile_records,
+                ..
+            } => *heap_dumps > 0 || *profile_records == 0,
+            Opened::Other(..) => false,
         }
     }
 
@@ -236,7 +231,7 @@ impl Opened {
             Opened::Binary {
                 profile_records, ..
             } => *profile_records > 0,
-            Opened::Other(_) => true,
+            Opened::Other(..) => true,
         }
     }
 
@@ -248,22 +243,43 @@ impl Opened {
         }
     }
 
-    fn bytes(&self) -> &[u8] {
+    /// The profile the file holds, read as every command reads one, but its frames by method
+    /// (methods and stacks are compared by name).
+    fn recording(&self, name: &str) -> Result<Recording> {
         match self {
-            Opened::Binary { input, .. } => input.bytes(),
-            Opened::Other(map) => map.as_ref().map_or(&[], MappedFile::bytes),
+            Opened::Binary { input, .. } => recording_of(input.bytes(), false, name, true),
+            Opened::Other(bytes, gzip) => recording_of(bytes.bytes(), *gzip, name, true),
         }
     }
 }
 
+/// What errors call the two inputs.
+const SIDES: [&str; 2] = ["BASE", "NEW"];
+
+/// Runs `f` on BASE and on NEW, one on each core; errors name the side.
+fn both<T: Send>(f: impl Fn(usize) -> Result<T> + Sync) -> Result<(T, T)> {
+    let (base, new) = std::thread::scope(|scope| {
+        let base = scope.spawn(|| f(0));
+        let new = f(1);
+        (base.join(), new)
+    });
+    let base = base
+        .map_err(|_| anyhow::anyhow!("the reading thread failed"))?
+        .context(SIDES[0])?;
+    Ok((base, new.context(SIDES[1])?))
+}
+
 /// Runs `hprof diff`; the exit status: 0, or 1 when the gate failed. Errors exit with 2.
 pub fn run(args: &DiffArgs, out: &mut dyn Write) -> Result<i32> {
-    let base = Opened::open(&args.base)?;
-    let new = Opened::open(&args.new)?;
+    if args.base == Path::new("-") && args.new == Path::new("-") {
+        bail!("standard input (-) can be only one of the two inputs");
+    }
+    let paths = [&args.base, &args.new];
+    let (base, new) = both(|side| Opened::open(paths[side]))?;
     let heap = if args.select.kind().is_some() {
         false
     } else {
-        args.heap || (base.heap_dumps() > 0 && new.heap_dumps() > 0)
+        args.heap || (base.is_dump() && new.is_dump())
     };
     let names = (
         args.base.display().to_string(),
@@ -271,7 +287,7 @@ pub fn run(args: &DiffArgs, out: &mut dyn Write) -> Result<i32> {
     );
     if heap {
         for (opened, name) in [(&base, &names.0), (&new, &names.1)] {
-            if opened.heap_dumps() == 0 {
+            if !opened.is_dump() {
                 bail!(
                     "mismatched inputs: {name} holds no heap dump (it is {}); heap dumps are \
 compared with heap dumps",
@@ -301,6 +317,9 @@ fn profile_diff(
     (base_name, new_name): &(String, String),
     out: &mut dyn Write,
 ) -> Result<i32> {
+    if args.allow_truncated {
+        bail!("--allow-truncated is for heap dumps; these are profiles");
+    }
     let gate = Gate {
         self_points: args
             .fail_above
@@ -320,15 +339,8 @@ fn profile_diff(
             args.output.as_deref().unwrap_or(Path::new("")).display()
         );
     }
-    let (base_recording, new_recording) = std::thread::scope(|scope| {
-        let b = scope.spawn(|| Recording::read(base.bytes()));
-        let n = Recording::read(new.bytes());
-        (b.join(), n)
-    });
-    let base_recording = base_recording
-        .map_err(|_| anyhow::anyhow!("the reading thread failed"))?
-        .with_context(|| base_name.clone())?;
-    let new_recording = new_recording.with_context(|| new_name.clone())?;
+    let inputs = [(base, base_name), (new, new_name)];
+    let (base_recording, new_recording) = both(|side| inputs[side].0.recording(inputs[side].1))?;
     let kinds = |r: &Recording| -> Vec<Kind> {
         Kind::ALL.into_iter().filter(|&k| r.dumps(k) > 0).collect()
     };
@@ -453,19 +465,23 @@ fn write_file(
         .with_context(|| format!("cannot write {}", path.display()))
 }
 
-/// Analyses one heap dump and keeps what the comparison needs of it.
-fn summarise(opened: Opened, name: &str) -> Result<HeapSummary> {
-    let Opened::Binary { input, .. } = opened else {
-        bail!("{name}: not a heap dump");
-    };
-    let bar = Bar::new(&input);
-    let mut graph = HeapGraph::build(input.bytes(), &bar).with_context(|| name.to_string())?;
+/// What an analysis leaves to free: the graph, its analysis, its paths.
+type Analysed<'i> = (HeapGraph<'i>, Analysis, Paths);
+
+/// Analyses one heap dump (`input`, named `name`, read whole unless `allow_truncated`): what
+/// the comparison needs of it, and what is left to free.
+fn summarise<'i>(
+    input: &'i Input,
+    name: &str,
+    allow_truncated: bool,
+) -> Result<(HeapSummary, Analysed<'i>)> {
+    let bar = Bar::new(input);
+    let (mut graph, completeness) = super::analyze::open_graph(input, name, allow_truncated, &bar)?;
+    crate::input::finish_reading(name, &completeness, allow_truncated)?;
     let (analysis, strong) = Analysis::new(&mut graph, &bar);
     let summary = HeapSummary::new(&graph, &analysis, &strong, &bar);
-    bar.phase("freeing the graph", 0);
-    drop((graph, analysis, strong));
     bar.finish();
-    Ok(summary)
+    Ok((summary, (graph, analysis, strong)))
 }
 
 /// Compares two heap dumps.
@@ -517,8 +533,26 @@ fn heap_diff(
             b * 8
         );
     }
-    let old = summarise(base, old_name)?;
-    let new = summarise(new, new_name)?;
+    let allow = args.allow_truncated;
+    let (
+        Opened::Binary {
+            input: old_input, ..
+        },
+        Opened::Binary {
+            input: new_input, ..
+        },
+    ) = (base, new)
+    else {
+        bail!("heap dumps are compared with heap dumps");
+    };
+    let (old, new) = std::thread::scope(|scope| -> Result<_> {
+        let (old, analysed) = summarise(&old_input, old_name, allow).context(SIDES[0])?;
+        // OLD's graph is freed on the other core while NEW is read.
+        scope.spawn(move || drop(analysed));
+        let (new, analysed) = summarise(&new_input, new_name, allow).context(SIDES[1])?;
+        drop(analysed);
+        Ok((old, new))
+    })?;
     let diff = HeapDiff::new(&old, &new);
     let limit_bytes = limit.map(|l| match l {
         HeapLimit::Bytes(b) => b,
