@@ -10,6 +10,7 @@ other signals, timeouts, errors without a byte offset, the largest resident set 
 ru_maxrss) and the slowest run. A command fails the check on any panic, signal or timeout.
 
     fuzz/mutate.py [--per-command N] [--seed S] [--jobs J] [--write] [--list DIR] [--hprof BIN]
+                   [--commands top,convert,...]
 
 --write replaces the "Mutated inputs" section of bench/RESULTS.md. --list prints every distinct
 error without an offset (not only the three most frequent per command) and keeps one mutant of
@@ -161,6 +162,7 @@ def main():
     parser.add_argument("--list", metavar="DIR", type=Path,
                         help="print every distinct error without an offset; keep one mutant of each in DIR")
     parser.add_argument("--hprof", metavar="BIN", type=Path, help="the hprof command to test")
+    parser.add_argument("--commands", help="the commands to run, comma-separated (default: all)")
     args = parser.parse_args()
     global HPROF
     if args.hprof:
@@ -178,6 +180,9 @@ def main():
         "analyze": (["analyze"], "dump"),
         "path": (["path", oid], "dump"),
     }
+    if args.commands:
+        wanted = args.commands.split(",")
+        commands = {name: c for name, c in commands.items() if name in wanted}
     rng = random.Random(args.seed)
     rows, started = [], time.time()
     failures, notes = [], []
