@@ -38,6 +38,14 @@ const COMBINATIONS: &[(&str, &[&str])] = &[
         "heap=sites,cpu=samples,format=b",
         &["alloc", "vthreads", "locks"],
     ),
+    // cpu=times' tracker grows a thread's arrays while heap=sites takes stacks of sampled
+    // allocations: on JDK 21+ a stack waits for every virtual thread's mount or unmount to
+    // end, and carriers run the tracker inside theirs (it hung when the tracker allocated
+    // under its registry's lock).
+    (
+        "cpu=times,heap=sites,monitor=y,thread=y",
+        &["alloc", "vthreads", "locks", "churn"],
+    ),
 ];
 
 /// Whether process `pid` catches SIGQUIT (its `SigCgt` mask in /proc).

@@ -147,7 +147,6 @@ impl Registered {
 #[derive(Debug, Default)]
 struct Registry {
     live: HashMap<u64, Registered>,
-    next_id: u64,
     /// Registry size at which dead threads (virtual threads get no ThreadEnd) are purged.
     purge_at: usize,
     /// Pairs of a [`Keying::Table`] tracker's table taken, by threads or by removed threads.
@@ -294,6 +293,8 @@ pub struct CpuTimes {
     costs: Costs,
     /// Threads with a tracker state.
     registry: Mutex<Registry>,
+    /// The id the next registered thread's state gets.
+    next_state: std::sync::atomic::AtomicU64,
     /// The tracker class.
     tracker: OnceLock<GlobalRef>,
     /// The class of the threads' states.
@@ -416,6 +417,7 @@ impl CpuTimes {
             traces: Mutex::new(Traces::default()),
             costs: Costs::new(),
             registry: Mutex::new(Registry::default()),
+            next_state: std::sync::atomic::AtomicU64::new(0),
             tracker: OnceLock::new(),
             state_class: OnceLock::new(),
             thread_state: OnceLock::new(),
@@ -516,12 +518,7 @@ impl CpuTimes {
         if thread.is_null() {
             return std::ptr::null_mut();
         }
-        let Ok(mut registry) = self.registry.lock() else {
-            return std::ptr::null_mut();
-        };
-        if registry.live.len() >= registry.purge_at {
-            self.purge(ctx, jni, &mut registry);
-        }
+        self.purge_if_due(ctx, jni);
         // The thread's serial, for thread=y and the timing thread, from the thread table
         // (virtual threads have none). No JVMTI thread function is called here: this can
         // run inside a virtual thread's mount, where those would wait on it.
@@ -536,7 +533,9 @@ impl CpuTimes {
                     .map(|t| t.serial)
             })
             .unwrap_or(0);
-        let id = registry.next_id;
+        // The state is made before the registry's lock is taken (allocating posts allocation
+        // events: see `miss`).
+        let id = self.next_state.fetch_add(1, Ordering::Relaxed);
         let Ok(state_id) = i32::try_from(id) else {
             return std::ptr::null_mut();
         };
@@ -557,7 +556,11 @@ impl CpuTimes {
         let (Some(thread_ref), Some(state_ref)) = (jni.global(thread), jni.global(state)) else {
             return state;
         };
-        registry.next_id += 1;
+        let Ok(mut registry) = self.registry.lock() else {
+            jni.delete_global_ref(thread_ref);
+            jni.delete_global_ref(state_ref);
+            return std::ptr::null_mut();
+        };
         registry.live.insert(
             id,
             Registered {
@@ -701,14 +704,36 @@ impl CpuTimes {
 
     /// Drops the threads that have terminated (virtual threads end without ThreadEnd),
     /// keeping their calls.
-    fn purge(&self, ctx: &Context, jni: Jni, registry: &mut Registry) {
+    /// Forgets the registered threads that ended, once the registry has doubled since the
+    /// last time. Their states are read with the registry's lock released (JDK 21+'s
+    /// GetThreadState may wait for a virtual thread's mount or unmount to end, and a carrier
+    /// inside one may be waiting for this lock), from local references taken under it.
+    fn purge_if_due(&self, ctx: &Context, jni: Jni) {
         const TERMINATED: u32 = 0x0002;
-        let dead: Vec<u64> = registry
-            .live
-            .iter()
-            .filter(|(_, r)| ctx.jvmti.thread_state(r.thread.get()).unwrap_or(0) & TERMINATED != 0)
-            .map(|(&id, _)| id)
+        let threads: Vec<(u64, jobject)> = {
+            let Ok(registry) = self.registry.lock() else {
+                return;
+            };
+            if registry.live.len() < registry.purge_at {
+                return;
+            }
+            registry
+                .live
+                .iter()
+                .map(|(&id, r)| (id, jni.new_local_ref(r.thread.get())))
+                .collect()
+        };
+        let dead: Vec<u64> = threads
+            .into_iter()
+            .filter_map(|(id, thread)| {
+                let state = ctx.jvmti.thread_state(thread).unwrap_or(0);
+                jni.delete_local_ref(thread);
+                (state & TERMINATED != 0).then_some(id)
+            })
             .collect();
+        let Ok(mut registry) = self.registry.lock() else {
+            return;
+        };
         for id in dead {
             if let Some(gone) = registry.live.remove(&id) {
                 if self.keying == Keying::Table {
@@ -813,17 +838,21 @@ impl CpuTimes {
             return -1;
         }
         self.lookups.fetch_add(1, Ordering::Relaxed);
-        let Ok(mut registry) = self.registry.lock() else {
-            return -1;
-        };
-        jni.with_local_frame(8, || {
+        // The trace is found under the registry's lock; the thread's arrays are grown after it
+        // is released: allocating a Java array posts allocation events (heap=sites takes the
+        // allocating thread's stack, which on JDK 21+ waits for every virtual thread's mount or
+        // unmount to end, and a carrier inside one may be waiting here for this lock).
+        let t = {
+            let Ok(mut registry) = self.registry.lock() else {
+                return -1;
+            };
             let id = jni.int_field(state, sc.id) as u64;
             let Some(r) = registry.live.get_mut(&id) else {
                 return -1;
             };
             let thread = if ctx.options.thread { r.serial } else { 0 };
             let global_parent = r.global(parent).map_or(-1, |g| g as i32);
-            let mut t = match self.intern(ctx, method as u32, global_parent, thread) {
+            match self.intern(ctx, method as u32, global_parent, thread) {
                 Some(global) => match r.locals.get(&global) {
                     Some(&local) => local,
                     None if r.globals.len() < MAX_TRACES => {
@@ -835,7 +864,10 @@ impl CpuTimes {
                     None => -1,
                 },
                 None => -1,
-            };
+            }
+        };
+        jni.with_local_frame(8, || {
+            let mut t = t;
             if !sc.make_room(jni, state, t) {
                 t = -1;
             }
