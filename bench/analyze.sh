@@ -10,6 +10,8 @@
 #   bench/analyze.sh [--write] [--runs N]
 # DUMPS=/dir reuses or creates the dumps there (default /tmp/hprof-bench). BEFORE=/path/to/hprof
 # also measures another build of hprof (e.g. the last release) side by side, as "before".
+# hprof-analyzer gets at most ANALYZER_LIMIT seconds per run (default 600): with
+# --find-duplicates --collections it ran for over 30 minutes on the 1.1 GB dump.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -34,6 +36,7 @@ cargo build --release --locked --quiet -p hprof-cli
 hprof="$root/target/release/hprof"
 source "$root/.tools/env"
 # VisualVM gets at most VISUALVM_LIMIT seconds (default 1200).
+analyzer_limit="${ANALYZER_LIMIT:-600}"
 visualvm=(timeout "${VISUALVM_LIMIT:-1200}" "$(command -v java)" -Xmx8g -cp "$HPROF_VISUALVM_JAR:$root/target/java/tools" RetainedCheck --classes)
 
 make_dump() { # PERCENT FILE
@@ -94,17 +97,21 @@ for percent in 25 50 100; do
         if [[ -n "${BEFORE:-}" ]]; then
             rows+="before $percent $size $objects $(measure "$BEFORE" analyze "$dump")"$'\n'
         fi
-        rows+="analyzer $percent $size $objects $(measure "$analyzer" "$dump")"$'\n'
-        rows+="analyzer_waste $percent $size $objects $(measure "$analyzer" --find-duplicates --collections "$dump")"$'\n'
+        rows+="analyzer $percent $size $objects $(measure timeout "$analyzer_limit" "$analyzer" "$dump")"$'\n'
+        rows+="analyzer_waste $percent $size $objects $(measure timeout "$analyzer_limit" "$analyzer" --find-duplicates --collections "$dump")"$'\n'
     done
     if [[ $percent == 100 ]]; then
         rows+="visualvm $percent $size $objects $(measure "${visualvm[@]}" "$dump")"$'\n'
     fi
 done
 
-report=$(python3 - "$rows" <<'PY'
+report=$(python3 - "$rows" "$analyzer_limit" <<'PY'
 import statistics, sys
 rows = [l.split() for l in sys.argv[1].strip().splitlines()]
+limit = float(sys.argv[2])
+def at_least(tool, t):
+    """hprof-analyzer's time, marked when it reached the limit (then stopped: a lower bound)."""
+    return "≥ " if tool.startswith("analyzer") and t >= limit - 1 else ""
 names = {"ours": "`hprof analyze`", "before": "`hprof analyze` before (BEFORE)", "analyzer": "hprof-analyzer", "analyzer_waste": "hprof-analyzer --find-duplicates --collections", "visualvm": "VisualVM heap library"}
 by = {}
 for tool, pct, size, objects, t, rss, cpu, anon in rows:
@@ -114,15 +121,15 @@ print("|---|---|---|---|---|---|---|---|")
 for (tool, pct), runs in sorted(by.items(), key=lambda kv: (kv[0][1], kv[0][0])):
     times = [r[0] for r in runs]
     rss, size, objects = max(r[1] for r in runs), runs[0][2], runs[0][3]
-    print(f"| {pct} % ({size/1e9:.2f} GB, {objects/1e6:.1f} M objects) | {names[tool]} | {statistics.median(times):.2f} | "
+    print(f"| {pct} % ({size/1e9:.2f} GB, {objects/1e6:.1f} M objects) | {names[tool]} | {at_least(tool, statistics.median(times))}{statistics.median(times):.2f} | "
           f"{' '.join(f'{t:.2f}' for t in times)} | {statistics.median(r[4] for r in runs):.2f} | {rss/2**20:.0f} | {(rss-size)/objects:.1f} | {max(r[5] for r in runs)/objects:.1f} |")
 print()
 ours = statistics.median(r[0] for r in by[("ours", 100)])
 theirs = statistics.median(r[0] for r in by[("analyzer", 100)])
-print(f"On the biggest dump: hprof-analyzer time / `hprof analyze` time = **{theirs/ours:.1f}x**; "
+print(f"On the biggest dump: hprof-analyzer time / `hprof analyze` time = **{at_least('analyzer', theirs)}{theirs/ours:.1f}x**; "
       f"in CPU time (user + system, both cores): {statistics.median(r[4] for r in by[('analyzer', 100)]) / statistics.median(r[4] for r in by[('ours', 100)]):.1f}x.")
 waste = statistics.median(r[0] for r in by[("analyzer_waste", 100)])
-print(f"With its equivalent options (--find-duplicates --collections): hprof-analyzer time / `hprof analyze` time = **{waste/ours:.1f}x**; "
+print(f"With its equivalent options (--find-duplicates --collections): hprof-analyzer time / `hprof analyze` time = **{at_least('analyzer', waste)}{waste/ours:.1f}x**{' (stopped at the limit of ' + format(limit, '.0f') + ' s, unfinished)' if at_least('analyzer', waste) else ''}; "
       f"in CPU time: {statistics.median(r[4] for r in by[('analyzer_waste', 100)]) / statistics.median(r[4] for r in by[('ours', 100)]):.1f}x.")
 per_gb = [(pct, statistics.median(r[0] for r in by[("ours", pct)]) / (by[("ours", pct)][0][2] / 1e9)) for pct in (25, 50, 100)]
 print("`hprof analyze` seconds per GB: " + ", ".join(f"{pct} %: {s:.2f}" for pct, s in per_gb) + ".")
@@ -141,7 +148,7 @@ PY
 )
 section="## hprof analyze vs hprof-analyzer and VisualVM's heap library
 
-Command: \`${VISUALVM_LIMIT:+VISUALVM_LIMIT=$VISUALVM_LIMIT }${BEFORE:+BEFORE=$BEFORE }bench/analyze.sh --write\` ($(date -u +%Y-%m-%d), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)).
+Command: \`${ANALYZER_LIMIT:+ANALYZER_LIMIT=$ANALYZER_LIMIT }${VISUALVM_LIMIT:+VISUALVM_LIMIT=$VISUALVM_LIMIT }${BEFORE:+BEFORE=$BEFORE }bench/analyze.sh --write\` ($(date -u +%Y-%m-%d), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)).
 Dumps: jcmd GC.heap_dump of \`java/src/bench/BigHeap.java\` at 25, 50 and 100 % of its objects, JDK $(java -version 2>&1 | sed -n 's/.*version \"\([^\"]*\)\".*/\1/p'); warm page cache. End to end: \`hprof analyze FILE\` (text report, with duplicate strings, collections and class loaders), \`hprof-analyzer FILE\` and \`hprof-analyzer --find-duplicates --collections FILE\`, VisualVM: \`HeapFactory.createHeap\` then \`getRetainedSizeByClass\` of every class. RSS includes the mapped file's pages (ours maps the file whole), but only those a tool touched (ours never reads the inside of big primitive arrays), so RSS less the file's size understates what a tool adds; peak anonymous memory (RssAnon from /proc every 10 ms) is that memory itself.${VISUALVM_LIMIT:+ The VisualVM library was stopped after $VISUALVM_LIMIT s (VISUALVM_LIMIT): a time at that limit means it had not finished.}
 
 $report

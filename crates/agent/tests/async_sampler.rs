@@ -224,16 +224,19 @@ fn wall_clock_samples_carry_each_threads_state() {
             "JDK {}: spinner",
             jdk.version
         );
-        // Wall time: every thread is signalled on every tick, whatever it does. Two threads
-        // that wait (one sleeping, one blocked on a monitor) are sampled alike: within 6 % of
-        // each other in five runs at a load of 10 to 12 on two cores, so within 10 %. A
-        // running thread that waits for a core when its signal comes loses the next one
+        // Wall time: every thread is sampled on every tick, whatever it does. Two threads
+        // that wait (one sleeping, one blocked on a monitor) are sampled alike, however busy
+        // the machine: a waiting thread that has not run since its last sample is counted
+        // again without a signal (a signal woke a blocked thread, which then spun for the
+        // monitor and, on a busy machine, lost the next signal: 67 samples against a
+        // sleeper's 103 at a load of 10). Within 2 of each other in twelve runs at a load of
+        // 6; within 3 % and 2 here. A running thread that waits for a core when its signal comes loses the next one
         // (pending signals merge): never more samples than a sleeping one, and fewer as the
         // load grows (4 % fewer at a load of 11, 25 % at 20; how close a sampler under
         // contention gets is measured in bench/rates.py, not asserted here), at least half.
         let (s, b, r) = (of(sleeper) as f64, of(blocked) as f64, of(spinner) as f64);
         assert!(
-            (s - b).abs() <= 0.1 * s.max(b),
+            (s - b).abs() <= 0.03 * s.max(b) + 2.0,
             "JDK {}: sleeper {s} blocked {b}",
             jdk.version
         );

@@ -67,6 +67,25 @@ struct SampledThread {
     env: usize,
 }
 
+/// A thread CPU time below which a thread sampled by the wall clock as waiting (sleeping,
+/// blocked, parked) counts as not having run since: 10 us, a few wake-ups of a timed wait
+/// that found nothing to do (the figure async-profiler's wall clock uses).
+const IDLE_CPU_NS: u64 = 10_000;
+
+/// A thread's last wall-clock sample, while it waits: the ticker counts that sample again,
+/// without a signal, for as long as the thread neither runs nor changes state.
+#[derive(Debug)]
+struct IdleWall {
+    /// The thread's serial the sample was recorded for.
+    serial: u32,
+    /// Its state's pseudo-frame (`<SLEEPING>`, `<BLOCKED>`, ...).
+    state: &'static str,
+    /// The frames recorded (methods as addresses), state pseudo-frame included.
+    frames: Vec<(usize, jlocation)>,
+    /// The thread's CPU time when the handler took it.
+    cpu: u64,
+}
+
 /// Threads by kernel id, and thread serials by JNI environment (what a sample carries).
 #[derive(Debug, Default)]
 struct Registry {
@@ -79,6 +98,8 @@ struct Registry {
     unknown: HashMap<i32, ThreadTimer>,
     /// The last thread the wall-clock ticker signalled (the next tick starts after it).
     wall_cursor: i32,
+    /// Waiting threads' last wall-clock samples, by kernel id.
+    idle: HashMap<i32, IdleWall>,
     /// Java threads that were running when the sampler started, by JNI environment, until
     /// their kernel thread answers [`signal::IDENTIFY`]: (thread, serial).
     unidentified: HashMap<usize, (GlobalRef, u32)>,
@@ -430,6 +451,7 @@ impl AsyncSampler {
         if let Some(gone) = registry.by_tid.remove(&tid) {
             jni.delete_global_ref(gone.thread);
         }
+        registry.idle.remove(&tid);
         registry.unknown.remove(&tid);
         // (An agent thread's environment may be a later thread's.)
         registry.agent_envs.remove(&(jni.raw() as usize));
@@ -438,7 +460,8 @@ impl AsyncSampler {
     }
 
     /// Queues SIGPROF, with its state, to the next [`WALL_THREADS_PER_TICK`] threads; takes
-    /// the stacks of those in native code through JVMTI instead.
+    /// the stacks of those in native code through JVMTI instead, and counts the last sample
+    /// again for those that wait and have not run since it (see [`IdleWall`]).
     fn signal_wall_threads(&self, ctx: &Context, jni: Jni) {
         if signal::displaced_for_good() {
             return;
@@ -465,6 +488,7 @@ impl AsyncSampler {
         // thread that ends meanwhile must be able to unregister. Its global reference stays
         // valid until it does, and a dead thread's state is simply TERMINATED.
         let mut in_native = Vec::new();
+        let mut others = Vec::new();
         for (tid, thread) in chosen {
             let Ok(state) = ctx.jvmti.thread_state(thread) else {
                 continue;
@@ -479,9 +503,19 @@ impl AsyncSampler {
                 // stack cannot change until it returns, so the JVM is asked for it instead.
                 in_native.push(thread);
             } else {
-                signal::signal_thread(tid, state);
+                others.push((tid, state));
             }
         }
+        // A waiting thread that has not run since its last sample is counted again without a
+        // signal: its stack cannot have changed, and a signal would wake it (a thread blocked
+        // on a monitor then spins for it again, and on a busy machine waits for a core with
+        // the next signal pending, which merges with it: such threads lost a third of their
+        // samples to sleeping ones at a load of 10).
+        let idle = self.idle_samples(&mut others);
+        for (tid, state) in others {
+            signal::signal_thread(tid, state);
+        }
+        self.record_idle_samples(ctx, jni, idle);
         if in_native.is_empty() || ctx.depth() == 0 {
             return;
         }
@@ -505,6 +539,75 @@ impl AsyncSampler {
             }
             frames.truncate(ctx.depth().saturating_sub(1).max(1));
             frames.push((state, -1));
+            if let Some(trace) = traces.record(ctx.jvmti, jni, &ctx.ids, &frames, serial, 1)
+                && ctx.options.format != crate::options::Format::Text
+            {
+                timed.push(crate::output::TimedSample {
+                    time,
+                    trace,
+                    thread: serial,
+                    weight: 1,
+                    wall: true,
+                });
+            }
+        }
+        drop(traces);
+        if !timed.is_empty() {
+            ctx.with_output(|out| out.write(|w| w.timed_samples(&timed)));
+        }
+    }
+
+    /// Takes out of `threads` (kernel id, state) those that wait in the state of their last
+    /// wall-clock sample and have used at most [`IDLE_CPU_NS`] of CPU since; returns that
+    /// sample of each (serial, frames).
+    fn idle_samples(&self, threads: &mut Vec<(i32, u32)>) -> Vec<(u32, Vec<(usize, jlocation)>)> {
+        let Ok(registry) = self.registry.lock() else {
+            return Vec::new();
+        };
+        let mut idle = Vec::new();
+        threads.retain(|&(tid, state)| {
+            let name = state_name(state);
+            let Some(last) = registry.idle.get(&tid) else {
+                return true;
+            };
+            if name != last.state || name == "<RUNNABLE>" || name == NATIVE_STATE {
+                return true;
+            }
+            match signal::thread_cpu_nanos(tid) {
+                Some(cpu) if cpu.saturating_sub(last.cpu) <= IDLE_CPU_NS => {
+                    idle.push((last.serial, last.frames.clone()));
+                    false
+                }
+                _ => true,
+            }
+        });
+        idle
+    }
+
+    /// Counts once more each waiting thread's last sample ([`Self::idle_samples`]).
+    fn record_idle_samples(
+        &self,
+        ctx: &Context,
+        jni: Jni,
+        idle: Vec<(u32, Vec<(usize, jlocation)>)>,
+    ) {
+        if idle.is_empty() {
+            return;
+        }
+        let unsampled = unsampled_threads(ctx);
+        let Ok(mut traces) = ctx.traces.lock() else {
+            return;
+        };
+        let time = signal::monotonic_nanos();
+        let mut timed = Vec::new();
+        for (serial, frames) in idle {
+            if unsampled.contains(&serial) {
+                continue;
+            }
+            let frames: Vec<(jmethodID, jlocation)> = frames
+                .into_iter()
+                .map(|(method, location)| (method as jmethodID, location))
+                .collect();
             if let Some(trace) = traces.record(ctx.jvmti, jni, &ctx.ids, &frames, serial, 1)
                 && ctx.options.format != crate::options::Format::Text
             {
@@ -551,6 +654,9 @@ impl AsyncSampler {
         let unsampled = unsampled_threads(ctx);
         let mut pending: Vec<Pending> = Vec::new();
         let mut vm_samples: Vec<(i32, Pending)> = Vec::new();
+        // The latest wall-clock sample of each platform thread: serial -> (kernel id, thread
+        // CPU time, time taken), for [`IdleWall`].
+        let mut latest_wall: HashMap<u32, (i32, u64, u64)> = HashMap::new();
         {
             let Ok(mut registry) = self.registry.lock() else {
                 return;
@@ -610,6 +716,17 @@ impl AsyncSampler {
                     SampleKind::Wall(state) => (Some(state_name(state)), 1),
                     SampleKind::Cpu(weight) => (None, u64::from(weight)),
                 };
+                if state.is_some()
+                    && sample.vthread == 0
+                    && sample.cpu != 0
+                    && let Some(serial) = serial
+                    && registry.by_tid.contains_key(&sample.tid)
+                {
+                    let latest = latest_wall.entry(serial).or_insert((sample.tid, 0, 0));
+                    if sample.time >= latest.2 {
+                        *latest = (sample.tid, sample.cpu, sample.time);
+                    }
+                }
                 if vm_threads
                     && carrier.is_none()
                     && sample.vthread == 0
@@ -694,6 +811,7 @@ impl AsyncSampler {
         let mut dropped = 0;
         let timed_output = ctx.options.format != crate::options::Format::Text;
         let mut timed = Vec::new();
+        let mut idle = Vec::new();
         for (serial, frames, failure, state, weight, time) in pending {
             if serial.is_some_and(|s| unsampled.contains(&s)) {
                 continue;
@@ -723,6 +841,21 @@ impl AsyncSampler {
             if let Some(state) = state {
                 let method = traces.pseudo_method(&ctx.ids, state);
                 frames.push((method, -1));
+                // The thread's latest wall-clock sample, kept while it waits.
+                if let Some(serial) = serial
+                    && let Some(&(tid, cpu, at)) = latest_wall.get(&serial)
+                    && at == time
+                {
+                    idle.push((
+                        tid,
+                        IdleWall {
+                            serial,
+                            state,
+                            frames: frames.iter().map(|&(m, l)| (m as usize, l)).collect(),
+                            cpu,
+                        },
+                    ));
+                }
             }
             match traces.record(
                 ctx.jvmti,
@@ -744,6 +877,16 @@ impl AsyncSampler {
             }
         }
         drop(traces);
+        if !idle.is_empty()
+            && let Ok(mut registry) = self.registry.lock()
+        {
+            for (tid, last) in idle {
+                // (Only threads still known: one that ended meanwhile is gone for good.)
+                if registry.by_tid.contains_key(&tid) {
+                    registry.idle.insert(tid, last);
+                }
+            }
+        }
         if !timed.is_empty() {
             ctx.with_output(|out| out.write(|w| w.timed_samples(&timed)));
         }

@@ -159,6 +159,10 @@ pub struct Sample<'a> {
     pub vthread: u64,
     /// When the handler took it: `CLOCK_MONOTONIC` nanoseconds ([`monotonic_nanos`]).
     pub time: u64,
+    /// A wall-clock sample's thread CPU time as the handler ended, in nanoseconds (0 for a
+    /// CPU sample): the wall-clock ticker compares it with the thread's CPU time later to
+    /// tell a thread that has not run since.
+    pub cpu: u64,
 }
 
 const FREE: u8 = 0;
@@ -180,6 +184,7 @@ struct Slot {
     value: AtomicU32,
     vthread: AtomicU64,
     time: AtomicU64,
+    cpu: AtomicU64,
 }
 
 /// The preallocated samples: `slots.len()` slots of `depth` frames each, and as many again
@@ -315,6 +320,7 @@ pub fn install(vm: JavaVm, slots: usize, depth: usize) -> Result<(), String> {
                 value: AtomicU32::new(0),
                 vthread: AtomicU64::new(0),
                 time: AtomicU64::new(0),
+                cpu: AtomicU64::new(0),
             })
             .collect(),
         frames: (0..slots.max(1) * depth * 2)
@@ -551,6 +557,26 @@ pub fn block_in_this_thread() {
 
 pub use crate::jvmti::os::{current_tid, monotonic_nanos};
 
+/// The CPU time of thread `tid` of this process, in nanoseconds (async-signal-safe for the
+/// calling thread's own id); `None` if the thread has ended.
+pub fn thread_cpu_nanos(tid: i32) -> Option<u64> {
+    // The kernel's clock id of a thread's CPU time (CPUCLOCK_SCHED of the thread).
+    let clock: libc::clockid_t = ((!tid) << 3) | 6;
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec; an unknown clock id is an error, not UB.
+    if unsafe { libc::clock_gettime(clock, &mut now) } != 0 {
+        return None;
+    }
+    Some(
+        (now.tv_sec as u64)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(now.tv_nsec as u64),
+    )
+}
+
 /// A POSIX timer on a thread's CPU clock that sends it SIGPROF.
 #[derive(Debug)]
 pub struct CpuTimer(usize);
@@ -760,6 +786,7 @@ pub fn drain(mut f: impl FnMut(&Sample<'_>)) -> usize {
             kind,
             vthread: slot.vthread.load(Ordering::Relaxed),
             time: slot.time.load(Ordering::Relaxed),
+            cpu: slot.cpu.load(Ordering::Relaxed),
         });
         slot.state.store(FREE, Ordering::Release);
         count += 1;
@@ -1227,6 +1254,13 @@ fn take_sample(kind: SampleKind, context: *mut c_void, rearm: &mut Rearm) {
         SampleKind::Cpu(weight) => (KIND_CPU, weight),
         SampleKind::Wall(value) => (KIND_WALL, value),
     };
+    // A wall-clock sample's thread CPU time as the handler ends (its own work included), so
+    // that the ticker can tell whether the thread ran since.
+    let cpu = match kind {
+        SampleKind::Wall(_) => thread_cpu_nanos(current_tid()).unwrap_or(0),
+        SampleKind::Cpu(_) => 0,
+    };
+    slot.cpu.store(cpu, Ordering::Relaxed);
     slot.kind.store(code, Ordering::Relaxed);
     slot.value.store(value, Ordering::Relaxed);
     slot.env.store(env as usize, Ordering::Relaxed);
