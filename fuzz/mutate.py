@@ -9,9 +9,13 @@ timeout of 20 s). Counts per command: runs, exit statuses, panics (status 101 or
 other signals, timeouts, errors without a byte offset, the largest resident set (wait4's
 ru_maxrss) and the slowest run. A command fails the check on any panic, signal or timeout.
 
-    fuzz/mutate.py [--per-command N] [--seed S] [--jobs J] [--write]
+    fuzz/mutate.py [--per-command N] [--seed S] [--jobs J] [--write] [--list DIR] [--hprof BIN]
+                   [--commands top,convert,...]
 
---write replaces the "Mutated inputs" section of bench/RESULTS.md.
+--write replaces the "Mutated inputs" section of bench/RESULTS.md. --list prints every distinct
+error without an offset (not only the three most frequent per command) and keeps one mutant of
+each in DIR, to reproduce it. --hprof tests another build of the `hprof` command (an older one,
+to compare); the seeds are still made with this checkout's agent.
 """
 import argparse, gzip, os, random, re, resource, shutil, signal, subprocess, sys, tempfile, threading, time
 from collections import Counter
@@ -155,7 +159,14 @@ def main():
     parser.add_argument("--seed", type=int, default=26)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--list", metavar="DIR", type=Path,
+                        help="print every distinct error without an offset; keep one mutant of each in DIR")
+    parser.add_argument("--hprof", metavar="BIN", type=Path, help="the hprof command to test")
+    parser.add_argument("--commands", help="the commands to run, comma-separated (default: all)")
     args = parser.parse_args()
+    global HPROF
+    if args.hprof:
+        HPROF = args.hprof.resolve()
     sh("cargo", "build", "--release", "--locked", "--quiet", "-p", "hprof-agent", "-p", "hprof-cli", cwd=ROOT)
     sh(str(ROOT / "scripts/build-java.sh"))
     work = Path(tempfile.mkdtemp(prefix="hprof-fuzz-"))
@@ -169,6 +180,9 @@ def main():
         "analyze": (["analyze"], "dump"),
         "path": (["path", oid], "dump"),
     }
+    if args.commands:
+        wanted = args.commands.split(",")
+        commands = {name: c for name, c in commands.items() if name in wanted}
     rng = random.Random(args.seed)
     rows, started = [], time.time()
     failures, notes = [], []
@@ -208,12 +222,18 @@ def main():
                     no_offset += 1
                     # What such errors say, without the file's name and numbers.
                     kind = re.sub(r"\d+", "N", err.strip().splitlines()[-1].replace(str(path), "FILE"))
+                    if args.list and not no_offset_kinds[kind[:110]]:
+                        args.list.mkdir(parents=True, exist_ok=True)
+                        kept = args.list / f"{name}-{len(no_offset_kinds)}{''.join(path.suffixes)}"
+                        shutil.copy(path, kept)
+                        print(f"no offset: {name} {kept}: {err.strip().splitlines()[-1][:300]}", flush=True)
                     no_offset_kinds[kind[:110]] += 1
                 path.unlink()
         statuses = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items(), key=lambda kv: str(kv[0])))
         bad = sum(v for k, v in counts.items() if k == "panic" or isinstance(k, str))
         rows.append(f"| `{name}` | {args.per_command} | {statuses} | {bad} | {no_offset} | {worst_rss / 1024:.0f} MB | {slowest:.2f} s |")
-        notes.extend(f"- `{name}`, {n} x: `{kind}`" for kind, n in no_offset_kinds.most_common(3))
+        notes.extend(f"- `{name}`, {n} x: `{kind}`"
+                     for kind, n in no_offset_kinds.most_common(None if args.list else 3))
         print(rows[-1], flush=True)
     minutes = (time.time() - started) / 60
     section = "\n".join([

@@ -1,16 +1,16 @@
-//! Owns the functions the JVM calls: `Agent_OnLoad` (and its refusals), the JVMTI event
-//! callbacks and the agent threads' entry points. Each one catches panics, so none crosses
-//! into the JVM, and stays small: the work is in [`crate::profiler`].
+//! Owns the functions the JVM calls: `Agent_OnLoad` (and its refusals), `Agent_OnAttach`, the
+//! JVMTI event callbacks and the natives of the agent's probes. Each one catches panics, so
+//! none crosses into the JVM, and stays small: it hands the event to [`crate::profiler`],
+//! which dispatches it to the engines that take it.
 
 #![allow(unsafe_code)]
 
 use std::ffi::{CStr, c_char, c_void};
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::engine::cpu_samples::CpuSampler;
-use crate::engine::{alloc_counts, cpu_async, cpu_times, heap_sites, monitors};
-use crate::jvmti::{Callbacks, JavaVm, Jni, Jvmti, jthread, sys};
+use crate::engine::{Context, Engine, Probe, ProbeAnswer};
+use crate::error::{ErrorKind, report};
+use crate::jvmti::{Callbacks, JavaVm, Jni, Jvmti, guarded, jthread, sys};
 use crate::options::{Options, Parsed, help_text};
 use crate::profiler::{self, Profiler};
 
@@ -18,22 +18,6 @@ const JNI_OK: sys::jint = 0;
 const JNI_ERR: sys::jint = -1;
 
 static LOADED: AtomicBool = AtomicBool::new(false);
-
-/// Runs `f`, turning a panic into an `HPROF ERROR:` line instead of unwinding into the JVM.
-fn guarded<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(value) => value,
-        Err(panic) => {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            eprintln!("HPROF ERROR: internal error in {what}: {message}");
-            fallback
-        }
-    }
-}
 
 /// Whether the exit handler is registered (once per process, whichever way the agent came).
 static AT_EXIT: AtomicBool = AtomicBool::new(false);
@@ -45,8 +29,9 @@ fn register_at_exit() {
     // SAFETY: `at_exit` is an `extern "C" fn()` that lives as long as the process
     // (libhprof.so is never unloaded) and catches its panics.
     if unsafe { libc::atexit(at_exit) } != 0 {
-        eprintln!(
-            "HPROF ERROR: can't register an exit handler; an exit without VM death will lose the last dump"
+        report(
+            ErrorKind::Load,
+            "can't register an exit handler; an exit without VM death will lose the last dump",
         );
     }
 }
@@ -93,7 +78,7 @@ pub unsafe extern "C" fn Agent_OnAttach(
         let (code, answer) = attach(JavaVm::from_raw(vm), options);
         reply_to(reply.as_deref(), &answer);
         if code != JNI_OK && reply.is_none() {
-            eprintln!("HPROF ERROR: {answer}");
+            report(ErrorKind::Command, &answer);
         }
         code
     })
@@ -115,7 +100,10 @@ fn reply_to(path: Option<&str>, text: &str) {
             use std::io::Write;
             let _ = file.write_all(text.as_bytes());
         }
-        Err(e) => eprintln!("HPROF ERROR: can't write the reply for hprof attach to {path} ({e})"),
+        Err(e) => report(
+            ErrorKind::Command,
+            format!("can't write the reply for hprof attach to {path} ({e})"),
+        ),
     }
 }
 
@@ -150,7 +138,7 @@ fn attach(vm: JavaVm, options: Options) -> (sys::jint, String) {
                 }
             };
             let text = options.text.clone();
-            match Profiler::attach(vm, jvmti, options, &callbacks(), jni) {
+            match Profiler::attach(vm, jvmti, options, &callbacks(), crate::listener::run, jni) {
                 Ok(profiler) => {
                     register_at_exit();
                     (
@@ -244,8 +232,9 @@ pub unsafe extern "C" fn Agent_OnLoad(
 ) -> sys::jint {
     guarded("Agent_OnLoad", JNI_ERR, || {
         if LOADED.swap(true, Ordering::AcqRel) {
-            eprintln!(
-                "HPROF ERROR: Cannot load this JVM TI agent twice, check your java command line for duplicate hprof options."
+            report(
+                ErrorKind::Load,
+                "Cannot load this JVM TI agent twice, check your java command line for duplicate hprof options.",
             );
             return JNI_ERR;
         }
@@ -274,19 +263,28 @@ pub unsafe extern "C" fn Agent_OnLoad(
         let jvmti = match unsafe { Jvmti::from_vm(vm) } {
             Ok(jvmti) => jvmti,
             Err(code) => {
-                eprintln!(
-                    "HPROF ERROR: Unable to access JVMTI Version 1.2, JNIEnv's GetEnv() returned {code}"
+                report(
+                    ErrorKind::Load,
+                    format!(
+                        "Unable to access JVMTI Version 1.2, JNIEnv's GetEnv() returned {code}"
+                    ),
                 );
                 std::process::exit(1);
             }
         };
-        match Profiler::load(JavaVm::from_raw(vm), jvmti, options, &callbacks()) {
+        match Profiler::load(
+            JavaVm::from_raw(vm),
+            jvmti,
+            options,
+            &callbacks(),
+            crate::listener::run,
+        ) {
             Ok(_) => {
                 register_at_exit();
                 JNI_OK
             }
             Err(message) => {
-                eprintln!("HPROF ERROR: {message}");
+                report(ErrorKind::Load, &message);
                 std::process::exit(1);
             }
         }
@@ -326,21 +324,13 @@ extern "C" fn vm_death(_jvmti: *mut sys::jvmtiEnv, _jni: *mut sys::JNIEnv) {
 extern "C" fn thread_start(_jvmti: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, thread: jthread) {
     guarded("ThreadStart", (), || {
         if let Some(p) = profiler::get() {
-            p.thread_start(Jni::from_raw(jni), thread);
-            if p.is_running()
-                && let Some((ctx, sampler)) = cpu_async::running()
-            {
-                sampler.thread_started(ctx, Jni::from_raw(jni), thread);
-            }
+            p.on_thread_start(Jni::from_raw(jni), thread);
         }
     });
 }
 
 extern "C" fn thread_end(_jvmti: *mut sys::jvmtiEnv, jni: *mut sys::JNIEnv, thread: jthread) {
     guarded("ThreadEnd", (), || {
-        if let Some((_, sampler)) = cpu_async::running() {
-            sampler.thread_ended(Jni::from_raw(jni));
-        }
         if let Some(p) = profiler::get() {
             p.thread_end(Jni::from_raw(jni), thread);
         }
@@ -364,14 +354,8 @@ extern "C" fn sampled_object_alloc(
     size: sys::jlong,
 ) {
     guarded("SampledObjectAlloc", (), || {
-        if alloc_counts::in_agent() {
-            return;
-        }
-        match (heap_sites::running(), profiler::get()) {
-            (Some((ctx, engine)), Some(p)) if p.is_running() => {
-                engine.on_alloc(ctx, Jni::from_raw(jni), thread, object, class, size);
-            }
-            _ => heap_sites::note_early_sample(),
+        if let Some(p) = profiler::get() {
+            p.sampled_object_alloc(Jni::from_raw(jni), thread, object, class, size);
         }
     });
 }
@@ -387,24 +371,19 @@ extern "C" fn vm_object_alloc(
     size: sys::jlong,
 ) {
     guarded("VMObjectAlloc", (), || {
-        if profiler::get().is_some_and(|p| p.is_running()) {
-            if let Some(counts) = alloc_counts::RUNNING.get() {
-                counts.note_vm_alloc(Jni::from_raw(jni), object);
-            }
-            heap_sites::on_vm_alloc(Jni::from_raw(jni), class, size);
+        if let Some(p) = profiler::get() {
+            p.vm_object_alloc(Jni::from_raw(jni), object, class, size);
         }
     });
 }
 
-/// The running monitor engine, while the VM is live.
-fn monitor_engine() -> Option<(
-    &'static crate::engine::Context,
-    &'static monitors::Monitors,
-    &'static Profiler,
-)> {
-    let (ctx, engine) = monitors::running()?;
-    let profiler = profiler::get().filter(|p| p.is_running())?;
-    Some((ctx, engine, profiler))
+/// Runs a monitor event on the engines that take it.
+fn monitor_event(what: &str, event: impl Fn(&dyn Engine, &Context)) {
+    guarded(what, (), || {
+        if let Some(p) = profiler::get() {
+            p.monitor_event(event);
+        }
+    });
 }
 
 extern "C" fn monitor_contended_enter(
@@ -413,10 +392,8 @@ extern "C" fn monitor_contended_enter(
     thread: jthread,
     _object: sys::jobject,
 ) {
-    guarded("MonitorContendedEnter", (), || {
-        if let Some((ctx, engine, _)) = monitor_engine() {
-            engine.on_contended_enter(ctx, Jni::from_raw(jni), thread);
-        }
+    monitor_event("MonitorContendedEnter", |engine, ctx| {
+        engine.monitor_contended_enter(ctx, Jni::from_raw(jni), thread)
     });
 }
 
@@ -426,10 +403,8 @@ extern "C" fn monitor_contended_entered(
     _thread: jthread,
     object: sys::jobject,
 ) {
-    guarded("MonitorContendedEntered", (), || {
-        if let Some((ctx, engine, _)) = monitor_engine() {
-            engine.on_contended_entered(ctx, Jni::from_raw(jni), object);
-        }
+    monitor_event("MonitorContendedEntered", |engine, ctx| {
+        engine.monitor_contended_entered(ctx, Jni::from_raw(jni), object)
     });
 }
 
@@ -440,12 +415,8 @@ extern "C" fn monitor_wait(
     object: sys::jobject,
     timeout: sys::jlong,
 ) {
-    guarded("MonitorWait", (), || {
-        if let Some((ctx, engine, p)) = monitor_engine() {
-            p.with_output(|out| {
-                engine.on_wait(ctx, Jni::from_raw(jni), thread, object, timeout, out)
-            });
-        }
+    monitor_event("MonitorWait", |engine, ctx| {
+        engine.monitor_wait(ctx, Jni::from_raw(jni), thread, object, timeout)
     });
 }
 
@@ -456,56 +427,8 @@ extern "C" fn monitor_waited(
     object: sys::jobject,
     _timed_out: sys::jboolean,
 ) {
-    guarded("MonitorWaited", (), || {
-        if let Some((ctx, engine, p)) = monitor_engine() {
-            p.with_output(|out| engine.on_waited(ctx, Jni::from_raw(jni), thread, object, out));
-        }
-    });
-}
-
-/// Entry point of the `net=` command listener thread.
-pub extern "C" fn listener_thread(
-    _jvmti: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    _arg: *mut c_void,
-) {
-    guarded("the command listener", (), || {
-        crate::listener::run(Jni::from_raw(jni))
-    });
-}
-
-/// Entry point of the dump thread, where SIGQUIT dumps run.
-pub extern "C" fn dump_thread(
-    _jvmti: *mut sys::jvmtiEnv,
-    _jni: *mut sys::JNIEnv,
-    _arg: *mut c_void,
-) {
-    guarded("the dump thread", (), || {
-        if let Some(p) = profiler::get() {
-            p.serve_dumps();
-        }
-    });
-}
-
-/// Entry point of the `cpu=samples` agent thread.
-pub extern "C" fn cpu_sampler_thread(
-    _jvmti: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    _arg: *mut c_void,
-) {
-    guarded("the CPU sampling thread", (), || {
-        CpuSampler::run(Jni::from_raw(jni))
-    });
-}
-
-/// Entry point of the asynchronous sampler's agent thread (`cpu=samples`, `cpu=wall`).
-pub extern "C" fn async_sampler_thread(
-    _jvmti: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    _arg: *mut c_void,
-) {
-    guarded("the CPU sampling thread", (), || {
-        cpu_async::AsyncSampler::run(Jni::from_raw(jni))
+    monitor_event("MonitorWaited", |engine, ctx| {
+        engine.monitor_waited(ctx, Jni::from_raw(jni), thread, object)
     });
 }
 
@@ -521,13 +444,15 @@ extern "C" fn class_load(
 /// ClassPrepare: the class's jmethodIDs are created now, so a stack walk in a signal handler
 /// (which cannot create them) finds them.
 extern "C" fn class_prepare(
-    jvmti: *mut sys::jvmtiEnv,
+    _jvmti: *mut sys::jvmtiEnv,
     jni: *mut sys::JNIEnv,
     _thread: jthread,
     class: sys::jclass,
 ) {
     guarded("ClassPrepare", (), || {
-        cpu_async::AsyncSampler::prepare_class(Jvmti::from_raw(jvmti), Jni::from_raw(jni), class)
+        if let Some(p) = profiler::get() {
+            p.class_prepare(Jni::from_raw(jni), class);
+        }
     });
 }
 
@@ -559,22 +484,13 @@ extern "C" fn dynamic_code_generated(
         }
         // SAFETY: the JVM passes a NUL-terminated name valid during the callback.
         let name = unsafe { std::ffi::CStr::from_ptr(name) }.to_string_lossy();
-        crate::signal::stubs::generated(&name, address as usize, length as usize);
+        if let Some(p) = profiler::get() {
+            p.dynamic_code_generated(&name, address as usize, length as usize);
+        }
     });
 }
 
-/// Entry point of the `cpu=times` timing thread.
-pub extern "C" fn cpu_timer_thread(
-    _jvmti: *mut sys::jvmtiEnv,
-    jni: *mut sys::JNIEnv,
-    _arg: *mut c_void,
-) {
-    guarded("the CPU timing thread", (), || {
-        cpu_times::CpuTimes::run(Jni::from_raw(jni))
-    });
-}
-
-/// ClassFileLoadHook: `cpu=times` rewrites the class.
+/// ClassFileLoadHook: the engines that rewrite classes (`cpu=times`, heap=sites' fast mode).
 extern "C" fn class_file_load_hook(
     jvmti: *mut sys::jvmtiEnv,
     _jni: *mut sys::JNIEnv,
@@ -603,14 +519,7 @@ extern "C" fn class_file_load_hook(
                 (!name.is_null()).then(|| CStr::from_ptr(name).to_bytes()),
             )
         };
-        let timed = match cpu_times::running() {
-            Some((_, engine)) => engine.transform(name, bytes),
-            None => cpu_times::transform_early(name, bytes),
-        };
-        // heap=sites' fast mode counts allocations in what cpu=times made of the class.
-        let counted = alloc_counts::transform(name, timed.as_deref().unwrap_or(bytes));
-        let transformed = counted.or(timed);
-        let Some(new) = transformed else {
+        let Some(new) = profiler::get().and_then(|p| p.class_file_load(name, bytes)) else {
             return;
         };
         let Ok(len) = sys::jint::try_from(new.len()) else {
@@ -637,9 +546,7 @@ pub extern "system" fn Java_java_lang_HprofAllocs_n(
     kind: sys::jint,
 ) {
     guarded("HprofAllocs.n", (), || {
-        if let Some(counts) = alloc_counts::RUNNING.get() {
-            counts.on_native_alloc(Jni::from_raw(jni), object, kind);
-        }
+        probe(jni, Probe::NativeAlloc { object, kind });
     })
 }
 
@@ -657,9 +564,9 @@ pub extern "system" fn Java_java_lang_HprofTracker_register(
     guarded(
         "HprofTracker.register",
         std::ptr::null_mut(),
-        || match cpu_times::running() {
-            Some((ctx, engine)) => engine.register(ctx, Jni::from_raw(jni), thread),
-            None => std::ptr::null_mut(),
+        || match probe(jni, Probe::TrackerRegister { thread }) {
+            Some(ProbeAnswer::Object(state)) => state,
+            _ => std::ptr::null_mut(),
         },
     )
 }
@@ -673,8 +580,22 @@ pub extern "system" fn Java_java_lang_HprofTracker_miss(
     method: sys::jint,
     parent: sys::jint,
 ) -> sys::jint {
-    guarded("HprofTracker.miss", -1, || match cpu_times::running() {
-        Some((ctx, engine)) => engine.miss(ctx, Jni::from_raw(jni), state, method, parent),
-        None => -1,
+    guarded("HprofTracker.miss", -1, || {
+        match probe(
+            jni,
+            Probe::TrackerMiss {
+                state,
+                method,
+                parent,
+            },
+        ) {
+            Some(ProbeAnswer::Int(number)) => number,
+            _ => -1,
+        }
     })
+}
+
+/// A call of one of the agent's probes, answered by the engine that takes it.
+fn probe(jni: *mut sys::JNIEnv, probe: Probe) -> Option<ProbeAnswer> {
+    profiler::get()?.probe(Jni::from_raw(jni), probe)
 }

@@ -1,13 +1,15 @@
 //! The HPROF JVMTI agent, built as `libhprof.so`: heap and CPU profiling for JDK 11 and later,
 //! with the option syntax and output formats of the JDK's former HPROF agent.
 //!
-//! Layout, outside in: [`entry`] holds the exported `Agent_OnLoad` and the JVMTI callbacks
-//! (every one catches panics); [`profiler`] owns the agent's lifetime and dumps; [`engine`]
-//! holds one module per profiling engine behind one interface; [`trace_store`] and
-//! [`threads`] are the tables engines record into, [`code_names`] names their frames of native
-//! and kernel code; [`output`] has one writer per format.
-//! [`jvmti`], [`signal`] (the asynchronous sampler's signal handler, timers and crash guard)
-//! and [`entry`], the FFI layer, are the only modules with `unsafe` code.
+//! Layers, top first (imports go down only; [`layers`] lists them and tests it, and
+//! docs/architecture.md draws the map): [`entry`] (the exported `Agent_OnLoad`, the JVMTI
+//! callbacks and the probes' natives, every one catching panics) and [`listener`] (the `net=`
+//! commands); [`profiler`], which owns the session and dispatches events and commands to the
+//! engines that take them; [`engine`], one module per profiling engine behind one interface;
+//! [`signal`] and [`code_names`], the asynchronous sampler's handler, walker and frame names;
+//! [`output`], one writer per format; the shared tables [`trace_store`], [`threads`],
+//! [`options`], [`progress`]; and the FFI layer [`jvmti`] with [`error`], the agent's one error
+//! type. [`jvmti`], [`signal`] and [`entry`] are the only modules with `unsafe` code.
 
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
@@ -15,7 +17,9 @@
 pub mod code_names;
 pub mod engine;
 pub mod entry;
+pub mod error;
 pub mod jvmti;
+pub mod layers;
 pub mod listener;
 pub mod options;
 pub mod output;

@@ -8,17 +8,21 @@ use std::io::Read;
 
 pub use hprof_format::net::Command;
 
+use crate::error::{ErrorKind, report};
 use crate::jvmti::Jni;
 use crate::profiler;
 
 /// Name of the listener thread (agent threads' names start with `HPROF `).
-pub const THREAD_NAME: &str = "HPROF listener thread";
+pub const THREAD_NAME: &str = profiler::LISTENER_THREAD_NAME;
 
 /// Reads the next command; `End` when the connection closes or breaks, or sends a command
 /// longer than any front-end's (reported).
 pub fn read_command(stream: &mut impl Read) -> Command {
     Command::read(stream).unwrap_or_else(|too_long| {
-        eprintln!("HPROF ERROR: {too_long}; the listener stops");
+        report(
+            ErrorKind::Command,
+            format!("{too_long}; the listener stops"),
+        );
         Command::End
     })
 }
@@ -53,12 +57,16 @@ pub fn run(jni: Jni) {
             Command::CpuSamples { cutoff } => p.command_cpu_samples(f64::from(cutoff)),
             Command::Control { sub, argument } => {
                 if let Err(message) = p.command_control(sub, argument) {
-                    eprintln!("HPROF ERROR: CONTROL command ignored: {message}");
+                    report(
+                        ErrorKind::Command,
+                        format!("CONTROL command ignored: {message}"),
+                    );
                 }
             }
-            Command::Unknown(tag) => {
-                eprintln!("HPROF ERROR: unknown command 0x{tag:02x} from the front-end, ignored")
-            }
+            Command::Unknown(tag) => report(
+                ErrorKind::Command,
+                format!("unknown command 0x{tag:02x} from the front-end, ignored"),
+            ),
         }
     }
 }

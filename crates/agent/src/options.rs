@@ -204,8 +204,10 @@ impl fmt::Display for OptionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "HPROF ERROR: hprof option error: {} ({})",
-            self.description, self.options
+            "{}hprof option error: {} ({})",
+            crate::error::PREFIX,
+            self.description,
+            self.options
         )
     }
 }

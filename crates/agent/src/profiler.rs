@@ -13,8 +13,14 @@ use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::engine::ticker::Ticker;
-use crate::engine::{Context, Current, Engine, select_engines};
-use crate::jvmti::{Callbacks, Capabilities, Event, JavaVm, Jni, Jvmti, jthread};
+use crate::engine::{
+    Context, Current, Engine, Hook, Probe, ProbeAnswer, SESSION_NEW, SESSION_RUNNING,
+    SESSION_TERMINATED, select_engines,
+};
+use crate::error::{ErrorKind, report};
+use crate::jvmti::{
+    Callbacks, Capabilities, Event, JavaVm, Jni, Jvmti, ThreadStartError, jclass, jobject, jthread,
+};
 use crate::options::Options;
 use crate::output::{self, ProfileOutput};
 use crate::threads::ThreadTable;
@@ -25,20 +31,18 @@ use crate::trace_store::{ClassInfo, ObjectIds, TraceStore};
 /// stays allocated, as event callbacks already running may still hold it.
 static PROFILER: Current<&'static Profiler> = Current::new();
 
-/// Lifecycle states.
-const NEW: u8 = 0;
-const RUNNING: u8 = 1;
-const TERMINATED: u8 = 2;
-
 /// The agent.
 pub struct Profiler {
     /// Tables and options shared with the engines.
     pub ctx: Context,
     engines: Vec<Box<dyn Engine>>,
-    output: Mutex<ProfileOutput>,
-    state: AtomicU8,
+    /// The dispatch table: for each [`Hook`] (by its position in [`Hook::ALL`]), the engines
+    /// that take it, by index into `engines`. Built once at load.
+    subscribers: Vec<Vec<usize>>,
     /// The `net=` connection, until the command listener takes it.
     commands: Mutex<Option<std::net::TcpStream>>,
+    /// What the command listener thread runs.
+    serve_commands: CommandLoop,
     /// The dump thread: SIGQUIT dumps run there.
     dumper: Ticker,
     /// When the session started, and whether it was attached to a running JVM.
@@ -56,13 +60,38 @@ const EXIT_CLOSE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2
 /// Name of the dump thread (agent threads' names start with `HPROF `).
 pub const DUMP_THREAD_NAME: &str = "HPROF dump thread";
 
+/// Name of the `net=` command listener thread.
+pub const LISTENER_THREAD_NAME: &str = "HPROF listener thread";
+
+/// The body of the `net=` command listener thread, handed down by the entry points (the
+/// listener sits above the profiler: it reads the front-end's commands and calls the
+/// profiler's).
+pub type CommandLoop = fn(Jni);
+
 impl std::fmt::Debug for Profiler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Profiler")
             .field("engines", &self.engines.len())
-            .field("state", &self.state)
+            .field("state", &self.ctx.state)
             .finish()
     }
+}
+
+/// The dispatch table of `engines`: for each hook of [`Hook::ALL`], the engines that take it,
+/// in the engines' order (class rewriters in their [`Engine::class_file_order`]).
+fn subscribers(engines: &[Box<dyn Engine>]) -> Vec<Vec<usize>> {
+    Hook::ALL
+        .iter()
+        .map(|&hook| {
+            let mut list: Vec<usize> = (0..engines.len())
+                .filter(|&i| engines[i].hooks().contains(&hook))
+                .collect();
+            if hook == Hook::ClassFileLoad {
+                list.sort_by_key(|&i| engines[i].class_file_order());
+            }
+            list
+        })
+        .collect()
 }
 
 /// The profiler, once loaded.
@@ -78,8 +107,9 @@ impl Profiler {
         jvmti: Jvmti,
         options: Options,
         callbacks: &Callbacks,
+        serve_commands: CommandLoop,
     ) -> Result<&'static Profiler, String> {
-        Profiler::load_in(vm, jvmti, options, callbacks, false)
+        Profiler::load_in(vm, jvmti, options, callbacks, serve_commands, false)
     }
 
     /// [`Profiler::load`]; `late`: into a JVM already running.
@@ -88,23 +118,12 @@ impl Profiler {
         jvmti: Jvmti,
         options: Options,
         callbacks: &Callbacks,
+        serve_commands: CommandLoop,
         late: bool,
     ) -> Result<&'static Profiler, String> {
-        let wants_signals = (options.cpu_samples
-            && options.sampler == crate::options::Sampler::Async)
-            || options.cpu_wall;
-        let asynchronous = if wants_signals {
-            crate::engine::cpu_async::available(vm, !options.cpu_wall)
-        } else {
-            Err("not asked for".to_string())
-        };
-        if options.cpu_wall
-            && let Err(why) = &asynchronous
-        {
-            return Err(format!("cpu=wall can't run: {why}"));
-        }
-        crate::engine::cpu_times::note_vm_feature(jvmti.feature_version());
-        let engines = select_engines(&options, &asynchronous, late);
+        crate::jvmti::report::install(&crate::progress::LINES);
+        let engines = select_engines(&options, vm, jvmti, late)?;
+        let subscribers = subscribers(&engines);
         let mut caps = Capabilities {
             line_numbers: true,
             source_file_name: true,
@@ -127,13 +146,15 @@ impl Profiler {
             ids: ObjectIds::new(),
             max_depth: AtomicU32::new(options.depth),
             options,
+            output: Mutex::new(ProfileOutput::new(opened)),
+            state: AtomicU8::new(SESSION_NEW),
         };
         let profiler = Profiler {
             ctx,
             engines,
-            output: Mutex::new(ProfileOutput::new(opened)),
+            subscribers,
             commands: Mutex::new(commands),
-            state: AtomicU8::new(NEW),
+            serve_commands,
             dumper: Ticker::new(),
             dumping: Mutex::new(()),
             started: std::time::SystemTime::now(),
@@ -146,7 +167,7 @@ impl Profiler {
             .set_callbacks(callbacks)
             .map_err(|e| format!("can't set event callbacks ({e})"))?;
         for engine in &profiler.engines {
-            engine.on_load(jvmti)?;
+            engine.on_load(&profiler.ctx)?;
         }
         // ObjectFree is never enabled: with it, JDK 17+ can deadlock when its Service Thread
         // posts the events while another thread flushes them (VM death does) and a safepoint
@@ -166,9 +187,10 @@ impl Profiler {
         jvmti: Jvmti,
         options: Options,
         callbacks: &Callbacks,
+        serve_commands: CommandLoop,
         jni: Jni,
     ) -> Result<&'static Profiler, String> {
-        let profiler = Profiler::load_in(vm, jvmti, options, callbacks, true)?;
+        let profiler = Profiler::load_in(vm, jvmti, options, callbacks, serve_commands, true)?;
         let thread = jvmti
             .current_thread()
             .map_err(|e| format!("can't get the attaching thread ({e})"))?;
@@ -235,7 +257,7 @@ impl Profiler {
 
     /// The path of the session's output file, when it writes one.
     pub fn output_path(&self) -> Option<std::path::PathBuf> {
-        let out = self.output.lock().unwrap_or_else(|e| e.into_inner());
+        let out = self.ctx.output.lock().unwrap_or_else(|e| e.into_inner());
         out.path().map(std::path::Path::to_path_buf)
     }
 
@@ -268,11 +290,11 @@ impl Profiler {
 
     /// Whether the VM is initialised and not yet dying: events are acted on only then.
     pub fn is_running(&self) -> bool {
-        self.state.load(Ordering::Acquire) == RUNNING
+        self.ctx.is_running()
     }
 
     fn write(&self, f: impl FnOnce(&mut dyn output::ProfileWriter) -> std::io::Result<()>) {
-        if let Ok(mut out) = self.output.lock() {
+        if let Ok(mut out) = self.ctx.output.lock() {
             out.write(f);
         }
     }
@@ -280,15 +302,18 @@ impl Profiler {
     /// VMInit: threads already running get serials (the VM init thread first), then the
     /// engines start.
     pub fn vm_init(&'static self, jni: Jni, init_thread: jthread) {
-        if self.ctx.options.heap_sites
-            && self.ctx.options.alloc_interval == 0
-            && !crate::engine::heap_sites::fast_mode(&self.ctx.options, false)
-        {
-            crate::engine::heap_sites::warm_up_sampler(jni);
+        for engine in self.subscribers(Hook::VmInit) {
+            engine.vm_init(&self.ctx, jni);
         }
         if self
+            .ctx
             .state
-            .compare_exchange(NEW, RUNNING, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(
+                SESSION_NEW,
+                SESSION_RUNNING,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
             .is_err()
         {
             return;
@@ -296,7 +321,10 @@ impl Profiler {
         let jvmti = self.ctx.jvmti;
         for event in [Event::ThreadStart, Event::ThreadEnd] {
             if let Err(e) = jvmti.set_event(event, true) {
-                eprintln!("HPROF ERROR: can't enable {event:?} events ({e})");
+                report(
+                    ErrorKind::Start,
+                    format!("can't enable {event:?} events ({e})"),
+                );
             }
         }
         self.thread_start(jni, init_thread);
@@ -310,28 +338,35 @@ impl Profiler {
         });
         for engine in &self.engines {
             if let Err(message) = engine.start(&self.ctx, jni) {
-                eprintln!("HPROF ERROR: {message}");
+                report(ErrorKind::Start, &message);
             }
         }
         if let Err(message) =
             self.dumper
-                .start(jvmti, jni, DUMP_THREAD_NAME, crate::entry::dump_thread)
+                .start(jvmti, jni, DUMP_THREAD_NAME, "the dump thread", move |_| {
+                    self.serve_dumps()
+                })
         {
-            eprintln!("HPROF ERROR: {message}; SIGQUIT dumps will run on the signal thread");
+            report(
+                ErrorKind::Dump,
+                format!("{message}; SIGQUIT dumps will run on the signal thread"),
+            );
         }
         if self.commands.lock().map(|c| c.is_some()).unwrap_or(false) {
-            let started = jni
-                .new_thread(crate::listener::THREAD_NAME)
-                .ok_or_else(|| "can't create the listener thread object".to_string())
-                .and_then(|thread| {
-                    let result = jvmti
-                        .run_agent_thread(thread, crate::entry::listener_thread, 0)
-                        .map_err(|e| e.to_string());
-                    jni.delete_local_ref(thread);
-                    result
+            let serve = self.serve_commands;
+            let started = jvmti
+                .start_agent_thread(jni, LISTENER_THREAD_NAME, "the command listener", serve)
+                .map_err(|e| match e {
+                    ThreadStartError::NoThreadObject => {
+                        "can't create the listener thread object".to_string()
+                    }
+                    ThreadStartError::Run(e) => e.to_string(),
                 });
             if let Err(message) = started {
-                eprintln!("HPROF ERROR: can't start the command listener ({message})");
+                report(
+                    ErrorKind::Start,
+                    format!("can't start the command listener ({message})"),
+                );
             }
         }
     }
@@ -347,16 +382,26 @@ impl Profiler {
             }),
             Err(_) => None,
         };
-        if let (Some(start), Ok(mut out)) = (start, self.output.lock()) {
+        if let (Some(start), Ok(mut out)) = (start, self.ctx.output.lock()) {
             out.write(|w| w.thread_start(&start));
         }
     }
 
-    /// ThreadEnd: a THREAD END record.
+    /// ThreadStart: the thread's serial and THREAD START record, then the engines'.
+    pub fn on_thread_start(&self, jni: Jni, thread: jthread) {
+        self.thread_start(jni, thread);
+        if self.is_running() {
+            for engine in self.subscribers(Hook::ThreadStart) {
+                engine.thread_start(&self.ctx, jni, thread);
+            }
+        }
+    }
+
+    /// ThreadEnd: the engines', then a THREAD END record.
     pub fn thread_end(&self, jni: Jni, thread: jthread) {
-        crate::engine::heap_sites::clear_thread_cache(jni);
-        crate::engine::heap_sites::thread_end(jni, thread);
-        crate::engine::cpu_times::thread_end(jni, thread);
+        for engine in self.subscribers(Hook::ThreadEnd) {
+            engine.thread_end(&self.ctx, jni, thread);
+        }
         if !self.is_running() {
             return;
         }
@@ -381,32 +426,27 @@ impl Profiler {
 
     /// The front-end's DUMP HEAP (whatever `heap=` says: the dump needs no set-up).
     pub fn command_dump_heap(&self, jni: Jni) {
-        use crate::engine::Engine;
-        let engine = crate::engine::heap_dump::HeapDump::new();
+        let engine = crate::engine::heap_dump_on_request();
         let _dumping = self.dumping.lock();
-        engine.prepare_with_output(&self.ctx, Some(jni), &self.output);
+        engine.prepare_with_output(&self.ctx, Some(jni), &self.ctx.output);
         self.with_output(|out| engine.dump(&self.ctx, Some(jni), out));
     }
 
     /// The front-end's ALLOC SITES.
     pub fn command_alloc_sites(&self, flags: u16, cutoff: f64) {
-        if let Some((ctx, engine)) = crate::engine::heap_sites::running() {
+        for engine in self.subscribers(Hook::Sites) {
             let _dumping = self.dumping.lock();
-            engine.settle_live_counts(
-                ctx.jvmti,
-                ctx.vm.jni(),
-                flags & crate::engine::heap_sites::FORCE_GC != 0,
-            );
-            self.with_output(|out| engine.write_sites(out, flags, cutoff));
+            engine.alloc_sites(&self.ctx, flags, cutoff);
         }
     }
 
     /// The front-end's HEAP SUMMARY.
     pub fn command_heap_summary(&self) {
-        if let Some((ctx, engine)) = crate::engine::heap_sites::running() {
+        for engine in self.subscribers(Hook::Sites) {
             let _dumping = self.dumping.lock();
-            let totals = engine.totals(ctx, ctx.vm.jni());
-            self.write(|w| w.heap_summary(&totals));
+            if let Some(totals) = engine.heap_summary(&self.ctx) {
+                self.write(|w| w.heap_summary(&totals));
+            }
         }
     }
 
@@ -421,59 +461,72 @@ impl Profiler {
 
     /// The front-end's CPU SAMPLES.
     pub fn command_cpu_samples(&self, cutoff: f64) {
-        use crate::engine::{cpu_async, cpu_samples};
-        if let Some((ctx, engine)) = cpu_async::running() {
-            let _dumping = self.dumping.lock();
-            if let Some(jni) = ctx.vm.jni() {
-                jni.with_local_frame(64, || engine.drain(ctx, jni));
-            }
-            self.with_output(|out| cpu_samples::write_samples(ctx, out, cutoff));
-        } else if let Some((ctx, _)) = cpu_samples::running() {
-            self.with_output(|out| cpu_samples::write_samples(ctx, out, cutoff));
+        for engine in self.subscribers(Hook::CpuSamples) {
+            // An engine that holds samples drains them first, under the dump lock.
+            let _dumping = engine
+                .hooks()
+                .contains(&Hook::Drain)
+                .then(|| self.dumping.lock());
+            engine.cpu_samples(&self.ctx, cutoff);
         }
     }
 
-    /// Runs `change` (to which samples count) once the asynchronous sampler's ring is drained,
-    /// before its next drain: the samples taken before the front-end's command follow the
-    /// rules before it, wherever the sampling thread's periodic drain was.
+    /// Runs `change` (to which samples count) once the samples engines hold are in the trace
+    /// store (the asynchronous sampler's ring drained), before their next drain: the samples
+    /// taken before the front-end's command follow the rules before it, wherever the sampling
+    /// thread's periodic drain was.
     fn after_drain(&self, change: impl FnOnce()) {
-        use crate::engine::cpu_async;
-        match cpu_async::running() {
-            Some((ctx, engine)) => {
-                let _dumping = self.dumping.lock();
-                match ctx.vm.jni() {
-                    Some(jni) => jni.with_local_frame(64, || engine.drain_then(ctx, jni, change)),
-                    None => change(),
-                }
+        let mut change = Some(change);
+        let mut run = || {
+            if let Some(change) = change.take() {
+                change();
             }
-            None => change(),
+        };
+        let jni = self.ctx.vm.jni();
+        for engine in self.subscribers(Hook::Drain) {
+            let _dumping = self.dumping.lock();
+            match jni {
+                Some(jni) => {
+                    jni.with_local_frame(64, || engine.drain_then(&self.ctx, jni, &mut run))
+                }
+                None => run(),
+            }
         }
+        run();
     }
 
     /// The front-end's CONTROL: allocation tracking on/off, CPU sampling on/off (for one
     /// thread by object id, or all for 0), clear CPU samples, clear sites, set the depth.
     pub fn command_control(&self, sub: u16, argument: u64) -> Result<(), String> {
-        use crate::engine::{cpu_async, cpu_samples, heap_sites};
+        let sites = || self.subscribers(Hook::Sites);
+        let samplers = || self.subscribers(Hook::CpuSamples);
         match sub {
-            1 | 2 => match heap_sites::running() {
-                Some((ctx, engine)) => engine.set_tracking(ctx, sub == 1),
-                None => return Err("allocation tracking needs heap=sites".into()),
-            },
-            3 | 4 => match (cpu_samples::running(), cpu_async::running()) {
-                (Some((ctx, _)), _) => cpu_samples::set_sampling(ctx, argument, sub == 3),
-                (None, Some((ctx, _))) => self.after_drain(|| {
-                    cpu_samples::set_sampling(ctx, argument, sub == 3);
-                }),
-                (None, None) => return Err("CPU sampling needs cpu=samples or cpu=wall".into()),
-            },
+            1 | 2 => {
+                if sites().next().is_none() {
+                    return Err("allocation tracking needs heap=sites".into());
+                }
+                for engine in sites() {
+                    engine.set_tracking(&self.ctx, sub == 1);
+                }
+            }
+            3 | 4 => {
+                if samplers().next().is_none() {
+                    return Err("CPU sampling needs cpu=samples or cpu=wall".into());
+                }
+                self.after_drain(|| {
+                    for engine in samplers() {
+                        engine.set_sampling(&self.ctx, argument, sub == 3);
+                    }
+                });
+            }
             5 => self.after_drain(|| {
                 if let Ok(mut traces) = self.ctx.traces.lock() {
                     traces.clear_hits();
                 }
             }),
             6 => {
-                if let Some((_, engine)) = heap_sites::running() {
-                    engine.clear();
+                for engine in sites() {
+                    engine.clear_sites(&self.ctx);
                 }
             }
             7 => self
@@ -483,6 +536,83 @@ impl Profiler {
             other => return Err(format!("unknown CONTROL sub-command {other}")),
         }
         Ok(())
+    }
+
+    /// The engines that take `hook`, in their dispatch order.
+    fn subscribers(&self, hook: Hook) -> impl Iterator<Item = &dyn Engine> {
+        self.subscribers[hook as usize]
+            .iter()
+            .map(|&i| self.engines[i].as_ref())
+    }
+
+    // JVM events, from the entry points: each goes to the engines that take it.
+
+    /// SampledObjectAlloc.
+    pub fn sampled_object_alloc(
+        &self,
+        jni: Jni,
+        thread: jthread,
+        object: jobject,
+        class: jclass,
+        size: i64,
+    ) {
+        for engine in self.subscribers(Hook::SampledObjectAlloc) {
+            engine.sampled_object_alloc(&self.ctx, jni, thread, object, class, size);
+        }
+    }
+
+    /// VMObjectAlloc.
+    pub fn vm_object_alloc(&self, jni: Jni, object: jobject, class: jclass, size: i64) {
+        if self.is_running() {
+            for engine in self.subscribers(Hook::VmObjectAlloc) {
+                engine.vm_object_alloc(&self.ctx, jni, object, class, size);
+            }
+        }
+    }
+
+    /// The monitor events: `event` runs for each engine that takes them, while the session
+    /// runs.
+    pub fn monitor_event(&self, event: impl Fn(&dyn Engine, &Context)) {
+        if self.is_running() {
+            for engine in self.subscribers(Hook::Monitor) {
+                event(engine, &self.ctx);
+            }
+        }
+    }
+
+    /// ClassFileLoadHook: the class as the engines rewrote it, each what the previous made
+    /// of it; `None` if none did.
+    pub fn class_file_load(&self, name: Option<&[u8]>, class: &[u8]) -> Option<Vec<u8>> {
+        let mut rewritten: Option<Vec<u8>> = None;
+        for engine in self.subscribers(Hook::ClassFileLoad) {
+            if let Some(new) =
+                engine.class_file_load(&self.ctx, name, rewritten.as_deref().unwrap_or(class))
+            {
+                rewritten = Some(new);
+            }
+        }
+        rewritten
+    }
+
+    /// ClassPrepare.
+    pub fn class_prepare(&self, jni: Jni, class: jclass) {
+        for engine in self.subscribers(Hook::ClassPrepare) {
+            engine.class_prepare(&self.ctx, jni, class);
+        }
+    }
+
+    /// DynamicCodeGenerated.
+    pub fn dynamic_code_generated(&self, name: &str, address: usize, length: usize) {
+        for engine in self.subscribers(Hook::DynamicCodeGenerated) {
+            engine.dynamic_code_generated(name, address, length);
+        }
+    }
+
+    /// A call of one of the agent's probes in rewritten Java code: the first answer of an
+    /// engine that takes it.
+    pub fn probe(&self, jni: Jni, probe: Probe) -> Option<ProbeAnswer> {
+        self.subscribers(Hook::Probe)
+            .find_map(|engine| engine.probe(&self.ctx, jni, probe))
     }
 
     /// The classes the profile named that the JVM has unloaded since: those no longer among
@@ -508,9 +638,7 @@ impl Profiler {
 
     /// Runs `f` on the output (for engines' event-time records such as WAIT lines).
     pub fn with_output(&self, f: impl FnOnce(&mut ProfileOutput)) {
-        if let Ok(mut out) = self.output.lock() {
-            f(&mut out);
-        }
+        self.ctx.with_output(f);
     }
 
     /// DataDumpRequest (SIGQUIT, Ctrl-\): asks the dump thread for a dump of everything
@@ -536,26 +664,27 @@ impl Profiler {
     /// launcher exits). Runs in a libc exit handler, on a thread the JVM may not know: the last
     /// dump runs on the dump thread, waited for a bounded time, then the output is closed.
     pub fn process_exit(&self) {
-        if self.state.load(Ordering::Acquire) != RUNNING {
+        if self.ctx.state.load(Ordering::Acquire) != SESSION_RUNNING {
             return;
         }
-        eprintln!(
-            "HPROF ERROR: the JVM is exiting without its VM death event (it could not begin its \
+        report(
+            ErrorKind::Dump,
+            "the JVM is exiting without its VM death event (it could not begin its \
              shutdown, most often because the Java heap is exhausted); writing the last dump \
-             from the exit handler"
+             from the exit handler",
         );
         let dumped = !self.ctx.options.doe || self.dumper.request_and_wait(EXIT_DUMP_TIMEOUT);
-        if self.state.swap(TERMINATED, Ordering::AcqRel) != RUNNING {
+        if self.ctx.state.swap(SESSION_TERMINATED, Ordering::AcqRel) != SESSION_RUNNING {
             return;
         }
         // The dump thread may still hold the output if its dump did not finish in time.
         let deadline = std::time::Instant::now() + EXIT_CLOSE_TIMEOUT;
         loop {
-            match self.output.try_lock() {
+            match self.ctx.output.try_lock() {
                 Ok(mut out) => {
                     if !dumped {
                         let note = "the last dump could not be written: the JVM exited without its VM death event";
-                        eprintln!("HPROF ERROR: {note}");
+                        report(ErrorKind::Dump, note);
                         out.note_incomplete(note);
                     }
                     out.close();
@@ -567,8 +696,9 @@ impl Profiler {
                 }
                 Err(std::sync::TryLockError::WouldBlock) => {
                     if std::time::Instant::now() >= deadline {
-                        eprintln!(
-                            "HPROF ERROR: the last dump did not finish before the process exited"
+                        report(
+                            ErrorKind::Dump,
+                            "the last dump did not finish before the process exited",
                         );
                         return;
                     }
@@ -581,7 +711,7 @@ impl Profiler {
     /// VMDeath: stop the engines, write the last dump (`doe=y`), close the output. Returns
     /// why the last dump is incomplete (empty when it is whole, or not written).
     pub fn vm_death(&self) -> Vec<String> {
-        if self.state.swap(TERMINATED, Ordering::AcqRel) != RUNNING {
+        if self.ctx.state.swap(SESSION_TERMINATED, Ordering::AcqRel) != SESSION_RUNNING {
             return Vec::new();
         }
         self.dumper.stop();
@@ -593,7 +723,7 @@ impl Profiler {
         } else {
             Vec::new()
         };
-        if let Ok(mut out) = self.output.lock() {
+        if let Ok(mut out) = self.ctx.output.lock() {
             out.close();
         }
         missing
@@ -608,10 +738,10 @@ impl Profiler {
         };
         let jni = self.ctx.vm.jni();
         for engine in &self.engines {
-            engine.prepare_with_output(&self.ctx, jni, &self.output);
+            engine.prepare_with_output(&self.ctx, jni, &self.ctx.output);
         }
         let unloaded = self.unloaded_classes(jni);
-        let Ok(mut out) = self.output.lock() else {
+        let Ok(mut out) = self.ctx.output.lock() else {
             return vec!["the output is unusable after a failure".into()];
         };
         let mut message = String::from("Dumping");

@@ -32,13 +32,29 @@ static DONE: AtomicU64 = AtomicU64::new(0);
 /// The running phase, for the steps begun where the work is done.
 static CURRENT: Mutex<Option<Arc<Shared>>> = Mutex::new(None);
 
-/// What a step's figures count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    /// Objects (a heap walk): the percentage is of the heap's bytes.
-    Objects,
-    /// Bytes (a file): the percentage is of the file's size.
-    Bytes,
+pub use crate::jvmti::report::Unit;
+
+/// The progress lines, as the FFI layer's long calls (a full GC, heap walks) report to them:
+/// installed with [`crate::jvmti::report::install`] at load.
+#[derive(Debug)]
+pub struct Lines;
+
+/// The one [`Lines`].
+pub static LINES: Lines = Lines;
+
+impl crate::jvmti::report::Progress for Lines {
+    fn step(&self, name: &'static str, unit: Option<Unit>, total: u64) {
+        step(name, unit, total);
+    }
+    fn heap_walk_step(&self, name: &'static str) {
+        heap_walk_step(name);
+    }
+    fn end_step(&self, completed: bool) {
+        end_step(completed);
+    }
+    fn advance(&self, count: u64, done: u64) {
+        advance(count, done);
+    }
 }
 
 #[derive(Debug, Clone)]

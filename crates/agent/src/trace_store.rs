@@ -10,6 +10,15 @@ use hprof_format::java_class_name;
 
 use crate::jvmti::{Jni, Jvmti, jlocation, jmethodID, jobject};
 
+/// Object tags are shared by two users: the object ids of [`ObjectIds`] (below `1 << 36`) and
+/// heap=sites' allocation tags, `(site + 1) << ALLOCATION_TAG_SIZE_BITS | size`.
+pub const ALLOCATION_TAG_SIZE_BITS: u32 = 36;
+
+/// Whether an object tag is an allocation tag (site and size) rather than an object id.
+pub fn is_allocation_tag(tag: i64) -> bool {
+    (tag as u64) >> ALLOCATION_TAG_SIZE_BITS != 0
+}
+
 /// Serial of the empty trace.
 pub const EMPTY_TRACE_SERIAL: u32 = 300_000;
 /// The first serial of a real trace.
@@ -51,7 +60,7 @@ impl ObjectIds {
     /// allocation tag of heap=sites, which is no id).
     pub fn of(&self, jvmti: Jvmti, object: jobject) -> u64 {
         match jvmti.tag(object) {
-            Ok(tag) if tag != 0 && !crate::engine::heap_sites::is_allocation_tag(tag) => tag as u64,
+            Ok(tag) if tag != 0 && !is_allocation_tag(tag) => tag as u64,
             Ok(_) => {
                 let id = self.fresh();
                 let _ = jvmti.set_tag(object, id as i64);

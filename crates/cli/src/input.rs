@@ -217,7 +217,10 @@ fn is_gzip(bytes: &[u8]) -> bool {
 fn check_not_text(bytes: &[u8]) -> Result<()> {
     let head = &bytes[..bytes.len().min(64)];
     if head.starts_with(b"JAVA PROFILE ") && !head.contains(&0) {
-        anyhow::bail!("a text profile: use `hprof convert` or open it as text");
+        anyhow::bail!(
+            "a text profile, not a heap dump (its header, at byte offset 0, is a line of \
+             text): use `hprof convert` or open it as text"
+        );
     }
     Ok(())
 }
@@ -228,6 +231,47 @@ fn gzip_error(err: io::Error) -> anyhow::Error {
         anyhow::anyhow!("gzip data ends early (the file is truncated): {err}")
     } else {
         anyhow::anyhow!("corrupt gzip data: {err}")
+    }
+}
+
+/// A gzip decoder whose read errors name the compressed byte offset the decoder had reached
+/// (the bytes it consumed: where the bad data, or the end of a cut file, is).
+struct Gunzip<'a> {
+    decoder: flate2::bufread::MultiGzDecoder<Consumed<'a>>,
+    consumed: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl Read for Gunzip<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.decoder.read(buf).map_err(|e| {
+            let at = self.consumed.get();
+            io::Error::new(e.kind(), format!("{e} (at compressed byte offset {at})"))
+        })
+    }
+}
+
+/// A buffered reader that counts the bytes its reader consumes.
+struct Consumed<'a> {
+    inner: io::Chain<io::Cursor<Vec<u8>>, BufReader<&'a mut dyn Read>>,
+    consumed: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl Read for Consumed<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.consumed.set(self.consumed.get() + n as u64);
+        Ok(n)
+    }
+}
+
+impl BufRead for Consumed<'_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.consumed.set(self.consumed.get() + n as u64);
+        self.inner.consume(n);
     }
 }
 
@@ -422,7 +466,10 @@ pub fn recording_of(
     } else {
         Recording::read(bytes)
     };
-    recording.with_context(|| name.to_string())
+    recording.with_context(|| match gzip {
+        true => format!("{name} (gzip-compressed: its byte offsets count decompressed bytes)"),
+        false => name.to_string(),
+    })
 }
 
 /// A file that is a heap dump or a profile, as [`open_either`] opens it.
@@ -467,7 +514,15 @@ fn decompressed<'a>(
 ) -> Box<dyn Read + 'a> {
     let whole = io::Cursor::new(head).chain(buffered);
     if gzip {
-        Box::new(flate2::read::MultiGzDecoder::new(whole))
+        let consumed = std::rc::Rc::default();
+        let inner = Consumed {
+            inner: whole,
+            consumed: std::rc::Rc::clone(&consumed),
+        };
+        Box::new(Gunzip {
+            decoder: flate2::bufread::MultiGzDecoder::new(inner),
+            consumed,
+        })
     } else {
         Box::new(whole)
     }
@@ -523,7 +578,7 @@ impl Check {
         } else if head.starts_with(b"FLR\0") || (gzip && !head.is_empty()) || text {
             Ok(Check::Nothing)
         } else if head.is_empty() {
-            bail!("an empty file, not a profile written by hprof")
+            bail!("an empty file (it ends at byte offset 0), not a profile written by hprof")
         } else {
             bail!(
                 "not a profile written by hprof (no \"JAVA PROFILE 1.0.x\" header), a JFR recording, folded stacks or gzipped pprof (at byte offset 0)"
@@ -688,31 +743,35 @@ impl Framing {
 struct TextLines {
     /// Where the line not yet ended starts.
     line_start: u64,
+    /// Line breaks seen before it.
+    breaks: u64,
 }
 
 impl TextLines {
     fn feed(&mut self, offset: u64, chunk: &[u8]) -> std::result::Result<(), String> {
         if let Some(at) = memchr::memchr(0, chunk) {
+            let line = self.breaks + 1 + memchr::memchr_iter(b'\n', &chunk[..at]).count() as u64;
             return Err(format!(
-                "a NUL byte at byte offset {}: not a text profile",
+                "line {line}: a NUL byte at byte offset {}: not a text profile",
                 offset + at as u64
             ));
         }
-        let too_long = |start: u64| {
+        let too_long = |start: u64, line: u64| {
             format!(
-                "the line at byte offset {start} is longer than {MAX_TEXT_LINE} bytes: not a \
-                 text profile"
+                "line {line}, at byte offset {start}, is longer than {MAX_TEXT_LINE} bytes: not \
+                 a text profile"
             )
         };
         for end in memchr::memchr_iter(b'\n', chunk) {
             let end = offset + end as u64;
             if end - self.line_start > MAX_TEXT_LINE as u64 {
-                return Err(too_long(self.line_start));
+                return Err(too_long(self.line_start, self.breaks + 1));
             }
             self.line_start = end + 1;
+            self.breaks += 1;
         }
         if offset + chunk.len() as u64 - self.line_start > MAX_TEXT_LINE as u64 {
-            return Err(too_long(self.line_start));
+            return Err(too_long(self.line_start, self.breaks + 1));
         }
         Ok(())
     }

@@ -329,7 +329,8 @@ fn files_that_are_not_binary_dumps_get_clear_errors() {
     let cases = [
         (
             text.to_str().unwrap(),
-            "a text profile: use `hprof convert` or open it as text",
+            "a text profile, not a heap dump (its header, at byte offset 0, is a line of text): \
+             use `hprof convert` or open it as text",
         ),
         (cut.to_str().unwrap(), "gzip data ends early"),
         (dir.path().to_str().unwrap(), "is a directory"),
@@ -348,6 +349,15 @@ fn files_that_are_not_binary_dumps_get_clear_errors() {
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(1), "{command} {file}: {stderr}");
             assert!(stderr.contains(message), "{command} {file}: {stderr}");
+            if file.ends_with(".gz") {
+                // Where the compressed data ends, and how much of it decompressed.
+                let end = format!("at compressed byte offset {}", gz.len());
+                assert!(stderr.contains(&end), "{command} {file}: {stderr}");
+                assert!(
+                    stderr.contains("at decompressed byte offset"),
+                    "{command} {file}: {stderr}"
+                );
+            }
             let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
                 .unwrap()
                 .map(|e| e.unwrap().file_name())

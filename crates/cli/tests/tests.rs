@@ -7,6 +7,7 @@ mod cli_code_frames;
 mod cli_convert;
 mod cli_diff;
 mod cli_listen;
+mod cli_offsets;
 mod cli_print;
 mod cli_reliability;
 mod cli_run;

@@ -10,6 +10,7 @@ use hprof_format::{
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
+use crate::anomalies::Anomalies;
 use crate::compact::{ClassOf, IdIndex, MAX_FILE, Offsets, mapped_capacity, zeroed};
 use crate::dominators::{Csr, Edges, NONE};
 use crate::progress::Progress;
@@ -164,6 +165,10 @@ pub struct HeapGraph<'a> {
     threads: FxHashMap<u32, (u64, u32)>,
     /// Heap dumps in the file (the graph is the last one's).
     dumps: u32,
+    /// Byte offset of the last heap dump's first record.
+    dump_offset: u64,
+    /// What the dump holds that does not add up.
+    anomalies: Anomalies,
 }
 
 /// Errors while building the graph.
@@ -225,6 +230,9 @@ impl<'a> HeapGraph<'a> {
             }
         }
 
+        let dump_offset = bodies
+            .first()
+            .map_or(0, |b| b.offset - hprof_format::RECORD_HEADER_LEN as u64);
         let body_bytes: u64 = bodies.iter().map(|b| b.data.len() as u64).sum();
         progress.phase("indexing objects", body_bytes);
         // A few big runs of bodies rather than one per body (jcmd writes a segment per
@@ -302,6 +310,8 @@ impl<'a> HeapGraph<'a> {
             symbols,
             threads,
             dumps,
+            dump_offset,
+            anomalies: Anomalies::default(),
         };
         graph.read_classes(&class_dumps)?;
         graph.roots = raw_roots
@@ -335,6 +345,14 @@ impl<'a> HeapGraph<'a> {
         let mut raws = Vec::with_capacity(offsets.len());
         for &offset in offsets {
             if let HeapRecord::ClassDump(dump) = self.record_at(offset)? {
+                let named = self
+                    .symbols
+                    .class_name_id(dump.class_id)
+                    .and_then(|n| self.symbols.text(n))
+                    .is_some();
+                if !named {
+                    self.anomalies.unnamed_class.note(offset, dump.class_id);
+                }
                 raws.push(Raw {
                     id: dump.class_id,
                     super_id: dump.super_class_id,
@@ -641,6 +659,10 @@ fn scan_body(
     Ok(())
 }
 
+/// What one unit of parallel work finds when references are read: each node's reference
+/// count, the references, and what does not add up.
+type Run = (Vec<u32>, Vec<u32>, Anomalies);
+
 /// Nodes per unit of parallel work when references are read.
 const CHUNK: usize = 1 << 14;
 
@@ -658,28 +680,38 @@ impl<'a> HeapGraph<'a> {
         starts.push(0);
         let mut targets: Vec<u32> = Vec::with_capacity(mapped_capacity::<u32>(2 * n));
         let this = &*self;
+        let mut anomalies = Anomalies::default();
         for (wave, classes) in class_of.chunks_mut(WAVE).enumerate() {
-            let runs: Vec<Result<(Vec<u32>, Vec<u32>)>> = classes
+            let runs: Vec<Result<Run>> = classes
                 .par_chunks_mut(CHUNK)
                 .enumerate()
                 .map(|(chunk, class_of)| {
                     let first = wave * WAVE + chunk * CHUNK;
                     let mut counts = Vec::with_capacity(class_of.len());
                     let mut run = Vec::with_capacity(2 * class_of.len());
+                    let mut found = Anomalies::default();
                     for (i, slot) in class_of.iter_mut().enumerate() {
-                        let record = this.record_at(this.offsets.get(first + i))?;
+                        let offset = this.offsets.get(first + i);
+                        let record = this.record_at(offset)?;
                         let class = this.class_for(&record);
                         *slot = class;
+                        this.check_class(&record, class, offset, &mut found);
                         let before = run.len();
-                        this.for_each_reference(&record, class, true, |_, target| run.push(target));
+                        this.for_each_reference_id(&record, class, true, |_, id| {
+                            match this.node(id) {
+                                Some(target) => run.push(target),
+                                None => found.dangling.note(offset, id),
+                            }
+                        });
                         counts.push((run.len() - before) as u32);
                     }
                     progress.advance(class_of.len() as u64);
-                    Ok((counts, run))
+                    Ok((counts, run, found))
                 })
                 .collect();
             for result in runs {
-                let (counts, run) = result?;
+                let (counts, run, found) = result?;
+                anomalies.add(&found);
                 let mut at = *starts.last().unwrap_or(&0);
                 for count in counts {
                     at = at
@@ -691,6 +723,7 @@ impl<'a> HeapGraph<'a> {
             }
         }
         targets.shrink_to_fit();
+        self.anomalies.add(&anomalies);
         self.class_of = ClassOf::new(class_of, self.classes.len());
         self.edges = Edges { starts, targets };
         Ok(())
@@ -712,6 +745,28 @@ impl<'a> HeapGraph<'a> {
                     available: 0,
                 },
             )),
+        }
+    }
+
+    /// Notes, in `found`, an object record (at `offset`, of class index `class`) whose class
+    /// is not in the dump, or whose field bytes do not fit its class's fields.
+    #[inline]
+    fn check_class(&self, record: &HeapRecord<'_>, class: u32, offset: u64, found: &mut Anomalies) {
+        let unknown = self.classes.len() as u32 - 1;
+        match *record {
+            HeapRecord::InstanceDump {
+                class_id, values, ..
+            } => match self.classes.get(class as usize) {
+                _ if class == unknown => found.unknown_class.note(offset, class_id),
+                Some(c) if c.values_len as usize != values.len() => {
+                    found.bad_layout.note(offset, class_id)
+                }
+                _ => {}
+            },
+            HeapRecord::ObjectArrayDump { array_class_id, .. } if class == unknown => {
+                found.unknown_class.note(offset, array_class_id)
+            }
+            _ => {}
         }
     }
 
@@ -871,6 +926,18 @@ impl<'a> HeapGraph<'a> {
     /// Heap dumps in the file; the graph is the last one's.
     pub fn dumps(&self) -> u32 {
         self.dumps
+    }
+
+    /// What the dump holds that does not add up (objects of classes not in it, references to
+    /// objects not in it, ...), each with the offset of the first record that shows it.
+    pub fn anomalies(&self) -> &Anomalies {
+        &self.anomalies
+    }
+
+    /// The byte offset of the first record (HEAP DUMP or HEAP DUMP SEGMENT) of the heap dump
+    /// the graph was built from (0 when the file has none).
+    pub fn dump_offset(&self) -> u64 {
+        self.dump_offset
     }
 
     /// The number of objects (class objects included).

@@ -17,11 +17,13 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod anomalies;
 mod compact;
 pub mod dominators;
 mod graph;
 mod progress;
 
+pub use anomalies::{Anomalies, Anomaly};
 pub use graph::{Class, ClassKind, Field, FrameInfo, HeapGraph, Result, Root, RootKind};
 pub use progress::Progress;
 mod analysis;

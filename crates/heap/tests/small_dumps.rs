@@ -355,12 +355,91 @@ fn corrupt_dumps_give_errors_not_panics() {
         root(w, 0xa0);
     });
     for cut in [10, bytes.len() / 2, bytes.len() - 3] {
+        let err = HeapGraph::build(&bytes[..cut], &()).unwrap_err();
         assert!(
-            HeapGraph::build(&bytes[..cut], &()).is_err(),
-            "cut at {cut}"
+            err.to_string().contains(" offset 0x"),
+            "cut at {cut}: {err}"
         );
     }
-    assert!(HeapGraph::build(b"not a dump", &()).is_err());
+    let err = HeapGraph::build(b"not a dump", &()).unwrap_err();
+    assert!(err.to_string().contains("at offset 0x0"), "{err}");
+}
+
+/// The offset of the sub-record of the object (or class) `id` in `bytes`.
+fn record_offset(bytes: &[u8], id: u64) -> u64 {
+    let (header, records) = hprof_format::Records::new(bytes).unwrap();
+    for item in records {
+        if let (_, hprof_format::Record::HeapDumpSegment(body)) = item.unwrap() {
+            let mut subs = body.records(header.id_size);
+            while let Some((offset, record)) = subs.next().unwrap() {
+                let of = match record {
+                    HeapRecord::InstanceDump { object_id, .. } => object_id,
+                    HeapRecord::ObjectArrayDump { array_id, .. } => array_id,
+                    HeapRecord::ClassDump(class) => class.class_id,
+                    _ => continue,
+                };
+                if of == id {
+                    return offset;
+                }
+            }
+        }
+    }
+    panic!("no record of {id:#x}")
+}
+
+#[test]
+fn inconsistencies_are_read_through_and_counted_with_their_first_records_offset() {
+    const UNNAMED: u64 = 0x170;
+    let bytes = dump(|w| {
+        // A Node whose `left` is no object of the dump, and another whose `right` is not.
+        node(w, 0xa0, 0xbad0, 0);
+        node(w, 0xb0, 0xa0, 0xbad8);
+        // An instance and an array of classes that have no CLASS DUMP.
+        w.instance_dump(0xc0, 0, 0xdead, &[]).unwrap();
+        w.object_array(0xc8, 0, 0xdeaf, &[0xa0]).unwrap();
+        // A Node with one field's bytes where its class has two.
+        w.instance_dump(0xd0, 0, NODE, &0xa0u64.to_be_bytes())
+            .unwrap();
+        // A class with no LOAD CLASS (so no name).
+        w.class_dump(UNNAMED, 0, OBJECT, 0, 0, 0, 0, &[], &[], &[])
+            .unwrap();
+        root(w, 0xb0);
+    });
+    let graph = HeapGraph::build(&bytes, &()).unwrap();
+    let found = graph.anomalies();
+    let at = |id| record_offset(&bytes, id);
+    assert_eq!(found.dangling.count, 2);
+    assert_eq!(found.dangling.first, Some((at(0xa0), 0xbad0)));
+    assert_eq!(found.unknown_class.count, 2);
+    assert_eq!(found.unknown_class.first, Some((at(0xc0), 0xdead)));
+    assert_eq!(found.bad_layout.count, 1);
+    assert_eq!(found.bad_layout.first, Some((at(0xd0), NODE)));
+    assert_eq!(found.unnamed_class.count, 1);
+    assert_eq!(found.unnamed_class.first, Some((at(UNNAMED), UNNAMED)));
+    let lines = found.lines();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    let first = format!(
+        "references to objects not in the dump: 2 (the first in the record at offset {:#x}, \
+         which refers to 0xbad0)",
+        at(0xa0)
+    );
+    assert!(lines.contains(&first), "{lines:?}");
+    // The objects are read all the same: the array's reference is followed.
+    let c8 = graph.node(0xc8).unwrap();
+    assert_eq!(graph.class(c8).name, "(unknown class)");
+    assert_eq!(graph.csr().successors(c8), [graph.node(0xa0).unwrap()]);
+    // A consistent dump has none.
+    let clean = dump(|w| {
+        node(w, 0xa0, 0xb0, 0);
+        node(w, 0xb0, 0, 0);
+        root(w, 0xa0);
+    });
+    assert!(
+        HeapGraph::build(&clean, &())
+            .unwrap()
+            .anomalies()
+            .is_empty()
+    );
 }
 
 #[test]

@@ -215,15 +215,19 @@ fn parse_frame(name: &str) -> crate::model::Frame {
 /// value (the second count, for a line that has two). Blank lines and `#` comments are
 /// skipped; any other line that is not frames and a count is an error with its offset.
 pub(crate) fn read(bytes: &[u8], kind: crate::model::Kind) -> Result<Profile, crate::Error> {
-    let text = std::str::from_utf8(bytes).map_err(|e| crate::Error {
-        offset: Some(e.valid_up_to() as u64),
-        message: "the folded stacks are not UTF-8".into(),
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        crate::Error {
+            offset: Some(at as u64),
+            message: format!("line {line}: the folded stacks are not UTF-8"),
+        }
     })?;
     let mut profile = Profile::new(kind);
     let extra = profile.sample_types.len() - 1;
     let mut frames: FxHashMap<&str, usize> = FxHashMap::default();
     let mut offset = 0u64;
-    for raw in text.split_inclusive('\n') {
+    for (number, raw) in text.split_inclusive('\n').enumerate() {
         let line = raw.trim_end();
         let at = offset;
         offset += raw.len() as u64;
@@ -233,8 +237,10 @@ pub(crate) fn read(bytes: &[u8], kind: crate::model::Kind) -> Result<Profile, cr
         let Some((stack, first, second)) = parse_line(line) else {
             return Err(crate::Error {
                 offset: Some(at),
-                message: "not a folded stack line (frames separated by `;`, a space, a count)"
-                    .into(),
+                message: format!(
+                    "line {}: not a folded stack line (frames separated by `;`, a space, a count)",
+                    number + 1
+                ),
             });
         };
         let value = second.unwrap_or(first);
@@ -292,6 +298,14 @@ java/lang/Thread.run_[j];A.main_[j];A.hot_[i] 5\n[unknown];__libc_start 2\n";
         assert!(!looks_folded(b"hello"));
         let err = read(b"a;b 3\nbroken line\n", Kind::Cpu).unwrap_err();
         assert_eq!(err.offset, Some(6));
+        assert!(err.message.starts_with("line 2: not a folded"), "{err}");
+        let err = read(b"a;b 3\n\na;\xff 2\n", Kind::Cpu).unwrap_err();
+        assert_eq!(err.offset, Some(9));
+        assert!(
+            err.message
+                .starts_with("line 3: the folded stacks are not UTF-8"),
+            "{err}"
+        );
     }
 
     #[test]

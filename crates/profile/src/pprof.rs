@@ -264,12 +264,10 @@ fn kinds_of(names: &[&str], period: &str) -> Vec<(Kind, usize, Option<usize>)> {
 /// [`kinds_of`]): `go tool pprof`'s, async-profiler's and ours. A location's lines are its
 /// inlined frames, callee first; a `thread` label names the sample's thread.
 pub(crate) fn read(bytes: &[u8]) -> Result<Vec<Profile>, crate::Error> {
-    let bad = |message: String| crate::Error {
-        offset: None,
-        message,
-    };
-    let decoded =
-        PProfile::decode(bytes).map_err(|e| bad(format!("not a pprof profile.proto: {e}")))?;
+    let decoded = PProfile::decode(bytes).map_err(|e| crate::Error {
+        offset: Some(bad_field_offset(bytes)),
+        message: format!("not a pprof profile.proto: {e}"),
+    })?;
     let text = |i: i64| -> &str {
         usize::try_from(i)
             .ok()
@@ -278,7 +276,13 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Vec<Profile>, crate::Error> {
     };
     let names: Vec<&str> = decoded.sample_type.iter().map(|t| text(t.r#type)).collect();
     if names.is_empty() {
-        return Err(bad("the pprof profile has no sample types".into()));
+        return Err(crate::Error {
+            offset: None,
+            message: format!(
+                "the pprof profile has no sample types (read to its end, at byte offset {})",
+                bytes.len()
+            ),
+        });
     }
     let functions: HashMap<u64, &Function> = decoded.function.iter().map(|f| (f.id, f)).collect();
     // Each location's frames, callee first.
@@ -351,6 +355,47 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Vec<Profile>, crate::Error> {
         profiles.push(profile);
     }
     Ok(profiles)
+}
+
+/// Where a profile.proto that does not decode goes wrong: the offset of the first top-level
+/// field whose key, length or value is malformed (each field is decoded on its own, which
+/// prost's error, naming no position, does not tell).
+fn bad_field_offset(bytes: &[u8]) -> u64 {
+    /// A varint at the front of `b`: its value and length.
+    fn varint(b: &[u8]) -> Option<(u64, usize)> {
+        let mut value = 0u64;
+        for (i, &byte) in b.iter().take(10).enumerate() {
+            value |= u64::from(byte & 0x7f) << (7 * i);
+            if byte & 0x80 == 0 {
+                return Some((value, i + 1));
+            }
+        }
+        None
+    }
+    let mut at = 0usize;
+    while at < bytes.len() {
+        let start = at;
+        let Some((key, n)) = varint(&bytes[at..]) else {
+            return start as u64;
+        };
+        at += n;
+        let end = match key & 7 {
+            0 => varint(&bytes[at..]).map(|(_, n)| at + n),
+            1 => Some(at + 8),
+            2 => varint(&bytes[at..])
+                .and_then(|(len, n)| usize::try_from(len).ok()?.checked_add(at + n)),
+            5 => Some(at + 4),
+            _ => None,
+        };
+        match end {
+            Some(end) if end <= bytes.len() && PProfile::decode(&bytes[start..end]).is_ok() => {
+                at = end;
+            }
+            _ => return start as u64,
+        }
+    }
+    // Every field decodes on its own (the error is in how they combine): the message's start.
+    0
 }
 
 #[cfg(test)]
@@ -447,6 +492,34 @@ mod tests {
             use crate::model::FrameKind::{Application, Kernel, Native};
             assert_eq!(kinds, [Application, Native, Kernel]);
         }
+    }
+
+    #[test]
+    fn a_damaged_profile_names_the_offset_of_its_bad_field() {
+        let mut profile = Profile::new(Kind::Cpu);
+        let frames = [Frame::method("App", "main", Some("App.java"), Some(3))];
+        profile.add(&frames, None, vec![5]);
+        let encoded = encode(&profile);
+        // A field of wire type 7 (none) after the whole profile.
+        let mut bad = encoded.clone();
+        bad.push(0x0f);
+        let err = read(&bad).unwrap_err();
+        assert_eq!(err.offset, Some(encoded.len() as u64), "{err}");
+        assert!(
+            err.message.starts_with("not a pprof profile.proto"),
+            "{err}"
+        );
+        // A string of the string table that is not UTF-8: its field (key, length, bytes).
+        let at = encoded.windows(8).position(|w| w == b"App.java").unwrap();
+        let mut bad = encoded.clone();
+        bad[at] = 0xff;
+        let err = read(&bad).unwrap_err();
+        assert_eq!(err.offset, Some(at as u64 - 2), "{err}");
+        // Cut inside its last field: that field.
+        let err = read(&encoded[..encoded.len() - 1]).unwrap_err();
+        let offset = err.offset.unwrap() as usize;
+        assert!(offset < encoded.len() - 1, "{err}");
+        assert!(PProfile::decode(&encoded[..offset]).is_ok(), "{err}");
     }
 
     #[test]

@@ -69,6 +69,8 @@ struct Row {
 struct Section {
     kind: SectionKind,
     rows: Vec<Row>,
+    /// Byte offset of its first line or its record.
+    offset: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,6 +116,8 @@ pub struct Recording {
     ready: Vec<Profile>,
     /// True when `ready` holds folded stacks, which say nothing of their kind.
     folded: bool,
+    /// The length of what was read (decompressed): where the file ends.
+    len: u64,
 }
 
 impl Recording {
@@ -132,14 +136,29 @@ impl Recording {
     }
 
     fn read_as(bytes: &[u8], by_method: bool) -> Result<Recording, Error> {
+        let mut recording = Recording::read_any(bytes, by_method)?;
+        if recording.len == 0 {
+            // (A gzip file's is its decompressed length, set already.)
+            recording.len = bytes.len() as u64;
+        }
+        Ok(recording)
+    }
+
+    fn read_any(bytes: &[u8], by_method: bool) -> Result<Recording, Error> {
         if crate::jfr::is_jfr(bytes) {
             let mut recording = Recording::default();
             crate::jfr::read(bytes, &mut recording)?;
             return Ok(recording);
         }
         if bytes.starts_with(b"JAVA PROFILE 1.0.1, created") {
-            let text = std::str::from_utf8(bytes)
-                .map_err(|e| Error::at(e.valid_up_to() as u64, "the text profile is not UTF-8"))?;
+            let text = std::str::from_utf8(bytes).map_err(|e| {
+                let at = e.valid_up_to();
+                let line = memchr_count(&bytes[..at]) + 1;
+                Error::at(
+                    at as u64,
+                    format!("line {line}: the text profile is not UTF-8"),
+                )
+            })?;
             return read_text_as(text, by_method);
         }
         if bytes.starts_with(b"JAVA PROFILE 1.0.") {
@@ -272,6 +291,14 @@ stacks, nor a gzipped pprof profile",
         Some(Ok(profile))
     }
 
+    /// The error for what the file, read to its end, does not hold: it names where it ends.
+    fn missing(&self, what: &str) -> Error {
+        Error::new(format!(
+            "{what} (read to its end, at byte offset {})",
+            self.len
+        ))
+    }
+
     /// The first kind, in [`Kind::ALL`]'s order, the file has a section of.
     pub fn default_kind(&self) -> Option<Kind> {
         Kind::ALL.into_iter().find(|&k| self.dumps(k) > 0)
@@ -291,10 +318,10 @@ stacks, nor a gzipped pprof profile",
         let kind = match kind {
             Some(kind) => kind,
             None => self.default_kind().ok_or_else(|| {
-                Error::new(if self.span().is_some() {
+                self.missing(if self.span().is_some() {
                     "no execution, wall-clock, allocation or lock events in the recording"
                 } else {
-                    "no CPU SAMPLES, CPU TIME, SITES or MONITOR TIME section"
+                    "no CPU SAMPLES, CPU TIME, SITES or MONITOR TIME section in the file"
                 })
             })?,
         };
@@ -350,7 +377,7 @@ stacks, nor a gzipped pprof profile",
                     return Ok(timed.profile(stream, events, filter, profile));
                 }
                 None if jfr => {
-                    return Err(Error::new(format!(
+                    return Err(self.missing(&format!(
                         "the recording has no {} events",
                         Timed::wanted(kind)
                     )));
@@ -375,10 +402,7 @@ stacks, nor a gzipped pprof profile",
             .filter(|s| Some(s.kind) == wanted)
             .collect();
         if sections.is_empty() {
-            return Err(Error::new(format!(
-                "the file has no {} section",
-                kind.section()
-            )));
+            return Err(self.missing(&format!("the file has no {} section", kind.section())));
         }
         let chosen: Vec<&Section> = match selection {
             Selection::Last => vec![sections[sections.len() - 1]],
@@ -396,18 +420,23 @@ stacks, nor a gzipped pprof profile",
         };
         // Values that add up beyond an i64 would wrap in every total made from them.
         let mut sum = 0i64;
-        for row in chosen.iter().flat_map(|s| &s.rows) {
-            let value = match kind {
-                Kind::Alloc => row.values[2],
-                _ => row.values[0],
-            };
-            sum = sum.checked_add(value).ok_or_else(|| {
-                Error::new(format!(
-                    "the {} values of the dumps chosen add up beyond {}",
-                    kind.section(),
-                    i64::MAX
-                ))
-            })?;
+        for section in &chosen {
+            for row in &section.rows {
+                let value = match kind {
+                    Kind::Alloc => row.values[2],
+                    _ => row.values[0],
+                };
+                sum = sum.checked_add(value).ok_or_else(|| {
+                    Error::at(
+                        section.offset,
+                        format!(
+                            "the {} values of the dumps chosen add up beyond {} in this section",
+                            kind.section(),
+                            i64::MAX
+                        ),
+                    )
+                })?;
+            }
         }
         // The profile's first frames are the recording's, in order: stacks are indices.
         let mut profile = Profile::with_frames(kind, self.frames.clone());
@@ -461,16 +490,22 @@ const MAX_GUNZIPPED: u64 = 64 << 30;
 fn gunzip(bytes: &[u8]) -> Result<Vec<u8>, Error> {
     use std::io::Read;
     let mut plain = Vec::new();
-    flate2::read::MultiGzDecoder::new(bytes)
-        .take(MAX_GUNZIPPED)
-        .read_to_end(&mut plain)
-        .map_err(|e| {
-            Error::new(if e.kind() == std::io::ErrorKind::UnexpectedEof {
+    let mut rest = bytes;
+    let mut decoder = flate2::bufread::MultiGzDecoder::new(&mut rest).take(MAX_GUNZIPPED);
+    let read = decoder.read_to_end(&mut plain);
+    drop(decoder);
+    // The decoder has consumed the compressed bytes up to the bad ones (or the end).
+    let at = (bytes.len() - rest.len()) as u64;
+    read.map_err(|e| {
+        Error::at(
+            at,
+            if e.kind() == std::io::ErrorKind::UnexpectedEof {
                 format!("gzip data ends early (the file is truncated): {e}")
             } else {
                 format!("corrupt gzip data: {e}")
-            })
-        })?;
+            },
+        )
+    })?;
     Ok(plain)
 }
 
@@ -490,6 +525,7 @@ impl Recording {
     pub fn read_pprof(plain: &[u8]) -> Result<Recording, Error> {
         Ok(Recording {
             ready: crate::pprof::read(plain)?,
+            len: plain.len() as u64,
             ..Recording::default()
         })
     }
@@ -820,7 +856,11 @@ fn read_text_part(text: &str, base: u64, by_method: bool) -> Result<Recording, E
                     rows.push(parsed);
                 }
             }
-            recording.sections.push(Section { kind, rows });
+            recording.sections.push(Section {
+                kind,
+                rows,
+                offset: start,
+            });
         }
     }
     Ok(recording)
@@ -997,9 +1037,10 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
     let mut timed: Vec<(hprof_format::TimedSample, usize)> = Vec::new();
     // Each STACK FRAME's frame in the recording.
     let mut frames: HashMap<u64, usize> = HashMap::default();
-    let mut heap_dump = false;
+    // Where the first heap dump record is.
+    let mut heap_dump = None;
     let text = |symbols: &Symbols<'_>, id: u64| symbols.text(id).map(|t| t.into_owned());
-    while let Some((_, record)) = records.next().map_err(bad)? {
+    while let Some((head, record)) = records.next().map_err(bad)? {
         symbols.add(&record);
         match record {
             Record::Utf8 { text, .. } => {
@@ -1083,6 +1124,7 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                 recording.sections.push(Section {
                     kind: SectionKind::Cpu,
                     rows,
+                    offset: head.offset,
                 });
             }
             Record::AllocSites(sites) => {
@@ -1106,9 +1148,12 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
                 recording.sections.push(Section {
                     kind: SectionKind::Sites,
                     rows,
+                    offset: head.offset,
                 });
             }
-            Record::HeapDump(_) | Record::HeapDumpSegment(_) => heap_dump = true,
+            Record::HeapDump(_) | Record::HeapDumpSegment(_) => {
+                heap_dump.get_or_insert(head.offset);
+            }
             _ => {}
         }
     }
@@ -1116,8 +1161,11 @@ fn read_binary(bytes: &[u8]) -> Result<Recording, Error> {
         let start = header.timestamp_ms as i64 * 1_000_000;
         recording.timed = Some(timed_of_hprof(&mut recording, start, &timed));
     }
-    if heap_dump && recording.sections.is_empty() {
-        return Err(Error::new(
+    if let Some(at) = heap_dump
+        && recording.sections.is_empty()
+    {
+        return Err(Error::at(
+            at,
             "a heap dump with no profile in it (`hprof analyze` reads heap dumps)",
         ));
     }
@@ -1196,6 +1244,80 @@ CPU SAMPLES BEGIN (total = 4) Tue Nov 24 14:00:02 2026\nrank   self  accum   cou
         let err = Recording::read(b"hello").unwrap_err();
         assert_eq!(err.offset, Some(0));
         assert!(err.to_string().contains("not a profile written by hprof"));
+    }
+
+    #[test]
+    fn what_a_file_lacks_and_what_it_is_instead_are_errors_with_offsets() {
+        // Read to its end without a section: the error says where the end is.
+        let bare = "JAVA PROFILE 1.0.1, created Tue Nov 24 14:00:00 2026\n\nglossary\n";
+        let r = Recording::read(bare.as_bytes()).unwrap();
+        let filter = Filter::default();
+        let err = r
+            .select(None, Selection::Last, &filter, None, None)
+            .unwrap_err();
+        let end = format!("read to its end, at byte offset {}", bare.len());
+        assert!(err.message.contains("no CPU SAMPLES"), "{err}");
+        assert!(err.to_string().contains(&end), "{err}");
+        let err = r.profile(Kind::Lock, Selection::Last, false).unwrap_err();
+        assert!(err.message.contains("no MONITOR TIME section"), "{err}");
+        assert!(err.to_string().contains(&end), "{err}");
+        // A heap dump given for a profile: its first heap dump record's offset.
+        let header = hprof_format::Header {
+            version: hprof_format::Version::V1_0_2,
+            id_size: hprof_format::IdSize::Eight,
+            timestamp_ms: 0,
+        };
+        let mut w = hprof_format::Writer::new(Vec::new(), header).unwrap();
+        w.utf8(0, 1, b"java/lang/Object").unwrap();
+        let at = w.finish().unwrap().len() as u64;
+        let mut w = hprof_format::Writer::new(Vec::new(), header).unwrap();
+        w.utf8(0, 1, b"java/lang/Object").unwrap();
+        w.begin_heap_dump(0).unwrap();
+        w.root(&hprof_format::HeapRecord::RootUnknown { object_id: 1 })
+            .unwrap();
+        w.end_heap_dump().unwrap();
+        let dump = w.finish().unwrap();
+        let err = Recording::read(&dump).unwrap_err();
+        assert!(err.message.contains("a heap dump with no profile"), "{err}");
+        assert_eq!(err.offset, Some(at), "{err}");
+        // Summing the chosen sections past i64::MAX names the section where it happens.
+        let big = " 5000000000000000000 300001";
+        let two = TEXT
+            .replace("       7 300001", big)
+            .replace("       4 300001", big);
+        let r = Recording::read(two.as_bytes()).unwrap();
+        let err = r.profile(Kind::Cpu, Selection::All, false).unwrap_err();
+        let second = two.rfind("CPU SAMPLES BEGIN").unwrap() as u64;
+        assert!(err.message.contains("add up beyond"), "{err}");
+        assert_eq!(err.offset, Some(second), "{err}");
+    }
+
+    #[test]
+    fn gzip_damage_names_the_compressed_offset_and_text_damage_its_line() {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(TEXT.as_bytes()).unwrap();
+        let gz = gz.finish().unwrap();
+        let err = Recording::read(&gz[..gz.len() - 10]).unwrap_err();
+        assert!(err.message.contains("gzip data ends early"), "{err}");
+        assert_eq!(err.offset, Some(gz.len() as u64 - 10), "{err}");
+        // The first deflate block (after the 10-byte header) of a type that does not exist:
+        // found within the bytes of its header.
+        let mut bad = gz.clone();
+        bad[10] = 0xff;
+        let err = Recording::read(&bad).unwrap_err();
+        assert!(err.message.contains("corrupt gzip data"), "{err}");
+        assert!(err.offset.is_some_and(|o| (10..=16).contains(&o)), "{err}");
+        let mut latin = TEXT.as_bytes().to_vec();
+        let at = TEXT.find("CpuHot.main").unwrap();
+        latin[at] = 0xe9;
+        let err = Recording::read(&latin).unwrap_err();
+        assert_eq!(err.offset, Some(at as u64), "{err}");
+        assert!(
+            err.message
+                .starts_with("line 9: the text profile is not UTF-8"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -192,32 +192,13 @@ pub struct AllocCounts {
     pub failed: AtomicU64,
     /// Milliseconds the rewriting of the classes loaded before VM init took.
     pub install_ms: AtomicU64,
+    /// Set once started (the counter class defined): the probes count from then on.
+    running: AtomicBool,
 }
-
-/// The running fast mode, for the class file load hook and ThreadEnd.
-pub(crate) static RUNNING: crate::engine::Current<&'static AllocCounts> =
-    crate::engine::Current::new();
 
 /// Says, in `Agent_OnLoad`, that the fast mode will run.
 pub fn request_early() {
     EARLY.store(true, Ordering::Release);
-}
-
-/// The class file load hook: `class` rewritten to count its allocations (and
-/// `java.lang.Thread` given its counts field), or `None` to keep it.
-pub fn transform(name: Option<&[u8]>, class: &[u8]) -> Option<Vec<u8>> {
-    if !EARLY.load(Ordering::Acquire) {
-        return None;
-    }
-    let running = RUNNING.get().filter(|c| c.ready.load(Ordering::Acquire));
-    let rewritten = match (running, name) {
-        (Some(counts), Some(name)) => counts.rewrite(name, class),
-        _ => None,
-    };
-    if name == Some(THREAD_CLASS.as_bytes()) {
-        return with_counts_field(rewritten.as_deref().unwrap_or(class)).ok();
-    }
-    rewritten
 }
 
 fn text(b: &[u8]) -> String {
@@ -234,6 +215,28 @@ fn signature_of(allocated: &str) -> String {
 }
 
 impl AllocCounts {
+    /// The class file load hook: `class` rewritten to count its allocations (and
+    /// `java.lang.Thread` given its counts field), or `None` to keep it.
+    pub fn transform(&self, name: Option<&[u8]>, class: &[u8]) -> Option<Vec<u8>> {
+        if !EARLY.load(Ordering::Acquire) {
+            return None;
+        }
+        let ready = self.is_running() && self.ready.load(Ordering::Acquire);
+        let rewritten = match (ready, name) {
+            (true, Some(name)) => self.rewrite(name, class),
+            _ => None,
+        };
+        if name == Some(THREAD_CLASS.as_bytes()) {
+            return with_counts_field(rewritten.as_deref().unwrap_or(class)).ok();
+        }
+        rewritten
+    }
+
+    /// Whether the counts started (the probes count).
+    pub fn is_running(&self) -> bool {
+        self.running.load(Ordering::Acquire)
+    }
+
     /// `class` with its allocations counted, or `None`.
     fn rewrite(&self, name: &[u8], class: &[u8]) -> Option<Vec<u8>> {
         // The agent's own classes, and code that runs while a virtual thread mounts or
@@ -335,7 +338,7 @@ impl AllocCounts {
             .define_boot_class(&class_name, &counter_class(&layout, carrier))
             .ok_or("can't define the counter class java.lang.HprofAllocs")?;
         jni.delete_local_ref(class);
-        if !RUNNING.set(self) {
+        if self.running.swap(true, Ordering::AcqRel) {
             return Err("heap=sites' allocation counts were started twice".into());
         }
         self.ready.store(true, Ordering::Release);
@@ -852,7 +855,8 @@ impl AllocCounts {
     /// The native probe `n`: `object` was just returned by a call of the [`NativeAlloc`]
     /// numbered `kind`, in the calling thread. Counted by class unless VMObjectAlloc
     /// reported it already (the native ran, not the JIT's intrinsic).
-    pub fn on_native_alloc(&self, jni: Jni, object: jobject, kind: i32) {
+    /// `ctx`: heap=sites' context, once it started.
+    pub fn on_native_alloc(&self, ctx: Option<&Context>, jni: Jni, object: jobject, kind: i32) {
         if object.is_null() || in_agent() {
             return;
         }
@@ -866,7 +870,7 @@ impl AllocCounts {
         let Some(kind) = NativeAlloc::ALL.into_iter().find(|k| *k as i32 == kind) else {
             return;
         };
-        let Some((ctx, _)) = crate::engine::heap_sites::running() else {
+        let Some(ctx) = ctx else {
             return;
         };
         let jvmti = ctx.jvmti;

@@ -21,7 +21,7 @@ use crate::code_names;
 use crate::engine::sigprof_watch;
 use crate::engine::ticker::Ticker;
 use crate::engine::vm_threads::VmThreads;
-use crate::engine::{Context, Engine};
+use crate::engine::{Context, Engine, Hook, Started};
 use crate::jvmti::{
     Capabilities, Event, GlobalRef, Jni, Jvmti, jlocation, jmethodID, jthread, vthreads,
 };
@@ -144,14 +144,22 @@ pub struct AsyncSampler {
     /// (sampling on or off, clearing) drains the ring and makes its change under it, so the
     /// samples taken before the command follow the rules before it ([`AsyncSampler::drain_then`]).
     draining: Mutex<()>,
+    /// Set once started.
+    started: Started,
 }
 
-pub(crate) static SAMPLER: crate::engine::Current<(&'static Context, &'static AsyncSampler)> =
+/// The running sampler, for the virtual threads' unmount callback (a JVMTI extension event
+/// the sampler sets itself, outside the profiler's dispatch).
+static SAMPLER: crate::engine::Current<(&'static Context, &'static AsyncSampler)> =
     crate::engine::Current::new();
 
-/// The running sampler and its context, if `cpu=samples` or `cpu=wall` runs asynchronously.
-pub fn running() -> Option<(&'static Context, &'static AsyncSampler)> {
+fn running() -> Option<(&'static Context, &'static AsyncSampler)> {
     SAMPLER.get()
+}
+
+/// Forgets the sampler of the session that stopped (see [`crate::engine::forget_running`]).
+pub(crate) fn forget_running() {
+    SAMPLER.clear();
 }
 
 /// Whether this JVM can be sampled asynchronously: it exports `AsyncGetCallTrace`, and (for
@@ -264,6 +272,7 @@ impl AsyncSampler {
             vm_threads: Mutex::new(VmThreads::default()),
             held: Mutex::new(Vec::new()),
             draining: Mutex::new(()),
+            started: Started::new(),
         }
     }
 
@@ -286,10 +295,8 @@ impl AsyncSampler {
     }
 
     /// The body of the agent thread.
-    pub fn run(jni: Jni) {
-        let Some((ctx, sampler)) = SAMPLER.get() else {
-            return;
-        };
+    fn run(&self, ctx: &Context, jni: Jni) {
+        let sampler = self;
         if let Ok(mut registry) = sampler.registry.lock() {
             registry.agent_envs.insert(jni.raw() as usize);
         }
@@ -545,10 +552,8 @@ impl AsyncSampler {
             }
         }
         drop(traces);
-        if !timed.is_empty()
-            && let Some(profiler) = crate::profiler::get()
-        {
-            profiler.with_output(|out| out.write(|w| w.timed_samples(&timed)));
+        if !timed.is_empty() {
+            ctx.with_output(|out| out.write(|w| w.timed_samples(&timed)));
         }
     }
 
@@ -616,10 +621,8 @@ impl AsyncSampler {
             }
         }
         drop(traces);
-        if !timed.is_empty()
-            && let Some(profiler) = crate::profiler::get()
-        {
-            profiler.with_output(|out| out.write(|w| w.timed_samples(&timed)));
+        if !timed.is_empty() {
+            ctx.with_output(|out| out.write(|w| w.timed_samples(&timed)));
         }
     }
 
@@ -884,10 +887,8 @@ impl AsyncSampler {
                 }
             }
         }
-        if !timed.is_empty()
-            && let Some(profiler) = crate::profiler::get()
-        {
-            profiler.with_output(|out| out.write(|w| w.timed_samples(&timed)));
+        if !timed.is_empty() {
+            ctx.with_output(|out| out.write(|w| w.timed_samples(&timed)));
         }
         if dropped > 0
             && let Ok(mut total) = self.dropped.lock()
@@ -924,7 +925,7 @@ impl AsyncSampler {
         new.sort_unstable();
         new.dedup();
         vm.register(ctx, &new);
-        let appeared = vm.scan(|tid| known.contains(&tid));
+        let appeared = vm.scan(ctx, |tid| known.contains(&tid));
         let timers: Vec<(i32, ThreadTimer)> = appeared
             .into_iter()
             .filter_map(|tid| {
@@ -1078,7 +1079,9 @@ impl AsyncSampler {
         if let Some(&serial) = self.registry.lock().ok()?.vthreads.get(&id) {
             return Some(serial);
         }
-        let profiler = crate::profiler::get().filter(|p| p.is_running())?;
+        if !ctx.is_running() {
+            return None;
+        }
         let start = ctx
             .threads
             .lock()
@@ -1095,7 +1098,7 @@ impl AsyncSampler {
                         t.name = start.name.clone();
                     }
                 }
-                profiler.with_output(|out| out.write(|w| w.thread_start(&start)));
+                ctx.with_output(|out| out.write(|w| w.thread_start(&start)));
                 start.serial
             }
             None => ctx.jvmti.thread_local(vthread).ok()? as u32,
@@ -1206,13 +1209,11 @@ impl AsyncSampler {
                 .vthreads
                 .retain(|_, serial| !ended.contains(serial));
         }
-        if let Some(profiler) = crate::profiler::get() {
-            profiler.with_output(|out| {
-                for serial in ended {
-                    out.write(|w| w.thread_end(serial));
-                }
-            });
-        }
+        ctx.with_output(|out| {
+            for serial in ended {
+                out.write(|w| w.thread_end(serial));
+            }
+        });
     }
 
     /// Turns on the sampler's own stack walk (HotSpot's structures and native code, with
@@ -1412,6 +1413,61 @@ fn failure_name(code: i32) -> &'static str {
 }
 
 impl Engine for AsyncSampler {
+    fn hooks(&self) -> &'static [Hook] {
+        &[
+            Hook::ThreadStart,
+            Hook::ThreadEnd,
+            Hook::ClassPrepare,
+            Hook::DynamicCodeGenerated,
+            Hook::CpuSamples,
+            Hook::Drain,
+        ]
+    }
+
+    fn thread_start(&self, ctx: &Context, jni: Jni, thread: jthread) {
+        if self.started.get().is_some() {
+            self.thread_started(ctx, jni, thread);
+        }
+    }
+
+    fn thread_end(&self, _ctx: &Context, jni: Jni, _thread: jthread) {
+        if self.started.get().is_some() {
+            self.thread_ended(jni);
+        }
+    }
+
+    fn class_prepare(&self, ctx: &Context, jni: Jni, class: crate::jvmti::jclass) {
+        AsyncSampler::prepare_class(ctx.jvmti, jni, class);
+    }
+
+    fn dynamic_code_generated(&self, name: &str, address: usize, length: usize) {
+        signal::stubs::generated(name, address, length);
+    }
+
+    fn cpu_samples(&self, ctx: &Context, cutoff: f64) {
+        if self.started.get().is_none() {
+            return;
+        }
+        if let Some(jni) = ctx.vm.jni() {
+            jni.with_local_frame(64, || self.drain(ctx, jni));
+        }
+        ctx.with_output(|out| crate::engine::cpu_samples::write_samples(ctx, out, cutoff));
+    }
+
+    fn set_sampling(&self, ctx: &Context, thread: u64, on: bool) {
+        if self.started.get().is_some() {
+            crate::engine::cpu_samples::set_sampling(ctx, thread, on);
+        }
+    }
+
+    fn drain_then(&self, ctx: &Context, jni: Jni, then: &mut dyn FnMut()) {
+        if self.started.get().is_some() {
+            AsyncSampler::drain_then(self, ctx, jni, then);
+        } else {
+            then();
+        }
+    }
+
     fn dump_message(&self) -> &'static str {
         if self.wall {
             " CPU usage by sampling threads' wall time ..."
@@ -1424,7 +1480,8 @@ impl Engine for AsyncSampler {
         caps.compiled_method_load = true;
     }
 
-    fn on_load(&self, jvmti: Jvmti) -> Result<(), String> {
+    fn on_load(&self, ctx: &Context) -> Result<(), String> {
+        let jvmti = ctx.jvmti;
         // AsyncGetCallTrace walks only while ClassLoad is enabled; ClassPrepare creates the
         // jmethodIDs it reports.
         for event in [Event::ClassLoad, Event::ClassPrepare] {
@@ -1435,7 +1492,7 @@ impl Engine for AsyncSampler {
         // thread=y on JDK 21+: virtual threads' samples are charged to them, which needs
         // can_support_virtual_threads, asked for now: HotSpot decides at VM start whether
         // virtual threads report their mounts (see `follow_virtual_threads`).
-        let thread = crate::profiler::get().is_some_and(|p| p.ctx.options.thread);
+        let thread = ctx.options.thread;
         if thread && jvmti.feature_version().is_some_and(|v| v >= 21) {
             let capability = jvmti.add_virtual_thread_capability();
             let _ = VTHREAD_CAPABILITY.set(capability.map_err(|e| e.to_string()));
@@ -1444,7 +1501,7 @@ impl Engine for AsyncSampler {
     }
 
     fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
-        if !SAMPLER.set((ctx, self)) {
+        if !self.started.set(ctx) || !SAMPLER.set((ctx, self)) {
             return Err("the CPU sampler was started twice".to_string());
         }
         // The JIT must keep debug information at every instruction, not only at safepoints, for
@@ -1553,7 +1610,8 @@ impl Engine for AsyncSampler {
             ctx.jvmti,
             jni,
             THREAD_NAME,
-            crate::entry::async_sampler_thread,
+            "the CPU sampling thread",
+            move |jni| self.run(ctx, jni),
         )
     }
 

@@ -10,7 +10,7 @@
 use std::sync::Mutex;
 
 use crate::engine::ticker::Ticker;
-use crate::engine::{Context, Engine};
+use crate::engine::{Context, Engine, Hook, Started};
 use crate::jvmti::{Capabilities, Jni};
 use crate::output::ProfileOutput;
 
@@ -23,16 +23,9 @@ pub struct CpuSampler {
     ticker: Ticker,
     /// Samples whose trace was not kept (table full).
     dropped: Mutex<u64>,
+    /// Set once started.
+    started: Started,
 }
-
-/// The running sampler and its context, if `cpu=samples` is on.
-pub fn running() -> Option<(&'static Context, &'static CpuSampler)> {
-    SAMPLER.get()
-}
-
-/// The one sampler of this process, for the agent thread's entry point.
-pub(crate) static SAMPLER: crate::engine::Current<(&'static Context, &'static CpuSampler)> =
-    crate::engine::Current::new();
 
 impl CpuSampler {
     /// A sampler not yet started.
@@ -41,10 +34,8 @@ impl CpuSampler {
     }
 
     /// The body of the sampling thread.
-    pub fn run(jni: Jni) {
-        let Some((ctx, sampler)) = SAMPLER.get() else {
-            return;
-        };
+    fn run(&self, ctx: &Context, jni: Jni) {
+        let sampler = self;
         let interval = i64::from(ctx.options.interval_ms);
         sampler.ticker.run(interval, || {
             let threads = ctx.threads.lock().map(|t| t.len()).unwrap_or(0);
@@ -155,14 +146,15 @@ impl Engine for CpuSampler {
     }
 
     fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
-        if !SAMPLER.set((ctx, self)) {
+        if !self.started.set(ctx) {
             return Err("the CPU sampler was started twice".to_string());
         }
         self.ticker.start(
             ctx.jvmti,
             jni,
             THREAD_NAME,
-            crate::entry::cpu_sampler_thread,
+            "the CPU sampling thread",
+            move |jni| self.run(ctx, jni),
         )
     }
 
@@ -172,5 +164,21 @@ impl Engine for CpuSampler {
 
     fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
         write_samples(ctx, out, ctx.options.cutoff);
+    }
+
+    fn hooks(&self) -> &'static [Hook] {
+        &[Hook::CpuSamples]
+    }
+
+    fn cpu_samples(&self, ctx: &Context, cutoff: f64) {
+        if self.started.get().is_some() {
+            ctx.with_output(|out| write_samples(ctx, out, cutoff));
+        }
+    }
+
+    fn set_sampling(&self, ctx: &Context, thread: u64, on: bool) {
+        if self.started.get().is_some() {
+            set_sampling(ctx, thread, on);
+        }
     }
 }

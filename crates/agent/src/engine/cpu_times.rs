@@ -37,9 +37,10 @@ use hprof_classfile::{
 };
 
 use crate::engine::ticker::Ticker;
-use crate::engine::{Context, Engine};
+use crate::engine::{Context, Engine, Hook, Probe, ProbeAnswer, Started};
+use crate::error::{ErrorKind, report};
 use crate::jvmti::{
-    Capabilities, Event, FieldId, GlobalRef, Jni, Jvmti, jclass, jmethodID, jobject,
+    Capabilities, Event, FieldId, GlobalRef, Jni, Jvmti, jclass, jmethodID, jobject, jthread,
 };
 use crate::output::ProfileOutput;
 use crate::trace_store::{MAX_TRACES, Trace};
@@ -324,14 +325,8 @@ pub struct CpuTimes {
     late_status: Mutex<String>,
     /// Calls of `miss`: traces the threads' caches did not have.
     lookups: AtomicU64,
-}
-
-pub(crate) static STATE: crate::engine::Current<(&'static Context, &'static CpuTimes)> =
-    crate::engine::Current::new();
-
-/// The running engine and its context, if `cpu=times` or `cpu=old` is on.
-pub fn running() -> Option<(&'static Context, &'static CpuTimes)> {
-    STATE.get()
+    /// Set once started.
+    started: Started,
 }
 
 /// The class file load hook before the tracker exists (from `Agent_OnLoad` to VM init):
@@ -386,13 +381,6 @@ fn last_share_option(options: &str, require_flag: bool) -> Option<&str> {
         .next_back()
 }
 
-/// ThreadEnd, for the profiler: the ending thread's calls are kept.
-pub fn thread_end(jni: Jni, thread: jobject) {
-    if let Some((_, engine)) = running() {
-        engine.thread_end(jni, thread);
-    }
-}
-
 impl Default for CpuTimes {
     fn default() -> Self {
         CpuTimes::new()
@@ -432,6 +420,7 @@ impl CpuTimes {
             install_ms: AtomicU64::new(0),
             late_status: Mutex::new("rewriting the loaded classes".into()),
             lookups: AtomicU64::new(0),
+            started: Started::new(),
         }
     }
 
@@ -489,7 +478,7 @@ impl CpuTimes {
     }
 
     fn verbose(&self) -> bool {
-        STATE.get().is_some_and(|(ctx, _)| ctx.options.verbose)
+        self.started.get().is_some_and(|ctx| ctx.options.verbose)
     }
 
     fn method_id(&self, class: &[u8], name: &[u8], descriptor: &[u8]) -> Option<u32> {
@@ -1127,7 +1116,7 @@ impl CpuTimes {
         let line = match outcome {
             Ok(ready) => ready,
             Err(why) => {
-                eprintln!("HPROF ERROR: cpu=times can't start: {why}");
+                report(ErrorKind::Start, format!("cpu=times can't start: {why}"));
                 format!("failed: {why}")
             }
         };
@@ -1196,10 +1185,8 @@ impl CpuTimes {
     }
 
     /// The body of the timing thread.
-    pub fn run(jni: Jni) {
-        let Some((ctx, engine)) = STATE.get() else {
-            return;
-        };
+    fn run(&self, ctx: &Context, jni: Jni) {
+        let engine = self;
         if engine.keying == Keying::Table {
             engine.finish_late(ctx, jni);
         }
@@ -1485,6 +1472,46 @@ impl Engine for CpuTimes {
         " CPU usage in times ..."
     }
 
+    fn hooks(&self) -> &'static [Hook] {
+        &[Hook::ThreadEnd, Hook::ClassFileLoad, Hook::Probe]
+    }
+
+    /// The ending thread's calls are kept.
+    fn thread_end(&self, _ctx: &Context, jni: Jni, thread: jthread) {
+        if self.started.get().is_some() {
+            CpuTimes::thread_end(self, jni, thread);
+        }
+    }
+
+    /// Before the engine starts, only `java.lang.Thread` changes (see [`transform_early`]).
+    fn class_file_load(
+        &self,
+        _ctx: &Context,
+        name: Option<&[u8]>,
+        class: &[u8],
+    ) -> Option<Vec<u8>> {
+        if self.started.get().is_some() {
+            self.transform(name, class)
+        } else {
+            transform_early(name, class)
+        }
+    }
+
+    fn probe(&self, ctx: &Context, jni: Jni, probe: Probe) -> Option<ProbeAnswer> {
+        self.started.get()?;
+        match probe {
+            Probe::TrackerRegister { thread } => {
+                Some(ProbeAnswer::Object(self.register(ctx, jni, thread)))
+            }
+            Probe::TrackerMiss {
+                state,
+                method,
+                parent,
+            } => Some(ProbeAnswer::Int(self.miss(ctx, jni, state, method, parent))),
+            Probe::NativeAlloc { .. } => None,
+        }
+    }
+
     fn capabilities(&self, caps: &mut Capabilities) {
         caps.thread_cpu_time = true;
         caps.class_hooks = true;
@@ -1499,7 +1526,8 @@ impl Engine for CpuTimes {
         caps.early_class_hooks = early;
     }
 
-    fn on_load(&self, jvmti: Jvmti) -> Result<(), String> {
+    fn on_load(&self, ctx: &Context) -> Result<(), String> {
+        let jvmti = ctx.jvmti;
         // From now on: java.lang.Thread loads in the primordial phase (see transform_early).
         jvmti
             .set_event(Event::ClassFileLoadHook, true)
@@ -1507,12 +1535,17 @@ impl Engine for CpuTimes {
     }
 
     fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
-        if !STATE.set((ctx, self)) {
+        if !self.started.set(ctx) {
             return Err("the CPU timer was started twice".to_string());
         }
         self.install(ctx, jni)?;
-        self.ticker
-            .start(ctx.jvmti, jni, THREAD_NAME, crate::entry::cpu_timer_thread)
+        self.ticker.start(
+            ctx.jvmti,
+            jni,
+            THREAD_NAME,
+            "the CPU timing thread",
+            move |jni| self.run(ctx, jni),
+        )
     }
 
     fn stop(&self, ctx: &Context) {

@@ -24,6 +24,7 @@ use hprof_format::{BasicType, HeapRecord, IdList, IdSize, Value};
 use crate::engine::heap_merge::{self, MergeError, Numbering};
 use crate::engine::object_sites::{self, Pins};
 use crate::engine::{Context, Engine};
+use crate::error::{ErrorKind, report};
 use crate::jvmti::walk::{HeapVisitor, ReferenceKind, TagUpdate};
 use crate::jvmti::{Capabilities, DiagnosticBean, Jni, Jvmti};
 use crate::options::Output;
@@ -300,7 +301,7 @@ fn merge_into(src: impl Read, mut numbering: AgentNumbering<'_>, out: &mut Profi
         Err(MergeError::Output(e)) => Err(e),
         Err(e @ MergeError::Input(_)) => {
             let note = format!("heap dump incomplete: {e}");
-            eprintln!("HPROF ERROR: {note}");
+            report(ErrorKind::Dump, &note);
             let written = w.error_note(&note);
             noted = Some(note);
             written
@@ -448,7 +449,7 @@ impl HeapDump {
             Ok(f) => f,
             Err(e) => {
                 let note = format!("heap dump lost: the JVM's file can't be opened ({e})");
-                eprintln!("HPROF ERROR: {note}");
+                report(ErrorKind::Dump, &note);
                 out.note_incomplete(&note);
                 return;
             }
@@ -570,7 +571,7 @@ impl HeapDump {
             (Err(e), false) => Prepared::Walk(Some(format!("the JVM's heap dumper failed ({e})"))),
             (Err(e), true) => {
                 let note = format!("heap dump incomplete: the JVM's heap dumper failed ({e})");
-                eprintln!("HPROF ERROR: {note}");
+                report(ErrorKind::Dump, &note);
                 Prepared::Failed(note)
             }
             (Ok(()), _) => Prepared::Merged,
@@ -1208,7 +1209,7 @@ impl HeapDump {
         let _ = ctx.jvmti.force_garbage_collection();
         if let Some(reason) = walk_would_crash(ctx, jni) {
             let note = format!("heap dump skipped: {reason}");
-            eprintln!("HPROF ERROR: {note}");
+            report(ErrorKind::Dump, &note);
             out.note_incomplete(&note);
             return;
         }
@@ -1216,7 +1217,10 @@ impl HeapDump {
         let layouts = HeapDump::layouts(&raw);
         drop(raw);
         let Ok(walk_env) = Jvmti::new_tagging_env(ctx.vm) else {
-            eprintln!("HPROF ERROR: can't get a JVMTI environment for the heap dump");
+            report(
+                ErrorKind::Dump,
+                "can't get a JVMTI environment for the heap dump",
+            );
             return;
         };
         // Classes and threads keep the ids they have everywhere else in the output.
@@ -1272,7 +1276,7 @@ impl HeapDump {
                 return Err(e);
             }
             if let Err(e) = walked {
-                eprintln!("HPROF ERROR: the heap walk failed ({e})");
+                report(ErrorKind::Dump, format!("the heap walk failed ({e})"));
             }
             let extras = std::mem::take(&mut visitor.extras);
             for (&id, layout) in &layouts {

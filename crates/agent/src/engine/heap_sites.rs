@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::engine::alloc_counts::{AllocCounts, BASELINE_TAG, display_name};
-use crate::engine::{Context, Engine};
+use crate::engine::{Context, Engine, Hook, Probe, ProbeAnswer, Started};
 use crate::jvmti::{
     Capabilities, Event, Jni, Jvmti, WeakRef, jclass, jobject, jthread, jvmtiFrameInfo,
 };
@@ -37,7 +37,7 @@ use crate::trace_store::{ClassInfo, Trace};
 
 /// Object tags at or above this are allocation tags: `(site + 1) << SIZE_BITS | size`.
 /// Smaller tags are the object ids of [`crate::trace_store::ObjectIds`].
-const SIZE_BITS: u32 = 36;
+const SIZE_BITS: u32 = crate::trace_store::ALLOCATION_TAG_SIZE_BITS;
 const SIZE_MASK: u64 = (1 << SIZE_BITS) - 1;
 /// Sites per chunk of counters, and the most chunks (about four million sites).
 const CHUNK: usize = 4096;
@@ -128,10 +128,7 @@ struct SiteTable {
     infos: Vec<SiteInfo>,
 }
 
-/// Whether an object tag is an allocation tag (site and size) rather than an object id.
-pub fn is_allocation_tag(tag: i64) -> bool {
-    (tag as u64) >> SIZE_BITS != 0
-}
+pub use crate::trace_store::is_allocation_tag;
 
 /// Set when an allocation is sampled before the engine runs (see [`warm_up_sampler`]).
 static EARLY_SAMPLE: AtomicBool = AtomicBool::new(false);
@@ -155,13 +152,19 @@ pub fn warm_up_sampler(jni: Jni) {
     }
 }
 
-/// The engine of this process, once started, for the event callbacks.
-pub(crate) static ENGINE: crate::engine::Current<(&'static Context, &'static HeapSites)> =
+/// The engine of this session, once started, for heap=dump's OBJECT SITES
+/// ([`crate::engine::object_sites::pin`]), which name the sites of the objects the dump holds.
+static ENGINE: crate::engine::Current<(&'static Context, &'static HeapSites)> =
     crate::engine::Current::new();
 
 /// The running engine and its context, if `heap=sites` is on.
-pub fn running() -> Option<(&'static Context, &'static HeapSites)> {
+pub(crate) fn running() -> Option<(&'static Context, &'static HeapSites)> {
     ENGINE.get()
+}
+
+/// Forgets the engine of the session that stopped (see [`crate::engine::forget_running`]).
+pub(crate) fn forget_running() {
+    ENGINE.clear();
 }
 
 /// The sampling interval of the fast mode: its samples give bytecode sites their deeper
@@ -203,6 +206,8 @@ pub struct HeapSites {
     /// (class, trace, allocated objects) of every site at the last listing, for incremental
     /// listings.
     last_listed: Mutex<Vec<(u64, u32, u64)>>,
+    /// Set once started.
+    started: Started,
 }
 
 impl HeapSites {
@@ -235,6 +240,7 @@ impl HeapSites {
             dropped: AtomicU64::new(0),
             clones: Mutex::new((Vec::new(), MIN_CLONE_PURGE)),
             last_listed: Mutex::new(Vec::new()),
+            started: Started::new(),
         }
     }
 
@@ -433,7 +439,7 @@ impl HeapSites {
         // (its tag) and the heap's size (for the walk's progress) is read first.
         let mut heap_used = 0;
         if self.fast.is_some()
-            && let (Some(jni), Some((ctx, _))) = (jni, running())
+            && let (Some(jni), Some(ctx)) = (jni, self.started.get())
         {
             if let Ok(classes) = jvmti.loaded_classes() {
                 for class in classes {
@@ -505,10 +511,10 @@ impl HeapSites {
                 c.live_bytes.store(bytes, Ordering::Relaxed);
             }
         }
-        if let (Some(fast), Some(jni), Some((ctx, _)), false) = (
+        if let (Some(fast), Some(jni), Some(ctx), false) = (
             &self.fast,
             jni,
-            running(),
+            self.started.get(),
             self.fast_failed.load(Ordering::Acquire),
         ) {
             let sites = jni.with_local_frame(256, || self.compose_fast(ctx, jni, fast));
@@ -1092,25 +1098,122 @@ fn apportion(total: u64, weights: &[u64]) -> Vec<u64> {
     shares.into_iter().map(|s| s.0).collect()
 }
 
-/// ThreadEnd: the fast mode keeps the ending thread's counts.
-pub fn thread_end(jni: Jni, thread: jthread) {
-    if let Some((_, engine)) = running()
-        && let Some(fast) = &engine.fast
-    {
-        fast.thread_end(jni, thread);
-    }
-}
-
-/// VMObjectAlloc, in the allocating thread: the fast mode counts objects the VM made.
-pub fn on_vm_alloc(jni: Jni, class: jclass, size: i64) {
-    if let Some((ctx, engine)) = running()
-        && let Some(fast) = &engine.fast
-    {
-        fast.on_vm_alloc(ctx, jni, class, size, engine.class_class.get().copied());
-    }
-}
-
 impl Engine for HeapSites {
+    fn hooks(&self) -> &'static [Hook] {
+        if self.fast.is_some() {
+            &[
+                Hook::VmInit,
+                Hook::ThreadEnd,
+                Hook::ClassFileLoad,
+                Hook::SampledObjectAlloc,
+                Hook::VmObjectAlloc,
+                Hook::Probe,
+                Hook::Sites,
+            ]
+        } else {
+            &[
+                Hook::VmInit,
+                Hook::ThreadEnd,
+                Hook::SampledObjectAlloc,
+                Hook::Sites,
+            ]
+        }
+    }
+
+    fn vm_init(&self, ctx: &Context, jni: Jni) {
+        if ctx.options.alloc_interval == 0 && !fast_mode(&ctx.options, false) {
+            warm_up_sampler(jni);
+        }
+    }
+
+    /// The ending thread's site cache goes; the fast mode keeps its counts.
+    fn thread_end(&self, _ctx: &Context, jni: Jni, thread: jthread) {
+        clear_thread_cache(jni);
+        if self.started.get().is_some()
+            && let Some(fast) = &self.fast
+        {
+            fast.thread_end(jni, thread);
+        }
+    }
+
+    fn class_file_load(
+        &self,
+        _ctx: &Context,
+        name: Option<&[u8]>,
+        class: &[u8],
+    ) -> Option<Vec<u8>> {
+        self.fast.as_ref()?.transform(name, class)
+    }
+
+    /// After cpu=times: the fast mode counts allocations in what cpu=times made of the class.
+    fn class_file_order(&self) -> u8 {
+        1
+    }
+
+    fn sampled_object_alloc(
+        &self,
+        ctx: &Context,
+        jni: Jni,
+        thread: jthread,
+        object: jobject,
+        class: jclass,
+        size: i64,
+    ) {
+        if crate::engine::alloc_counts::in_agent() {
+            return;
+        }
+        if ctx.is_running() && self.started.get().is_some() {
+            self.on_alloc(ctx, jni, thread, object, class, size);
+        } else {
+            note_early_sample();
+        }
+    }
+
+    /// VMObjectAlloc, in the allocating thread: the fast mode counts objects the VM made.
+    fn vm_object_alloc(&self, ctx: &Context, jni: Jni, object: jobject, class: jclass, size: i64) {
+        let Some(fast) = &self.fast else { return };
+        if fast.is_running() {
+            fast.note_vm_alloc(jni, object);
+        }
+        if self.started.get().is_some() {
+            fast.on_vm_alloc(ctx, jni, class, size, self.class_class.get().copied());
+        }
+    }
+
+    fn probe(&self, _ctx: &Context, jni: Jni, probe: Probe) -> Option<ProbeAnswer> {
+        if let Probe::NativeAlloc { object, kind } = probe
+            && let Some(fast) = &self.fast
+            && fast.is_running()
+        {
+            fast.on_native_alloc(self.started.get(), jni, object, kind);
+        }
+        None
+    }
+
+    fn alloc_sites(&self, ctx: &Context, flags: u16, cutoff: f64) {
+        if self.started.get().is_some() {
+            self.settle_live_counts(ctx.jvmti, ctx.vm.jni(), flags & FORCE_GC != 0);
+            ctx.with_output(|out| self.write_sites(out, flags, cutoff));
+        }
+    }
+
+    fn heap_summary(&self, ctx: &Context) -> Option<SiteTotals> {
+        self.started.get()?;
+        Some(self.totals(ctx, ctx.vm.jni()))
+    }
+
+    fn set_tracking(&self, ctx: &Context, on: bool) {
+        if self.started.get().is_some() {
+            HeapSites::set_tracking(self, ctx, on);
+        }
+    }
+
+    fn clear_sites(&self, _ctx: &Context) {
+        if self.started.get().is_some() {
+            self.clear();
+        }
+    }
+
     fn dump_message(&self) -> &'static str {
         " allocation sites ..."
     }
@@ -1126,7 +1229,8 @@ impl Engine for HeapSites {
         }
     }
 
-    fn on_load(&self, jvmti: Jvmti) -> Result<(), String> {
+    fn on_load(&self, ctx: &Context) -> Result<(), String> {
+        let jvmti = ctx.jvmti;
         if self.fast.is_some() {
             crate::engine::alloc_counts::request_early();
             jvmti
@@ -1153,7 +1257,7 @@ impl Engine for HeapSites {
             let _ = self.class_class.set(ctx.ids.of(jvmti, class));
             jni.delete_local_ref(class);
         }
-        if !ENGINE.set((ctx, self)) {
+        if !self.started.set(ctx) || !ENGINE.set((ctx, self)) {
             return Err("heap=sites was started twice".to_string());
         }
         if let Some(fast) = &self.fast
@@ -1331,7 +1435,7 @@ impl HeapSites {
     /// Forgets every count (the front-end's "clear sites"); objects still live are no longer
     /// counted when freed.
     pub fn clear(&self) {
-        if let (Some(fast), Some((ctx, _))) = (&self.fast, running()) {
+        if let (Some(fast), Some(ctx)) = (&self.fast, self.started.get()) {
             fast.clear(ctx.jvmti, ctx.vm.jni());
         }
         let Ok(table) = self.table.lock() else { return };

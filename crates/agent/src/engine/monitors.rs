@@ -10,19 +10,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use crate::engine::{Context, Engine};
+use crate::engine::{Context, Engine, Hook, Started};
 use crate::jvmti::{Capabilities, Event, Jni, Jvmti, jobject, jthread};
 use crate::output::{MonitorOwner, MonitorTime, ProfileOutput, ThreadState};
 use crate::trace_store::{EMPTY_TRACE_SERIAL, Trace, class_name_from_signature};
-
-/// The engine of this process, once started, for the event callbacks.
-pub(crate) static ENGINE: crate::engine::Current<(&'static Context, &'static Monitors)> =
-    crate::engine::Current::new();
-
-/// The running engine and its context, if `monitor=y` is on.
-pub fn running() -> Option<(&'static Context, &'static Monitors)> {
-    ENGINE.get()
-}
 
 thread_local! {
     /// When this thread began waiting to enter a contended monitor, the trace there, and
@@ -41,6 +32,8 @@ pub struct Monitors {
     /// Started in a running JVM: no owned monitors (HotSpot grants that capability at
     /// start-up only).
     late: bool,
+    /// Set once started: the events count from then on.
+    started: Started,
 }
 
 /// What MONITOR DUMP lists: threads, their traces, owned monitors.
@@ -147,16 +140,15 @@ impl Monitors {
         // A recording gets each contended enter as an event, with its time and duration.
         if ctx.options.format == crate::options::Format::Jfr
             && let Some(trace) = ctx.traces.lock().ok().and_then(|t| t.by_serial(trace))
-            && let Some(profiler) = crate::profiler::get()
         {
             let enter = crate::output::ContendedEnter {
-                start: crate::signal::monotonic_nanos().saturating_sub(nanos),
+                start: crate::jvmti::os::monotonic_nanos().saturating_sub(nanos),
                 nanos,
                 trace,
                 class: class.clone(),
                 thread,
             };
-            profiler.with_output(|out| out.write(|w| w.monitor_contended(&enter)));
+            ctx.with_output(|out| out.write(|w| w.monitor_contended(&enter)));
         }
         if let Ok(mut table) = self.contention.lock() {
             let entry = table.entry((trace, class)).or_default();
@@ -295,6 +287,41 @@ impl Engine for Monitors {
         " contended monitor usage ..."
     }
 
+    fn hooks(&self) -> &'static [Hook] {
+        &[Hook::Monitor]
+    }
+
+    fn monitor_contended_enter(&self, ctx: &Context, jni: Jni, thread: jthread) {
+        if self.started.get().is_some() {
+            self.on_contended_enter(ctx, jni, thread);
+        }
+    }
+
+    fn monitor_contended_entered(&self, ctx: &Context, jni: Jni, object: jobject) {
+        if self.started.get().is_some() {
+            self.on_contended_entered(ctx, jni, object);
+        }
+    }
+
+    fn monitor_wait(
+        &self,
+        ctx: &Context,
+        jni: Jni,
+        thread: jthread,
+        object: jobject,
+        timeout: i64,
+    ) {
+        if self.started.get().is_some() {
+            ctx.with_output(|out| self.on_wait(ctx, jni, thread, object, timeout, out));
+        }
+    }
+
+    fn monitor_waited(&self, ctx: &Context, jni: Jni, thread: jthread, object: jobject) {
+        if self.started.get().is_some() {
+            ctx.with_output(|out| self.on_waited(ctx, jni, thread, object, out));
+        }
+    }
+
     fn capabilities(&self, caps: &mut Capabilities) {
         caps.monitors = true;
         caps.owned_monitors = !self.late;
@@ -310,7 +337,7 @@ impl Engine for Monitors {
     }
 
     fn start(&'static self, ctx: &'static Context, _jni: Jni) -> Result<(), String> {
-        if !ENGINE.set((ctx, self)) {
+        if !self.started.set(ctx) {
             return Err("monitor=y was started twice".to_string());
         }
         for event in [

@@ -17,13 +17,11 @@
 //! [`MAX_TRACKED`] entries it keeps every second one (then every fourth...), and the
 //! record's stride says what each stands for.
 
-use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::engine::Context;
 use crate::jvmti::{GlobalRef, Jni, WeakRef, jobject};
-use crate::trace_store::{ClassInfo, Trace};
 
 /// Tracked objects at most (16 bytes each here, a JNI weak reference each in the JVM).
 pub const MAX_TRACKED: usize = 1 << 22;
@@ -123,8 +121,8 @@ fn purge(entries: &mut Vec<Entry>, jni: Jni) {
 }
 
 /// A group of pinned objects: a site's class and trace, or `None` for the objects that were
-/// in the heap before counting began.
-pub type Group = Option<(Arc<ClassInfo>, Arc<Trace>)>;
+/// in the heap before counting began (the OBJECT SITES records' groups).
+pub type Group = crate::output::ObjectSiteGroup;
 
 /// The objects pinned for one dump: the slot address of each pin with its group, sorted by
 /// address; what the OBJECT SITES records say of the sampling.

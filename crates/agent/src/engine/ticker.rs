@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::jvmti::{AgentThreadMain, Jni, Jvmti, RawMonitor};
+use crate::jvmti::{Jni, Jvmti, RawMonitor, ThreadStartError};
 
 /// How long VM death waits for the thread to finish its tick.
 const STOP_TIMEOUT: Duration = Duration::from_secs(2);
@@ -29,28 +29,32 @@ impl Ticker {
         Ticker::default()
     }
 
-    /// Starts the agent thread `name`, which runs `main` (whose body calls [`Ticker::run`]).
+    /// Starts the agent thread `name`, which runs `main` (whose body calls [`Ticker::run`] or
+    /// [`Ticker::serve`]); a panic in it is reported as `internal error in {what}`.
     pub fn start(
         &self,
         jvmti: Jvmti,
         jni: Jni,
         name: &str,
-        main: AgentThreadMain,
+        what: &'static str,
+        main: impl FnOnce(Jni) + Send + 'static,
     ) -> Result<(), String> {
         let monitor = jvmti
             .raw_monitor(name)
             .map_err(|e| format!("can't create the monitor of {name} ({e})"))?;
         let _ = self.monitor.set(monitor);
-        let thread = jni
-            .new_thread(name)
-            .ok_or_else(|| format!("can't create the thread object of {name}"))?;
         self.running.store(true, Ordering::Release);
-        let started = jvmti.run_agent_thread(thread, main, 0).map_err(|e| {
-            self.running.store(false, Ordering::Release);
-            format!("can't start {name} ({e})")
-        });
-        jni.delete_local_ref(thread);
-        started
+        jvmti
+            .start_agent_thread(jni, name, what, main)
+            .map_err(|e| {
+                self.running.store(false, Ordering::Release);
+                match e {
+                    ThreadStartError::NoThreadObject => {
+                        format!("can't create the thread object of {name}")
+                    }
+                    ThreadStartError::Run(e) => format!("can't start {name} ({e})"),
+                }
+            })
     }
 
     /// Whether [`Ticker::stop`] was called.

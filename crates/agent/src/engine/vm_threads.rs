@@ -67,18 +67,16 @@ impl VmThreads {
         if starts.is_empty() {
             return;
         }
-        if let Some(profiler) = crate::profiler::get() {
-            profiler.with_output(|out| {
-                for start in &starts {
-                    out.write(|w| w.thread_start(start));
-                }
-            });
-        }
+        ctx.with_output(|out| {
+            for start in &starts {
+                out.write(|w| w.thread_start(start));
+            }
+        });
     }
 
     /// Once a second: the threads of the process that are new since the last look (to get a
     /// timer), and the JVM threads sampled so far that ended (each gets its THREAD END now).
-    pub fn scan(&mut self, known: impl Fn(i32) -> bool) -> Vec<i32> {
+    pub fn scan(&mut self, ctx: &Context, known: impl Fn(i32) -> bool) -> Vec<i32> {
         if self
             .last_scan
             .is_some_and(|last| last.elapsed() < SCAN_PERIOD)
@@ -93,10 +91,8 @@ impl VmThreads {
             .filter(|(tid, _)| !live.contains(tid))
             .map(|(&tid, &serial)| (tid, serial))
             .collect();
-        if !ended.is_empty()
-            && let Some(profiler) = crate::profiler::get()
-        {
-            profiler.with_output(|out| {
+        if !ended.is_empty() {
+            ctx.with_output(|out| {
                 for &(tid, serial) in &ended {
                     out.write(|w| w.thread_end(serial));
                     let _ = tid;

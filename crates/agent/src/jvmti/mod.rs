@@ -9,7 +9,10 @@
 // the JVM, never dereference; the JVM checks them (JVMTI_ERROR_INVALID_THREAD, ...).
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod os;
+pub mod report;
 pub mod sys;
+pub mod thread;
 pub mod vmstructs;
 
 use std::ffi::{CStr, CString, c_char, c_void};
@@ -17,6 +20,7 @@ use std::fmt;
 use std::ptr;
 
 pub use sys::{jclass, jint, jlocation, jlong, jmethodID, jobject, jthread, jvmtiFrameInfo};
+pub use thread::{ThreadStartError, guarded};
 
 /// A JVMTI error code, shown with its name.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -808,9 +812,9 @@ impl Jvmti {
 
     /// Runs a full garbage collection.
     pub fn force_garbage_collection(self) -> Result<()> {
-        crate::progress::step("full GC", None, 0);
+        report::step("full GC", None, 0);
         let collected = jvmti!(self, ForceGarbageCollection);
-        crate::progress::end_step(collected.is_ok());
+        report::end_step(collected.is_ok());
         collected
     }
 

@@ -358,7 +358,7 @@ impl TaggedState<'_> {
     }
 
     fn report(&mut self) {
-        crate::progress::advance(self.objects, self.bytes);
+        super::report::advance(self.objects, self.bytes);
         self.objects = 0;
         self.bytes = 0;
     }
@@ -428,9 +428,9 @@ impl Jvmti {
     /// out, the JVM undoes no escape-analysis optimizations first (no deoptimization).
     pub fn iterate_tagged(self, visit: &mut dyn FnMut(i64, i64)) -> Result<()> {
         // Only the tagged objects reach the callback: no percentage of the heap.
-        crate::progress::step(
+        super::report::step(
             "heap walk (tagged objects)",
-            Some(crate::progress::Unit::Objects),
+            Some(super::report::Unit::Objects),
             0,
         );
         self.iterate_filtered(
@@ -466,7 +466,7 @@ impl Jvmti {
             user_data.cast::<c_void>().cast_const()
         );
         state.report();
-        crate::progress::end_step(walked.is_ok() && !state.failed);
+        super::report::end_step(walked.is_ok() && !state.failed);
         walked?;
         if state.failed {
             Err(JvmtiError(113))
@@ -481,7 +481,7 @@ impl Jvmti {
     /// (IterateThroughHeap, objects of untagged classes filtered out). `visit` runs in the VM
     /// thread with the world stopped: memory only, never JNI or JVMTI.
     pub fn iterate_by_class(self, visit: &mut dyn FnMut(i64, i64)) -> Result<()> {
-        crate::progress::heap_walk_step("heap walk");
+        super::report::heap_walk_step("heap walk");
         self.iterate_filtered(
             sys::JVMTI_HEAP_FILTER_CLASS_UNTAGGED.0 as sys::jint,
             &mut |class, size, _| visit(class, size),
@@ -497,7 +497,7 @@ impl Jvmti {
         heap_used: u64,
         visit: &mut dyn FnMut(i64, i64, i64),
     ) -> Result<()> {
-        crate::progress::step("heap walk", Some(crate::progress::Unit::Objects), heap_used);
+        super::report::step("heap walk", Some(super::report::Unit::Objects), heap_used);
         self.iterate_filtered(0, visit)
     }
 

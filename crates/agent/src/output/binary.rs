@@ -370,7 +370,7 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
     fn object_sites(
         &mut self,
         (flags, interval, stride): (u32, u32, u32),
-        groups: &[(&crate::engine::object_sites::Group, &[u64])],
+        groups: &[(&crate::output::ObjectSiteGroup, &[u64])],
     ) -> io::Result<()> {
         let mut records: Vec<(u32, u32, &[u64])> = Vec::with_capacity(groups.len());
         for (group, ids) in groups {
@@ -416,7 +416,8 @@ impl<W: Write + Send> ProfileWriter for BinaryWriter<W> {
     }
 
     fn error_note(&mut self, note: &str) -> io::Result<()> {
-        self.string(&format!("HPROF ERROR: {note}")).map(|_| ())
+        self.string(&format!("{}{note}", crate::error::PREFIX))
+            .map(|_| ())
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -68,7 +68,7 @@ impl<W: Write + Send> JfrWriter<W> {
             events: Vec::with_capacity(1 << 16),
             preamble: 0,
             pools: Pools::new(),
-            started: crate::signal::monotonic_nanos(),
+            started: crate::jvmti::os::monotonic_nanos(),
             stacks: HashMap::new(),
             threads: HashMap::new(),
             timed_since_dump: false,
@@ -89,7 +89,7 @@ impl<W: Write + Send> JfrWriter<W> {
 
     /// Writes the current chunk, if it has events, and starts the next.
     fn end_chunk(&mut self) -> io::Result<()> {
-        let now = crate::signal::monotonic_nanos();
+        let now = crate::jvmti::os::monotonic_nanos();
         if self.events.len() <= self.preamble && self.written {
             return Ok(());
         }
@@ -120,7 +120,7 @@ impl<W: Write + Send> JfrWriter<W> {
                 (self.events.len() + self.pools.constant_pools().byte_len()) as u64 >= limit
             }
             Chunk::Seconds(limit) => {
-                crate::signal::monotonic_nanos().saturating_sub(self.started)
+                crate::jvmti::os::monotonic_nanos().saturating_sub(self.started)
                     >= limit.saturating_mul(1_000_000_000)
             }
         };
@@ -290,7 +290,7 @@ impl<W: Write + Send> ProfileWriter for JfrWriter<W> {
     fn cpu_samples(&mut self, rows: &[(Arc<Trace>, u64)], _total: u64) -> io::Result<()> {
         // The JVMTI sampler's samples have no times: they are written at the dump's.
         if !self.timed_since_dump {
-            let now = crate::signal::monotonic_nanos();
+            let now = crate::jvmti::os::monotonic_nanos();
             for (trace, count) in rows {
                 let thread = self.thread(trace.thread);
                 let (stack, _) = self.stack(trace, false);
@@ -304,7 +304,7 @@ impl<W: Write + Send> ProfileWriter for JfrWriter<W> {
     }
 
     fn cpu_times(&mut self, rows: &[(Arc<Trace>, u64, u64)], _total: u64) -> io::Result<()> {
-        let now = crate::signal::monotonic_nanos();
+        let now = crate::jvmti::os::monotonic_nanos();
         for (trace, calls, millis) in rows {
             let (stack, _) = self.stack(trace, false);
             let nanos = millis.saturating_mul(1_000_000) as i64;
@@ -319,7 +319,7 @@ impl<W: Write + Send> ProfileWriter for JfrWriter<W> {
         traces: &[Arc<Trace>],
         _total_nanos: u64,
     ) -> io::Result<()> {
-        let now = crate::signal::monotonic_nanos();
+        let now = crate::jvmti::os::monotonic_nanos();
         for row in rows {
             let Some(trace) = traces.iter().find(|t| t.serial == row.trace) else {
                 continue;
@@ -342,7 +342,7 @@ impl<W: Write + Send> ProfileWriter for JfrWriter<W> {
         _cutoff: f64,
         _flags: u16,
     ) -> io::Result<()> {
-        let now = crate::signal::monotonic_nanos();
+        let now = crate::jvmti::os::monotonic_nanos();
         for site in sites {
             let (stack, _) = self.stack(&site.trace, false);
             let class = self.pools.class(&internal_name(&site.class.name));
@@ -368,7 +368,7 @@ impl<W: Write + Send> ProfileWriter for JfrWriter<W> {
 
     fn error_note(&mut self, note: &str) -> io::Result<()> {
         self.body.clear();
-        self.body.long(crate::signal::monotonic_nanos() as i64);
+        self.body.long(crate::jvmti::os::monotonic_nanos() as i64);
         self.body.string(Some(&format!("HPROF ERROR: {note}")));
         writer::event(&mut self.events, id::PROFILE_SETTINGS, &self.body);
         Ok(())

@@ -11,9 +11,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::error::{ErrorKind, PREFIX, report};
 use crate::options::{Format, Options, Output, unique_output_name};
 use crate::threads::ThreadStart;
 use crate::trace_store::{ClassInfo, Trace};
+
+/// A group of objects whose allocation site is known (OBJECT SITES): a site's class and
+/// trace, or `None` for the objects that were in the heap before counting began.
+pub type ObjectSiteGroup = Option<(Arc<ClassInfo>, Arc<Trace>)>;
 
 /// One allocation site with its counts, for a SITES section.
 #[derive(Debug, Clone)]
@@ -86,7 +91,7 @@ pub fn wall_nanos(monotonic: u64) -> i64 {
         let wall = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i64);
-        (crate::signal::monotonic_nanos(), wall)
+        (crate::jvmti::os::monotonic_nanos(), wall)
     });
     wall.saturating_add(monotonic as i64 - mono as i64)
 }
@@ -328,7 +333,7 @@ pub trait ProfileWriter: Send {
     fn object_sites(
         &mut self,
         _sampling: (u32, u32, u32),
-        _groups: &[(&crate::engine::object_sites::Group, &[u64])],
+        _groups: &[(&ObjectSiteGroup, &[u64])],
     ) -> io::Result<()> {
         Ok(())
     }
@@ -425,7 +430,10 @@ impl ProfileOutput {
             self.writer = None;
             let why = format!("can't write profile output: {err}");
             let kept = self.cut_back(&why);
-            eprintln!("HPROF ERROR: {why}; no more output will be written{kept}");
+            report(
+                ErrorKind::Output,
+                format!("{why}; no more output will be written{kept}"),
+            );
             self.incomplete.push(why);
         }
     }
@@ -469,7 +477,7 @@ impl ProfileOutput {
             return format!("; {} is incomplete", file.path.display());
         };
         let note = format!(
-            "HPROF ERROR: {why}; the dump that was being written is missing (cut back to the \
+            "{PREFIX}{why}; the dump that was being written is missing (cut back to the \
              last complete dump)"
         );
         let bytes = if file.binary {
@@ -515,7 +523,7 @@ impl ProfileOutput {
 /// format. Errors are the original's messages (the caller prints them and exits 1).
 pub fn open(options: &Options, pid: u32) -> Result<Opened, String> {
     // The time base of timed samples, fixed as the output opens.
-    wall_nanos(crate::signal::monotonic_nanos());
+    wall_nanos(crate::jvmti::os::monotonic_nanos());
     let mut socket = None;
     let mut output_file = None;
     let sink: Box<dyn Write + Send> = match &options.output {

@@ -563,7 +563,7 @@ impl<W: Write + Send> ProfileWriter for TextWriter<W> {
     }
 
     fn error_note(&mut self, note: &str) -> io::Result<()> {
-        writeln!(self.out, "HPROF ERROR: {note}")
+        writeln!(self.out, "{}{note}", crate::error::PREFIX)
     }
 
     fn flush(&mut self) -> io::Result<()> {

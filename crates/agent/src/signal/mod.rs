@@ -555,19 +555,7 @@ pub fn block_in_this_thread() {
     }
 }
 
-/// `CLOCK_MONOTONIC` in nanoseconds: the time base of samples (async-signal-safe: the vDSO
-/// reads it without a system call or a lock).
-pub fn monotonic_nanos() -> u64 {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
-    (now.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(now.tv_nsec as u64)
-}
+pub use crate::jvmti::os::{current_tid, monotonic_nanos};
 
 /// The CPU time of thread `tid` of this process, in nanoseconds (async-signal-safe for the
 /// calling thread's own id); `None` if the thread has ended.
@@ -587,12 +575,6 @@ pub fn thread_cpu_nanos(tid: i32) -> Option<u64> {
             .saturating_mul(1_000_000_000)
             .saturating_add(now.tv_nsec as u64),
     )
-}
-
-/// The calling thread's kernel id.
-pub fn current_tid() -> i32 {
-    // SAFETY: gettid has no arguments and cannot fail.
-    unsafe { libc::syscall(libc::SYS_gettid) as i32 }
 }
 
 /// A POSIX timer on a thread's CPU clock that sends it SIGPROF.

@@ -149,6 +149,7 @@ pub fn run(args: &AnalyzeArgs, out: &mut dyn Write) -> Result<()> {
         "fraction_read": completeness.fraction_read(),
         "complete": completeness.is_complete(),
         "incomplete": completeness.summary(),
+        "anomalies": graph.anomalies().lines(),
     });
     bar.finish();
     if let Some(path) = &args.html {
@@ -178,7 +179,12 @@ pub fn run_path(args: &PathArgs, out: &mut dyn Write) -> Result<()> {
     let Some(node) = graph.node(args.object) else {
         bar.finish();
         crate::input::finish_reading(&name, &completeness, args.allow_truncated)?;
-        bail!("{name}: no object with id {:#x} in the dump", args.object);
+        bail!(
+            "{name}: no object with id {:#x} in the heap dump at offset {:#x} ({} objects)",
+            args.object,
+            graph.dump_offset(),
+            graph.len()
+        );
     };
     bar.phase("paths from GC roots", 0);
     let paths = Paths::new(&graph, args.include_weak);
@@ -476,6 +482,15 @@ impl Report {
                 None => String::from(", the whole dump\n"),
             }
         );
+        if let Some(lines) = input["anomalies"].as_array()
+            && !lines.is_empty()
+        {
+            let _ = writeln!(s, "Inconsistencies (read in spite of them):");
+            for line in lines {
+                let _ = writeln!(s, "  {}", line.as_str().unwrap_or_default());
+            }
+            let _ = writeln!(s);
+        }
         if n(&t["heap_dumps_in_file"]) > 1 {
             let _ = writeln!(
                 s,

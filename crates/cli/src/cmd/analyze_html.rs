@@ -22,6 +22,15 @@ fn input(h: &mut String, input: &Json) {
             None => String::from(" The whole dump."),
         }
     );
+    if let Some(lines) = input["anomalies"].as_array()
+        && !lines.is_empty()
+    {
+        h.push_str("<p id=\"anomalies\">Inconsistencies (read in spite of them):</p><ul>");
+        for line in lines {
+            let _ = write!(h, "<li>{}</li>", esc(line.as_str().unwrap_or_default()));
+        }
+        h.push_str("</ul>");
+    }
 }
 
 /// The page for the report `j` (as `--json` prints it) of the file `name`, with `treemap`,
