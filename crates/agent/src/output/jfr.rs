@@ -15,7 +15,6 @@ use hprof_jfr::pools::{FRAME_CPP, FRAME_JIT, FRAME_KERNEL, FRAME_NATIVE, FrameRe
 use hprof_jfr::schema::{self, id};
 use hprof_jfr::writer::{self, MetadataDef, Put};
 
-use crate::code_names::STUB_LIBRARY;
 use crate::options::{Chunk, Options};
 use crate::output::{
     ContendedEnter, MonitorTime, ProfileWriter, Site, SiteTotals, TimedSample, wall_nanos,
@@ -222,7 +221,8 @@ impl<W: Write + Send> JfrWriter<W> {
 fn code_frame_type(code: Code, library: &str) -> i64 {
     match (code, library) {
         (Code::Kernel, _) => FRAME_KERNEL,
-        (_, "libjvm.so" | STUB_LIBRARY) => FRAME_CPP,
+        // (`[stub]`: code_names' library of code-cache stubs, a layer above output.)
+        (_, "libjvm.so" | "[stub]") => FRAME_CPP,
         _ => FRAME_NATIVE,
     }
 }
