@@ -10,7 +10,10 @@ use crate::support::{jdks, profile};
 #[test]
 fn binary_output_parses_and_names_the_hot_method() {
     for jdk in jdks() {
-        let (run, dir) = profile(&jdk, "cpu=samples,format=b", "CpuHot", &["800"]);
+        // 1500 ms of main's CPU, as the text output's test: at 800 ms the samples of the JVM's
+        // start-up on main (27 of 93 on JDK 25 on a busy machine, in 19 traces) left hot()
+        // 71 %, under the 80 % checked below.
+        let (run, dir) = profile(&jdk, "cpu=samples,format=b", "CpuHot", &["1500"]);
         assert_eq!(run.code, Some(0), "JDK {}: {}", jdk.version, run.stderr);
         assert!(!dir.path().join("java.hprof.txt").exists());
         let bytes = std::fs::read(dir.path().join("java.hprof")).unwrap();
@@ -137,7 +140,7 @@ fn binary_output_parses_and_names_the_hot_method() {
         }
         assert_eq!(samples.len(), 1);
         let (total, list) = &samples[0];
-        // CpuHot computes for 800 ms of its main thread's CPU: about 80 samples at 10 ms.
+        // CpuHot computes for 1500 ms of its main thread's CPU: about 150 samples at 10 ms.
         assert!(
             *total >= 30 && list.iter().map(|(n, _)| *n).sum::<u32>() == *total,
             "{samples:?}"
