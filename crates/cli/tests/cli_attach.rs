@@ -396,6 +396,17 @@ fn in_namespaces(namespaces: &[&str], setup: &str) -> Option<Target> {
 
 #[test]
 fn a_jvm_in_another_pid_namespace_is_attached_to() {
+    // The JVM is pid 1 in its namespace and shares this /tmp: another test run on this machine
+    // doing the same at once has a pid 1 JVM too, whose files there have the same names
+    // (`hsperfdata_root/1`, locked: "Cannot use file ... locked by another process" came in
+    // place of READY; `.java_pid1`). One such JVM at a time, across processes.
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open("/tmp/hprof-test-pid-namespace.lock")
+        .unwrap();
+    lock.lock().unwrap();
     let Some(target) = in_namespaces(&["--pid"], "true") else {
         return;
     };
