@@ -526,35 +526,24 @@ impl AsyncSampler {
             .iter()
             .map(|&t| ctx.jvmti.thread_local(t).unwrap_or(0) as u32)
             .collect();
-        let unsampled = unsampled_threads(ctx);
-        let Ok(mut traces) = ctx.traces.lock() else {
+        let Ok(state) = ctx
+            .traces
+            .lock()
+            .map(|mut traces| traces.pseudo_method(&ctx.ids, NATIVE_STATE))
+        else {
             return;
         };
-        let state = traces.pseudo_method(&ctx.ids, NATIVE_STATE);
-        let time = signal::monotonic_nanos();
-        let mut timed = Vec::new();
-        for (mut frames, serial) in stacks.into_iter().zip(serials) {
-            if frames.is_empty() || unsampled.contains(&serial) {
-                continue;
-            }
-            frames.truncate(ctx.depth().saturating_sub(1).max(1));
-            frames.push((state, -1));
-            if let Some(trace) = traces.record(ctx.jvmti, jni, &ctx.ids, &frames, serial, 1)
-                && ctx.options.format != crate::options::Format::Text
-            {
-                timed.push(crate::output::TimedSample {
-                    time,
-                    trace,
-                    thread: serial,
-                    weight: 1,
-                    wall: true,
-                });
-            }
-        }
-        drop(traces);
-        if !timed.is_empty() {
-            ctx.with_output(|out| out.write(|w| w.timed_samples(&timed)));
-        }
+        let stacks = stacks
+            .into_iter()
+            .zip(serials)
+            .filter(|(frames, _)| !frames.is_empty())
+            .map(|(mut frames, serial)| {
+                frames.truncate(ctx.depth().saturating_sub(1).max(1));
+                frames.push((state, -1));
+                (serial, frames)
+            })
+            .collect();
+        record_wall_stacks(ctx, jni, stacks);
     }
 
     /// Takes out of `threads` (kernel id, state) those that wait in the state of their last
@@ -591,39 +580,17 @@ impl AsyncSampler {
         jni: Jni,
         idle: Vec<(u32, Vec<(usize, jlocation)>)>,
     ) {
-        if idle.is_empty() {
-            return;
-        }
-        let unsampled = unsampled_threads(ctx);
-        let Ok(mut traces) = ctx.traces.lock() else {
-            return;
-        };
-        let time = signal::monotonic_nanos();
-        let mut timed = Vec::new();
-        for (serial, frames) in idle {
-            if unsampled.contains(&serial) {
-                continue;
-            }
-            let frames: Vec<(jmethodID, jlocation)> = frames
-                .into_iter()
-                .map(|(method, location)| (method as jmethodID, location))
-                .collect();
-            if let Some(trace) = traces.record(ctx.jvmti, jni, &ctx.ids, &frames, serial, 1)
-                && ctx.options.format != crate::options::Format::Text
-            {
-                timed.push(crate::output::TimedSample {
-                    time,
-                    trace,
-                    thread: serial,
-                    weight: 1,
-                    wall: true,
-                });
-            }
-        }
-        drop(traces);
-        if !timed.is_empty() {
-            ctx.with_output(|out| out.write(|w| w.timed_samples(&timed)));
-        }
+        let stacks = idle
+            .into_iter()
+            .map(|(serial, frames)| {
+                let frames = frames
+                    .into_iter()
+                    .map(|(method, location)| (method as jmethodID, location))
+                    .collect();
+                (serial, frames)
+            })
+            .collect();
+        record_wall_stacks(ctx, jni, stacks);
     }
 
     /// Moves the ring's samples into the trace store.
@@ -1359,6 +1326,40 @@ fn unsampled_threads(ctx: &Context) -> Vec<u32> {
             .map(|t| t.serial)
             .collect(),
         Err(_) => Vec::new(),
+    }
+}
+
+/// Counts one wall-clock sample of each (serial, frames) the ticker took without a signal
+/// (from JVMTI, or a waiting thread's last sample again), with its time for timed output.
+fn record_wall_stacks(ctx: &Context, jni: Jni, stacks: Vec<(u32, Vec<(jmethodID, jlocation)>)>) {
+    if stacks.is_empty() {
+        return;
+    }
+    let unsampled = unsampled_threads(ctx);
+    let Ok(mut traces) = ctx.traces.lock() else {
+        return;
+    };
+    let time = signal::monotonic_nanos();
+    let mut timed = Vec::new();
+    for (serial, frames) in stacks {
+        if unsampled.contains(&serial) {
+            continue;
+        }
+        if let Some(trace) = traces.record(ctx.jvmti, jni, &ctx.ids, &frames, serial, 1)
+            && ctx.options.format != crate::options::Format::Text
+        {
+            timed.push(crate::output::TimedSample {
+                time,
+                trace,
+                thread: serial,
+                weight: 1,
+                wall: true,
+            });
+        }
+    }
+    drop(traces);
+    if !timed.is_empty() {
+        ctx.with_output(|out| out.write(|w| w.timed_samples(&timed)));
     }
 }
 
