@@ -1,6 +1,6 @@
 // Agent test program with known monitor behaviour, for monitor=y:
-//   phase 1: 4 threads (worker-0..3) each enter LockContention$Lock 20 times and hold it for
-//            5 ms, so the others contend for it;
+//   phase 1: 4 threads (worker-0..3) each enter LockContention$Lock 20 times, every time
+//            while main holds it: 80 contended enters, each waiting 5 ms or more;
 //   phase 2: thread "consumer" waits on LockContention$Mailbox exactly 10 times, each wait
 //            ended by one notify from "producer" (a handshake makes every wait real);
 //   with the argument "hold": thread "holder" then holds the Lock while "blocked-1" and
@@ -10,6 +10,7 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 
 public class LockContention {
     static final class Lock {}
@@ -22,24 +23,46 @@ public class LockContention {
     static final Lock LOCK = new Lock();
     static final Mailbox MAILBOX = new Mailbox();
     public static final int WAITS = 10;
+    static final int WORKERS = 4;
+    static final int ENTERS_PER_WORKER = 20;
 
+    /**
+     * Phase 1, with a known count: 80 rounds; in each, the main thread holds LOCK, lets one
+     * worker (in turn) try to enter it, waits until that worker is BLOCKED on it, and holds it
+     * 5 ms more. So every one of the 80 enters is contended and waits at least 5 ms, whatever
+     * the scheduler does (free-running workers would re-take the lock they just let go, and
+     * the number of contended enters would be up to chance).
+     */
     static void contend() throws InterruptedException {
-        Thread[] workers = new Thread[4];
+        Thread[] workers = new Thread[WORKERS];
+        Semaphore[] turns = new Semaphore[WORKERS];
+        Semaphore entered = new Semaphore(0);
         for (int t = 0; t < workers.length; t++) {
+            Semaphore turn = new Semaphore(0);
+            turns[t] = turn;
             workers[t] = new Thread(() -> {
-                for (int i = 0; i < 20; i++) {
+                for (int i = 0; i < ENTERS_PER_WORKER; i++) {
+                    turn.acquireUninterruptibly();
                     synchronized (LOCK) {
-                        try {
-                            Thread.sleep(5);
-                        } catch (InterruptedException e) {
-                            return;
-                        }
+                        LOCK.hashCode();
                     }
+                    entered.release();
                 }
             }, "worker-" + t);
         }
         for (Thread w : workers) {
             w.start();
+        }
+        for (int round = 0; round < WORKERS * ENTERS_PER_WORKER; round++) {
+            int t = round % WORKERS;
+            synchronized (LOCK) {
+                turns[t].release();
+                while (workers[t].getState() != Thread.State.BLOCKED) {
+                    Thread.yield();
+                }
+                Thread.sleep(5);
+            }
+            entered.acquire();
         }
         for (Thread w : workers) {
             w.join();

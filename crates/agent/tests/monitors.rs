@@ -45,7 +45,7 @@ fn waits_and_contention_are_recorded() {
                 .all(|l| l.ends_with(&format!(", thread {consumer}"))
                     && l.contains(", time_waited="))
         );
-        // MONITOR TIME: four threads taking turns holding the lock 5 ms at a time, 80 times.
+        // MONITOR TIME: 80 enters of the lock, each made while main held it for 5 ms more.
         let section: Vec<&str> = text
             .lines()
             .skip_while(|l| !l.starts_with("MONITOR TIME BEGIN"))
@@ -60,7 +60,7 @@ fn waits_and_contention_are_recorded() {
             .unwrap()
             .parse()
             .unwrap();
-        assert!((100..=5000).contains(&total), "JDK {v}: {section:?}");
+        assert!((320..=5000).contains(&total), "JDK {v}: {section:?}");
         assert_eq!(section[1], "rank   self  accum   count trace monitor");
         let first: Vec<&str> = section[2].split_whitespace().collect();
         assert_eq!(
@@ -69,7 +69,7 @@ fn waits_and_contention_are_recorded() {
             "JDK {v}: {section:?}"
         );
         let count: u64 = first[3].parse().unwrap();
-        assert!((5..=80).contains(&count), "JDK {v}: {count}");
+        assert_eq!(count, 80, "JDK {v}: {section:?}");
         let trace = &p.traces[&first[4].parse().unwrap()];
         assert!(
             trace.frames[0].starts_with("LockContention.lambda$contend$0("),

@@ -403,13 +403,22 @@ fn flame_titles(page: &Path) -> (Vec<String>, String) {
     let probe = r##"<script>
 var errors = [];
 window.addEventListener("error", function (e) { errors.push(e.message); });
-setTimeout(function () {
+// Polls (in Chromium's virtual time, up to 4 s) until the callees view has loaded and drawn
+// its frames, rather than reading it once after a fixed delay: a slow load is then a slow
+// test, not a missing frame.
+var polls = 0;
+function probe() {
   try {
     var d = document.getElementById("callees").contentWindow.document;
     var titles = Array.from(d.querySelectorAll("#frames > g > title")).map(function (t) { return t.textContent; });
+    if ((titles.length === 0 || d.readyState !== "complete") && ++polls < 40) {
+      setTimeout(probe, 100);
+      return;
+    }
     document.title = "RESULT|" + errors.join(";") + "|" + titles.join("|");
   } catch (e) { document.title = "RESULT|exception " + e + "|"; }
-}, 1000);
+}
+setTimeout(probe, 100);
 </script></body>"##;
     let probed = page.with_extension("probed.html");
     std::fs::write(&probed, html.replace("</body>", probe)).unwrap();
