@@ -168,18 +168,9 @@ fn storms_on(version: u32) {
         return;
     };
     for (options, loads) in COMBINATIONS {
-        if version == 11 && *options == DEADLOCKED_ON_JDK21 {
-            // KNOWN DEFECT, open (issue 26's note): on JDK 11 this mix crashes the JVM in 1 run
-            // of 3 to 7 (GetMethodName on a freed method, called by cpu=times' report at a
-            // dump). Left out here until it is fixed, so that the suite asserts what holds.
-            continue;
-        }
         storm(&jdk, options, loads);
     }
 }
-
-/// The mix that hung on JDK 21+ before the tracker stopped allocating under its lock.
-const DEADLOCKED_ON_JDK21: &str = "cpu=times,heap=sites,monitor=y,thread=y";
 
 #[test]
 fn sigquit_storms_jdk11() {

@@ -106,8 +106,10 @@ type MethodKey = (Box<[u8]>, Box<[u8]>, Box<[u8]>);
 struct Methods {
     ids: FxHashMap<MethodKey, u32>,
     names: Vec<MethodName>,
-    /// Each number's jmethodID (0: not yet found; see [`CpuTimes::resolve`]).
+    /// Each number's jmethodID (0: not yet found; see [`CpuTimes::resolve_class`]).
     resolved: Vec<usize>,
+    /// The classes (as the class file names them) with numbered methods.
+    classes: rustc_hash::FxHashSet<Box<[u8]>>,
 }
 
 /// Traces as sequences of method numbers, innermost first, with the thread for `thread=y`.
@@ -321,6 +323,8 @@ pub struct CpuTimes {
     dropped: AtomicU32,
     /// Milliseconds the retransformation of the loaded classes took at the start.
     install_ms: AtomicU64,
+    /// Nanoseconds spent finding method ids (see [`CpuTimes::resolve_class`]), for `verbose=y`.
+    resolve_ns: AtomicU64,
     /// Started late: how the start went, for `hprof attach PID status`.
     late_status: Mutex<String>,
     /// Calls of `miss`: traces the threads' caches did not have.
@@ -418,6 +422,7 @@ impl CpuTimes {
             methods_failed: AtomicU64::new(0),
             dropped: AtomicU32::new(0),
             install_ms: AtomicU64::new(0),
+            resolve_ns: AtomicU64::new(0),
             late_status: Mutex::new("rewriting the loaded classes".into()),
             lookups: AtomicU64::new(0),
             started: Started::new(),
@@ -496,6 +501,9 @@ impl CpuTimes {
             signature: String::from_utf8_lossy(descriptor).into_owned(),
         });
         methods.resolved.push(0);
+        if !methods.classes.contains(class) {
+            methods.classes.insert(Box::from(class));
+        }
         let id = methods.names.len() as u32;
         methods.ids.insert(key, id);
         Some(id)
@@ -918,47 +926,70 @@ impl CpuTimes {
         Some(t)
     }
 
-    /// Finds the jmethodIDs of the numbered methods in `wanted` not yet resolved, by name
-    /// among the loaded classes (at a dump, outside any call into the tracker).
-    fn resolve(&self, jvmti: Jvmti, jni: Jni, wanted: &[u32]) {
-        let mut missing: HashMap<String, Vec<(u32, String, String)>> = HashMap::new();
-        if let Ok(methods) = self.methods.lock() {
-            for &m in wanted {
-                let i = (m as usize).wrapping_sub(1);
-                if methods.resolved.get(i) == Some(&0)
-                    && let Some(name) = methods.names.get(i)
-                {
-                    missing
-                        .entry(format!("L{};", name.class))
-                        .or_default()
-                        .push((m, name.name.clone(), name.signature.clone()));
-                }
-            }
-        }
-        if missing.is_empty() {
+    /// Finds the jmethodIDs of `class`'s numbered methods, by name. Called where the class is
+    /// known to be alive and its methods current: at its ClassPrepare, on the thread preparing
+    /// it, and for the classes loaded before the engine started, once, right after the start's
+    /// retransformation. A dump only reads what was found (it used to search every loaded
+    /// class by name, and on JDK 11 a method id from that search could point to a freed
+    /// method: issue 26). The newest class of a name wins: an older one of another loader may
+    /// be unloaded, its ids then invalid (and reported as such by the JVM, not a crash).
+    fn resolve_class(&self, jvmti: Jvmti, class: jclass) {
+        let started = std::time::Instant::now();
+        self.find_ids(jvmti, class);
+        self.resolve_ns
+            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    fn find_ids(&self, jvmti: Jvmti, class: jclass) {
+        let Ok(signature) = jvmti.class_signature(class) else {
+            return;
+        };
+        let Some(name) = signature
+            .strip_prefix('L')
+            .and_then(|s| s.strip_suffix(';'))
+        else {
+            return;
+        };
+        let known = self
+            .methods
+            .lock()
+            .is_ok_and(|methods| methods.classes.contains(name.as_bytes()));
+        if !known {
             return;
         }
+        let Ok(ids) = jvmti.class_methods(class) else {
+            return;
+        };
+        // The JVMTI calls run before the registry's lock is taken (they can wait for a
+        // safepoint).
+        let named: Vec<(jmethodID, String, String)> = ids
+            .into_iter()
+            .filter_map(|id| jvmti.method_name(id).ok().map(|(n, s)| (id, n, s)))
+            .collect();
+        let Ok(mut methods) = self.methods.lock() else {
+            return;
+        };
+        for (id, method, descriptor) in named {
+            let key: MethodKey = (
+                Box::from(name.as_bytes()),
+                Box::from(method.as_bytes()),
+                Box::from(descriptor.as_bytes()),
+            );
+            if let Some(&m) = methods.ids.get(&key)
+                && let Some(slot) = methods.resolved.get_mut(m as usize - 1)
+            {
+                *slot = id as usize;
+            }
+        }
+    }
+
+    /// [`Self::resolve_class`] for every loaded class: once, when the engine has started.
+    fn resolve_loaded(&self, jvmti: Jvmti, jni: Jni) {
         let Ok(classes) = jvmti.loaded_classes() else {
             return;
         };
         for class in classes {
-            if let Ok(signature) = jvmti.class_signature(class)
-                && let Some(wanted) = missing.get(&signature)
-                && let Ok(ids) = jvmti.class_methods(class)
-            {
-                for id in ids {
-                    let Ok((name, sig)) = jvmti.method_name(id) else {
-                        continue;
-                    };
-                    if let Some(&(m, _, _)) = wanted.iter().find(|w| w.1 == name && w.2 == sig)
-                        && let Ok(mut methods) = self.methods.lock()
-                        && let Some(slot) = methods.resolved.get_mut(m as usize - 1)
-                        && *slot == 0
-                    {
-                        *slot = id as usize;
-                    }
-                }
-            }
+            self.resolve_class(jvmti, class);
             jni.delete_local_ref(class);
         }
     }
@@ -1146,6 +1177,7 @@ impl CpuTimes {
         self.ready.store(true, Ordering::Release);
         let started = std::time::Instant::now();
         self.retransform_loaded(ctx.jvmti, jni);
+        self.resolve_loaded(ctx.jvmti, jni);
         self.install_ms
             .store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
         Ok(())
@@ -1413,15 +1445,6 @@ impl CpuTimes {
             return;
         }
         let Some(jni) = jni else { return };
-        let wanted: Vec<u32> = match self.traces.lock() {
-            Ok(traces) => costs
-                .iter()
-                .filter_map(|&(t, ..)| traces.entries.get(t as usize))
-                .flat_map(|(frames, _)| frames.iter().copied())
-                .collect(),
-            Err(_) => Vec::new(),
-        };
-        self.resolve(ctx.jvmti, jni, &wanted);
         let mut rows: Vec<(Arc<Trace>, u64, u64)> = Vec::new();
         for &(t, calls, self_ns) in &costs {
             if let Some(trace) = jni.with_local_frame(16, || self.agent_trace(ctx, jni, t)) {
@@ -1457,12 +1480,13 @@ impl CpuTimes {
             return;
         }
         eprintln!(
-            "HPROF: cpu=times rewrote {} classes ({} methods, {} left as they were); {} traces looked up by the agent (not in the threads' caches); {} traces dropped (table full)",
+            "HPROF: cpu=times rewrote {} classes ({} methods, {} left as they were); {} traces looked up by the agent (not in the threads' caches); {} traces dropped (table full); method ids found in {} ms",
             self.classes_instrumented.load(Ordering::Relaxed),
             self.methods_instrumented.load(Ordering::Relaxed),
             self.methods_failed.load(Ordering::Relaxed),
             self.lookups.load(Ordering::Relaxed),
-            self.dropped.load(Ordering::Relaxed)
+            self.dropped.load(Ordering::Relaxed),
+            self.resolve_ns.load(Ordering::Relaxed) / 1_000_000
         );
     }
 }
@@ -1473,7 +1497,18 @@ impl Engine for CpuTimes {
     }
 
     fn hooks(&self) -> &'static [Hook] {
-        &[Hook::ThreadEnd, Hook::ClassFileLoad, Hook::Probe]
+        &[
+            Hook::ThreadEnd,
+            Hook::ClassFileLoad,
+            Hook::ClassPrepare,
+            Hook::Probe,
+        ]
+    }
+
+    fn class_prepare(&self, ctx: &Context, _jni: Jni, class: jclass) {
+        if self.started.get().is_some() {
+            self.resolve_class(ctx.jvmti, class);
+        }
     }
 
     /// The ending thread's calls are kept.
@@ -1538,6 +1573,11 @@ impl Engine for CpuTimes {
         if !self.started.set(ctx) {
             return Err("the CPU timer was started twice".to_string());
         }
+        // Method ids are found as classes are prepared (see resolve_class); those of the
+        // classes loaded before now once the install has rewritten them.
+        ctx.jvmti
+            .set_event(Event::ClassPrepare, true)
+            .map_err(|e| format!("can't enable ClassPrepare ({e})"))?;
         self.install(ctx, jni)?;
         self.ticker.start(
             ctx.jvmti,
