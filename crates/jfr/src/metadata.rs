@@ -64,6 +64,24 @@ impl Class {
         self.fields.iter().position(|f| f.name == name)
     }
 
+    /// How many leading fields are plain numbers or keys (not arrays, strings, floating
+    /// point or objects in place): the fields [`crate::Chunk::read_numbers`] reads.
+    pub fn numeric_prefix(&self) -> usize {
+        self.fields
+            .iter()
+            .take_while(|f| {
+                !f.array
+                    && !matches!(
+                        f.ty,
+                        FieldType::String
+                            | FieldType::Inline(_)
+                            | FieldType::Float
+                            | FieldType::Double
+                    )
+            })
+            .count()
+    }
+
     /// Whether it is an event type.
     pub fn is_event(&self) -> bool {
         self.super_type.as_deref() == Some("jdk.jfr.Event")

@@ -155,6 +155,51 @@ fn rules(name: &str) -> &'static [Rule] {
     }
 }
 
+impl Value_ {
+    /// The value of an event whose integer fields `int` gives.
+    #[inline]
+    fn of(self, chunk: &Chunk<'_>, int: impl Fn(usize) -> i64) -> i64 {
+        match self {
+            Value_::One => 1,
+            Value_::Field(i) => int(i),
+            Value_::Duration(i) => chunk.duration_nanos(int(i)),
+            Value_::Millis(i) => int(i) / 1_000_000,
+        }
+    }
+}
+
+/// Most leading fields read as integers (sample events read four or five).
+const MAX_NUMERIC: usize = 16;
+
+/// How many leading fields of event type `class` its plans read as integers, when every
+/// field they read lies there and has the type the plan wants (a time, value or count a
+/// number; a thread, stack, state or leaf class a key); none when an event must be decoded.
+fn numeric_fields(class: &hprof_jfr::Class, plans: &[Plan]) -> Option<usize> {
+    let prefix = class.numeric_prefix();
+    let number = |i: usize| i < prefix && !matches!(class.fields[i].ty, FieldType::Ref(_));
+    let key = |i: usize| i < prefix && matches!(class.fields[i].ty, FieldType::Ref(_));
+    let mut n = 0;
+    for plan in plans {
+        let value = match plan.value {
+            Value_::One => None,
+            Value_::Field(i) | Value_::Duration(i) | Value_::Millis(i) => Some(i),
+        };
+        let numbers = [plan.time, value, plan.count];
+        let keys = [
+            plan.thread,
+            plan.stack,
+            plan.state.map(|(i, _)| i),
+            plan.class,
+        ];
+        if !numbers.iter().flatten().all(|&i| number(i)) || !keys.iter().flatten().all(|&i| key(i))
+        {
+            return None;
+        }
+        n = plan.fields().fold(n, |n, i| n.max(i + 1));
+    }
+    (n <= MAX_NUMERIC).then_some(n)
+}
+
 impl Plan {
     /// The fields it reads.
     fn fields(&self) -> impl Iterator<Item = usize> + '_ {
@@ -283,9 +328,43 @@ struct Reader<'r, 'a> {
     timed: Timed,
     chunk: &'r Chunk<'a>,
     caches: Caches,
+    /// The pseudo-frame of the RUNNABLE state (left out unless always shown).
+    runnable: u32,
 }
 
 impl Reader<'_, '_> {
+    /// The timed stack of an event's stack, state and leaf class (`keys` their keys, and
+    /// whether the state is always shown), composed and cached.
+    fn compose(
+        &mut self,
+        keys: (i64, i64, i64, bool),
+        stack: Option<&Value<'_>>,
+        state: Option<&Value<'_>>,
+        class: Option<&Value<'_>>,
+    ) -> u32 {
+        let mut composed: Vec<u32> = Vec::new();
+        if let Some(state) = state.and_then(|s| self.pseudo(s, true))
+            && (keys.3 || state != self.runnable)
+        {
+            composed.push(state);
+        }
+        if let Some(v) = stack {
+            composed.extend_from_slice(&self.stack(v));
+        }
+        if composed.is_empty() {
+            composed.push(
+                self.recording
+                    .frame("<empty trace>", FrameKind::Pseudo, None, None) as u32,
+            );
+        }
+        if let Some(class) = class.and_then(|c| self.pseudo(c, false)) {
+            composed.push(class);
+        }
+        let s = self.timed.stack(&composed);
+        self.caches.composed.insert(keys, s);
+        s
+    }
+
     fn thread(&mut self, v: &Value<'_>) -> u32 {
         let Some(key) = v.as_key() else {
             return u32::MAX;
@@ -570,7 +649,6 @@ fn read_chunk(chunk: &Chunk<'_>) -> Result<Part, Error> {
     let recording = &mut local;
     let mut timed = Timed::default();
     let mut values: Vec<Value<'_>> = Vec::new();
-    let mut composed: Vec<u32> = Vec::new();
     {
         let h = chunk.header;
         timed.start = h.start_nanos;
@@ -601,17 +679,78 @@ fn read_chunk(chunk: &Chunk<'_>) -> Result<Part, Error> {
                 })
             })
             .collect();
+        // Events whose wanted fields lead the event and are numbers and keys of the types
+        // they must have are read as integers alone (sample events: the most numerous).
+        let numeric: Vec<Option<usize>> = plans
+            .iter()
+            .enumerate()
+            .map(|(class, plans)| numeric_fields(chunk.class(class as u32), plans))
+            .collect();
         let runnable = recording.frame("<RUNNABLE>", FrameKind::Pseudo, None, None) as u32;
         let mut reader = Reader {
             recording: &mut *recording,
             timed: std::mem::take(&mut timed),
             chunk,
             caches: Caches::default(),
+            runnable,
         };
+        let mut ints = [0i64; MAX_NUMERIC];
         for event in chunk.events() {
             let event = event.map_err(error)?;
             let plans = &plans[event.class as usize];
             if plans.is_empty() {
+                continue;
+            }
+            if let Some(n) = numeric[event.class as usize] {
+                let ints = &mut ints[..n];
+                chunk.read_numbers(&event, ints).map_err(error)?;
+                let fields = &chunk.class(event.class).fields;
+                for plan in plans {
+                    let int = |i: usize| ints[i];
+                    let key = |i: Option<usize>| i.map_or(i64::MIN, int);
+                    let reference = |i: Option<usize>| {
+                        let i = i?;
+                        match fields[i].ty {
+                            FieldType::Ref(class) => Some(Value::Ref {
+                                class,
+                                key: ints[i],
+                            }),
+                            _ => None,
+                        }
+                    };
+                    let time = plan.time.map_or(h.start_nanos, |i| chunk.nanos(ints[i]));
+                    let value = plan.value.of(chunk, int);
+                    let count = plan.count.map_or(1, int);
+                    let thread = match plan.thread {
+                        None => u32::MAX,
+                        Some(i) => match reader.caches.threads.get(&ints[i]) {
+                            Some(&t) => t,
+                            None => reference(Some(i)).map_or(u32::MAX, |t| reader.thread(&t)),
+                        },
+                    };
+                    let (state_field, always) =
+                        plan.state.map_or((None, false), |(i, a)| (Some(i), a));
+                    let keys = (key(plan.stack), key(state_field), key(plan.class), always);
+                    let stack = match reader.caches.composed.get(&keys) {
+                        Some(&s) => s,
+                        None => reader.compose(
+                            keys,
+                            reference(plan.stack).as_ref(),
+                            reference(state_field).as_ref(),
+                            reference(plan.class).as_ref(),
+                        ),
+                    };
+                    reader.timed.push(
+                        plan.stream,
+                        TimedEvent {
+                            time,
+                            stack,
+                            thread,
+                            value,
+                            count,
+                        },
+                    );
+                }
                 continue;
             }
             if shallow[event.class as usize] {
@@ -625,12 +764,7 @@ fn read_chunk(chunk: &Chunk<'_>) -> Result<Part, Error> {
                 let time = get(plan.time)
                     .and_then(Value::as_int)
                     .map_or(h.start_nanos, |t| chunk.nanos(t));
-                let value = match plan.value {
-                    Value_::One => 1,
-                    Value_::Field(i) => int(i),
-                    Value_::Duration(i) => chunk.duration_nanos(int(i)),
-                    Value_::Millis(i) => int(i) / 1_000_000,
-                };
+                let value = plan.value.of(chunk, int);
                 let count = plan.count.map_or(1, int);
                 let thread = get(plan.thread).map_or(u32::MAX, |t| reader.thread(t));
                 let key = |i: Option<usize>| get(i).and_then(Value::as_key).unwrap_or(i64::MIN);
@@ -639,29 +773,7 @@ fn read_chunk(chunk: &Chunk<'_>) -> Result<Part, Error> {
                 let stack = match reader.caches.composed.get(&keys) {
                     Some(&s) => s,
                     None => {
-                        composed.clear();
-                        if let Some(state) = get(state_field).and_then(|s| reader.pseudo(s, true))
-                            && (always || state != runnable)
-                        {
-                            composed.push(state);
-                        }
-                        if let Some(v) = get(plan.stack) {
-                            composed.extend_from_slice(&reader.stack(v));
-                        }
-                        if composed.is_empty() {
-                            composed.push(reader.recording.frame(
-                                "<empty trace>",
-                                FrameKind::Pseudo,
-                                None,
-                                None,
-                            ) as u32);
-                        }
-                        if let Some(class) = get(plan.class).and_then(|c| reader.pseudo(c, false)) {
-                            composed.push(class);
-                        }
-                        let s = reader.timed.stack(&composed);
-                        reader.caches.composed.insert(keys, s);
-                        s
+                        reader.compose(keys, get(plan.stack), get(state_field), get(plan.class))
                     }
                 };
                 reader.timed.push(
