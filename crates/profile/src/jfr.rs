@@ -321,6 +321,8 @@ struct Caches {
     pseudo: FxHashMap<(u32, i64), Option<u32>>,
     /// (stack, state, class, state always shown) keys to the timed stack.
     composed: FxHashMap<(i64, i64, i64, bool), u32>,
+    /// The last stack frame class and its fields' indices (see [`Reader::frame_layout`]).
+    frame_layout: Option<(u32, [Option<usize>; 3])>,
 }
 
 struct Reader<'r, 'a> {
@@ -431,6 +433,20 @@ impl Reader<'_, '_> {
         method
     }
 
+    /// Where a stack frame class's `method`, `lineNumber` and `type` fields are (looked up
+    /// by name once per chunk, not once per frame).
+    fn frame_layout(&mut self, class: u32) -> [Option<usize>; 3] {
+        if let Some((c, layout)) = self.caches.frame_layout
+            && c == class
+        {
+            return layout;
+        }
+        let c = self.chunk.class(class);
+        let layout = [c.field("method"), c.field("lineNumber"), c.field("type")];
+        self.caches.frame_layout = Some((class, layout));
+        layout
+    }
+
     fn stack(&mut self, v: &Value<'_>) -> Arc<[u32]> {
         let Some(key) = v.as_key() else {
             return Arc::from([]);
@@ -444,10 +460,13 @@ impl Reader<'_, '_> {
             && let Some(Value::Array(items)) = field(chunk, &trace, "frames")
         {
             for frame in items {
-                let line = field(chunk, frame, "lineNumber")
-                    .and_then(Value::as_int)
-                    .unwrap_or(0) as i32;
-                let Some(method) = field(chunk, frame, "method") else {
+                let Value::Object(class, values) = frame else {
+                    continue;
+                };
+                let [method, line, ty] = self.frame_layout(*class);
+                let get = |i: Option<usize>| values.get(i?);
+                let line = get(line).and_then(Value::as_int).unwrap_or(0) as i32;
+                let Some(method) = get(method) else {
                     continue;
                 };
                 let method_key = method.as_key().unwrap_or(-1);
@@ -458,7 +477,7 @@ impl Reader<'_, '_> {
                             ("<unknown method>".into(), FrameKind::Pseudo, None)
                         });
                         if kind == FrameKind::Native {
-                            kind = self.code_kind(field(chunk, frame, "type"), library.as_deref());
+                            kind = self.code_kind(get(ty), library.as_deref());
                         }
                         let shown = u32::try_from(line).ok().filter(|&l| l > 0);
                         let i = self.recording.frame(&name, kind, library.as_deref(), shown) as u32;
