@@ -202,7 +202,7 @@ fn the_flame_graph_loads_in_a_browser_and_its_search_and_zoom_work() {
     // matched share is shown), zoom into it, and switch to the inverted view.
     let probe = browser::probe(
         &html,
-        CALLEES_DRAWN,
+        browser::FLAME_CALLEES_DRAWN,
         r##"
     var w = document.getElementById("callees").contentWindow, d = w.document;
     var titles = Array.from(d.getElementsByTagName("title")).map(function (t) { return t.textContent; });
@@ -230,9 +230,6 @@ fn the_flame_graph_loads_in_a_browser_and_its_search_and_zoom_work() {
     assert_eq!(fields[3], "true", "inverted view: {result}");
     assert!(probe.errors.is_empty(), "script errors: {:?}", probe.errors);
 }
-
-/// A flame graph page's readiness for a probe: its callees view has loaded and drawn frames.
-const CALLEES_DRAWN: &str = r##"document.getElementById("callees").contentWindow.document.readyState === "complete" && document.getElementById("callees").contentWindow.document.querySelectorAll("#frames > g").length > 0"##;
 
 /// The rows of the last section starting with `begin` (up to `end`) whose first column is a rank.
 fn last_rows(text: &str, begin: &str, end: &str) -> Vec<Vec<String>> {
@@ -391,7 +388,7 @@ fn times_and_lock_profiles_carry_exact_calls_and_contentions() {
 fn flame_titles(page: &Path) -> (Vec<String>, String) {
     let probe = browser::probe(
         page,
-        CALLEES_DRAWN,
+        browser::FLAME_CALLEES_DRAWN,
         r##"
     var d = document.getElementById("callees").contentWindow.document;
     return Array.from(d.querySelectorAll("#frames > g > title")).map(function (t) { return t.textContent; }).join("|");

@@ -20,6 +20,10 @@ pub struct Probe {
     pub log: String,
 }
 
+/// Readiness of a flame graph page (crates/profile's flame.rs) for a probe: its callees view
+/// has loaded and drawn its frames.
+pub const FLAME_CALLEES_DRAWN: &str = r##"(function (d) { return d.readyState === "complete" && d.querySelectorAll("#frames > g").length > 0; })(document.getElementById("callees").contentWindow.document)"##;
+
 /// How many times (every 100 ms of the page's virtual time) the probe checks `ready` after the
 /// page's `load` event before giving up: 4 s, within `chromium_dom`'s 5 s budget.
 const POLLS: u32 = 40;
@@ -127,7 +131,9 @@ pub fn decode_entities(text: &str) -> String {
             Some("apos") => Some('\''),
             Some("nbsp") => Some('\u{a0}'),
             Some(e) if e.starts_with("#x") || e.starts_with("#X") => {
-                u32::from_str_radix(&e[2..], 16).ok().and_then(char::from_u32)
+                u32::from_str_radix(&e[2..], 16)
+                    .ok()
+                    .and_then(char::from_u32)
             }
             Some(e) if e.starts_with('#') => e[1..].parse().ok().and_then(char::from_u32),
             _ => None,
