@@ -189,4 +189,39 @@ mod tests {
         );
         assert_eq!(percent_decode("a%20b%0Ac%E2%80%94%"), "a b\nc\u{2014}%");
     }
+
+    /// The probe sees an error thrown in a frame while it loaded, waits for a condition that
+    /// only a late timer makes true, and fails clearly when the page never becomes ready.
+    #[test]
+    fn the_probe_waits_for_readiness_and_reports_frame_errors() {
+        if crate::require::chromium(crate::require::Skipped::Test).is_none() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let page = dir.path().join("page.html");
+        std::fs::write(
+            &page,
+            r#"<html><head><title>t</title></head><body>
+<iframe id="f" srcdoc="<script>missing_function_in_frame()</script>"></iframe>
+<script>setTimeout(function () { window.late = "a &lt; b"; }, 2000);</script>
+</body></html>"#,
+        )
+        .unwrap();
+        let probe = probe(&page, "window.late", "return window.late + '|' + 1;");
+        assert_eq!(probe.result, "a &lt; b|1");
+        assert!(
+            probe
+                .errors
+                .iter()
+                .any(|e| e.contains("missing_function_in_frame")),
+            "{probe:?}"
+        );
+        let never = std::panic::catch_unwind(|| probe_never_ready(&page));
+        let message = *never.unwrap_err().downcast::<String>().unwrap();
+        assert!(message.contains("never became ready"), "{message}");
+    }
+
+    fn probe_never_ready(page: &Path) -> Probe {
+        probe(page, "window.never", "return 1;")
+    }
 }
