@@ -118,7 +118,7 @@ fn foreign_and_empty_files_are_refused_at_their_offset() {
 }
 
 #[test]
-fn damaged_gzip_names_its_compressed_offset() {
+fn damaged_gzip_names_its_compressed_and_decompressed_offsets() {
     use std::io::Write;
     let dir = temp_dir();
     let (dump, _) = heap_dump(0);
@@ -133,6 +133,11 @@ fn damaged_gzip_names_its_compressed_offset() {
         assert!(stderr.contains("corrupt gzip data"), "{command}: {stderr}");
         assert!(
             stderr.contains("at compressed byte offset 1"),
+            "{command}: {stderr}"
+        );
+        // Inside the first MiB (read to tell the format): the decompressed offset too.
+        assert!(
+            stderr.contains("(at decompressed byte offset 0, which is at compressed byte offset 1"),
             "{command}: {stderr}"
         );
     }
