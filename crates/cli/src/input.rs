@@ -290,7 +290,7 @@ impl BufRead for Consumed<'_> {
 }
 
 /// `path` as messages name it (`-` is standard input).
-fn display_name(path: &Path) -> String {
+pub(crate) fn display_name(path: &Path) -> String {
     if path == Path::new("-") {
         "standard input".into()
     } else {
@@ -521,7 +521,7 @@ pub fn open_either(path: &Path) -> Result<Either> {
 }
 
 /// `buffered` with `head` (read from it) back in front, gzip-decompressed with `gzip`.
-fn decompressed<'a>(
+pub(crate) fn decompressed<'a>(
     head: Vec<u8>,
     buffered: BufReader<&'a mut dyn Read>,
     gzip: bool,

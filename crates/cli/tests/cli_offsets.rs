@@ -199,3 +199,28 @@ fn analyze_reports_what_does_not_add_up_with_the_offset_of_its_first_record() {
         serde_json::json!([unknown, dangling])
     );
 }
+
+#[test]
+fn gzip_on_standard_input_is_named_as_a_file_is() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(b"not a heap dump at all").unwrap();
+    let gz = gz.finish().unwrap();
+    let mut child = crate::support::hprof()
+        .args(["summary", "-"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&gz).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "standard input (gzip-compressed: its byte offsets count decompressed bytes): not an HPROF file"
+        ),
+        "{stderr}"
+    );
+}
