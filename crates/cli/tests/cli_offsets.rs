@@ -207,19 +207,34 @@ fn gzip_on_standard_input_is_named_as_a_file_is() {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gz.write_all(b"not a heap dump at all").unwrap();
     let gz = gz.finish().unwrap();
-    let mut child = crate::support::hprof()
-        .args(["summary", "-"])
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(&gz).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let summary_of_stdin = |input: &[u8]| {
+        let mut child = crate::support::hprof()
+            .args(["summary", "-"])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        stderr
+    };
+    let stderr = summary_of_stdin(&gz);
     assert!(
         stderr.contains(
             "standard input (gzip-compressed: its byte offsets count decompressed bytes): not an HPROF file"
+        ),
+        "{stderr}"
+    );
+    // Damaged deflate data on standard input: the decoder's offsets, both of them, as for a
+    // file (the reader's error once kept only the kind of the I/O error).
+    let mut damaged = gz[..10].to_vec();
+    damaged.extend_from_slice(b"\xffgarbage that is no deflate stream");
+    let stderr = summary_of_stdin(&damaged);
+    assert!(
+        stderr.contains(
+            "corrupt deflate stream (at decompressed byte offset 0, which is at compressed byte offset 11)"
         ),
         "{stderr}"
     );
