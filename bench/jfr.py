@@ -17,7 +17,9 @@ async-profiler's `jfrconv` is /work/ap/build/bin/jfrconv, or built by this scrip
 mirror of its public source when that exists (`git archive HEAD | tar -x; make`); without
 either it is left out, and the results say so.
 
-    bench/jfr.py [--runs N] [--write]
+    bench/jfr.py [--runs N] [--write] [--skip-slow]
+    (--skip-slow leaves out `jfr print`'s rows, minutes each on the big files, while iterating;
+     a written run keeps them: --write refuses it)
     bench/jfr.py --record-fixtures DIR   # async-profiler's test recordings, recorded again
 """
 import argparse, os, re, shutil, statistics, subprocess, sys, tempfile, time
@@ -80,12 +82,13 @@ def jfrconv():
 
 
 def measured(cmd, cwd=None):
-    """(wall seconds, peak RSS MB) of `cmd`."""
+    """(wall seconds, peak RSS MB, CPU seconds: user + sys) of `cmd`."""
     start = time.perf_counter()
-    out = subprocess.run(["/usr/bin/time", "-f", "%M", *map(str, cmd)], cwd=cwd, check=True,
+    out = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", *map(str, cmd)], cwd=cwd, check=True,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.perf_counter() - start
-    return wall, int(out.stderr.strip().splitlines()[-1]) / 1024
+    rss, user, system = out.stderr.strip().splitlines()[-1].split()
+    return wall, int(rss) / 1024, float(user) + float(system)
 
 
 def real_recording(work, classes):
@@ -104,7 +107,7 @@ def real_recording(work, classes):
     return big, len(data), copies
 
 
-def reading(work, hprof, conv, runs):
+def reading(work, hprof, conv, runs, skip_slow=False):
     rows = []
     for name, path in [("real", work / "real.jfr"), ("synthetic 10 M samples", work / "synth.jfr")]:
         size = path.stat().st_size / 1e6
@@ -114,14 +117,22 @@ def reading(work, hprof, conv, runs):
             "jfr print --events jdk.ExecutionSample": ["jfr", "print", "--events", "jdk.ExecutionSample", path],
             "jfr print (all events)": ["jfr", "print", path],
         }
+        if skip_slow:
+            tools = {k: v for k, v in tools.items() if not k.startswith("jfr print")}
         if conv:
             tools["jfrconv --cpu (collapsed)"] = [conv, "--cpu", path, work / "conv.collapsed"]
-        for tool, cmd in tools.items():
-            n = runs if tool.startswith("hprof") else 1
-            results = [measured(cmd) for _ in range(n)]
-            wall = statistics.median(r[0] for r in results)
-            rss = max(r[1] for r in results)
-            rows.append((name, size, tool, wall, rss, n))
+        # hprof and jfrconv interleaved, run by run, so both see the same load; the slow
+        # `jfr print` rows once.
+        results = {tool: [] for tool in tools}
+        for i in range(runs):
+            for tool, cmd in tools.items():
+                if i == 0 or not tool.startswith("jfr print"):
+                    results[tool].append(measured(cmd))
+        for tool, rs in results.items():
+            wall = statistics.median(r[0] for r in rs)
+            rss = max(r[1] for r in rs)
+            cpu = statistics.median(r[2] for r in rs)
+            rows.append((name, size, tool, wall, rss, len(rs), cpu))
     return rows
 
 
@@ -171,9 +182,13 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--skip-slow", action="store_true",
+                        help="leave out the `jfr print` rows (minutes on the big files) while iterating")
     parser.add_argument("--record-fixtures", metavar="DIR", type=Path,
                         help="only record the async-profiler test recordings again, into DIR")
     args = parser.parse_args()
+    if args.skip_slow and args.write:
+        parser.error("--write keeps every tool's row: drop --skip-slow")
     if args.record_fixtures:
         sh("cargo", "build", "--release", "--locked", "--quiet", "-p", "hprof-cli", cwd=ROOT)
         sh(str(ROOT / "scripts/build-java.sh"))
@@ -191,7 +206,7 @@ def main():
         conv, conv_note = jfrconv()
         _, one, copies = real_recording(work, classes)
         sh(str(ROOT / "target/release/examples/synth"), str(work / "synth.jfr"), "10000000")
-        read_rows = reading(work, hprof, conv, args.runs)
+        read_rows = reading(work, hprof, conv, args.runs, args.skip_slow)
         over = overhead(work, agent, classes, max(args.runs, 5))
         convert, page_mb, loads = page_load(work, hprof, args.runs)
     finally:
@@ -204,10 +219,12 @@ def main():
              "seven other engineers' builds and tests (load average 15-20 on 2 cores): wall times are "
              "inflated and noisy; the lead reruns this on a quiet machine.", "",
              f"Reading (real: a 30 s JDK 17 recording of Stress, {one / 1e6:.1f} MB, its chunks repeated "
-             f"{copies} times; {conv_note}). hprof's rows are the median of {args.runs} runs, the others one run:", "",
-             "| recording | MB | tool | wall s | MB/s | peak RSS MB |", "|---|---|---|---|---|---|"]
-    for name, size, tool, wall, rss, _ in read_rows:
-        lines.append(f"| {name} | {size:.0f} | {tool} | {wall:.2f} | {size / wall:.0f} | {rss:.0f} |")
+             f"{copies} times; {conv_note}). hprof's and jfrconv's rows are medians of {args.runs} runs interleaved "
+             "(hprof, jfrconv, hprof, ...), `jfr print`'s one run; CPU is user + sys:", "",
+             "| recording | MB | tool | runs | wall s | CPU s | MB/s (wall) | peak RSS MB |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, size, tool, wall, rss, n, cpu in read_rows:
+        lines.append(f"| {name} | {size:.0f} | {tool} | {n} | {wall:.2f} | {cpu:.2f} | {size / wall:.0f} | {rss:.0f} |")
     lines += ["", f"`format=jfr` overhead, CpuBench, cpu=samples interval=10 ms, median of {len(over['no agent'])} "
               "interleaved runs:", "", "| run | median s | vs no agent | vs text |", "|---|---|---|---|"]
     for name, values in over.items():

@@ -10,7 +10,6 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Semaphore;
 
 public class LockContention {
     static final class Lock {}
@@ -26,27 +25,32 @@ public class LockContention {
     static final int WORKERS = 4;
     static final int ENTERS_PER_WORKER = 20;
 
+    /** The round whose worker may now try to enter LOCK (phase 1). */
+    static volatile int turn = -1;
+    /** How many rounds' workers have entered LOCK (phase 1). */
+    static volatile int entered;
+
     /**
      * Phase 1, with a known count: 80 rounds; in each, the main thread holds LOCK, lets one
      * worker (in turn) try to enter it, waits until that worker is BLOCKED on it, and holds it
      * 5 ms more. So every one of the 80 enters is contended and waits at least 5 ms, whatever
      * the scheduler does (free-running workers would re-take the lock they just let go, and
-     * the number of contended enters would be up to chance).
+     * the number of contended enters would be up to chance). The threads wait for their turns
+     * by sleeping 1 ms at a time, not by parking, so that the only contention and the only
+     * parking a profiler sees is on LOCK (JFR counts parks with monitor enters).
      */
     static void contend() throws InterruptedException {
         Thread[] workers = new Thread[WORKERS];
-        Semaphore[] turns = new Semaphore[WORKERS];
-        Semaphore entered = new Semaphore(0);
         for (int t = 0; t < workers.length; t++) {
-            Semaphore turn = new Semaphore(0);
-            turns[t] = turn;
+            int first = t;
             workers[t] = new Thread(() -> {
-                for (int i = 0; i < ENTERS_PER_WORKER; i++) {
-                    turn.acquireUninterruptibly();
-                    synchronized (LOCK) {
-                        LOCK.hashCode();
+                for (int round = first; round < WORKERS * ENTERS_PER_WORKER; round += WORKERS) {
+                    while (turn != round) {
+                        pause();
                     }
-                    entered.release();
+                    synchronized (LOCK) {
+                        entered = round + 1;
+                    }
                 }
             }, "worker-" + t);
         }
@@ -54,18 +58,28 @@ public class LockContention {
             w.start();
         }
         for (int round = 0; round < WORKERS * ENTERS_PER_WORKER; round++) {
-            int t = round % WORKERS;
+            Thread worker = workers[round % WORKERS];
             synchronized (LOCK) {
-                turns[t].release();
-                while (workers[t].getState() != Thread.State.BLOCKED) {
+                turn = round;
+                while (worker.getState() != Thread.State.BLOCKED) {
                     Thread.yield();
                 }
                 Thread.sleep(5);
             }
-            entered.acquire();
+            while (entered != round + 1) {
+                pause();
+            }
         }
         for (Thread w : workers) {
             w.join();
+        }
+    }
+
+    static void pause() {
+        try {
+            Thread.sleep(1);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
