@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Regenerates crates/agent/src/jvmti/sys.rs, the raw JVMTI and JNI bindings, with bindgen from
+# Regenerates crates/jvmti/src/sys.rs, the raw JVMTI and JNI bindings, with bindgen from
 # JDK 17's jvmti.h. The output is committed, so builds and CI never need libclang; run this only
 # to pick up a newer header. Installs libclang (Debian) and bindgen-cli (crates.io) if missing.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 include="${JDK_INCLUDE:-/usr/lib/jvm/java-17-openjdk-amd64/include}"
-out="$root/crates/agent/src/jvmti/sys.rs"
+out="$root/crates/jvmti/src/sys.rs"
 
 if ! compgen -G '/usr/lib/llvm-*/lib/libclang.so*' >/dev/null && ! compgen -G '/usr/lib/x86_64-linux-gnu/libclang-*.so*' >/dev/null; then
     apt-get update -qq && apt-get install -y -qq libclang-dev >/dev/null

@@ -129,6 +129,37 @@ mod tests {
         assert!(upward.is_empty(), "upward imports:\n{}", upward.join("\n"));
     }
 
+    /// The FFI layer is its own crate (`crates/jvmti`, re-exported as `crate::jvmti` and
+    /// `crate::error`): it must depend on no crate of ours, so nothing of the agent can reach
+    /// it, and its sources must name nothing of the agent.
+    #[test]
+    fn the_ffi_crate_depends_on_nothing_of_the_agent() {
+        let ffi = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../jvmti");
+        let manifest = std::fs::read_to_string(ffi.join("Cargo.toml")).expect("the FFI crate");
+        assert!(manifest.contains("name = \"hprof-jvmti\""), "{manifest}");
+        let ours: Vec<&str> = manifest
+            .lines()
+            .filter(|l| l.trim_start().starts_with("hprof-") || l.contains("path ="))
+            .collect();
+        assert!(ours.is_empty(), "the FFI crate depends on: {ours:?}");
+        let mut files = Vec::new();
+        sources(&ffi.join("src"), None, &mut files);
+        assert!(files.len() >= 8, "found the FFI crate's sources");
+        for (module, text) in &files {
+            let code = text.lines().map(|l| l.split("//").next().unwrap_or(""));
+            for line in code {
+                for name in ["hprof::", "hprof_agent", "hprof_jvmti"] {
+                    assert!(
+                        !line.contains(name),
+                        "{module} of the FFI crate names {name}"
+                    );
+                }
+            }
+        }
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        assert!(!src.join("jvmti").exists() && !src.join("error.rs").exists());
+    }
+
     #[test]
     fn imports_are_found_in_paths_and_groups_but_not_comments() {
         let text = "use crate::engine::Context;\nuse crate::{jvmti::{Jni, sys}, output};\n\

@@ -9,7 +9,8 @@
 //! [`signal`] and [`code_names`], the asynchronous sampler's handler, walker and frame names;
 //! [`output`], one writer per format; the shared tables [`trace_store`], [`threads`],
 //! [`options`], [`progress`]; and the FFI layer [`jvmti`] with [`error`], the agent's one error
-//! type. [`jvmti`], [`signal`] and [`entry`] are the only modules with `unsafe` code.
+//! type, both re-exported from the crate `hprof-jvmti`, which imports nothing of the agent.
+//! [`jvmti`], [`signal`] and [`entry`] are the only modules with `unsafe` code.
 
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
@@ -17,8 +18,8 @@
 pub mod code_names;
 pub mod engine;
 pub mod entry;
-pub mod error;
-pub mod jvmti;
+pub use hprof_jvmti as jvmti;
+pub use hprof_jvmti::error;
 pub mod layers;
 pub mod listener;
 pub mod options;

@@ -234,19 +234,33 @@ fn gzip_error(err: io::Error) -> anyhow::Error {
     }
 }
 
-/// A gzip decoder whose read errors name the compressed byte offset the decoder had reached
-/// (the bytes it consumed: where the bad data, or the end of a cut file, is).
+/// A gzip decoder whose read errors name both offsets the decoder had reached: in the
+/// decompressed stream (the bytes it gave) and in the compressed one (the bytes it consumed:
+/// where the bad data, or the end of a cut file, is), wherever the error comes up (the first
+/// MiB, read to tell the format, included).
 struct Gunzip<'a> {
     decoder: flate2::bufread::MultiGzDecoder<Consumed<'a>>,
     consumed: std::rc::Rc<std::cell::Cell<u64>>,
+    produced: u64,
 }
 
 impl Read for Gunzip<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.decoder.read(buf).map_err(|e| {
-            let at = self.consumed.get();
-            io::Error::new(e.kind(), format!("{e} (at compressed byte offset {at})"))
-        })
+        match self.decoder.read(buf) {
+            Ok(n) => {
+                self.produced += n as u64;
+                Ok(n)
+            }
+            Err(e) => {
+                let (out, at) = (self.produced, self.consumed.get());
+                Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "{e} (at decompressed byte offset {out}, which is at compressed byte offset {at})"
+                    ),
+                ))
+            }
+        }
     }
 }
 
@@ -276,7 +290,7 @@ impl BufRead for Consumed<'_> {
 }
 
 /// `path` as messages name it (`-` is standard input).
-fn display_name(path: &Path) -> String {
+pub(crate) fn display_name(path: &Path) -> String {
     if path == Path::new("-") {
         "standard input".into()
     } else {
@@ -507,7 +521,7 @@ pub fn open_either(path: &Path) -> Result<Either> {
 }
 
 /// `buffered` with `head` (read from it) back in front, gzip-decompressed with `gzip`.
-fn decompressed<'a>(
+pub(crate) fn decompressed<'a>(
     head: Vec<u8>,
     buffered: BufReader<&'a mut dyn Read>,
     gzip: bool,
@@ -522,6 +536,7 @@ fn decompressed<'a>(
         Box::new(Gunzip {
             decoder: flate2::bufread::MultiGzDecoder::new(inner),
             consumed,
+            produced: 0,
         })
     } else {
         Box::new(whole)
@@ -612,8 +627,8 @@ fn pump(
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) if gzip => {
-                return Err(gzip_or_io(e))
-                    .with_context(|| format!("{name}: at decompressed byte offset {total}"));
+                // (The error names the exact offsets; `total` counts whole chunks.)
+                return Err(gzip_or_io(e)).with_context(|| name.to_string());
             }
             Err(e) => {
                 return Err(e)

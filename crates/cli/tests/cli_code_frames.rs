@@ -5,7 +5,8 @@
 use std::path::Path;
 use std::process::Stdio;
 
-use hprof_testkit::java::{chromium_dom, finish, java_command, jdk17, libhprof};
+use hprof_testkit::browser;
+use hprof_testkit::java::{finish, java_command, jdk17, libhprof};
 
 use crate::support::{hprof_ok, temp_dir};
 
@@ -122,10 +123,10 @@ fn top_and_the_flame_graph_tell_kernel_native_and_java_frames_apart() {
     // in theirs, and the legend names both.
     let html = dir.path().join("flame.html");
     hprof_ok(&["convert", text, html.to_str().unwrap()]);
-    let page = std::fs::read_to_string(&html).unwrap();
-    let probe = r##"<script>
-setTimeout(function () {
-  try {
+    let probe = browser::probe(
+        &html,
+        browser::FLAME_CALLEES_DRAWN,
+        r##"
     var d = document.getElementById("callees").contentWindow.document;
     var fills = function (prefix) {
       return Array.from(d.querySelectorAll("#frames > g")).filter(function (g) {
@@ -136,19 +137,11 @@ setTimeout(function () {
       var s = document.querySelector(".legend .kind-" + kind);
       return s ? s.textContent + "=" + s.style.background : "none";
     };
-    document.title = "RESULT|" + fills("[kernel].").join(";") + "|" +
+    return fills("[kernel].").join(";") + "|" +
       fills("KernelCalls.").join(";") + "|" + legend("kernel") + "|" + legend("java");
-  } catch (e) { document.title = "RESULT|exception " + e; }
-}, 1500);
-</script></body>"##;
-    let probed = dir.path().join("probed.html");
-    std::fs::write(&probed, page.replace("</body>", probe)).unwrap();
-    let (dom, _) = chromium_dom(&probed);
-    let result = dom
-        .split("<title>RESULT|")
-        .nth(1)
-        .and_then(|r| r.split("</title>").next())
-        .unwrap_or_else(|| panic!("the probe did not run: {}", &dom[..dom.len().min(500)]));
+"##,
+    );
+    let result = &probe.result;
     let fields: Vec<&str> = result.split('|').collect();
     assert_eq!(fields.len(), 4, "{result}");
     let kernel: Vec<_> = fields[0]

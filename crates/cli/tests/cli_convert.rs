@@ -4,7 +4,8 @@
 use std::path::Path;
 use std::process::Stdio;
 
-use hprof_testkit::java::{chromium_dom, finish, java_command, jdk17, jdks, libhprof};
+use hprof_testkit::browser;
+use hprof_testkit::java::{finish, java_command, jdk17, jdks, libhprof};
 use hprof_testkit::require::{self, Skipped};
 
 use crate::support::{go_pprof_top, hprof_ok, run_hprof, temp_dir};
@@ -197,15 +198,13 @@ fn the_flame_graph_loads_in_a_browser_and_its_search_and_zoom_work() {
         !page.contains("src=\"http") && !page.contains("href=\"http"),
         "the page loads from the network"
     );
-    // A copy with a probe: in the callees view, search for the hot method (the matched share is
-    // shown), zoom into it, and record script errors; the result goes into the title.
-    let probe = r##"<script>
-var errors = [];
-window.addEventListener("error", function (e) { errors.push(e.message); });
-setTimeout(function () {
-  try {
+    // A probe: once the callees view has drawn its frames, search for the hot method (the
+    // matched share is shown), zoom into it, and switch to the inverted view.
+    let probe = browser::probe(
+        &html,
+        browser::FLAME_CALLEES_DRAWN,
+        r##"
     var w = document.getElementById("callees").contentWindow, d = w.document;
-    w.onerror = function (m) { errors.push(m); };
     var titles = Array.from(d.getElementsByTagName("title")).map(function (t) { return t.textContent; });
     var hot = titles.filter(function (t) { return t.indexOf("CpuHot.hot (") === 0; })[0] || "none";
     w.search("CpuHot\\.hot");
@@ -216,18 +215,10 @@ setTimeout(function () {
     var unzoom = !d.getElementById("unzoom").classList.contains("hide");
     document.getElementById("toggle").click();
     var inverted = document.getElementById("callers").style.display !== "none";
-    document.title = "RESULT|" + hot + "|" + matched + "|" + unzoom + "|" + inverted + "|" + errors.join(";");
-  } catch (e) { document.title = "RESULT|exception " + e; }
-}, 1500);
-</script></body>"##;
-    let probed = dir.path().join("probed.html");
-    std::fs::write(&probed, page.replace("</body>", probe)).unwrap();
-    let (dom, _) = chromium_dom(&probed);
-    let result = dom
-        .split("<title>RESULT|")
-        .nth(1)
-        .and_then(|r| r.split("</title>").next())
-        .unwrap_or_else(|| panic!("the probe did not run: {}", &dom[..dom.len().min(500)]));
+    return hot + "|" + matched + "|" + unzoom + "|" + inverted;
+"##,
+    );
+    let result = &probe.result;
     let fields: Vec<&str> = result.split('|').collect();
     assert!(fields[0].starts_with("CpuHot.hot ("), "{result}");
     assert!(fields[0].contains("samples"), "{result}");
@@ -237,11 +228,7 @@ setTimeout(function () {
     );
     assert_eq!(fields[2], "true", "zoom: {result}");
     assert_eq!(fields[3], "true", "inverted view: {result}");
-    assert_eq!(
-        fields.get(4).copied().unwrap_or(""),
-        "",
-        "script errors: {result}"
-    );
+    assert!(probe.errors.is_empty(), "script errors: {:?}", probe.errors);
 }
 
 /// The rows of the last section starting with `begin` (up to `end`) whose first column is a rank.
@@ -399,43 +386,16 @@ fn times_and_lock_profiles_carry_exact_calls_and_contentions() {
 /// the titles of the frames drawn in its callees view (`name (value unit, share)`); returns
 /// those titles and the errors.
 fn flame_titles(page: &Path) -> (Vec<String>, String) {
-    let html = std::fs::read_to_string(page).unwrap();
-    let probe = r##"<script>
-var errors = [];
-window.addEventListener("error", function (e) { errors.push(e.message); });
-// Polls (in Chromium's virtual time, up to 4 s) until the callees view has loaded and drawn
-// its frames, rather than reading it once after a fixed delay: a slow load is then a slow
-// test, not a missing frame.
-var polls = 0;
-function probe() {
-  try {
+    let probe = browser::probe(
+        page,
+        browser::FLAME_CALLEES_DRAWN,
+        r##"
     var d = document.getElementById("callees").contentWindow.document;
-    var titles = Array.from(d.querySelectorAll("#frames > g > title")).map(function (t) { return t.textContent; });
-    if ((titles.length === 0 || d.readyState !== "complete") && ++polls < 40) {
-      setTimeout(probe, 100);
-      return;
-    }
-    document.title = "RESULT|" + errors.join(";") + "|" + titles.join("|");
-  } catch (e) { document.title = "RESULT|exception " + e + "|"; }
-}
-setTimeout(probe, 100);
-</script></body>"##;
-    let probed = page.with_extension("probed.html");
-    std::fs::write(&probed, html.replace("</body>", probe)).unwrap();
-    let (dom, _) = chromium_dom(&probed);
-    let result = dom
-        .split("<title>RESULT|")
-        .nth(1)
-        .and_then(|r| r.split("</title>").next())
-        .unwrap_or_else(|| panic!("the probe did not run: {}", &dom[..dom.len().min(500)]));
-    // (The DOM escapes the titles' markup characters.)
-    let result = result
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&amp;", "&");
-    let mut fields = result.split('|').map(str::to_string);
-    let errors = fields.next().unwrap_or_default();
-    (fields.collect(), errors)
+    return Array.from(d.querySelectorAll("#frames > g > title")).map(function (t) { return t.textContent; }).join("|");
+"##,
+    );
+    let titles = probe.result.split('|').map(str::to_string).collect();
+    (titles, probe.errors.join(";"))
 }
 
 #[test]

@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use hprof_testkit::java::{chromium_dom, finish, java_command, jdk17, libhprof};
+use hprof_testkit::browser;
+use hprof_testkit::java::{finish, java_command, jdk17, libhprof};
 
 use crate::support::synthetic::{self, Options};
 use crate::support::{go_pprof_top, hprof, hprof_ok, run_hprof, temp_dir, write_file};
@@ -297,14 +298,12 @@ fn browser_checks(html: &Path, points: f64) {
         !page.contains("src=\"http") && !page.contains("href=\"http"),
         "the page loads from the network"
     );
-    let probe = r##"<script>
-var errors = [];
-window.addEventListener("error", function (e) { errors.push(e.message); });
-setTimeout(function () {
-  try {
+    let probe = browser::probe(
+        html,
+        browser::FLAME_CALLEES_DRAWN,
+        r##"
     var view = function (id) { return document.getElementById(id).contentWindow; };
     var w = view("callees"), d = w.document;
-    w.onerror = function (m) { errors.push(m); };
     var frame = function (doc, name) {
       return Array.from(doc.querySelectorAll("#frames > g")).filter(function (g) {
         return g.querySelector("title").textContent.indexOf(name + " (") === 0; })[0];
@@ -324,22 +323,14 @@ setTimeout(function () {
     var inverted = document.getElementById("callers").style.display !== "none";
     var callers = frame(view("callers").document, "DiffWork.b");
     var callersTitle = callers ? callers.querySelector("title").textContent : "none";
-    document.title = ["RESULT", title, fillB, fillA, switched, matched, unzoom, inverted, callersTitle, errors.join(";")].join("|");
-  } catch (e) { document.title = "RESULT|exception " + e; }
-}, 1500);
-</script></body>"##;
-    let probed = html.with_file_name("probed.html");
-    std::fs::write(&probed, page.replace("</body>", probe)).unwrap();
-    let (dom, _) = chromium_dom(&probed);
-    let result = dom
-        .split("<title>RESULT|")
-        .nth(1)
-        .and_then(|r| r.split("</title>").next())
-        .unwrap_or_else(|| panic!("the probe did not run: {}", &dom[..dom.len().min(500)]));
+    return [title, fillB, fillA, switched, matched, unzoom, inverted, callersTitle].join("|");
+"##,
+    );
+    let result = &probe.result;
     let fields: Vec<&str> = result.split('|').collect();
-    assert!(fields.len() >= 9, "{result}");
+    assert!(fields.len() >= 8, "{result}");
     // b's tooltip: both values, both changes; its self change is the method's.
-    let title = fields[0].replace("&amp;", "&");
+    let title = fields[0];
     assert!(
         title.contains("(new ") && title.contains("; base ") && title.contains(" samples"),
         "{title}"
@@ -370,11 +361,7 @@ setTimeout(function () {
     assert_eq!(fields[5], "true", "zoom: {result}");
     assert_eq!(fields[6], "true", "callers view: {result}");
     assert!(fields[7].starts_with("DiffWork.b (new "), "{result}");
-    assert_eq!(
-        fields.get(8).copied().unwrap_or(""),
-        "",
-        "script errors: {result}"
-    );
+    assert!(probe.errors.is_empty(), "script errors: {:?}", probe.errors);
 }
 
 /// A text profile holding one CPU SAMPLES section, or one SITES section.

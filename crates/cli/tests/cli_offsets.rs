@@ -118,7 +118,7 @@ fn foreign_and_empty_files_are_refused_at_their_offset() {
 }
 
 #[test]
-fn damaged_gzip_names_its_compressed_offset() {
+fn damaged_gzip_names_its_compressed_and_decompressed_offsets() {
     use std::io::Write;
     let dir = temp_dir();
     let (dump, _) = heap_dump(0);
@@ -133,6 +133,11 @@ fn damaged_gzip_names_its_compressed_offset() {
         assert!(stderr.contains("corrupt gzip data"), "{command}: {stderr}");
         assert!(
             stderr.contains("at compressed byte offset 1"),
+            "{command}: {stderr}"
+        );
+        // Inside the first MiB (read to tell the format): the decompressed offset too.
+        assert!(
+            stderr.contains("(at decompressed byte offset 0, which is at compressed byte offset 1"),
             "{command}: {stderr}"
         );
     }
@@ -192,5 +197,45 @@ fn analyze_reports_what_does_not_add_up_with_the_offset_of_its_first_record() {
     assert_eq!(
         doc["input"]["anomalies"],
         serde_json::json!([unknown, dangling])
+    );
+}
+
+#[test]
+fn gzip_on_standard_input_is_named_as_a_file_is() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(b"not a heap dump at all").unwrap();
+    let gz = gz.finish().unwrap();
+    let summary_of_stdin = |input: &[u8]| {
+        let mut child = crate::support::hprof()
+            .args(["summary", "-"])
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        stderr
+    };
+    let stderr = summary_of_stdin(&gz);
+    assert!(
+        stderr.contains(
+            "standard input (gzip-compressed: its byte offsets count decompressed bytes): not an HPROF file"
+        ),
+        "{stderr}"
+    );
+    // Damaged deflate data on standard input: the decoder's offsets, both of them, as for a
+    // file (the reader's error once kept only the kind of the I/O error).
+    let mut damaged = gz[..10].to_vec();
+    damaged.extend_from_slice(b"\xffgarbage that is no deflate stream");
+    let stderr = summary_of_stdin(&damaged);
+    assert!(
+        stderr.contains(
+            "corrupt deflate stream (at decompressed byte offset 0, which is at compressed byte offset 11)"
+        ),
+        "{stderr}"
     );
 }

@@ -6,8 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::java::{JavaProcess, Jdk, chromium_dom, jdk17, jdks, libhprof, run_java};
+use crate::support::java::{JavaProcess, Jdk, jdk17, jdks, libhprof, run_java};
 use crate::support::{hprof_ok, temp_dir};
+use hprof_testkit::browser;
 
 fn analyze_json(file: &Path, extra: &[&str]) -> serde_json::Value {
     let mut args = vec!["analyze", "--json"];
@@ -385,9 +386,10 @@ fn the_html_treemap_zooms_and_shows_the_suspect_and_where_it_was_allocated() {
         !html.contains("http://") && !html.contains("https://") && !html.contains(" src="),
         "self-contained"
     );
-    let probe = r##"<script>
-setTimeout(function () {
-  try {
+    let probe = browser::probe(
+        &page,
+        r##"window.hprofTreemap && document.querySelectorAll("#treemap .tm-node").length > 0"##,
+        r##"
     var d = document, out = [];
     var nodes = d.querySelectorAll("#treemap .tm-node");
     out.push(nodes.length);
@@ -410,19 +412,11 @@ setTimeout(function () {
       function (row) { return row.style.display !== "none"; });
     out.push(shown.length > 0 && shown.every(function (row) { return row.textContent.indexOf("HashMap$Node") >= 0; }));
     out.push(d.getElementById("suspects").textContent.indexOf("LeakGrow.grow (LeakGrow.java:") >= 0);
-    document.title = "RESULT|" + out.join("|");
-  } catch (e) { document.title = "RESULT|exception " + e; }
-}, 500);
-</script></body>"##;
-    let probed = dir.path().join("probed.html");
-    std::fs::write(&probed, html.replace("</body>", probe)).unwrap();
-    let (dom, log) = chromium_dom(&probed);
-    assert!(!log.contains("Uncaught"), "{log}");
-    let result = dom
-        .split("<title>RESULT|")
-        .nth(1)
-        .and_then(|r| r.split("</title>").next())
-        .unwrap_or_else(|| panic!("the probe did not run: {}", &dom[..dom.len().min(500)]));
+    return out.join("|");
+"##,
+    );
+    assert!(!probe.log.contains("Uncaught"), "{}", probe.log);
+    let result = &probe.result;
     let fields: Vec<&str> = result.split('|').collect();
     assert!(fields[0].parse::<u32>().unwrap_or(0) >= 3, "{result}");
     assert_eq!(

@@ -437,34 +437,23 @@ fn randomly_damaged_recordings_never_panic() {
 /// `from` to `to` seconds from the start (JavaScript expressions, `t` the page's timeline
 /// object), and returns the frames (and values) of the range's flame graph.
 fn dragged_range(page: &Path, from: &str, to: &str) -> serde_json::Map<String, Value> {
-    let html = std::fs::read_to_string(page).unwrap();
-    let probe = format!(
-        r##"<script>
-setTimeout(function () {{
-  try {{
+    let body = format!(
+        r##"
     var t = window.hprofTimeline, c = document.getElementById("tl-canvas");
     var y = c.getBoundingClientRect().top + 10;
     c.dispatchEvent(new MouseEvent("mousedown", {{clientX: t.xOf({from}), clientY: y, bubbles: true}}));
     window.dispatchEvent(new MouseEvent("mousemove", {{clientX: t.xOf({to}), clientY: y, bubbles: true}}));
     window.dispatchEvent(new MouseEvent("mouseup", {{clientX: t.xOf({to}), clientY: y, bubbles: true}}));
     var shown = document.getElementById("range-view").style.display;
-    document.title = "RESULT|" + shown + "|" + JSON.stringify(t.rangeFrames());
-  }} catch (e) {{ document.title = "RESULT|exception " + e; }}
-}}, 1000);
-</script></body>"##
+    return shown + "|" + JSON.stringify(t.rangeFrames());
+"##
     );
-    let probed = page.with_extension("probe.html");
-    std::fs::write(&probed, html.replace("</body>", &probe)).unwrap();
-    let (dom, _) = hprof_testkit::java::chromium_dom(&probed);
-    let result = dom
-        .split("<title>RESULT|")
-        .nth(1)
-        .and_then(|r| r.split("</title>").next())
-        .unwrap_or_else(|| panic!("the probe did not run: {}", &dom[..dom.len().min(500)]))
-        .replace("&amp;", "&")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"");
+    let probe = hprof_testkit::browser::probe(
+        page,
+        r##"window.hprofTimeline && document.getElementById("tl-canvas")"##,
+        &body,
+    );
+    let result = probe.result;
     let (shown, frames) = result
         .split_once('|')
         .unwrap_or_else(|| panic!("probe: {result}"));

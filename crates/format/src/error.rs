@@ -51,8 +51,9 @@ pub enum ErrorKind {
         /// The length its fields actually use.
         actual: u64,
     },
-    /// An I/O error while reading a stream.
-    Io(std::io::ErrorKind),
+    /// An I/O error while reading a stream: its kind and what the source said (a gzip
+    /// decoder's message names its own offsets).
+    Io(std::io::ErrorKind, String),
     /// A record declares a length beyond a reader's limit for its kind.
     TooLong {
         /// The record.
@@ -125,7 +126,7 @@ impl fmt::Display for Error {
                 f,
                 "bad length in {what} at offset {at:#x}: declares {declared} bytes, its fields use {actual}"
             ),
-            ErrorKind::Io(kind) => write!(f, "read error at offset {at:#x}: {kind}"),
+            ErrorKind::Io(_, message) => write!(f, "read error at offset {at:#x}: {message}"),
             ErrorKind::TooLong {
                 what,
                 declared,

@@ -107,7 +107,7 @@ impl<R: Read> StreamReader<R> {
                 Err(e) => {
                     return Err(Error::new(
                         self.offset + self.available() as u64,
-                        ErrorKind::Io(e.kind()),
+                        ErrorKind::Io(e.kind(), e.to_string()),
                     ));
                 }
             }

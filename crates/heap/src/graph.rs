@@ -1228,7 +1228,10 @@ impl<'a> HeapGraph<'a> {
 fn too_large(offset: u64) -> hprof_format::Error {
     hprof_format::Error::new(
         offset,
-        hprof_format::ErrorKind::Io(std::io::ErrorKind::FileTooLarge),
+        hprof_format::ErrorKind::Io(
+            std::io::ErrorKind::FileTooLarge,
+            std::io::ErrorKind::FileTooLarge.to_string(),
+        ),
     )
 }
 

@@ -375,6 +375,45 @@ pub fn libhprof() -> PathBuf {
     );
 }
 
+/// Where the JVMs that [`java_command`] makes write their crash reports
+/// (`hs_err_pid<pid>.log`): `test-crashes/` in the target directory of the running test
+/// binary, which outlives the tests' temporary directories (a failed test's directory goes
+/// as it unwinds, and a crash report written there went with it).
+pub fn crash_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let target = exe
+        .ancestors()
+        .find(|d| d.file_name().is_some_and(|n| n == "target"))
+        .map(Path::to_path_buf)
+        .unwrap_or_else(std::env::temp_dir);
+    let dir = target.join("test-crashes");
+    std::fs::create_dir_all(&dir).expect("create the crash report directory");
+    dir
+}
+
+/// The start of the crash report of the JVM `pid`, with its path, if it wrote one in
+/// [`crash_dir`] in the last quarter of an hour (an older one is of an earlier JVM that had
+/// the same pid).
+pub fn crash_report(pid: u32) -> Option<String> {
+    let path = crash_dir().join(format!("hs_err_pid{pid}.log"));
+    let age = std::fs::metadata(&path)
+        .ok()?
+        .modified()
+        .ok()?
+        .elapsed()
+        .ok()?;
+    if age > std::time::Duration::from_secs(15 * 60) {
+        return None;
+    }
+    let text = std::fs::read_to_string(&path).ok()?;
+    let head: Vec<&str> = text.lines().take(20).collect();
+    Some(format!(
+        "the JVM crashed; its report is kept in {}; it begins:\n{}",
+        path.display(),
+        head.join("\n")
+    ))
+}
+
 /// How a finished Java run ended and what it printed.
 #[derive(Debug)]
 pub struct JavaRun {
@@ -417,6 +456,10 @@ pub fn java_command(
     let mut command = Command::new(jdk.bin("java"));
     command
         .current_dir(dir)
+        .arg(format!(
+            "-XX:ErrorFile={}/hs_err_pid%p.log",
+            crash_dir().display()
+        ))
         .args(jvm_options)
         .arg("-cp")
         .arg(classes())
@@ -456,11 +499,19 @@ pub fn finish(mut child: Child) -> JavaRun {
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     };
+    let mut stderr = err_reader.join().unwrap();
+    // A crash (SIGABRT after the JVM's fatal error handler, or status 1 without a core dump)
+    // names its report in the output the failing assertion prints.
+    if let Some(report) = crash_report(child.id()) {
+        stderr.push_str("\n[test kit] ");
+        stderr.push_str(&report);
+        stderr.push('\n');
+    }
     JavaRun {
         code: status.code(),
         signal: status.signal(),
         stdout: out_reader.join().unwrap(),
-        stderr: err_reader.join().unwrap(),
+        stderr,
     }
 }
 
@@ -647,5 +698,53 @@ pub fn wait_for_cpu(pid: u32, more: std::time::Duration) {
             "process {pid} did not get {more:?} of CPU within two minutes"
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crashed_jvms_report_is_kept_and_named() {
+        let jdk = jdk17();
+        let dir = tempfile::tempdir().unwrap();
+        let child = java_command(
+            &jdk,
+            dir.path(),
+            &[
+                "-Xmx32m",
+                "-XX:+CrashOnOutOfMemoryError",
+                "-XX:-CreateCoredumpOnCrash",
+            ],
+            "Stress",
+            &["20000", "oom"],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("java starts");
+        let pid = child.id();
+        let run = finish(child);
+        // (Status 1: the JVM exits so after its report when it dumps no core.)
+        assert_eq!(run.code, Some(1), "{}", run.stderr);
+        let kept = crash_dir().join(format!("hs_err_pid{pid}.log"));
+        assert!(
+            run.stderr.contains(&format!(
+                "[test kit] the JVM crashed; its report is kept in {}; it begins:\n#\n# A fatal error has been detected",
+                kept.display()
+            )),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            std::fs::read_dir(dir.path()).unwrap().all(|e| !e
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("hs_err")),
+            "the report went to the test's own directory"
+        );
+        std::fs::remove_file(kept).unwrap();
     }
 }

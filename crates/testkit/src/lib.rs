@@ -3,5 +3,6 @@
 //! VisualVM's heap library, and the built `libhprof.so`; what a test needs from the machine and
 //! how a missing need is reported (failed in CI, a counted skip elsewhere).
 
+pub mod browser;
 pub mod java;
 pub mod require;

@@ -47,19 +47,24 @@ pub struct SummaryArgs {
 pub fn run(args: &SummaryArgs, out: &mut dyn Write) -> Result<()> {
     let name = args.file.display().to_string();
     let summary = if args.file == Path::new("-") {
-        // Standard input is read as a stream; gzip (jcmd -gz) is decompressed on the way.
-        let mut stdin = io::BufReader::with_capacity(1 << 20, io::stdin().lock());
+        // Standard input is read as a stream; gzip (jcmd -gz) is decompressed on the way, its
+        // errors naming both offsets, as for a file.
+        let mut stdin = io::stdin().lock();
+        let mut stdin = io::BufReader::with_capacity(1 << 20, &mut stdin as &mut dyn io::Read);
         let gzip = io::BufRead::fill_buf(&mut stdin)?.starts_with(&[0x1f, 0x8b]);
+        let name = match gzip {
+            true => format!(
+                "{} (gzip-compressed: its byte offsets count decompressed bytes)",
+                crate::input::display_name(&args.file)
+            ),
+            false => crate::input::display_name(&args.file),
+        };
         let mut completeness = Completeness::default();
-        let (header, size, tally) = if gzip {
-            read_stream(
-                flate2::read::MultiGzDecoder::new(stdin),
-                &mut completeness,
-                args.partial,
-            )
-        } else {
-            read_stream(stdin, &mut completeness, args.partial)
-        }
+        let (header, size, tally) = read_stream(
+            crate::input::decompressed(Vec::new(), stdin, gzip),
+            &mut completeness,
+            args.partial,
+        )
         .with_context(|| name.clone())?;
         (tally.finish(header, size), completeness)
     } else {

@@ -1,14 +1,18 @@
-//! Owns every call into the JVM: a thin safe layer over the raw JVMTI and JNI bindings in
-//! [`sys`]. Nothing outside this module uses `unsafe`.
+//! The HPROF agent's FFI layer: every call into the JVM, a thin safe layer over the raw JVMTI
+//! and JNI bindings in [`sys`]; the operating system's primitives ([`os`]); agent threads and
+//! the panic barrier ([`thread`]); and the agent's error type ([`error`]). It imports nothing
+//! of the agent (`hprof-agent` depends on it and re-exports it as `hprof::jvmti`); outside this
+//! crate only the agent's signal handler and exported entry points use `unsafe`.
 //!
 //! Handles (`jthread`, `jclass`, `jmethodID`) are plain values here; they come from the JVM
 //! (callbacks, other JVMTI calls) and the layer only passes them back to it.
 
-#![allow(unsafe_code)]
+#![deny(missing_docs)]
 // Handles (`jthread`, `jobject`, ...) are opaque JVM values that these wrappers pass back to
 // the JVM, never dereference; the JVM checks them (JVMTI_ERROR_INVALID_THREAD, ...).
 #![allow(clippy::not_unsafe_ptr_arg_deref)]
 
+pub mod error;
 pub mod os;
 pub mod report;
 pub mod sys;

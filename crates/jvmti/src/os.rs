@@ -2,7 +2,8 @@
 //! that times samples and events, and the calling thread's kernel id.
 
 /// `CLOCK_MONOTONIC` in nanoseconds: the time base of samples (async-signal-safe: the vDSO
-/// reads it without a system call or a lock).
+/// reads it without a system call or a lock). Inlined: the SIGPROF handler calls it per sample.
+#[inline]
 pub fn monotonic_nanos() -> u64 {
     let mut now = libc::timespec {
         tv_sec: 0,
@@ -15,7 +16,8 @@ pub fn monotonic_nanos() -> u64 {
         .saturating_add(now.tv_nsec as u64)
 }
 
-/// The calling thread's kernel id.
+/// The calling thread's kernel id (inlined: the SIGPROF handler calls it per sample).
+#[inline]
 pub fn current_tid() -> i32 {
     // SAFETY: gettid has no arguments and cannot fail.
     unsafe { libc::syscall(libc::SYS_gettid) as i32 }
