@@ -45,6 +45,18 @@ pub struct Field {
     pub array: bool,
 }
 
+impl Field {
+    /// Whether its value is one integer or key (not an array, a string, a floating-point
+    /// number or an object in place).
+    pub fn is_number(&self) -> bool {
+        !self.array
+            && !matches!(
+                self.ty,
+                FieldType::String | FieldType::Inline(_) | FieldType::Float | FieldType::Double
+            )
+    }
+}
+
 /// A class of the metadata: an event type, or a type that fields use.
 #[derive(Debug, Clone)]
 pub struct Class {
@@ -67,19 +79,7 @@ impl Class {
     /// How many leading fields are plain numbers or keys (not arrays, strings, floating
     /// point or objects in place): the fields [`crate::Chunk::read_numbers`] reads.
     pub fn numeric_prefix(&self) -> usize {
-        self.fields
-            .iter()
-            .take_while(|f| {
-                !f.array
-                    && !matches!(
-                        f.ty,
-                        FieldType::String
-                            | FieldType::Inline(_)
-                            | FieldType::Float
-                            | FieldType::Double
-                    )
-            })
-            .count()
+        self.fields.iter().take_while(|f| f.is_number()).count()
     }
 
     /// Whether it is an event type.

@@ -683,18 +683,8 @@ fn read_chunk(chunk: &Chunk<'_>) -> Result<Part, Error> {
             .map(|(class, plans)| {
                 let fields = &chunk.class(class as u32).fields;
                 plans.iter().all(|p| {
-                    p.fields().all(|i| {
-                        fields.get(i).is_some_and(|f| {
-                            !f.array
-                                && !matches!(
-                                    f.ty,
-                                    FieldType::String
-                                        | FieldType::Inline(_)
-                                        | FieldType::Float
-                                        | FieldType::Double
-                                )
-                        })
-                    })
+                    p.fields()
+                        .all(|i| fields.get(i).is_some_and(hprof_jfr::Field::is_number))
                 })
             })
             .collect();
