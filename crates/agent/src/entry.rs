@@ -283,8 +283,8 @@ pub unsafe extern "C" fn Agent_OnLoad(
                 register_at_exit();
                 JNI_OK
             }
-            Err(message) => {
-                report(ErrorKind::Load, &message);
+            Err(error) => {
+                error.report();
                 std::process::exit(1);
             }
         }

@@ -17,7 +17,7 @@ use crate::engine::{
     Context, Current, Engine, Hook, Probe, ProbeAnswer, SESSION_NEW, SESSION_RUNNING,
     SESSION_TERMINATED, select_engines,
 };
-use crate::error::{ErrorKind, report};
+use crate::error::{AgentError, ErrorKind, report};
 use crate::jvmti::{
     Callbacks, Capabilities, Event, JavaVm, Jni, Jvmti, ThreadStartError, jclass, jobject, jthread,
 };
@@ -108,7 +108,7 @@ impl Profiler {
         options: Options,
         callbacks: &Callbacks,
         serve_commands: CommandLoop,
-    ) -> Result<&'static Profiler, String> {
+    ) -> Result<&'static Profiler, AgentError> {
         Profiler::load_in(vm, jvmti, options, callbacks, serve_commands, false)
     }
 
@@ -120,9 +120,9 @@ impl Profiler {
         callbacks: &Callbacks,
         serve_commands: CommandLoop,
         late: bool,
-    ) -> Result<&'static Profiler, String> {
+    ) -> Result<&'static Profiler, AgentError> {
         crate::jvmti::report::install(&crate::progress::LINES);
-        let engines = select_engines(&options, vm, jvmti, late)?;
+        let engines = select_engines(&options, vm, jvmti, late).map_err(AgentError::loading)?;
         let subscribers = subscribers(&engines);
         let mut caps = Capabilities {
             line_numbers: true,
@@ -133,10 +133,10 @@ impl Profiler {
         for engine in &engines {
             engine.capabilities(&mut caps);
         }
-        jvmti
-            .add_capabilities(caps)
-            .map_err(|e| format!("can't get the JVMTI capabilities it needs ({e})"))?;
-        let opened = output::open(&options, std::process::id())?;
+        jvmti.add_capabilities(caps).map_err(|e| {
+            AgentError::loading(format!("can't get the JVMTI capabilities it needs ({e})"))
+        })?;
+        let opened = output::open(&options, std::process::id()).map_err(AgentError::loading)?;
         let commands = opened.socket.as_ref().and_then(|s| s.try_clone().ok());
         let ctx = Context {
             jvmti,
@@ -161,11 +161,11 @@ impl Profiler {
         };
         let profiler: &'static Profiler = Box::leak(Box::new(profiler));
         if !PROFILER.set(profiler) {
-            return Err("the profiler was loaded twice".to_string());
+            return Err(AgentError::loading("the profiler was loaded twice"));
         }
         jvmti
             .set_callbacks(callbacks)
-            .map_err(|e| format!("can't set event callbacks ({e})"))?;
+            .map_err(|e| AgentError::loading(format!("can't set event callbacks ({e})")))?;
         for engine in &profiler.engines {
             engine.on_load(&profiler.ctx)?;
         }
@@ -175,7 +175,7 @@ impl Profiler {
         for event in [Event::VmInit, Event::VmDeath, Event::DataDumpRequest] {
             jvmti
                 .set_event(event, true)
-                .map_err(|e| format!("can't enable {event:?} ({e})"))?;
+                .map_err(|e| AgentError::loading(format!("can't enable {event:?} ({e})")))?;
         }
         Ok(profiler)
     }
@@ -189,11 +189,11 @@ impl Profiler {
         callbacks: &Callbacks,
         serve_commands: CommandLoop,
         jni: Jni,
-    ) -> Result<&'static Profiler, String> {
+    ) -> Result<&'static Profiler, AgentError> {
         let profiler = Profiler::load_in(vm, jvmti, options, callbacks, serve_commands, true)?;
         let thread = jvmti
             .current_thread()
-            .map_err(|e| format!("can't get the attaching thread ({e})"))?;
+            .map_err(|e| AgentError::loading(format!("can't get the attaching thread ({e})")))?;
         profiler.vm_init(jni, thread);
         jni.delete_local_ref(thread);
         Ok(profiler)
@@ -337,8 +337,8 @@ impl Profiler {
             }
         });
         for engine in &self.engines {
-            if let Err(message) = engine.start(&self.ctx, jni) {
-                report(ErrorKind::Start, &message);
+            if let Err(error) = engine.start(&self.ctx, jni) {
+                error.report();
             }
         }
         if let Err(message) =

@@ -42,6 +42,17 @@ impl AgentError {
         }
     }
 
+    /// An error of loading the agent ([`ErrorKind::Load`]) saying `message`.
+    pub fn loading(message: impl Into<String>) -> AgentError {
+        AgentError::new(ErrorKind::Load, message)
+    }
+
+    /// An error of starting an engine or an agent thread ([`ErrorKind::Start`]) saying
+    /// `message`.
+    pub fn starting(message: impl Into<String>) -> AgentError {
+        AgentError::new(ErrorKind::Start, message)
+    }
+
     /// The message, without the prefix.
     pub fn message(&self) -> &str {
         &self.message
@@ -70,6 +81,19 @@ pub fn report(kind: ErrorKind, message: impl fmt::Display) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn load_and_start_errors_carry_their_kind() {
+        let load = AgentError::loading("can't enable VMInit (JVMTI_ERROR_NOT_AVAILABLE)");
+        assert_eq!(load.kind, ErrorKind::Load);
+        assert_eq!(
+            load.message(),
+            "can't enable VMInit (JVMTI_ERROR_NOT_AVAILABLE)"
+        );
+        let start = AgentError::starting(String::from("heap=sites was started twice"));
+        assert_eq!(start.kind, ErrorKind::Start);
+        assert_eq!(start.to_string(), "heap=sites was started twice");
+    }
 
     #[test]
     fn an_error_shows_its_message_and_is_printed_with_the_prefix() {

@@ -22,6 +22,7 @@ use crate::engine::sigprof_watch;
 use crate::engine::ticker::Ticker;
 use crate::engine::vm_threads::VmThreads;
 use crate::engine::{Context, Engine, Hook, Started};
+use crate::error::AgentError;
 use crate::jvmti::{
     Capabilities, Event, GlobalRef, Jni, Jvmti, jlocation, jmethodID, jthread, vthreads,
 };
@@ -1481,14 +1482,14 @@ impl Engine for AsyncSampler {
         caps.compiled_method_load = true;
     }
 
-    fn on_load(&self, ctx: &Context) -> Result<(), String> {
+    fn on_load(&self, ctx: &Context) -> Result<(), AgentError> {
         let jvmti = ctx.jvmti;
         // AsyncGetCallTrace walks only while ClassLoad is enabled; ClassPrepare creates the
         // jmethodIDs it reports.
         for event in [Event::ClassLoad, Event::ClassPrepare] {
             jvmti
                 .set_event(event, true)
-                .map_err(|e| format!("can't enable {event:?} ({e})"))?;
+                .map_err(|e| AgentError::loading(format!("can't enable {event:?} ({e})")))?;
         }
         // thread=y on JDK 21+: virtual threads' samples are charged to them, which needs
         // can_support_virtual_threads, asked for now: HotSpot decides at VM start whether
@@ -1501,9 +1502,9 @@ impl Engine for AsyncSampler {
         Ok(())
     }
 
-    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
+    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), AgentError> {
         if !self.started.set(ctx) || !SAMPLER.set((ctx, self)) {
-            return Err("the CPU sampler was started twice".to_string());
+            return Err(AgentError::starting("the CPU sampler was started twice"));
         }
         // The JIT must keep debug information at every instruction, not only at safepoints, for
         // a walk to resolve inlined methods and lines anywhere in compiled code: the
@@ -1519,11 +1520,13 @@ impl Engine for AsyncSampler {
             }
             ctx.jvmti
                 .set_event(Event::CompiledMethodLoad, true)
-                .map_err(|e| format!("can't enable CompiledMethodLoad ({e})"))?;
+                .map_err(|e| {
+                    AgentError::starting(format!("can't enable CompiledMethodLoad ({e})"))
+                })?;
         }
         let depth = (ctx.options.depth as usize).clamp(MIN_RING_DEPTH, MAX_RING_DEPTH);
         let slots = (RING_FRAMES / depth).clamp(MIN_RING_SLOTS, RING_SLOTS);
-        signal::install(ctx.vm, slots, depth)?;
+        signal::install(ctx.vm, slots, depth).map_err(AgentError::starting)?;
         warn_if_deeper_than_the_ring(ctx.depth());
         signal::set_depth(ctx.depth());
         // jmethodIDs for every class loaded so far; ClassPrepare does the later ones.
@@ -1541,8 +1544,9 @@ impl Engine for AsyncSampler {
             self.source
                 .store(source as u8, std::sync::atomic::Ordering::Relaxed);
             if source == TimerSource::Process {
-                signal::process_timer(Some(Self::interval(ctx)))
-                    .map_err(|e| format!("can't start the process-wide CPU timer ({e})"))?;
+                signal::process_timer(Some(Self::interval(ctx))).map_err(|e| {
+                    AgentError::starting(format!("can't start the process-wide CPU timer ({e})"))
+                })?;
             }
         }
         if ctx.options.vm_threads {

@@ -11,6 +11,7 @@ use std::sync::Mutex;
 
 use crate::engine::ticker::Ticker;
 use crate::engine::{Context, Engine, Hook, Started};
+use crate::error::AgentError;
 use crate::jvmti::{Capabilities, Jni};
 use crate::output::ProfileOutput;
 
@@ -145,9 +146,9 @@ impl Engine for CpuSampler {
         caps.thread_cpu_time = true;
     }
 
-    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
+    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), AgentError> {
         if !self.started.set(ctx) {
-            return Err("the CPU sampler was started twice".to_string());
+            return Err(AgentError::starting("the CPU sampler was started twice"));
         }
         self.ticker.start(
             ctx.jvmti,

@@ -38,7 +38,7 @@ use hprof_classfile::{
 
 use crate::engine::ticker::Ticker;
 use crate::engine::{Context, Engine, Hook, Probe, ProbeAnswer, Started};
-use crate::error::{ErrorKind, report};
+use crate::error::{AgentError, ErrorKind, report};
 use crate::jvmti::{
     Capabilities, Event, FieldId, GlobalRef, Jni, Jvmti, jclass, jmethodID, jobject, jthread,
 };
@@ -1561,24 +1561,24 @@ impl Engine for CpuTimes {
         caps.early_class_hooks = early;
     }
 
-    fn on_load(&self, ctx: &Context) -> Result<(), String> {
+    fn on_load(&self, ctx: &Context) -> Result<(), AgentError> {
         let jvmti = ctx.jvmti;
         // From now on: java.lang.Thread loads in the primordial phase (see transform_early).
         jvmti
             .set_event(Event::ClassFileLoadHook, true)
-            .map_err(|e| format!("can't enable class file load hooks ({e})"))
+            .map_err(|e| AgentError::loading(format!("can't enable class file load hooks ({e})")))
     }
 
-    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
+    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), AgentError> {
         if !self.started.set(ctx) {
-            return Err("the CPU timer was started twice".to_string());
+            return Err(AgentError::starting("the CPU timer was started twice"));
         }
         // Method ids are found as classes are prepared (see resolve_class); those of the
         // classes loaded before now once the install has rewritten them.
         ctx.jvmti
             .set_event(Event::ClassPrepare, true)
-            .map_err(|e| format!("can't enable ClassPrepare ({e})"))?;
-        self.install(ctx, jni)?;
+            .map_err(|e| AgentError::starting(format!("can't enable ClassPrepare ({e})")))?;
+        self.install(ctx, jni).map_err(AgentError::starting)?;
         self.ticker.start(
             ctx.jvmti,
             jni,

@@ -24,7 +24,7 @@ use hprof_format::{BasicType, HeapRecord, IdList, IdSize, Value};
 use crate::engine::heap_merge::{self, MergeError, Numbering};
 use crate::engine::object_sites::{self, Pins};
 use crate::engine::{Context, Engine};
-use crate::error::{ErrorKind, report};
+use crate::error::{AgentError, ErrorKind, report};
 use crate::jvmti::walk::{HeapVisitor, ReferenceKind, TagUpdate};
 use crate::jvmti::{Capabilities, DiagnosticBean, Jni, Jvmti};
 use crate::options::Output;
@@ -1102,7 +1102,7 @@ impl Engine for HeapDump {
         caps.tag_objects = true;
     }
 
-    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
+    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), AgentError> {
         object_sites::enable(ctx);
         if std::env::var_os(FORCE_WALK_ENV).is_none() {
             BEAN.get_or_init(|| DiagnosticBean::lookup(jni));

@@ -29,6 +29,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::engine::alloc_counts::{AllocCounts, BASELINE_TAG, display_name};
 use crate::engine::{Context, Engine, Hook, Probe, ProbeAnswer, Started};
+use crate::error::AgentError;
 use crate::jvmti::{
     Capabilities, Event, Jni, Jvmti, WeakRef, jclass, jobject, jthread, jvmtiFrameInfo,
 };
@@ -1229,36 +1230,40 @@ impl Engine for HeapSites {
         }
     }
 
-    fn on_load(&self, ctx: &Context) -> Result<(), String> {
+    fn on_load(&self, ctx: &Context) -> Result<(), AgentError> {
         let jvmti = ctx.jvmti;
         if self.fast.is_some() {
             crate::engine::alloc_counts::request_early();
             jvmti
                 .set_event(Event::ClassFileLoadHook, true)
-                .map_err(|e| format!("can't enable class file load hooks ({e})"))?;
-            jvmti
-                .set_event(Event::VmObjectAlloc, true)
-                .map_err(|e| format!("can't enable VMObjectAlloc events ({e})"))?;
+                .map_err(|e| {
+                    AgentError::loading(format!("can't enable class file load hooks ({e})"))
+                })?;
+            jvmti.set_event(Event::VmObjectAlloc, true).map_err(|e| {
+                AgentError::loading(format!("can't enable VMObjectAlloc events ({e})"))
+            })?;
         }
         // Each thread computes its next sampling point from the interval in force when it
         // last sampled, so the interval is set before any thread allocates.
         let interval = i32::try_from(self.interval).unwrap_or(i32::MAX);
-        jvmti
-            .set_heap_sampling_interval(interval)
-            .map_err(|e| format!("can't set the heap sampling interval ({e})"))?;
+        jvmti.set_heap_sampling_interval(interval).map_err(|e| {
+            AgentError::loading(format!("can't set the heap sampling interval ({e})"))
+        })?;
         jvmti
             .set_event(Event::SampledObjectAlloc, true)
-            .map_err(|e| format!("can't enable SampledObjectAlloc events ({e})"))
+            .map_err(|e| {
+                AgentError::loading(format!("can't enable SampledObjectAlloc events ({e})"))
+            })
     }
 
-    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String> {
+    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), AgentError> {
         let jvmti = ctx.jvmti;
         if let Some(class) = jni.find_class(c"java/lang/Class") {
             let _ = self.class_class.set(ctx.ids.of(jvmti, class));
             jni.delete_local_ref(class);
         }
         if !self.started.set(ctx) || !ENGINE.set((ctx, self)) {
-            return Err("heap=sites was started twice".to_string());
+            return Err(AgentError::starting("heap=sites was started twice"));
         }
         if let Some(fast) = &self.fast
             && let Err(why) = fast.start(ctx, jni)
@@ -1266,10 +1271,10 @@ impl Engine for HeapSites {
             self.fast_failed.store(true, Ordering::Release);
             // Nothing counts the VM's allocations now: the samples stand for them.
             let _ = jvmti.set_event(Event::VmObjectAlloc, false);
-            return Err(format!(
+            return Err(AgentError::starting(format!(
                 "{why}; heap=sites estimates from allocations sampled every {} KB instead",
                 self.interval / 1024
-            ));
+            )));
         }
         if ctx.options.verbose {
             let mode = match &self.fast {

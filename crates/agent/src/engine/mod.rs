@@ -18,6 +18,7 @@ pub mod vm_threads;
 use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 use std::sync::{Mutex, RwLock};
 
+use crate::error::AgentError;
 use crate::jvmti::{Capabilities, JavaVm, Jni, Jvmti, jclass, jobject, jthread};
 use crate::options::Options;
 use crate::output::ProfileOutput;
@@ -251,12 +252,12 @@ pub trait Engine: Send + Sync {
     /// JVMTI capabilities the engine needs, added to `caps`.
     fn capabilities(&self, caps: &mut Capabilities);
     /// Set-up that must happen in `Agent_OnLoad`, before any Java thread runs.
-    fn on_load(&self, _ctx: &Context) -> Result<(), String> {
+    fn on_load(&self, _ctx: &Context) -> Result<(), AgentError> {
         Ok(())
     }
     /// Starts the engine once the VM is initialised. Engines live in the profiler, which
     /// lives for the rest of the process, hence `'static`.
-    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), String>;
+    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), AgentError>;
     /// Stops the engine at VM death, before the last dump; must not block indefinitely.
     fn stop(&self, ctx: &Context);
     /// Asks the JVM, before a dump writes, for what the engine's section needs (a garbage

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::engine::{Context, Engine, Hook, Started};
+use crate::error::AgentError;
 use crate::jvmti::{Capabilities, Event, Jni, Jvmti, jobject, jthread};
 use crate::output::{MonitorOwner, MonitorTime, ProfileOutput, ThreadState};
 use crate::trace_store::{EMPTY_TRACE_SERIAL, Trace, class_name_from_signature};
@@ -336,9 +337,9 @@ impl Engine for Monitors {
         )
     }
 
-    fn start(&'static self, ctx: &'static Context, _jni: Jni) -> Result<(), String> {
+    fn start(&'static self, ctx: &'static Context, _jni: Jni) -> Result<(), AgentError> {
         if !self.started.set(ctx) {
-            return Err("monitor=y was started twice".to_string());
+            return Err(AgentError::starting("monitor=y was started twice"));
         }
         for event in [
             Event::MonitorContendedEnter,
@@ -346,9 +347,9 @@ impl Engine for Monitors {
             Event::MonitorWait,
             Event::MonitorWaited,
         ] {
-            ctx.jvmti
-                .set_event(event, true)
-                .map_err(|e| format!("can't enable {event:?} events ({e})"))?;
+            ctx.jvmti.set_event(event, true).map_err(|e| {
+                AgentError::starting(format!("can't enable {event:?} events ({e})"))
+            })?;
         }
         Ok(())
     }

@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::error::AgentError;
 use crate::jvmti::{Jni, Jvmti, RawMonitor, ThreadStartError};
 
 /// How long VM death waits for the thread to finish its tick.
@@ -30,7 +31,8 @@ impl Ticker {
     }
 
     /// Starts the agent thread `name`, which runs `main` (whose body calls [`Ticker::run`] or
-    /// [`Ticker::serve`]); a panic in it is reported as `internal error in {what}`.
+    /// [`Ticker::serve`]); a panic in it is reported as `internal error in {what}`. A thread that
+    /// could not start is an error of kind [`ErrorKind::Start`].
     pub fn start(
         &self,
         jvmti: Jvmti,
@@ -38,22 +40,23 @@ impl Ticker {
         name: &str,
         what: &'static str,
         main: impl FnOnce(Jni) + Send + 'static,
-    ) -> Result<(), String> {
-        let monitor = jvmti
-            .raw_monitor(name)
-            .map_err(|e| format!("can't create the monitor of {name} ({e})"))?;
+    ) -> Result<(), AgentError> {
+        let monitor = jvmti.raw_monitor(name).map_err(|e| {
+            AgentError::starting(format!("can't create the monitor of {name} ({e})"))
+        })?;
         let _ = self.monitor.set(monitor);
         self.running.store(true, Ordering::Release);
         jvmti
             .start_agent_thread(jni, name, what, main)
             .map_err(|e| {
                 self.running.store(false, Ordering::Release);
-                match e {
+                let message = match e {
                     ThreadStartError::NoThreadObject => {
                         format!("can't create the thread object of {name}")
                     }
                     ThreadStartError::Run(e) => format!("can't start {name} ({e})"),
-                }
+                };
+                AgentError::starting(message)
             })
     }
 
