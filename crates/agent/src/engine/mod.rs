@@ -2,7 +2,6 @@
 //! engines from the options. Engines record into the shared tables of [`Context`] and write
 //! their sections through the format-neutral [`ProfileOutput`].
 
-pub mod alloc_counts;
 pub mod cpu_async;
 pub mod cpu_samples;
 pub mod cpu_times;

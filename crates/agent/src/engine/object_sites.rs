@@ -230,7 +230,7 @@ pub fn pin(ctx: &Context, jni: Jni) -> Option<(Pins, Pinned)> {
         jni.with_local_frame(16, || {
             if let Ok(objects) = ctx
                 .jvmti
-                .objects_with_tag(crate::engine::alloc_counts::BASELINE_TAG)
+                .objects_with_tag(crate::engine::heap_sites::alloc_counts::BASELINE_TAG)
             {
                 pins.groups.push(None);
                 let g = pins.groups.len() as u32 - 1;

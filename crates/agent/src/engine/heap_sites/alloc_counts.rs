@@ -13,7 +13,7 @@
 //! What no bytecode shows (`clone()`, reflection, JNI, `Unsafe.allocateInstance`, objects
 //! the VM makes) comes through JVMTI VMObjectAlloc events, counted exactly by (class,
 //! trace). Deeper frames of bytecode sites and live objects are estimated by
-//! [`super::heap_sites`] from sampled allocations.
+//! [`super`] (heap=sites) from sampled allocations.
 //!
 //! Compiled code is counted too: every call of a JDK method with bytecode that C2 replaces by
 //! an allocating intrinsic (`ALLOCATING_INTRINSICS`: `Arrays.copyOf`, ...; their intrinsic
@@ -43,7 +43,7 @@ use crate::jvmti::{FieldId, Jni, Jvmti, WeakRef, jclass, jmethodID, jobject, jth
 use crate::trace_store::{ClassInfo, Trace, class_name_from_signature};
 
 /// The tag of the objects in the heap when counting began (an allocation tag no site has:
-/// see [`crate::engine::heap_sites::is_allocation_tag`]).
+/// see [`crate::trace_store::is_allocation_tag`]).
 pub const BASELINE_TAG: i64 = i64::MAX;
 
 /// Set (to anything), the fast mode fails to start as if the JVM had refused it, and heap=sites
