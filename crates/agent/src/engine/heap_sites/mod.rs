@@ -22,6 +22,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::engine::object_sites::{Pinned, Pins};
 use crate::engine::{Context, Engine, Hook, Probe, ProbeAnswer, Started};
 use crate::error::AgentError;
 use crate::jvmti::{Capabilities, Event, Jni, jclass, jobject, jthread};
@@ -33,10 +34,12 @@ pub mod alloc_counts;
 mod compose;
 mod estimate;
 mod live;
+mod object_pins;
 mod report;
 mod sampled;
 
 use live::{MIN_CLONE_PURGE, TrackedClone};
+use object_pins::TrackedObjects;
 use report::FORCE_GC;
 use sampled::{clear_thread_cache, note_early_sample, warm_up_sampler};
 
@@ -68,21 +71,6 @@ struct SiteInfo {
 struct SiteTable {
     index: HashMap<(u64, u32), u32>,
     infos: Vec<SiteInfo>,
-}
-
-/// The engine of this session, once started, for heap=dump's OBJECT SITES
-/// ([`crate::engine::object_sites::pin`]), which name the sites of the objects the dump holds.
-static ENGINE: crate::engine::Current<(&'static Context, &'static HeapSites)> =
-    crate::engine::Current::new();
-
-/// The running engine and its context, if `heap=sites` is on.
-pub(crate) fn running() -> Option<(&'static Context, &'static HeapSites)> {
-    ENGINE.get()
-}
-
-/// Forgets the engine of the session that stopped (see [`crate::engine::forget_running`]).
-pub(crate) fn forget_running() {
-    ENGINE.clear();
 }
 
 /// The sampling interval of the fast mode: its samples give bytecode sites their deeper
@@ -124,6 +112,8 @@ pub struct HeapSites {
     /// (class, trace, allocated objects) of every site at the last listing, for incremental
     /// listings.
     last_listed: Mutex<Vec<(u64, u32, u64)>>,
+    /// The objects tracked for heap=dump's OBJECT SITES.
+    objects: TrackedObjects,
     /// Set once started.
     started: Started,
 }
@@ -158,6 +148,7 @@ impl HeapSites {
             dropped: AtomicU64::new(0),
             clones: Mutex::new((Vec::new(), MIN_CLONE_PURGE)),
             last_listed: Mutex::new(Vec::new()),
+            objects: TrackedObjects::new(),
             started: Started::new(),
         }
     }
@@ -199,19 +190,14 @@ impl HeapSites {
     }
 
     /// The class and trace of a site of the event-fed table (for the heap dump's join).
-    pub fn site_info(&self, site: u32) -> Option<(Arc<ClassInfo>, Arc<Trace>)> {
+    fn site_info(&self, site: u32) -> Option<(Arc<ClassInfo>, Arc<Trace>)> {
         let table = self.table.lock().ok()?;
         let info = table.infos.get(site as usize)?;
         Some((info.class.clone(), info.trace.clone()))
     }
 
-    /// The mean interval in bytes of the sampled allocations (0: every allocation).
-    pub fn sampling_interval(&self) -> u64 {
-        self.interval
-    }
-
     /// Whether the fast mode runs (objects from before counting began are tagged).
-    pub fn is_fast(&self) -> bool {
+    fn is_fast(&self) -> bool {
         self.fast.is_some() && !self.fast_failed.load(Ordering::Acquire)
     }
 }
@@ -227,6 +213,7 @@ impl Engine for HeapSites {
                 Hook::VmObjectAlloc,
                 Hook::Probe,
                 Hook::Sites,
+                Hook::ObjectSites,
             ]
         } else {
             &[
@@ -234,6 +221,7 @@ impl Engine for HeapSites {
                 Hook::ThreadEnd,
                 Hook::SampledObjectAlloc,
                 Hook::Sites,
+                Hook::ObjectSites,
             ]
         }
     }
@@ -308,6 +296,10 @@ impl Engine for HeapSites {
         None
     }
 
+    fn pin_object_sites(&self, ctx: &Context, jni: Jni) -> Option<(Pins, Pinned)> {
+        self.pin_objects(ctx, jni)
+    }
+
     fn alloc_sites(&self, ctx: &Context, flags: u16, cutoff: f64) {
         if self.started.get().is_some() {
             self.settle_live_counts(ctx.jvmti, ctx.vm.jni(), flags & FORCE_GC != 0);
@@ -379,7 +371,8 @@ impl Engine for HeapSites {
             let _ = self.class_class.set(ctx.ids.of(jvmti, class));
             jni.delete_local_ref(class);
         }
-        if !self.started.set(ctx) || !ENGINE.set((ctx, self)) {
+        self.objects.enable(ctx);
+        if !self.started.set(ctx) {
             return Err(AgentError::starting("heap=sites was started twice"));
         }
         if let Some(fast) = &self.fast

@@ -160,7 +160,7 @@ impl HeapSites {
         counters
             .allocated_bytes
             .fetch_add(weight * size, Ordering::Relaxed);
-        crate::engine::object_sites::track(jni, object, site);
+        self.objects.track(jni, object, site);
         if counters.clones.load(Ordering::Relaxed) {
             self.track_clone(jni, site, size, object);
             return;
