@@ -50,10 +50,6 @@ pub const BASELINE_TAG: i64 = i64::MAX;
 /// falls back to its sampled estimates (a diagnostic switch, used by the tests of the fallback).
 pub const NO_FAST_ENV: &str = "_HPROF_NO_FAST_SITES";
 
-/// Set in `Agent_OnLoad` when the fast mode will run: `java.lang.Thread` gets its counts
-/// field as it first loads.
-static EARLY: AtomicBool = AtomicBool::new(false);
-
 thread_local! {
     /// The agent itself allocates on this thread (measuring sizes): not the program's.
     static IN_AGENT: Cell<bool> = const { Cell::new(false) };
@@ -194,11 +190,9 @@ pub struct AllocCounts {
     pub install_ms: AtomicU64,
     /// Set once started (the counter class defined): the probes count from then on.
     running: AtomicBool,
-}
-
-/// Says, in `Agent_OnLoad`, that the fast mode will run.
-pub fn request_early() {
-    EARLY.store(true, Ordering::Release);
+    /// Set in `Agent_OnLoad` when the fast mode will run: `java.lang.Thread` gets its counts
+    /// field as it first loads.
+    early: AtomicBool,
 }
 
 fn text(b: &[u8]) -> String {
@@ -215,10 +209,15 @@ fn signature_of(allocated: &str) -> String {
 }
 
 impl AllocCounts {
+    /// Says, in `Agent_OnLoad`, that the fast mode will run.
+    pub fn request_early(&self) {
+        self.early.store(true, Ordering::Release);
+    }
+
     /// The class file load hook: `class` rewritten to count its allocations (and
     /// `java.lang.Thread` given its counts field), or `None` to keep it.
     pub fn transform(&self, name: Option<&[u8]>, class: &[u8]) -> Option<Vec<u8>> {
-        if !EARLY.load(Ordering::Acquire) {
+        if !self.early.load(Ordering::Acquire) {
             return None;
         }
         let ready = self.is_running() && self.ready.load(Ordering::Acquire);
@@ -302,7 +301,7 @@ impl AllocCounts {
     /// field and rewrites every class loaded so far.
     pub fn start(&'static self, ctx: &Context, jni: Jni) -> Result<(), String> {
         let jvmti = ctx.jvmti;
-        if !EARLY.load(Ordering::Acquire) {
+        if !self.early.load(Ordering::Acquire) {
             return Err("the fast mode was not asked for at start-up".into());
         }
         if std::env::var_os(NO_FAST_ENV).is_some() {

@@ -341,8 +341,8 @@ impl Engine for HeapSites {
 
     fn on_load(&self, ctx: &Context) -> Result<(), AgentError> {
         let jvmti = ctx.jvmti;
-        if self.fast.is_some() {
-            alloc_counts::request_early();
+        if let Some(fast) = &self.fast {
+            fast.request_early();
             jvmti
                 .set_event(Event::ClassFileLoadHook, true)
                 .map_err(|e| {
