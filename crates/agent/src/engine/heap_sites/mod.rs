@@ -30,7 +30,7 @@ use crate::output::{ProfileOutput, Site, SiteTotals};
 use crate::trace_store::{ClassInfo, Trace};
 use alloc_counts::AllocCounts;
 
-pub mod alloc_counts;
+mod alloc_counts;
 mod compose;
 mod estimate;
 mod live;
