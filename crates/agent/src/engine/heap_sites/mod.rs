@@ -28,7 +28,6 @@ use crate::error::AgentError;
 use crate::jvmti::{Capabilities, Event, Jni, jclass, jobject, jthread};
 use crate::output::{ProfileOutput, Site, SiteTotals};
 use crate::trace_store::{ClassInfo, Trace};
-use alloc_counts::AllocCounts;
 
 mod alloc_counts;
 mod compose;
@@ -38,6 +37,7 @@ mod object_pins;
 mod report;
 mod sampled;
 
+use alloc_counts::AllocCounts;
 use live::{MIN_CLONE_PURGE, TrackedClone};
 use object_pins::TrackedObjects;
 use report::FORCE_GC;
@@ -75,7 +75,7 @@ struct SiteTable {
 
 /// The sampling interval of the fast mode: its samples give bytecode sites their deeper
 /// frames and every site its live estimate.
-pub const FAST_SAMPLE_INTERVAL: u64 = 16 * 1024;
+const FAST_SAMPLE_INTERVAL: u64 = 16 * 1024;
 
 /// Whether heap=sites runs in its fast mode (counts in bytecode): `sites=fast` (the
 /// default) without `alloc_interval`, loaded with the JVM (a running JVM's
