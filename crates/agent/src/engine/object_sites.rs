@@ -127,4 +127,20 @@ mod tests {
         assert_eq!(pins.group(0x1008), Some(2));
         assert_eq!(pins.group(0x1010), None);
     }
+
+    #[test]
+    fn sampled_pins_say_so_and_number_their_groups() {
+        let mut pins = Pins::new(16 * 1024, 2);
+        assert_eq!(
+            (pins.flags, pins.interval, pins.stride),
+            (hprof_format::ObjectSites::SAMPLED, 16 * 1024, 2)
+        );
+        assert_eq!(pins.add_group(None), 0);
+        assert_eq!(pins.add_group(None), 1);
+        assert!(pins.is_empty());
+        let every = Pins::new(0, 1);
+        assert_eq!((every.flags, every.interval, every.stride), (0, 0, 1));
+        let huge = Pins::new(u64::MAX, u64::MAX);
+        assert_eq!((huge.interval, huge.stride), (u32::MAX, u32::MAX));
+    }
 }
