@@ -3,20 +3,21 @@
 //! are counted per site when the sites are listed.
 //!
 //! In the fast mode (`sites=fast`, the default; see [`fast_mode`]) the exact counts come from
-//! the allocating bytecode ([`alloc_counts`]) and this engine samples allocations every
-//! [`FAST_SAMPLE_INTERVAL`] bytes: a listing shares each bytecode site's exact count among the
+//! the allocating bytecode (`alloc_counts/`) and this engine samples allocations every
+//! 16 KB (`FAST_SAMPLE_INTERVAL`): a listing shares each bytecode site's exact count among the
 //! traces sampled at it, and each class's live objects (counted by a heap walk) among its
 //! sites. Without the fast mode, with `sites=exact` (every allocation) or `alloc_interval=`
 //! (sampled), the event-fed table is all there is.
 //!
 //! This module holds the engine (its state, the site table and its counters, the [`Engine`]
 //! hooks); each job is a file of its own:
-//! - [`sampled`]: SampledObjectAlloc, the per-thread site cache and the sampler's warm-up;
-//! - [`live`]: allocation tags, tracked clones and the count of live objects;
-//! - [`compose`]: the fast mode's sites, its exact counts joined to the sampled traces;
-//! - [`estimate`]: the arithmetic of shares and live estimates;
-//! - [`report`]: ALLOC SITES and HEAP SUMMARY;
-//! - [`alloc_counts`]: the fast mode's counters in bytecode.
+//! - `sampled.rs`: SampledObjectAlloc, the per-thread site cache and the sampler's warm-up;
+//! - `live.rs`: allocation tags, tracked clones and the count of live objects;
+//! - `compose.rs`: the fast mode's sites, its exact counts joined to the sampled traces;
+//! - `estimate.rs`: the arithmetic of shares and live estimates;
+//! - `report.rs`: ALLOC SITES and HEAP SUMMARY;
+//! - `object_pins.rs`: the objects tracked and pinned for heap=dump's OBJECT SITES;
+//! - `alloc_counts/`: the fast mode's counters in bytecode.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
