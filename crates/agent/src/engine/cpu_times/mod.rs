@@ -52,8 +52,6 @@ pub const THREAD_NAME: &str = "HPROF cpu timing thread";
 const TICK_MS: i64 = 1;
 /// Frames of a thread's stack the timing thread reads for `cpu=old`'s inclusive time.
 const MAX_OLD_FRAMES: usize = 4096;
-/// Classes per RetransformClasses call at VM init.
-const RETRANSFORM_BATCH: usize = 256;
 /// Tries, 20 ms apart, to link the tracker's natives when started late.
 const LINK_TRIES: usize = 500;
 
@@ -1176,7 +1174,7 @@ impl CpuTimes {
         // The class file load hook, on since Agent_OnLoad, now rewrites classes as they load.
         self.ready.store(true, Ordering::Release);
         let started = std::time::Instant::now();
-        self.retransform_loaded(ctx.jvmti, jni);
+        ctx.jvmti.retransform_loaded(jni);
         self.resolve_loaded(ctx.jvmti, jni);
         self.install_ms
             .store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
@@ -1190,30 +1188,6 @@ impl CpuTimes {
             return Err("can't engage the tracker".into());
         }
         Ok(())
-    }
-
-    /// Retransforms every modifiable loaded class: the class file load hook rewrites each (or,
-    /// once the tracker is no longer ready, gives each back its own code).
-    fn retransform_loaded(&self, jvmti: Jvmti, jni: Jni) {
-        let Ok(classes) = jvmti.loaded_classes() else {
-            return;
-        };
-        let modifiable: Vec<jclass> = classes
-            .iter()
-            .copied()
-            .filter(|&c| jvmti.is_modifiable_class(c))
-            .collect();
-        for batch in modifiable.chunks(RETRANSFORM_BATCH) {
-            if jvmti.retransform_classes(batch).is_err() {
-                // One bad class fails the batch: retry one by one.
-                for &class in batch {
-                    let _ = jvmti.retransform_classes(&[class]);
-                }
-            }
-        }
-        for class in classes {
-            jni.delete_local_ref(class);
-        }
     }
 
     /// The body of the timing thread.
@@ -1628,7 +1602,7 @@ impl Engine for CpuTimes {
         }
         let Some(jni) = ctx.vm.jni() else { return };
         let started = std::time::Instant::now();
-        self.retransform_loaded(ctx.jvmti, jni);
+        ctx.jvmti.retransform_loaded(jni);
         if ctx.options.verbose {
             eprintln!(
                 "HPROF: cpu=times gave {} classes back their own code in {} ms",
