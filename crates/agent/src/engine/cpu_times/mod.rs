@@ -32,18 +32,26 @@ use rustc_hash::FxHashMap;
 
 use hprof_classfile::{
     CACHE_BITS, ENGAGED, IC_INTS, Keying, NATIVES, OFF, STATE_CLASS, STATE_FIELDS, TABLE,
-    TABLE_DESCRIPTOR, THREAD_CLASS, THREAD_STATE_FIELD, TRACKER_CLASS, TRACKER_PROBES, cache_index,
-    instrument, state_class, tracker_class_keyed, with_state_field,
+    TABLE_DESCRIPTOR, THREAD_CLASS, THREAD_STATE_FIELD, TRACKER_CLASS, cache_index, state_class,
+    tracker_class_keyed,
 };
 
 use crate::engine::ticker::Ticker;
 use crate::engine::{Context, Engine, Hook, Probe, ProbeAnswer, Started};
 use crate::error::{AgentError, ErrorKind, report};
 use crate::jvmti::{
-    Capabilities, Event, FieldId, GlobalRef, Jni, Jvmti, jclass, jmethodID, jobject, jthread,
+    Capabilities, Event, FieldId, GlobalRef, Jni, jclass, jmethodID, jobject, jthread,
 };
 use crate::output::ProfileOutput;
 use crate::trace_store::{MAX_TRACES, Trace};
+
+mod class_hook;
+mod methods;
+
+pub(crate) use class_hook::{note_vm_feature, sharing_required};
+
+use class_hook::transform_early;
+use methods::Methods;
 
 /// Name of the timing thread.
 pub const THREAD_NAME: &str = "HPROF cpu timing thread";
@@ -86,28 +94,6 @@ impl Costs {
         let chunk = chunk.get_or_init(|| (0..COST_CHUNK).map(|_| Cost::default()).collect());
         chunk.get(index % COST_CHUNK)
     }
-}
-
-/// A method the rewriter numbered.
-#[derive(Debug, Clone)]
-struct MethodName {
-    class: String,
-    name: String,
-    signature: String,
-}
-
-/// (class name, method name, descriptor), as the class file spells them.
-type MethodKey = (Box<[u8]>, Box<[u8]>, Box<[u8]>);
-
-/// Method numbers: one per [`MethodKey`], from 1.
-#[derive(Debug, Default)]
-struct Methods {
-    ids: FxHashMap<MethodKey, u32>,
-    names: Vec<MethodName>,
-    /// Each number's jmethodID (0: not yet found; see [`CpuTimes::resolve_class`]).
-    resolved: Vec<usize>,
-    /// The classes (as the class file names them) with numbered methods.
-    classes: rustc_hash::FxHashSet<Box<[u8]>>,
 }
 
 /// Traces as sequences of method numbers, innermost first, with the thread for `thread=y`.
@@ -331,58 +317,6 @@ pub struct CpuTimes {
     started: Started,
 }
 
-/// The class file load hook before the tracker exists (from `Agent_OnLoad` to VM init):
-/// `java.lang.Thread` gets the field for its state; every other class is left for the
-/// retransformation at VM init.
-pub fn transform_early(name: Option<&[u8]>, class: &[u8]) -> Option<Vec<u8>> {
-    if name == Some(THREAD_CLASS.as_bytes()) {
-        with_state_field(class).ok()
-    } else {
-        None
-    }
-}
-
-/// The JVM's feature version, noted in `Agent_OnLoad` (0: not known).
-static VM_FEATURE: AtomicU32 = AtomicU32::new(0);
-
-/// Notes the JVM's feature version (for [`sharing_required`]), in `Agent_OnLoad`.
-pub(crate) fn note_vm_feature(version: Option<u32>) {
-    VM_FEATURE.store(version.unwrap_or(0), Ordering::Relaxed);
-}
-
-/// Whether the JVM was told to require class data sharing (no start without it): by the last
-/// of `-Xshare:on|auto|off` and, up to JDK 18 (later ones ignore it), `-XX:±RequireSharedSpaces`
-/// among `JAVA_TOOL_OPTIONS`, `JDK_JAVA_OPTIONS`, the command line and `_JAVA_OPTIONS`, the
-/// order in which the JVM reads them. (Options in `@argfiles` or `-XX:VMOptionsFile` are not
-/// seen.)
-pub(crate) fn sharing_required() -> bool {
-    let env = |name: &str| std::env::var(name).unwrap_or_default();
-    let command_line = std::fs::read("/proc/self/cmdline").unwrap_or_default();
-    let command_line = String::from_utf8_lossy(&command_line).replace('\0', " ");
-    let options = [
-        env("JAVA_TOOL_OPTIONS"),
-        env("JDK_JAVA_OPTIONS"),
-        command_line,
-        env("_JAVA_OPTIONS"),
-    ];
-    let feature = VM_FEATURE.load(Ordering::Relaxed);
-    last_share_option(&options.join(" "), feature == 0 || feature <= 18) == Some("on")
-}
-
-/// The value of the last `-Xshare:` option in the space-separated `options`, with
-/// `-XX:+RequireSharedSpaces` read as `on` and `-XX:-RequireSharedSpaces` as `auto` when
-/// `require_flag` (the JVM still has the flag).
-fn last_share_option(options: &str, require_flag: bool) -> Option<&str> {
-    options
-        .split_whitespace()
-        .filter_map(|o| match o {
-            "-XX:+RequireSharedSpaces" if require_flag => Some("on"),
-            "-XX:-RequireSharedSpaces" if require_flag => Some("auto"),
-            _ => o.strip_prefix("-Xshare:"),
-        })
-        .next_back()
-}
-
 impl Default for CpuTimes {
     fn default() -> Self {
         CpuTimes::new()
@@ -427,84 +361,8 @@ impl CpuTimes {
         }
     }
 
-    /// The class file load hook: the rewritten class, or `None` to keep it as it is.
-    pub fn transform(&self, name: Option<&[u8]>, class: &[u8]) -> Option<Vec<u8>> {
-        if !self.ready.load(Ordering::Acquire) {
-            // Started late, before install and after release: every class keeps (or gets
-            // back) its own code.
-            return match self.keying {
-                Keying::Field => transform_early(name, class),
-                Keying::Table => None,
-            };
-        }
-        if name.is_some_and(|n| n == TRACKER_CLASS.as_bytes() || n == STATE_CLASS.as_bytes()) {
-            return None;
-        }
-        if self.keying == Keying::Field && name == Some(THREAD_CLASS.as_bytes()) {
-            // Retransformed from its original bytes: the field goes in again, or the class
-            // would lose it (which the JVM refuses).
-            let rewritten = self.rewrite(name, class);
-            return with_state_field(rewritten.as_deref().unwrap_or(class)).ok();
-        }
-        self.rewrite(name, class)
-    }
-
-    /// `class` with every method rewritten, or `None` to keep it as it is.
-    fn rewrite(&self, name: Option<&[u8]>, class: &[u8]) -> Option<Vec<u8>> {
-        // Code that runs while a virtual thread mounts or unmounts, where the JVM does not
-        // expect Java-level agents' calls, is left alone.
-        if let Some(name) = name
-            && (name.starts_with(b"java/lang/VirtualThread")
-                || name.starts_with(b"jdk/internal/vm/Continuation"))
-        {
-            return None;
-        }
-        let outcome = instrument(class, &TRACKER_PROBES, |m| {
-            self.method_id(m.class, m.name, m.descriptor)
-        })
-        .ok()?;
-        self.methods_failed
-            .fetch_add(outcome.failed.len() as u64, Ordering::Relaxed);
-        if self.verbose() {
-            for (method, why) in &outcome.failed {
-                eprintln!(
-                    "HPROF: {}.{method} left uninstrumented: {why}",
-                    String::from_utf8_lossy(name.unwrap_or(b"?"))
-                );
-            }
-        }
-        let bytes = outcome.bytes?;
-        self.classes_instrumented.fetch_add(1, Ordering::Relaxed);
-        self.methods_instrumented
-            .fetch_add(u64::from(outcome.instrumented), Ordering::Relaxed);
-        Some(bytes)
-    }
-
     fn verbose(&self) -> bool {
         self.started.get().is_some_and(|ctx| ctx.options.verbose)
-    }
-
-    fn method_id(&self, class: &[u8], name: &[u8], descriptor: &[u8]) -> Option<u32> {
-        let mut methods = self.methods.lock().ok()?;
-        let key = (Box::from(class), Box::from(name), Box::from(descriptor));
-        if let Some(&id) = methods.ids.get(&key) {
-            return Some(id);
-        }
-        if methods.names.len() >= i32::MAX as usize - 1 {
-            return None;
-        }
-        methods.names.push(MethodName {
-            class: String::from_utf8_lossy(class).into_owned(),
-            name: String::from_utf8_lossy(name).into_owned(),
-            signature: String::from_utf8_lossy(descriptor).into_owned(),
-        });
-        methods.resolved.push(0);
-        if !methods.classes.contains(class) {
-            methods.classes.insert(Box::from(class));
-        }
-        let id = methods.names.len() as u32;
-        methods.ids.insert(key, id);
-        Some(id)
     }
 
     /// `HprofTracker.register(thread)`: the calling thread's first call. Makes its state and
@@ -924,74 +782,6 @@ impl CpuTimes {
         Some(t)
     }
 
-    /// Finds the jmethodIDs of `class`'s numbered methods, by name. Called where the class is
-    /// known to be alive and its methods current: at its ClassPrepare, on the thread preparing
-    /// it, and for the classes loaded before the engine started, once, right after the start's
-    /// retransformation. A dump only reads what was found (it used to search every loaded
-    /// class by name, and on JDK 11 a method id from that search could point to a freed
-    /// method: issue 26). The newest class of a name wins: an older one of another loader may
-    /// be unloaded, its ids then invalid (and reported as such by the JVM, not a crash).
-    fn resolve_class(&self, jvmti: Jvmti, class: jclass) {
-        let started = std::time::Instant::now();
-        self.find_ids(jvmti, class);
-        self.resolve_ns
-            .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
-    }
-
-    fn find_ids(&self, jvmti: Jvmti, class: jclass) {
-        let Ok(signature) = jvmti.class_signature(class) else {
-            return;
-        };
-        let Some(name) = signature
-            .strip_prefix('L')
-            .and_then(|s| s.strip_suffix(';'))
-        else {
-            return;
-        };
-        let known = self
-            .methods
-            .lock()
-            .is_ok_and(|methods| methods.classes.contains(name.as_bytes()));
-        if !known {
-            return;
-        }
-        let Ok(ids) = jvmti.class_methods(class) else {
-            return;
-        };
-        // The JVMTI calls run before the registry's lock is taken (they can wait for a
-        // safepoint).
-        let named: Vec<(jmethodID, String, String)> = ids
-            .into_iter()
-            .filter_map(|id| jvmti.method_name(id).ok().map(|(n, s)| (id, n, s)))
-            .collect();
-        let Ok(mut methods) = self.methods.lock() else {
-            return;
-        };
-        for (id, method, descriptor) in named {
-            let key: MethodKey = (
-                Box::from(name.as_bytes()),
-                Box::from(method.as_bytes()),
-                Box::from(descriptor.as_bytes()),
-            );
-            if let Some(&m) = methods.ids.get(&key)
-                && let Some(slot) = methods.resolved.get_mut(m as usize - 1)
-            {
-                *slot = id as usize;
-            }
-        }
-    }
-
-    /// [`Self::resolve_class`] for every loaded class: once, when the engine has started.
-    fn resolve_loaded(&self, jvmti: Jvmti, jni: Jni) {
-        let Ok(classes) = jvmti.loaded_classes() else {
-            return;
-        };
-        for class in classes {
-            self.resolve_class(jvmti, class);
-            jni.delete_local_ref(class);
-        }
-    }
-
     /// ThreadEnd: keeps the ending thread's calls and forgets it.
     pub fn thread_end(&self, jni: Jni, thread: jobject) {
         if self.keying == Keying::Table {
@@ -1295,34 +1085,6 @@ impl CpuTimes {
         }
     }
 
-    /// The number the rewriter gave method `id`, or 0 if it has none.
-    fn method_number(&self, jvmti: Jvmti, jni: Jni, id: jmethodID) -> u32 {
-        let Ok(class) = jvmti.method_class(id) else {
-            return 0;
-        };
-        let signature = jvmti.class_signature(class);
-        jni.delete_local_ref(class);
-        let (Ok(signature), Ok((name, descriptor))) = (signature, jvmti.method_name(id)) else {
-            return 0;
-        };
-        let Some(class_name) = signature
-            .strip_prefix('L')
-            .and_then(|s| s.strip_suffix(';'))
-        else {
-            return 0;
-        };
-        let key: MethodKey = (
-            Box::from(class_name.as_bytes()),
-            Box::from(name.as_bytes()),
-            Box::from(descriptor.as_bytes()),
-        );
-        self.methods
-            .lock()
-            .ok()
-            .and_then(|m| m.ids.get(&key).copied())
-            .unwrap_or(0)
-    }
-
     /// Takes the costs since the last dump: (trace index, calls, self ns) of every trace with
     /// calls or time.
     fn take_costs(&self, jni: Option<Jni>) -> Vec<(u32, u64, u64)> {
@@ -1365,18 +1127,6 @@ impl CpuTimes {
             .lock()
             .ok()?
             .intern(ctx.jvmti, jni, &ctx.ids, &resolved, thread)
-    }
-
-    /// `class.method(signature)` of method number `m`, dotted, for cpu=old.
-    fn old_name(&self, m: u32) -> Option<String> {
-        let methods = self.methods.lock().ok()?;
-        let name = methods.names.get((m as usize).checked_sub(1)?)?;
-        Some(format!(
-            "{}.{}{}",
-            name.class.replace('/', "."),
-            name.name,
-            name.signature
-        ))
     }
 
     /// Writes the CPU TIME (ms) section (or the cpu=old listing) of the interval since the
@@ -1610,42 +1360,5 @@ impl Engine for CpuTimes {
                 started.elapsed().as_millis()
             );
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::last_share_option;
-
-    #[test]
-    fn the_last_xshare_option_wins() {
-        assert_eq!(last_share_option("java -cp x Main", true), None);
-        assert_eq!(
-            last_share_option("-Xshare:on java -cp x Main", true),
-            Some("on")
-        );
-        assert_eq!(
-            last_share_option("-Xshare:on java -Xshare:auto Main", true),
-            Some("auto")
-        );
-        assert_eq!(
-            last_share_option("-Xshare:off  -Xshare:on", true),
-            Some("on")
-        );
-    }
-
-    #[test]
-    fn require_shared_spaces_counts_where_the_jvm_has_the_flag() {
-        let options = "java -XX:+RequireSharedSpaces -cp x Main";
-        assert_eq!(last_share_option(options, true), Some("on"));
-        assert_eq!(last_share_option(options, false), None);
-        assert_eq!(
-            last_share_option("-XX:+RequireSharedSpaces -Xshare:auto", true),
-            Some("auto")
-        );
-        assert_eq!(
-            last_share_option("-Xshare:on -XX:-RequireSharedSpaces", true),
-            Some("auto")
-        );
     }
 }
