@@ -24,15 +24,17 @@ use crate::engine::ticker::Ticker;
 use crate::engine::vm_threads::VmThreads;
 use crate::engine::{Context, Engine, Hook, Started};
 use crate::error::AgentError;
-use crate::jvmti::{Capabilities, Event, GlobalRef, Jni, Jvmti, jlocation, jmethodID, jthread};
+use crate::jvmti::{Capabilities, Event, GlobalRef, Jni, jlocation, jmethodID, jthread};
 use crate::options::Timer;
 use crate::output::ProfileOutput;
 use crate::signal::{self, CpuTimer, Sample, SampleKind, ThreadTimer, TimerSource};
 use crate::trace_store::Code;
 
 mod virtual_threads;
+mod walk;
 mod wall;
 
+pub use walk::available;
 use wall::{IdleWall, state_name};
 
 /// Name of the sampler's agent thread.
@@ -142,14 +144,6 @@ fn running() -> Option<(&'static Context, &'static AsyncSampler)> {
 /// Forgets the sampler of the session that stopped (see [`crate::engine::forget_running`]).
 pub(crate) fn forget_running() {
     SAMPLER.clear();
-}
-
-/// Whether this JVM can be sampled asynchronously: it exports `AsyncGetCallTrace`, and (for
-/// CPU time, `timers`) the kernel lets the agent put a timer on a thread's CPU clock. When
-/// not, the reason, for the verbose line that says the JVMTI sampler is used instead.
-pub fn available(vm: crate::jvmti::JavaVm, _timers: bool) -> Result<(), String> {
-    signal::find_walker(vm).ok_or("this JVM does not export AsyncGetCallTrace")?;
-    Ok(())
 }
 
 /// Why per-thread CPU timers cannot be used here, if they cannot: the kernel refuses them
@@ -809,51 +803,6 @@ impl AsyncSampler {
         }
         located
     }
-
-    /// Turns on the sampler's own stack walk (HotSpot's structures and native code, with
-    /// AsyncGetCallTrace where it breaks), once what it reads checked out; where it cannot, one
-    /// verbose line says why and AsyncGetCallTrace takes every stack. `_HPROF_NO_WALKER` (a
-    /// diagnostic switch, for comparisons) keeps it off.
-    fn start_walker(ctx: &Context, jni: Jni) {
-        // The stubs' ranges and names: those generated from now on, and those made before.
-        let events = ctx
-            .jvmti
-            .set_event(Event::DynamicCodeGenerated, true)
-            .and_then(|()| ctx.jvmti.generate_events(Event::DynamicCodeGenerated));
-        signal::refresh_walker_tables();
-        signal::set_native_frames(ctx.options.native);
-        let started = (|| -> Result<(), String> {
-            if std::env::var_os("_HPROF_NO_WALKER").is_some() {
-                return Err("_HPROF_NO_WALKER is set".into());
-            }
-            let version = ctx
-                .jvmti
-                .feature_version()
-                .ok_or("the JVM's version is unknown")?;
-            let tables = crate::jvmti::vmstructs::VmStructs::read(ctx.vm)?;
-            let env_offset = env_offset(ctx, jni)
-                .ok_or("the JNI environment's place in HotSpot's thread is unknown")?;
-            let layout = signal::hotspot::Layout::read(&tables, version, env_offset)?;
-            signal::enable_walker(layout, &sample_methods(ctx, jni), ctx.options.native)
-        })();
-        if !ctx.options.verbose {
-            return;
-        }
-        if let Err(why) = started {
-            eprintln!("HPROF: cpu samples take stacks with AsyncGetCallTrace alone: {why}");
-        } else if let Err(e) = events {
-            eprintln!(
-                "HPROF: stub frames are named from their code blobs (DynamicCodeGenerated: {e})"
-            );
-        }
-    }
-
-    /// Creates the jmethodIDs of every method of `class`, so a stack walk in a signal handler
-    /// finds them (it cannot create them).
-    pub fn prepare_class(jvmti: Jvmti, jni: Jni, class: crate::jvmti::jclass) {
-        let _ = jni;
-        let _ = jvmti.class_methods(class);
-    }
 }
 
 /// Samples with kernel frames that wait for the kernel's symbols, at most (past them the drain
@@ -1013,38 +962,13 @@ impl Engine for AsyncSampler {
         if !self.started.set(ctx) || !SAMPLER.set((ctx, self)) {
             return Err(AgentError::starting("the CPU sampler was started twice"));
         }
-        // The JIT must keep debug information at every instruction, not only at safepoints, for
-        // a walk to resolve inlined methods and lines anywhere in compiled code: the
-        // DebugNonSafepoints flag, set in HotSpot's flag table. Where that table cannot be
-        // read, CompiledMethodLoad events do the same (HotSpot turns the recording on while
-        // they are enabled), at the cost of an event per compiled method.
-        if let Err(why) = crate::jvmti::vmstructs::set_bool_flag(ctx.vm, "DebugNonSafepoints", true)
-        {
-            if ctx.options.verbose {
-                eprintln!(
-                    "HPROF: DebugNonSafepoints set through CompiledMethodLoad events ({why})"
-                );
-            }
-            ctx.jvmti
-                .set_event(Event::CompiledMethodLoad, true)
-                .map_err(|e| {
-                    AgentError::starting(format!("can't enable CompiledMethodLoad ({e})"))
-                })?;
-        }
+        walk::keep_debug_info(ctx)?;
         let depth = (ctx.options.depth as usize).clamp(MIN_RING_DEPTH, MAX_RING_DEPTH);
         let slots = (RING_FRAMES / depth).clamp(MIN_RING_SLOTS, RING_SLOTS);
         signal::install(ctx.vm, slots, depth).map_err(AgentError::starting)?;
         warn_if_deeper_than_the_ring(ctx.depth());
         signal::set_depth(ctx.depth());
-        // jmethodIDs for every class loaded so far; ClassPrepare does the later ones.
-        jni.with_local_frame(16, || {
-            if let Ok(classes) = ctx.jvmti.loaded_classes() {
-                for class in classes {
-                    AsyncSampler::prepare_class(ctx.jvmti, jni, class);
-                    jni.delete_local_ref(class);
-                }
-            }
-        });
+        walk::prepare_loaded_classes(ctx, jni);
         Self::start_walker(ctx, jni);
         if !self.wall {
             let source = choose_source(ctx);
@@ -1170,38 +1094,6 @@ impl Engine for AsyncSampler {
     fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
         crate::engine::cpu_samples::write_samples(ctx, out, ctx.options.cutoff);
     }
-}
-
-/// Where HotSpot keeps a thread's JNI environment: its offset from the thread structure
-/// that `java.lang.Thread.eetop` points to, measured on the calling thread.
-fn env_offset(ctx: &Context, jni: Jni) -> Option<usize> {
-    let class = jni.find_class(c"java/lang/Thread")?;
-    let eetop = jni.field_id(class, c"eetop", c"J");
-    jni.delete_local_ref(class);
-    let (eetop, current) = (eetop?, ctx.jvmti.current_thread().ok()?);
-    let thread = jni.long_field(current, eetop) as usize;
-    jni.delete_local_ref(current);
-    let env = jni.raw() as usize;
-    (thread != 0 && env > thread && env - thread < 1 << 16).then(|| env - thread)
-}
-
-/// jmethodIDs the JVM made (the methods of `java.lang.Object` and `java.lang.Thread`), to
-/// check the stack walk's reading of HotSpot's methods against.
-fn sample_methods(ctx: &Context, jni: Jni) -> Vec<usize> {
-    let mut methods = Vec::new();
-    for name in [c"java/lang/Object", c"java/lang/Thread"] {
-        if let Some(class) = jni.find_class(name) {
-            methods.extend(
-                ctx.jvmti
-                    .class_methods(class)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .map(|m| m as usize),
-            );
-            jni.delete_local_ref(class);
-        }
-    }
-    methods
 }
 
 impl sigprof_watch::Displaced for AsyncSampler {
