@@ -29,11 +29,13 @@ use crate::output::ProfileOutput;
 use crate::signal::{self, Sample, SampleKind, ThreadTimer, TimerSource};
 use crate::trace_store::Code;
 
+mod identify;
 mod timers;
 mod virtual_threads;
 mod walk;
 mod wall;
 
+pub(crate) use identify::task_ids;
 pub use walk::available;
 use wall::{IdleWall, state_name};
 
@@ -211,75 +213,6 @@ impl AsyncSampler {
         }
     }
 
-    /// Finds which kernel thread runs each Java thread that was running before the sampler
-    /// started (the JVM's own, the main thread, and every thread of a JVM attached to late),
-    /// whose ThreadStart came before the sampler: each is asked, by a queued signal, for its
-    /// JNI environment, which HotSpot keeps at a fixed offset from the thread structure that
-    /// `java.lang.Thread.eetop` points to.
-    fn identify_running_threads(&self, ctx: &Context, jni: Jni) {
-        let Some(class) = jni.find_class(c"java/lang/Thread") else {
-            return;
-        };
-        let eetop = jni.field_id(class, c"eetop", c"J");
-        jni.delete_local_ref(class);
-        let (Some(eetop), Ok(current)) = (eetop, ctx.jvmti.current_thread()) else {
-            return;
-        };
-        let offset = (jni.raw() as usize).wrapping_sub(jni.long_field(current, eetop) as usize);
-        jni.delete_local_ref(current);
-        let mut unidentified = HashMap::new();
-        let mut agents = Vec::new();
-        jni.with_local_frame(16, || {
-            for thread in ctx.jvmti.all_threads().unwrap_or_default() {
-                let serial = ctx.jvmti.thread_local(thread).unwrap_or(0) as u32;
-                let agent = ctx
-                    .threads
-                    .lock()
-                    .ok()
-                    .and_then(|mut t| t.get_mut(serial).map(|t| t.agent))
-                    .unwrap_or(true);
-                let top = jni.long_field(thread, eetop) as usize;
-                if serial != 0 && agent && top != 0 {
-                    agents.push(top.wrapping_add(offset));
-                }
-                if serial != 0 && !agent && top != 0 {
-                    unidentified.insert(
-                        top.wrapping_add(offset),
-                        (jni.new_global_ref(thread), serial),
-                    );
-                }
-                jni.delete_local_ref(thread);
-            }
-        });
-        let current = signal::current_tid();
-        if let Ok(mut registry) = self.registry.lock() {
-            let known: Vec<usize> = registry.serial_by_env.keys().copied().collect();
-            for env in known {
-                if let Some((thread, _)) = unidentified.remove(&env) {
-                    jni.delete_global_ref(thread);
-                }
-            }
-            registry.unidentified = unidentified;
-            registry.agent_envs.extend(agents);
-        }
-        let asked = task_ids()
-            .into_iter()
-            .filter(|&tid| tid != current && signal::signal_thread(tid, signal::IDENTIFY))
-            .count();
-        // The answers are in the ring once each thread ran its handler: a thread blocked in
-        // the kernel runs it at once, a runnable one at its next time slice. Wait for them all,
-        // at most 50 ms.
-        let deadline = std::time::Instant::now() + Duration::from_millis(50);
-        loop {
-            self.drain(ctx, jni);
-            let answered = self.registry.lock().map(|r| r.answers).unwrap_or(asked);
-            if answered >= asked || std::time::Instant::now() >= deadline {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-
     /// Moves the ring's samples into the trace store.
     pub fn drain(&self, ctx: &Context, jni: Jni) {
         self.drain_then(ctx, jni, || ());
@@ -415,32 +348,7 @@ impl AsyncSampler {
             for env in std::mem::take(&mut registry.ended) {
                 registry.serial_by_env.remove(&env);
             }
-            registry.answers += identified.len() + not_java.len();
-            // Timers of threads the JVM runs no Java on (JIT, GC) are deleted at their first
-            // signal.
-            for tid in not_java {
-                registry.unknown.remove(&tid);
-            }
-            for (tid, env) in identified {
-                let Some((thread, serial)) = registry.unidentified.remove(&env) else {
-                    // A thread that runs Java but that JVMTI does not list (the JIT's compiler
-                    // threads, HotSpot's other hidden threads): not sampled, as JVMTI never
-                    // shows them (a thread that started meanwhile keeps the timer its
-                    // ThreadStart gave it).
-                    if !registry.serial_by_env.contains_key(&env) && !vm_threads {
-                        registry.unknown.remove(&tid);
-                    }
-                    continue;
-                };
-                let timer = registry.unknown.remove(&tid);
-                registry.serial_by_env.insert(env, serial);
-                if let Some(old) = registry
-                    .by_tid
-                    .insert(tid, SampledThread { thread, timer, env })
-                {
-                    jni.delete_global_ref(old.thread);
-                }
-            }
+            registry.take_answers(jni, not_java, identified, vm_threads);
         }
         if self.samples_vm_threads() {
             pending.extend(self.vm_thread_samples(ctx, vm_samples));
@@ -911,25 +819,4 @@ impl Engine for AsyncSampler {
     fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
         crate::engine::cpu_samples::write_samples(ctx, out, ctx.options.cutoff);
     }
-}
-
-/// Kernel ids of this process's threads, as this process names them (`gettid`): in a pid
-/// namespace whose /proc is the host's, /proc/self/task lists the host's ids, and each
-/// thread's `NSpid` line ends with its id here.
-pub(crate) fn task_ids() -> Vec<i32> {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return Vec::new();
-    };
-    dir.filter_map(|entry| {
-        let entry = entry.ok()?;
-        let listed: i32 = entry.file_name().to_str()?.parse().ok()?;
-        let status = std::fs::read_to_string(entry.path().join("status")).ok();
-        let own = status.as_deref().and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("NSpid:"))
-                .and_then(|ids| ids.split_whitespace().last()?.parse().ok())
-        });
-        Some(own.unwrap_or(listed))
-    })
-    .collect()
 }
