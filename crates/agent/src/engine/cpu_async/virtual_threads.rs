@@ -7,7 +7,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::{AsyncSampler, JVMTI_THREAD_STATE_ALIVE, Pending, SampledThread, running};
+use super::drain::Pending;
+use super::{AsyncSampler, JVMTI_THREAD_STATE_ALIVE, SampledThread, running};
 use crate::engine::Context;
 use crate::jvmti::{Jni, jthread, vthreads};
 use crate::signal;

@@ -3,7 +3,8 @@
 //! interrupting their system calls, and counts a waiting thread's last sample again, without
 //! a signal, while it has not run since; the states' pseudo-frames (`<SLEEPING>`, ...).
 
-use super::{AsyncSampler, JVMTI_THREAD_STATE_ALIVE, unsampled_threads};
+use super::drain::unsampled_threads;
+use super::{AsyncSampler, JVMTI_THREAD_STATE_ALIVE};
 use crate::engine::Context;
 use crate::jvmti::{Jni, jlocation, jmethodID, jthread};
 use crate::signal;
