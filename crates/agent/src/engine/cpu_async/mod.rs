@@ -13,6 +13,13 @@
 //! The signal handler ([`crate::signal`]) writes into a preallocated ring; the agent thread of
 //! this engine drains it into the trace store every tick and before every dump. A sample
 //! whose walk failed is kept under a pseudo-frame naming why (`<GC active>`, ...).
+//!
+//! This file is the engine: its state (the registry of sampled threads), the [`Engine`] impl
+//! (hooks, start and stop), its agent thread, and the `SAMPLER` slot the unmount callback
+//! reads. Its jobs, one file each: `timers` (what interrupts threads, a timer per thread),
+//! `identify` (which kernel thread runs which Java thread started before the sampler),
+//! `drain` (the ring into the trace store), `wall` (`cpu=wall`'s ticker and thread states),
+//! `virtual_threads` (`thread=y` on JDK 21+), `walk` (`available`, what the stack walks need).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
