@@ -794,4 +794,3 @@ impl TextLines {
         Ok(())
     }
 }
-
