@@ -6,13 +6,14 @@ pub mod cpu_async;
 pub mod cpu_samples;
 pub mod cpu_times;
 pub mod heap_dump;
-pub mod heap_merge;
 pub mod heap_sites;
 pub mod monitors;
 pub mod object_sites;
 pub mod sigprof_watch;
 pub mod ticker;
 pub mod vm_threads;
+
+pub use heap_dump::merge as heap_merge;
 
 use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 use std::sync::{Mutex, RwLock};

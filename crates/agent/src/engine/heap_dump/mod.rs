@@ -10,6 +10,8 @@
 //! the objects), streamed as heap dump records. Its state is per class, plus the length of
 //! each object array, plus the one object being assembled.
 
+pub mod merge;
+
 use std::collections::HashSet;
 
 use rustc_hash::FxHashMap as HashMap;
@@ -21,7 +23,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use hprof_format::{BasicType, HeapRecord, IdList, IdSize, Value};
 
-use crate::engine::heap_merge::{self, MergeError, Numbering};
+use crate::engine::heap_dump::merge::{MergeError, Numbering};
 use crate::engine::object_sites::Pins;
 use crate::engine::{Context, Engine, Peers};
 use crate::error::{AgentError, ErrorKind, report};
@@ -296,7 +298,7 @@ fn private_dir(output: &Output) -> io::Result<tempfile::TempDir> {
 fn merge_into(src: impl Read, mut numbering: AgentNumbering<'_>, out: &mut ProfileOutput) {
     let started = std::time::Instant::now();
     let mut noted = None;
-    out.write(|w| match heap_merge::merge(src, w, &mut numbering) {
+    out.write(|w| match merge::merge(src, w, &mut numbering) {
         Ok(_) => Ok(()),
         Err(MergeError::Output(e)) => Err(e),
         Err(e @ MergeError::Input(_)) => {

@@ -42,7 +42,7 @@ pub trait Numbering {
     /// A new STRING or STACK FRAME id.
     fn foreign_id(&mut self) -> u64;
     /// The objects pinned for this dump's join to allocation sites, whose JNI global roots
-    /// the merge takes out (see [`super::object_sites`]).
+    /// the merge takes out (see [`crate::engine::object_sites`]).
     fn pins(&self) -> Option<&Pins> {
         None
     }
