@@ -1,7 +1,7 @@
 //! The `heap=dump` engine. Each dump is written by HotSpot's own heap dumper (the one
 //! `jcmd GC.heap_dump` and `HotSpotDiagnosticMXBean.dumpHeap` use, after a full GC) into a
 //! private temporary file next to the output, then merged into the output record by record
-//! (`merge.rs`): thread stacks and every root kind HotSpot writes, at the JVM's own speed,
+//! (`merge/`): thread stacks and every root kind HotSpot writes, at the JVM's own speed,
 //! with no per-object table in the agent.
 //!
 //! Where the JVM's dumper can't be reached (no `jdk.management` module) or fails (the Java
@@ -14,7 +14,8 @@
 //! points); each job is a file of its own:
 //! - `jvm_dumper.rs`: HotSpot's dumper, its private file (followed as it grows or merged once
 //!   complete) and the agent's numbering for the merge;
-//! - `merge.rs`: the JVM's dump merged into the output record by record;
+//! - `merge/`: the JVM's dump merged into the output record by record (`raw.rs` there: the
+//!   binary format's segments, rewritten in place);
 //! - `walk.rs`: the JVMTI heap walk (class layouts, the walk's visitor, values).
 
 mod jvm_dumper;
