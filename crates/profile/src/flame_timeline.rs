@@ -334,24 +334,32 @@ const SCRIPT: &str = r##"
   var totals = D.totals, n = totals.length, leaves = D.leaves;
   // The intervals' samples, packed by the writer (sparse: varints of (step - 1) * 2 +
   // (value != 1), each followed by its value's varint unless 1; dense: a nibble per sample,
-  // 15 escaping to a varint after the nibbles), as a string of bytes decoded at the first
-  // range drawn.
+  // 15 escaping to a varint after the nibbles), decoded from base64 at the first range drawn.
   var packed = null;
   function addInterval(v, b) {
-    if (packed === null) packed = atob(document.getElementById("tl-samples").textContent);
+    if (packed === null) {
+      var text = atob(document.getElementById("tl-samples").textContent);
+      packed = new Uint8Array(text.length);
+      for (var k = 0; k < text.length; k++) packed[k] = text.charCodeAt(k);
+    }
     var p = packed, i = D.offsets[b], end = D.offsets[b + 1];
     function varint() {
       var x = 0, scale = 1, c;
-      do { c = p.charCodeAt(i++); x += (c & 127) * scale; scale *= 128; } while (c & 128);
+      do { c = p[i++]; x += (c & 127) * scale; scale *= 128; } while (c & 128);
       return x;
     }
     if (D.dense[b]) {
       var count = leaves.length, nibbles = i;
-      i += Math.ceil(count / 2);
-      for (var s = 0; s < count; s++) {
-        var c = p.charCodeAt(nibbles + (s >> 1)), x = (s & 1) ? c >> 4 : c & 15;
+      i += (count + 1) >> 1;
+      for (var s = 0; s < count; s += 2) {
+        var c = p[nibbles + (s >> 1)];
+        if (!c) continue;
+        var x = c & 15;
         if (x === 15) x = varint();
         if (x) v[leaves[s]] += x;
+        x = c >> 4;
+        if (x === 15) x = varint();
+        if (x) v[leaves[s + 1]] += x;
       }
     } else {
       for (var id = -1; i < end;) {
