@@ -11,7 +11,7 @@ and the time the first dragged range takes to draw (10 % to 90 % of the span, th
 
     bench/timeline_page.py [--runs N] [--baseline PATH-TO-OTHER-HPROF] [--samples N]
 
-bench/jfr.py measures the same page (its `page_load`) in its own run.
+bench/jfr.py takes `page_load` from here for its own row (load times only).
 """
 import argparse, os, re, shutil, statistics, subprocess, sys, tempfile
 from pathlib import Path
