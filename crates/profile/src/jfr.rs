@@ -4,8 +4,6 @@
 //! allocated class as the leaf), monitor enters and parks (the monitor's class as the leaf,
 //! the time blocked as the value).
 
-use std::sync::Arc;
-
 use hprof_jfr::{Chunk, FieldType, Value};
 use rustc_hash::FxHashMap;
 
@@ -376,8 +374,13 @@ impl<V: Copy + PartialEq> KeyMap<V> {
 struct Caches {
     /// Thread key to the timed thread.
     threads: KeyMap<u32>,
-    /// Stack trace key to its frames (recording frame indices), root first.
-    stacks: FxHashMap<i64, Arc<[u32]>>,
+    /// Stack trace key to where its frames (recording frame indices, root first) are in
+    /// `stack_frames`.
+    stacks: FxHashMap<i64, (u32, u32)>,
+    stack_frames: Vec<u32>,
+    /// Room for a stack's frames as they are found, and for a composed stack.
+    found: Vec<u32>,
+    composing: Vec<u32>,
     methods: FxHashMap<i64, Option<MethodName>>,
     frames: FxHashMap<(i64, i32), u32>,
     /// Frame type key to the kind of native code it marks (none: by the library).
@@ -409,6 +412,9 @@ impl Caches {
         Caches {
             threads: KeyMap::of_class(chunk, thread_class, u32::MAX - 1),
             stacks: FxHashMap::default(),
+            stack_frames: Vec::new(),
+            found: Vec::new(),
+            composing: Vec::new(),
             methods: FxHashMap::default(),
             frames: FxHashMap::default(),
             frame_types: FxHashMap::default(),
@@ -563,14 +569,16 @@ impl Reader<'_, '_> {
         state: Option<&Value<'_>>,
         class: Option<&Value<'_>>,
     ) -> u32 {
-        let mut composed: Vec<u32> = Vec::new();
+        let mut composed = std::mem::take(&mut self.caches.composing);
+        composed.clear();
         if let Some(state) = state.and_then(|s| self.pseudo(s, true))
             && (keys.3 || state != self.runnable)
         {
             composed.push(state);
         }
         if let Some(v) = stack {
-            composed.extend_from_slice(&self.stack(v));
+            let (start, len) = self.stack(v);
+            composed.extend_from_slice(&self.caches.stack_frames[start as usize..][..len as usize]);
         }
         if composed.is_empty() {
             composed.push(
@@ -582,6 +590,7 @@ impl Reader<'_, '_> {
             composed.push(class);
         }
         let s = self.timed.stack(&composed);
+        self.caches.composing = composed;
         self.caches.composed.insert(keys, s);
         s
     }
@@ -746,16 +755,18 @@ impl Reader<'_, '_> {
         layout
     }
 
-    /// The frames of a stack trace constant, root first: decoded as integers when its class
-    /// is flat (see [`StackShape`]), else as values.
-    fn stack(&mut self, v: &Value<'_>) -> Arc<[u32]> {
+    /// Where the frames of a stack trace constant, root first, are in the chunk's stack
+    /// frames: decoded as integers when its class is flat (see [`StackShape`]), else as
+    /// values.
+    fn stack(&mut self, v: &Value<'_>) -> (u32, u32) {
         let Some(key) = v.as_key() else {
-            return Arc::from([]);
+            return (0, 0);
         };
-        if let Some(s) = self.caches.stacks.get(&key) {
-            return s.clone();
+        if let Some(&s) = self.caches.stacks.get(&key) {
+            return s;
         }
-        let mut frames: Vec<u32> = Vec::new();
+        let mut frames = std::mem::take(&mut self.caches.found);
+        frames.clear();
         if let Value::Ref { class, key } = *v
             && let Some(shape) = self.stack_shape(class)
         {
@@ -764,10 +775,12 @@ impl Reader<'_, '_> {
             self.stack_of_values(v, &mut frames);
         }
         // JFR lists frames top first.
-        frames.reverse();
-        let frames: Arc<[u32]> = frames.into();
-        self.caches.stacks.insert(key, frames.clone());
-        frames
+        let all = &mut self.caches.stack_frames;
+        let s = (all.len() as u32, frames.len() as u32);
+        all.extend(frames.iter().rev());
+        self.caches.found = frames;
+        self.caches.stacks.insert(key, s);
+        s
     }
 
     /// The shape of the stack trace class `class` (looked up once per chunk).
@@ -788,6 +801,7 @@ impl Reader<'_, '_> {
         let mut numbers = std::mem::take(&mut self.caches.numbers);
         if let Ok(true) = self.chunk.constant_numbers(class, key, &mut numbers) {
             let n = numbers[shape.frames] as usize;
+            frames.reserve(n + 1);
             let items = &numbers[shape.frames + 1..][..n * shape.width];
             for item in items.chunks_exact(shape.width) {
                 let (method, method_class) = shape.method;

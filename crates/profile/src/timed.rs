@@ -156,8 +156,9 @@ impl Events {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Timed {
     /// Stacks, root first, as indices into the recording's frames.
-    pub stacks: Vec<Box<[u32]>>,
-    stack_index: FxHashMap<Box<[u32]>, u32>,
+    pub stacks: Vec<Arc<[u32]>>,
+    /// (One allocation a stack: the index shares the list's.)
+    stack_index: FxHashMap<Arc<[u32]>, u32>,
     /// Thread names.
     pub threads: Vec<Arc<str>>,
     thread_index: FxHashMap<Arc<str>, u32>,
@@ -178,8 +179,9 @@ impl Timed {
             return i;
         }
         let i = self.stacks.len() as u32;
-        self.stacks.push(frames.into());
-        self.stack_index.insert(frames.into(), i);
+        let frames: Arc<[u32]> = frames.into();
+        self.stacks.push(frames.clone());
+        self.stack_index.insert(frames, i);
         i
     }
 
