@@ -98,10 +98,7 @@ def main():
             mine = [r[0] for r in runs]
             lines.append(f"| {workload} | {name} | {statistics.median(mine):.2f} % ({max(mine):.2f} %) | "
                          f"{statistics.median(r[1] for r in runs):.2f} % | {statistics.median(r[2] for r in runs):.0f} |")
-        section = "\n".join(lines) + "\n"
-        print(section)
-        if args.write:
-            common.write_section(SECTION, section)
+        common.publish(SECTION, lines, args.write)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -91,10 +91,7 @@ def main():
         rate = statistics.median(values)
         added = (1e9 / rate - 1e9 / plain) / 10_000
         lines.append(f"| {name} | {rate:.0f} | {plain / rate:.2f}x | {added:.1f} |")
-    section = "\n".join(lines) + "\n"
-    print(section)
-    if args.write:
-        common.write_section(SECTION, section)
+    common.publish(SECTION, lines, args.write)
 
 
 if __name__ == "__main__":

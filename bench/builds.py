@@ -18,7 +18,7 @@ import argparse, os, resource, shutil, statistics, subprocess, sys, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_samples import machine, prepare, write_section  # noqa: E402
+from cpu_samples import machine, prepare, publish  # noqa: E402
 
 SECTION = "## Two builds side by side"
 
@@ -89,10 +89,7 @@ def main():
              f"| mode | workload | {args.base_name} wall (s) | {args.new_name} wall (s) | ratio | "
              f"{args.base_name} CPU (s) | {args.new_name} CPU (s) | ratio |",
              "|---|---|---|---|---|---|---|---|", *rows, "", "Raw runs:", "", *raw, ""]
-    section = "\n".join(lines)
-    print(section)
-    if args.write:
-        write_section(SECTION, section)
+    publish(SECTION, lines, args.write)
     shutil.rmtree(work, ignore_errors=True)
 
 

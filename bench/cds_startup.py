@@ -16,7 +16,7 @@ import argparse, os, shutil, statistics, subprocess, sys, tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_samples import ROOT, interleaved, machine, raw_runs, sh, write_section  # noqa: E402
+from cpu_samples import ROOT, interleaved, machine, raw_runs, sh, publish  # noqa: E402
 
 SECTION = "## heap=sites and class data sharing"
 
@@ -95,10 +95,7 @@ def main():
         lines.append("")
         raw += [f"JDK {version}:", *raw_runs(results)[2:]]
     lines += ["Raw runs (s):", "", *raw, ""]
-    section = "\n".join(lines)
-    print(section)
-    if args.write:
-        write_section(SECTION, section)
+    publish(SECTION, lines, args.write)
     shutil.rmtree(work, ignore_errors=True)
 
 

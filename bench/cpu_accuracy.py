@@ -258,10 +258,7 @@ def main():
         for workload, times in results.items():
             for name, values in times.items():
                 lines.append(f"- {workload}, {name}: {' '.join(f'{c:.2f}/{w:.2f}' for c, w in values)}")
-    section = "\n".join(lines) + "\n"
-    print(section)
-    if args.write:
-        common.write_section(SECTION, section)
+    common.publish(SECTION, lines, args.write)
 
 
 if __name__ == "__main__":

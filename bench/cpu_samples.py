@@ -91,6 +91,14 @@ def machine():
     return f"{os.cpu_count()} cores, {cpu}, {java_version}"
 
 
+def publish(title, lines, write):
+    """Prints the section made of `lines` and, when `write`, puts it in bench/RESULTS.md."""
+    section = "\n".join(lines) + "\n"
+    print(section)
+    if write:
+        write_section(title, section)
+
+
 def write_section(title, section):
     """Replaces the section of bench/RESULTS.md that starts with `title` (or appends it)."""
     path = ROOT / "bench/RESULTS.md"
@@ -138,11 +146,8 @@ def main():
     lines += ["", f"Start-up: `java -version` median of 15: {s0 * 1000:.0f} ms without the agent, {s1 * 1000:.0f} ms with "
               f"`cpu=samples` (agent load to VM init done, plus writing the file): **{(s1 - s0) * 1000:.0f} ms**.", ""]
     lines += raw_runs(results)
-    section = "\n".join(lines) + "\n"
-    print(section)
+    publish(SECTION, lines, args.write)
     shutil.rmtree(work, ignore_errors=True)
-    if args.write:
-        write_section(SECTION, section)
 
 
 if __name__ == "__main__":

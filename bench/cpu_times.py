@@ -13,7 +13,7 @@ import argparse, os, platform, re, shutil, statistics, subprocess, sys, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_samples import interleaved, prepare, raw_runs, timed, write_section  # noqa: E402
+from cpu_samples import interleaved, prepare, raw_runs, timed, publish  # noqa: E402
 
 SECTION = "## cpu=times overhead"
 CALLBENCH_ITERATIONS = 2000
@@ -109,11 +109,8 @@ def main():
               f"`cpu=times` (agent load, rewriting the classes loaded before VM init, plus writing the file): "
               f"**{(s1 - s0) * 1000:.0f} ms**.", ""]
     lines += raw_runs(results)
-    section = "\n".join(lines) + "\n"
-    print(section)
+    publish(SECTION, lines, args.write)
     shutil.rmtree(work, ignore_errors=True)
-    if args.write:
-        write_section(SECTION, section)
 
 
 if __name__ == "__main__":

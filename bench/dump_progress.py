@@ -14,7 +14,7 @@ import argparse, re, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_samples import ROOT, machine, raw_runs, sh, write_section  # noqa: E402
+from cpu_samples import ROOT, machine, raw_runs, sh, publish  # noqa: E402
 
 SECTION = "## Dump progress lines"
 
@@ -86,10 +86,7 @@ def main():
     lines += ["", "The new agent's own lines: " + "; ".join(dump_lines), "",
               f"Load average at the end of the run: {load}.", ""]
     lines += raw_runs({"ManyLive": times}, digits=2)
-    section = "\n".join(lines) + "\n"
-    print(section)
-    if args.write:
-        write_section(SECTION, section)
+    publish(SECTION, lines, args.write)
 
 
 if __name__ == "__main__":

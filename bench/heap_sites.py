@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import cpu_samples  # noqa: E402
-from cpu_samples import interleaved, prepare, raw_runs, timed, write_section  # noqa: E402
+from cpu_samples import interleaved, prepare, raw_runs, timed, publish  # noqa: E402
 
 # CPU seconds (user + system) of each run, in the order they ran: on a machine other work
 # shares, a run's CPU time moves less than its wall time.
@@ -222,11 +222,8 @@ def main():
     lines += ["", "Sites over 1% of allocated bytes, exact vs fast: "
               + ", ".join(f"{k[0]} {exact[k]:.2f}% vs {fast.get(k, 0):.2f}%" for k in big[:6]) + ".", "", ""]
     lines += raw_runs(results, digits=2)
-    section = "\n".join(lines) + "\n"
-    print(section)
+    publish(SECTION, lines, args.write)
     shutil.rmtree(work, ignore_errors=True)
-    if args.write:
-        write_section(SECTION, section)
 
 
 if __name__ == "__main__":

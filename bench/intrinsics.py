@@ -25,7 +25,7 @@ from pathlib import Path
 import sys
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_samples import ROOT, machine, prepare, raw_runs, sh, write_section  # noqa: E402
+from cpu_samples import ROOT, machine, prepare, raw_runs, sh, publish  # noqa: E402
 
 SECTION = "## heap=sites fast mode: allocating intrinsics"
 BASE = "1ea3d87"
@@ -115,11 +115,8 @@ def main():
             cells.append(cell)
         lines.append(f"| {workload} | " + " | ".join(cells) + " |")
     lines += ["", ""] + raw_runs(times, digits=2)
-    section = "\n".join(lines) + "\n"
-    print(section)
+    publish(SECTION, lines, args.write)
     shutil.rmtree(work, ignore_errors=True)
-    if args.write:
-        write_section(SECTION, section)
 
 
 if __name__ == "__main__":

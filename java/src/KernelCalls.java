@@ -1,7 +1,9 @@
 // Agent test program for kernel frames: "syscalls" writes one byte at a time to /dev/null
 // through FileOutputStream.write(int) (a write() system call each), "compute" runs a loop of
-// arithmetic that makes no system call; both for SECONDS (argument 1). Each thread prints its
-// own CPU time ("cpu NAME NS"), then "done".
+// arithmetic that makes no system call; each until it has used SECONDS (argument 1) of its own
+// CPU time, so that a busy machine changes how long the run takes, not how much each thread
+// does (at most a minute of wall time, then they stop wherever they are). Each thread prints
+// its own CPU time ("cpu NAME NS"), then "done".
 
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -11,17 +13,24 @@ import java.lang.management.ThreadMXBean;
 public class KernelCalls {
     static volatile long sink;
 
-    static void writeBytes(FileOutputStream out, long deadline) throws IOException {
-        while (System.nanoTime() < deadline) {
+    static final ThreadMXBean MX = ManagementFactory.getThreadMXBean();
+
+    /** Whether the calling thread has used less than `cpuNanos` of CPU time, before `deadline`. */
+    static boolean more(long cpuNanos, long deadline) {
+        return MX.getCurrentThreadCpuTime() < cpuNanos && System.nanoTime() < deadline;
+    }
+
+    static void writeBytes(FileOutputStream out, long cpuNanos, long deadline) throws IOException {
+        while (more(cpuNanos, deadline)) {
             for (int i = 0; i < 100; i++) {
                 out.write(i);
             }
         }
     }
 
-    static long compute(long deadline) {
+    static long compute(long cpuNanos, long deadline) {
         long x = 1;
-        while (System.nanoTime() < deadline) {
+        while (more(cpuNanos, deadline)) {
             for (int i = 0; i < 100_000; i++) {
                 x = x * 6364136223846793005L + 1442695040888963407L;
             }
@@ -30,19 +39,20 @@ public class KernelCalls {
     }
 
     public static void main(String[] args) throws Exception {
-        long deadline = System.nanoTime() + (long) (Double.parseDouble(args[0]) * 1e9);
-        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long cpuNanos = (long) (Double.parseDouble(args[0]) * 1e9);
+        long deadline = System.nanoTime() + 60_000_000_000L;
+        ThreadMXBean mx = MX;
         long[] cpu = new long[2];
         Thread syscalls = new Thread(() -> {
             try (FileOutputStream out = new FileOutputStream("/dev/null")) {
-                writeBytes(out, deadline);
+                writeBytes(out, cpuNanos, deadline);
             } catch (IOException e) {
                 throw new RuntimeException(e);
             }
             cpu[0] = mx.getCurrentThreadCpuTime();
         }, "syscalls");
         Thread computing = new Thread(() -> {
-            sink += compute(deadline);
+            sink += compute(cpuNanos, deadline);
             cpu[1] = mx.getCurrentThreadCpuTime();
         }, "compute");
         syscalls.start();

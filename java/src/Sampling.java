@@ -4,8 +4,10 @@
 //            (four calls of twenty dependent multiply-xorshift steps each against the loop's
 //            one increment and test), for SECONDS of the main thread's CPU time, not wall time;
 //   kernels  four threads running four kernels, each busy for 1, 2, 4 and 8 ms between sleeps
-//            of 5 ms (the clock reads of a burst inside the kernel's frame); each prints its
-//            own CPU time ("kernel NAME CPU_NS") at the end;
+//            of 5 ms (the clock reads of a burst inside the kernel's frame), each until it has
+//            had the CPU time it would have in SECONDS on an idle machine (so a loaded machine
+//            lengthens the run, not the profile); each prints its own CPU time
+//            ("kernel NAME CPU_NS") at the end;
 //   native   a loop that reads its own CPU time (a short native call) between slices of
 //            computation; prints the time spent in each ("native NS", "compute NS");
 //   wall     "sleeper" sleeps, "blocked" waits to enter a monitor "holder" keeps, "spinner"
@@ -138,11 +140,19 @@ public class Sampling {
 
     static long deadline;
 
+    /** SECONDS (argument 2), for the modes that measure CPU time rather than wall time. */
+    static double seconds;
+
     static Thread kernelThread(String name, Kernel kernel, long millis, long[] cpu, int index) {
         ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        // The CPU time this thread has in SECONDS on an idle machine (busy `millis`, then 5 ms
+        // asleep): it runs until it has had that much, so that a loaded machine makes the run
+        // longer (at most a minute) but not the profile smaller.
+        long budget = (long) (seconds * 1e9 * millis / (millis + 5));
+        long cap = System.nanoTime() + 60_000_000_000L;
         Thread t = new Thread(() -> {
             try {
-                while (System.nanoTime() < deadline) {
+                while (mx.getCurrentThreadCpuTime() < budget && System.nanoTime() < cap) {
                     sink += kernel.run(millis);
                     Thread.sleep(5);
                 }
@@ -439,7 +449,7 @@ public class Sampling {
 
     public static void main(String[] args) throws Exception {
         String mode = args[0];
-        double seconds = Double.parseDouble(args[1]);
+        seconds = Double.parseDouble(args[1]);
         deadline = System.nanoTime() + (long) (seconds * 1e9);
         switch (mode) {
             case "inline": {

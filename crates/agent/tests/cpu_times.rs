@@ -3,8 +3,6 @@
 //! layout, and the rewriter's output passing the verifier for every JDK class and running a
 //! corpus of tricky bytecode unchanged.
 
-use std::process::Command;
-
 use crate::support::{
     Jdk, TextProfile, TimeSection, agentpath, jdk17, jdks, profile, read_text, run_java,
     text_output,
@@ -354,7 +352,7 @@ fn javac_under_cpu_times_writes_the_same_classes() {
     let dir = tempfile::tempdir().unwrap();
     let src = hprof_testkit::java::repo_root().join("java/src/CallCounts.java");
     let compile = |out: &str, agent: Option<String>| {
-        let mut cmd = Command::new(jdk.bin("java"));
+        let mut cmd = hprof_testkit::java::java_launcher(&jdk);
         cmd.current_dir(dir.path());
         if let Some(a) = agent {
             cmd.arg(a);

@@ -135,7 +135,7 @@ fn run(dir: &Path, patch: &Path, args: &[&str]) -> String {
 /// returns its standard output.
 fn run_class(dir: &Path, patch: &Path, jvm: &[&str], main: &str, args: &[&str]) -> String {
     let jdk = hprof_testkit::java::jdk17();
-    let out = Command::new(jdk.bin("java"))
+    let out = hprof_testkit::java::java_launcher(&jdk)
         .arg("-Xverify:all")
         .arg(format!("--patch-module=java.base={}", patch.display()))
         .arg("--add-opens=java.base/java.lang=ALL-UNNAMED")

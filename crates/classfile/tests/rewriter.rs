@@ -298,7 +298,7 @@ fn run_keyed(dir: &Path, class: &str, keying: Keying) -> String {
         .unwrap();
     }
     let jdk = hprof_testkit::java::jdk17();
-    let out = Command::new(jdk.bin("java"))
+    let out = hprof_testkit::java::java_launcher(&jdk)
         .arg("-Xverify:all")
         .arg(format!("--patch-module=java.base={}", patch.display()))
         .arg("-cp")

@@ -225,12 +225,12 @@ fn check_not_text(bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Names gzip errors for what they usually mean.
-fn gzip_error(err: io::Error) -> anyhow::Error {
-    if err.kind() == io::ErrorKind::UnexpectedEof {
-        anyhow::anyhow!("gzip data ends early (the file is truncated): {err}")
-    } else {
-        anyhow::anyhow!("corrupt gzip data: {err}")
+/// What a gzip decoder's error of `kind` usually means, if it is one of the decoder's own.
+fn gzip_meaning(kind: io::ErrorKind) -> Option<&'static str> {
+    match kind {
+        io::ErrorKind::UnexpectedEof => Some("gzip data ends early (the file is truncated)"),
+        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => Some("corrupt gzip data"),
+        _ => None,
     }
 }
 
@@ -253,10 +253,14 @@ impl Read for Gunzip<'_> {
             }
             Err(e) => {
                 let (out, at) = (self.produced, self.consumed.get());
+                let what = match gzip_meaning(e.kind()) {
+                    Some(meaning) => format!("{meaning}: {e}"),
+                    None => e.to_string(),
+                };
                 Err(io::Error::new(
                     e.kind(),
                     format!(
-                        "{e} (at decompressed byte offset {out}, which is at compressed byte offset {at})"
+                        "{what} (at decompressed byte offset {out}, which is at compressed byte offset {at})"
                     ),
                 ))
             }
@@ -331,9 +335,7 @@ fn plain<'a>(src: &'a mut dyn Read, name: &str, n: usize) -> Result<Plain<'a>> {
     let head = peek(&mut buffered, 2).with_context(|| format!("cannot read {name}"))?;
     let gzip = is_gzip(&head);
     let mut plain = BufReader::with_capacity(1 << 20, decompressed(head, buffered, gzip));
-    let head = peek(&mut plain, n)
-        .map_err(gzip_or_io)
-        .with_context(|| format!("cannot read {name}"))?;
+    let head = peek(&mut plain, n).with_context(|| format!("cannot read {name}"))?;
     Ok(Plain {
         all: Box::new(io::Cursor::new(head.clone()).chain(plain)),
         head,
@@ -627,8 +629,9 @@ fn pump(
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) if gzip => {
-                // (The error names the exact offsets; `total` counts whole chunks.)
-                return Err(gzip_or_io(e)).with_context(|| name.to_string());
+                // (The error names what it means and the exact offsets; `total` counts whole
+                // chunks.)
+                return Err(e).with_context(|| name.to_string());
             }
             Err(e) => {
                 return Err(e)
@@ -789,17 +792,5 @@ impl TextLines {
             return Err(too_long(self.line_start, self.breaks + 1));
         }
         Ok(())
-    }
-}
-
-/// A read error of a gzip stream named for what it usually means; others as they are.
-fn gzip_or_io(e: io::Error) -> anyhow::Error {
-    if matches!(
-        e.kind(),
-        io::ErrorKind::UnexpectedEof | io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData
-    ) {
-        gzip_error(e)
-    } else {
-        anyhow::Error::new(e)
     }
 }

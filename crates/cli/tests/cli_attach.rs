@@ -21,7 +21,7 @@ struct Target {
 impl Target {
     fn start(jdk: &Jdk, jvm_options: &[&str], millis: u64) -> Target {
         Target::spawn(
-            Command::new(jdk.bin("java")),
+            hprof_testkit::java::java_launcher(jdk),
             jvm_options,
             millis,
             |_, pid| pid,
@@ -572,7 +572,7 @@ struct Commanded {
 
 impl Commanded {
     fn start(jdk: &Jdk) -> Commanded {
-        let mut child = Command::new(jdk.bin("java"))
+        let mut child = hprof_testkit::java::java_launcher(jdk)
             // For the `probe` command, which reads the tracker's `off` state by reflection.
             .arg("--add-opens=java.base/java.lang=ALL-UNNAMED")
             .arg("-cp")

@@ -24,14 +24,14 @@ fn kernel_sampling_allowed() -> bool {
     paranoid < 2 || (root && paranoid < 3)
 }
 
-/// Profiles KernelCalls for 2 s into `dir` (`java.hprof.txt`, or with `extra` options such as
+/// Profiles KernelCalls (1 s of CPU time per thread) into `dir` (`java.hprof.txt`, or with `extra` options such as
 /// `,format=b`, where they say).
 fn profile_kernel_calls(dir: &Path, extra: &str) {
     let agent = format!(
         "-agentpath:{}=cpu=samples,interval=1,depth=48{extra}",
         libhprof().display()
     );
-    let child = java_command(&jdk17(), dir, &[&agent], "KernelCalls", &["2"])
+    let child = java_command(&jdk17(), dir, &[&agent], "KernelCalls", &["1"])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

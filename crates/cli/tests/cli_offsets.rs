@@ -234,7 +234,7 @@ fn gzip_on_standard_input_is_named_as_a_file_is() {
     let stderr = summary_of_stdin(&damaged);
     assert!(
         stderr.contains(
-            "corrupt deflate stream (at decompressed byte offset 0, which is at compressed byte offset 11)"
+            "corrupt gzip data: corrupt deflate stream (at decompressed byte offset 0, which is at compressed byte offset 11)"
         ),
         "{stderr}"
     );

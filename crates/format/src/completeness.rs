@@ -39,6 +39,8 @@ pub enum Problem {
     NoGcRoots {
         /// Objects read.
         objects: u64,
+        /// Where the records read end.
+        end: u64,
     },
     /// The writer noted that part of its output could not be written.
     WriterNote {
@@ -66,10 +68,10 @@ impl fmt::Display for Problem {
                 "no heap dump record before the file ends at offset {end:#x} (a heap dump cut before its first \
                  HEAP DUMP SEGMENT, or not a heap dump)"
             ),
-            Problem::NoGcRoots { objects } => write!(
+            Problem::NoGcRoots { objects, end } => write!(
                 f,
-                "the heap dump holds {objects} objects but no GC root: its root records are \
-                 missing (the dump is cut short)"
+                "the heap dump holds {objects} objects but no GC root before the file ends at \
+                 offset {end:#x}: its root records are missing (the dump is cut short)"
             ),
             Problem::WriterNote { offset, note } => write!(
                 f,
@@ -226,7 +228,10 @@ impl Completeness {
         if let Some((objects, 0)) = self.heap
             && objects > 0
         {
-            problems.push(Problem::NoGcRoots { objects });
+            problems.push(Problem::NoGcRoots {
+                objects,
+                end: self.read,
+            });
         }
         for (offset, note) in &self.notes {
             problems.push(Problem::WriterNote {
@@ -351,7 +356,16 @@ mod tests {
         );
         let mut c = Completeness::scan(&dump(2, true, false)).unwrap();
         c.heap_counts(96, 0);
-        assert_eq!(c.problems(), vec![Problem::NoGcRoots { objects: 96 }]);
+        let end = c.bytes_read();
+        assert!(end > 0);
+        assert_eq!(c.problems(), vec![Problem::NoGcRoots { objects: 96, end }]);
+        assert!(
+            c.problems()[0]
+                .to_string()
+                .contains(&format!("before the file ends at offset {end:#x}")),
+            "{}",
+            c.problems()[0]
+        );
     }
 
     #[test]

@@ -858,6 +858,9 @@ impl Jvmti {
         jvmti!(self, IsModifiableClass, class, &mut modifiable).is_ok() && modifiable != 0
     }
 
+    /// Classes per RetransformClasses call in [`Self::retransform_loaded`].
+    const RETRANSFORM_BATCH: usize = 256;
+
     /// Retransforms `classes` (the class file load hook sees each again).
     pub fn retransform_classes(self, classes: &[jclass]) -> Result<()> {
         if classes.is_empty() {
@@ -869,6 +872,30 @@ impl Jvmti {
             classes.len() as jint,
             classes.as_ptr()
         )
+    }
+
+    /// Retransforms every modifiable loaded class (the class file load hook sees each again),
+    /// `RETRANSFORM_BATCH` (256) classes per call; one bad class fails its batch, which is then
+    /// retried class by class. The classes' local references are deleted through `jni`.
+    pub fn retransform_loaded(self, jni: Jni) {
+        let Ok(classes) = self.loaded_classes() else {
+            return;
+        };
+        let modifiable: Vec<jclass> = classes
+            .iter()
+            .copied()
+            .filter(|&c| self.is_modifiable_class(c))
+            .collect();
+        for batch in modifiable.chunks(Self::RETRANSFORM_BATCH) {
+            if self.retransform_classes(batch).is_err() {
+                for &class in batch {
+                    let _ = self.retransform_classes(&[class]);
+                }
+            }
+        }
+        for class in classes {
+            jni.delete_local_ref(class);
+        }
     }
 
     /// Copies `bytes` into memory allocated by JVMTI, which the JVM takes ownership of (as

@@ -445,6 +445,18 @@ pub fn run_java(
     finish(child)
 }
 
+/// `java` of `jdk` with nothing but `-XX:ErrorFile` pointing at [`crash_dir`]: the start of
+/// every JVM a test runs, so that a JVM that crashes leaves its report where a failed run can
+/// name it.
+pub fn java_launcher(jdk: &Jdk) -> Command {
+    let mut command = Command::new(jdk.bin("java"));
+    command.arg(format!(
+        "-XX:ErrorFile={}/hs_err_pid%p.log",
+        crash_dir().display()
+    ));
+    command
+}
+
 /// The command [`run_java`] runs, for callers that need to drive the process themselves.
 pub fn java_command(
     jdk: &Jdk,
@@ -453,13 +465,9 @@ pub fn java_command(
     main_class: &str,
     args: &[&str],
 ) -> Command {
-    let mut command = Command::new(jdk.bin("java"));
+    let mut command = java_launcher(jdk);
     command
         .current_dir(dir)
-        .arg(format!(
-            "-XX:ErrorFile={}/hs_err_pid%p.log",
-            crash_dir().display()
-        ))
         .args(jvm_options)
         .arg("-cp")
         .arg(classes())

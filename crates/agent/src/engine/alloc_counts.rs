@@ -343,7 +343,7 @@ impl AllocCounts {
         }
         self.ready.store(true, Ordering::Release);
         let started = std::time::Instant::now();
-        retransform_loaded(jvmti, jni);
+        jvmti.retransform_loaded(jni);
         concatenation_in_java_base(jvmti, jni);
         // What the heap holds now, the JVM's start-up and what the agent's own start made, is
         // not the program's: every object in it is tagged BASELINE_TAG (classes first get
@@ -1075,29 +1075,6 @@ fn concatenation_in_java_base(jvmti: Jvmti, jni: Jni) {
     if let Some(factory) = jni.find_class(c"java/lang/invoke/StringConcatFactory") {
         jni.set_static_int(factory, c"HIGH_ARITY_THRESHOLD", CONCAT_ARITY);
         jni.delete_local_ref(factory);
-    }
-}
-
-/// Retransforms every modifiable loaded class, in batches (one bad class fails its batch:
-/// that batch is retried class by class).
-fn retransform_loaded(jvmti: Jvmti, jni: Jni) {
-    let Ok(classes) = jvmti.loaded_classes() else {
-        return;
-    };
-    let modifiable: Vec<jclass> = classes
-        .iter()
-        .copied()
-        .filter(|&c| jvmti.is_modifiable_class(c))
-        .collect();
-    for batch in modifiable.chunks(256) {
-        if jvmti.retransform_classes(batch).is_err() {
-            for &class in batch {
-                let _ = jvmti.retransform_classes(&[class]);
-            }
-        }
-    }
-    for class in classes {
-        jni.delete_local_ref(class);
     }
 }
 
