@@ -28,6 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from cpu_samples import machine, raw_runs, write_section  # noqa: E402
+from timeline_page import page_load  # noqa: E402
 
 SECTION = "## JFR in and out"
 MIRROR = Path("/work/.mirror/async-profiler+async-profiler/repo")
@@ -153,29 +154,6 @@ def overhead(work, agent, classes, runs):
             sh(*cmd(flags), cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             times[name].append(time.perf_counter() - start)
     return times
-
-
-def page_load(work, hprof, runs):
-    html = work / "synth.html"
-    convert = measured([hprof, "convert", work / "synth.jfr", html])
-    page = html.read_text()
-    probe = ('<script>window.addEventListener("load",function(){setTimeout(function(){'
-             'document.title="LOADED|"+Math.round(performance.now())+"|"+'
-             '(window.hprofTimeline?window.hprofTimeline.intervals:-1);},0);});</script></body>')
-    probed = work / "probe.html"
-    probed.write_text(page.replace("</body>", probe))
-    chromium = os.environ.get("HPROF_CHROMIUM", "/usr/bin/chromium")
-    loads = []
-    for _ in range(runs):
-        profile = tempfile.mkdtemp(prefix="hprof-chromium-")
-        out = subprocess.run(["timeout", "300", chromium, "--headless", "--no-sandbox", "--disable-gpu",
-                              f"--user-data-dir={profile}", "--dump-dom", f"file://{probed}"],
-                             capture_output=True, text=True)
-        shutil.rmtree(profile, ignore_errors=True)
-        m = re.search(r"<title>LOADED\|(\d+)\|(\d+)", out.stdout)
-        assert m and int(m.group(2)) > 0, out.stdout[:300]
-        loads.append(int(m.group(1)) / 1000)
-    return convert, html.stat().st_size / 1e6, loads
 
 
 def main():

@@ -81,7 +81,7 @@ pub fn imported_modules(source: &str) -> Vec<String> {
 mod tests {
     use super::*;
 
-    /// Every `.rs` file under `dir`, with its top-level module (`engine/cpu_async.rs`:
+    /// Every `.rs` file under `dir`, with its top-level module (`engine/cpu_async/drain.rs`:
     /// `engine`).
     fn sources(dir: &std::path::Path, top: Option<&str>, out: &mut Vec<(String, String)>) {
         let mut entries: Vec<_> = std::fs::read_dir(dir)

@@ -12,9 +12,10 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::engine::object_sites::{Pinned, Pins};
 use crate::engine::ticker::Ticker;
 use crate::engine::{
-    Context, Current, Engine, Hook, Probe, ProbeAnswer, SESSION_NEW, SESSION_RUNNING,
+    Context, Current, Engine, Hook, Peers, Probe, ProbeAnswer, SESSION_NEW, SESSION_RUNNING,
     SESSION_TERMINATED, select_engines,
 };
 use crate::error::{AgentError, ErrorKind, report};
@@ -428,7 +429,7 @@ impl Profiler {
     pub fn command_dump_heap(&self, jni: Jni) {
         let engine = crate::engine::heap_dump_on_request();
         let _dumping = self.dumping.lock();
-        engine.prepare_with_output(&self.ctx, Some(jni), &self.ctx.output);
+        engine.prepare_with_output(&self.ctx, Some(jni), &self.ctx.output, self);
         self.with_output(|out| engine.dump(&self.ctx, Some(jni), out));
     }
 
@@ -738,7 +739,7 @@ impl Profiler {
         };
         let jni = self.ctx.vm.jni();
         for engine in &self.engines {
-            engine.prepare_with_output(&self.ctx, jni, &self.ctx.output);
+            engine.prepare_with_output(&self.ctx, jni, &self.ctx.output, self);
         }
         let unloaded = self.unloaded_classes(jni);
         let Ok(mut out) = self.ctx.output.lock() else {
@@ -765,5 +766,12 @@ impl Profiler {
             let _ = std::io::stderr().flush();
         }
         missing
+    }
+}
+
+impl Peers for Profiler {
+    fn pin_object_sites(&self, jni: Jni) -> Option<(Pins, Pinned)> {
+        self.subscribers(Hook::ObjectSites)
+            .find_map(|engine| engine.pin_object_sites(&self.ctx, jni))
     }
 }

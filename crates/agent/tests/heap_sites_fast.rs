@@ -294,7 +294,7 @@ const FALLBACK_MESSAGE: &str = "HPROF ERROR: heap=sites' fast mode can't start: 
 #[test]
 fn a_fast_mode_that_cannot_start_falls_back_to_sampled_estimates() {
     // `_HPROF_NO_FAST_SITES` makes the fast mode's start fail as a refusal by the JVM would
-    // (see alloc_counts.rs): heap=sites says so and lists the allocations sampled every 16 KB.
+    // (see heap_sites/alloc_counts/mod.rs): heap=sites says so and lists the allocations sampled every 16 KB.
     let options = "heap=sites,depth=4,cutoff=0,verbose=n";
     for jdk in jdks() {
         let v = jdk.version;

@@ -12,6 +12,7 @@ mod cli_print;
 mod cli_reliability;
 mod cli_run;
 mod cli_summary;
+mod cli_timeline;
 mod cli_top;
 mod e2e_analyze;
 mod e2e_diff_heap;

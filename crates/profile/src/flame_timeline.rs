@@ -2,10 +2,12 @@
 //! strip per thread on demand); dragging across it draws the flame graph of that range, in
 //! the page, from the samples of its intervals. Only for profiles with a [`Timeline`].
 //!
-//! The page gets the data as JSON: the intervals' (sample, value) pairs and per-thread
-//! values, and the samples' stacks as a prefix tree (each node its parent and name, each
-//! sample its leaf node), so a range's flame graph is a sum over its intervals and one pass up
-//! the tree.
+//! The page gets what its first view draws as JSON: the samples' stacks as a prefix tree
+//! (each node its parent and name, each sample its leaf node, nodes in drawing order), each
+//! interval's total and each sample's over the whole profile, and per-thread values. The
+//! intervals' (sample, value) pairs, the bulk of a large profile, come packed in base64 and
+//! are decoded at the first range drawn: a range's flame graph is a sum over its intervals and
+//! one pass up the tree.
 
 use std::fmt::Write as _;
 
@@ -47,7 +49,8 @@ fn json_numbers(out: &mut String, values: impl IntoIterator<Item = i64>) {
 /// The samples' stacks as a prefix tree: `(parents, names, kinds, leaves, texts)`: node `i`
 /// (from 1; 0 is the root above every stack) has parent `parents[i]` and name
 /// `texts[names[i]]`; sample `s` ends at node `leaves[s]`. A sample with a thread has it as
-/// its first frame.
+/// its first frame. Nodes are numbered in pre-order with each node's children in the order of
+/// their names, so the page lists a node's children in drawing order with one pass, no sort.
 struct Tree {
     parents: Vec<u32>,
     names: Vec<u32>,
@@ -99,6 +102,30 @@ fn tree(profile: &Profile) -> Tree {
         }
         leaves.push(at);
     }
+    // Renumbered: pre-order, children by name.
+    let mut children: Vec<Vec<u32>> = vec![Vec::new(); parents.len()];
+    for (node, &parent) in parents.iter().enumerate().skip(1) {
+        children[parent as usize].push(node as u32);
+    }
+    for list in &mut children {
+        list.sort_unstable_by(|&a, &b| {
+            texts[names[a as usize] as usize].cmp(&texts[names[b as usize] as usize])
+        });
+    }
+    let mut new_id = vec![0u32; parents.len()];
+    let mut order: Vec<u32> = Vec::with_capacity(parents.len());
+    let mut pending = vec![0u32];
+    while let Some(node) = pending.pop() {
+        new_id[node as usize] = order.len() as u32;
+        order.push(node);
+        pending.extend(children[node as usize].iter().rev());
+    }
+    let parents = order
+        .iter()
+        .map(|&old| new_id[parents[old as usize] as usize])
+        .collect();
+    let names = order.iter().map(|&old| names[old as usize]).collect();
+    let leaves = leaves.iter().map(|&l| new_id[l as usize]).collect();
     Tree {
         parents,
         names,
@@ -108,9 +135,84 @@ fn tree(profile: &Profile) -> Tree {
     }
 }
 
-/// The timeline's data, as one JSON object.
-fn data(profile: &Profile, timeline: &Timeline, unit: &str) -> String {
+/// Appends `v` as an unsigned LEB128 number.
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// The largest value a dense interval holds in a nibble; larger ones are escaped.
+const NIBBLE_ESCAPE: i64 = 15;
+
+/// Each interval's (sample, value) pairs, packed: the bytes, and where each interval's bytes
+/// start (one more offset for the end) and whether it is dense. A sparse interval is its pairs
+/// in order, each as the varint `(step - 1) * 2 + (value != 1)` (the step from the previous
+/// sample, the first from -1) followed by the value's varint unless it is 1. A dense one (most
+/// samples present, as in a long busy recording) is a nibble per sample of the profile (the
+/// even sample in the low half), 0 to 14 its value and 15 an escape, followed by the escaped
+/// values' varints in order. Whichever is shorter; values below 0 count as 0.
+fn packed_samples(timeline: &Timeline, samples: usize) -> (Vec<u8>, Vec<usize>, Vec<bool>) {
+    let mut out = Vec::new();
+    let mut offsets = Vec::with_capacity(timeline.samples.len() + 1);
+    let mut dense = Vec::with_capacity(timeline.samples.len());
+    let mut sparse_part = Vec::new();
+    let mut dense_part = Vec::new();
+    for pairs in &timeline.samples {
+        offsets.push(out.len());
+        sparse_part.clear();
+        let mut previous = -1i64;
+        for &(s, v) in pairs {
+            let v = v.max(0);
+            let step = i64::from(s) - previous;
+            previous = i64::from(s);
+            varint(&mut sparse_part, (step as u64 - 1) * 2 + u64::from(v != 1));
+            if v != 1 {
+                varint(&mut sparse_part, v as u64);
+            }
+        }
+        // A dense interval is at least half a byte per sample: only worth building when the
+        // sparse one is longer.
+        let is_dense = sparse_part.len() > samples.div_ceil(2) && {
+            dense_part.clear();
+            dense_part.resize(samples.div_ceil(2), 0);
+            let mut escaped = Vec::new();
+            for &(s, v) in pairs {
+                let v = v.max(0);
+                let nibble = if v >= NIBBLE_ESCAPE {
+                    varint(&mut escaped, v as u64);
+                    NIBBLE_ESCAPE
+                } else {
+                    v
+                } as u8;
+                dense_part[s as usize / 2] |= nibble << (4 * (s % 2));
+            }
+            dense_part.extend_from_slice(&escaped);
+            dense_part.len() < sparse_part.len()
+        };
+        out.extend_from_slice(if is_dense { &dense_part } else { &sparse_part });
+        dense.push(is_dense);
+    }
+    offsets.push(out.len());
+    (out, offsets, dense)
+}
+
+/// The timeline's data, as one JSON object, and the intervals' samples packed (see
+/// [`packed_samples`]) in base64, read by the page at the first range drawn.
+fn data(profile: &Profile, timeline: &Timeline, unit: &str) -> (String, String) {
+    use base64::Engine as _;
     let tree = tree(profile);
+    let (packed, offsets, dense) = packed_samples(timeline, profile.samples.len());
+    let mut totals = vec![0i64; timeline.samples.len()];
+    let mut whole = vec![0i64; profile.samples.len()];
+    for (b, pairs) in timeline.samples.iter().enumerate() {
+        for &(s, v) in pairs {
+            totals[b] += v.max(0);
+            whole[s as usize] += v.max(0);
+        }
+    }
     let mut out = String::with_capacity(1 << 20);
     let _ = write!(
         out,
@@ -142,25 +244,15 @@ fn data(profile: &Profile, timeline: &Timeline, unit: &str) -> String {
     json_numbers(&mut out, tree.names.iter().map(|&n| i64::from(n)));
     out.push_str(",\"leaves\":");
     json_numbers(&mut out, tree.leaves.iter().map(|&l| i64::from(l)));
-    // Each interval's samples, in order, each as the step (1 or more) from the previous one's
-    // index (from -1), followed by -value when its value is not 1: small numbers, a short
-    // page.
-    out.push_str(",\"samples\":[");
-    for (i, pairs) in timeline.samples.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        let mut previous = -1i64;
-        json_numbers(
-            &mut out,
-            pairs.iter().flat_map(|&(s, v)| {
-                let step = i64::from(s) - previous;
-                previous = i64::from(s);
-                std::iter::once(step).chain((v != 1).then_some(-v.max(0)))
-            }),
-        );
-    }
-    out.push_str("],\"byThread\":[");
+    out.push_str(",\"totals\":");
+    json_numbers(&mut out, totals);
+    out.push_str(",\"whole\":");
+    json_numbers(&mut out, whole);
+    out.push_str(",\"offsets\":");
+    json_numbers(&mut out, offsets.iter().map(|&o| o as i64));
+    out.push_str(",\"dense\":");
+    json_numbers(&mut out, dense.iter().map(|&d| i64::from(d)));
+    out.push_str(",\"byThread\":[");
     for (i, pairs) in timeline.by_thread.iter().enumerate() {
         if i > 0 {
             out.push(',');
@@ -168,7 +260,10 @@ fn data(profile: &Profile, timeline: &Timeline, unit: &str) -> String {
         json_numbers(&mut out, pairs.iter().flat_map(|&(t, v)| [i64::from(t), v]));
     }
     out.push_str("]}");
-    out
+    (
+        out,
+        base64::engine::general_purpose::STANDARD.encode(packed),
+    )
 }
 
 /// The page's styles for the timeline.
@@ -181,21 +276,34 @@ pub(crate) const STYLE: &str = r#"
 #range-view canvas { width: 100%; display: block; }
 "#;
 
-/// The two SVG views, as script blocks the page loads into their frames when asked.
+/// The two SVG views, as script blocks the page loads into their frames when asked: each
+/// compressed (zlib, the browser's `DecompressionStream("deflate")`) in base64, as a large
+/// profile's views are megabytes the browser would otherwise parse at every load.
 pub(crate) fn deferred_views(callees: &str, callers: &str) -> String {
     let block = |id: &str, svg: &str| {
         format!(
             "<script type=\"text/plain\" id=\"{id}-svg\">{}</script>\n",
-            svg.replace("</script", "<\\/script")
+            deflated_base64(svg.as_bytes())
         )
     };
     block("callees", callees) + &block("callers", callers)
 }
 
+/// `bytes` compressed in the zlib format, in base64.
+fn deflated_base64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    use std::io::Write as _;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    // Writing to a Vec cannot fail.
+    let _ = z.write_all(bytes);
+    let packed = z.finish().unwrap_or_default();
+    base64::engine::general_purpose::STANDARD.encode(packed)
+}
+
 /// The timeline's HTML and script for `profile` (whose timeline is `timeline`), whose values
 /// are in `unit`.
 pub(crate) fn section(profile: &Profile, timeline: &Timeline, unit: &str) -> String {
-    let data = data(profile, timeline, unit);
+    let (data, samples) = data(profile, timeline, unit);
     format!(
         r#"<div id="timeline">
 <div class="info"><b>Timeline</b> — <span id="tl-info"></span>
@@ -209,6 +317,7 @@ pub(crate) fn section(profile: &Profile, timeline: &Timeline, unit: &str) -> Str
 <div id="range-view"><div class="info" id="range-info"></div><canvas id="range-canvas"></canvas>
 <div class="info" id="range-detail">Hover a frame for its value; click to zoom, click the bottom frame to zoom out.</div></div>
 <script type="application/json" id="tl-data">{data}</script>
+<script type="text/plain" id="tl-samples">{samples}</script>
 <script>{SCRIPT}</script>
 "#
     )
@@ -221,19 +330,45 @@ pub(crate) fn section(profile: &Profile, timeline: &Timeline, unit: &str) -> Str
 const SCRIPT: &str = r##"
 (function () {
   var D = JSON.parse(document.getElementById("tl-data").textContent);
-  var n = D.samples.length;
-  var totals = new Float64Array(n);
-  // An interval's samples: steps between sample indices, each followed by -value unless 1.
-  function eachSample(b, f) {
-    var p = D.samples[b], id = -1;
-    for (var i = 0; i < p.length; i++) {
-      id += p[i];
-      var v = 1;
-      if (i + 1 < p.length && p[i + 1] <= 0) v = -p[++i];
-      f(id, v);
+  // Each interval's total, and each sample's over the whole profile, come ready.
+  var totals = D.totals, n = totals.length, leaves = D.leaves;
+  // The intervals' samples, packed by the writer (sparse: varints of (step - 1) * 2 +
+  // (value != 1), each followed by its value's varint unless 1; dense: a nibble per sample,
+  // 15 escaping to a varint after the nibbles), decoded from base64 at the first range drawn.
+  var packed = null;
+  function addInterval(v, b) {
+    if (packed === null) {
+      var text = atob(document.getElementById("tl-samples").textContent);
+      packed = new Uint8Array(text.length);
+      for (var k = 0; k < text.length; k++) packed[k] = text.charCodeAt(k);
+    }
+    var p = packed, i = D.offsets[b], end = D.offsets[b + 1];
+    function varint() {
+      var x = 0, scale = 1, c;
+      do { c = p[i++]; x += (c & 127) * scale; scale *= 128; } while (c & 128);
+      return x;
+    }
+    if (D.dense[b]) {
+      var count = leaves.length, nibbles = i;
+      i += (count + 1) >> 1;
+      for (var s = 0; s < count; s += 2) {
+        var c = p[nibbles + (s >> 1)];
+        if (!c) continue;
+        var x = c & 15;
+        if (x === 15) x = varint();
+        if (x) v[leaves[s]] += x;
+        x = c >> 4;
+        if (x === 15) x = varint();
+        if (x) v[leaves[s + 1]] += x;
+      }
+    } else {
+      for (var id = -1; i < end;) {
+        var step = varint();
+        id += (step >>> 1) + 1;
+        v[leaves[id]] += (step & 1) ? varint() : 1;
+      }
     }
   }
-  for (var b = 0; b < n; b++) eachSample(b, function (s, v) { totals[b] += v; });
   var canvas = document.getElementById("tl-canvas");
   var info = document.getElementById("tl-info");
   var sel = null, drag = null;
@@ -290,11 +425,13 @@ const SCRIPT: &str = r##"
     children = [];
     for (var i = 0; i < nodes; i++) children.push([]);
     for (var i = 1; i < nodes; i++) children[D.parents[i]].push(i);
-    for (var i = 0; i < nodes; i++) children[i].sort(function (x, y) { return D.texts[D.names[x]] < D.texts[D.names[y]] ? -1 : 1; });
+    // (Nodes come in pre-order with each one's children by name: already in drawing order.)
   }
   function rangeValues(a, z) {
     var v = new Float64Array(nodes);
-    for (var b = a; b < z; b++) eachSample(b, function (s, x) { v[D.leaves[s]] += x; });
+    if (a <= 0 && z >= n) for (var s = 0; s < leaves.length; s++) v[leaves[s]] += D.whole[s];
+    else for (var b = a; b < z; b++) addInterval(v, b);
+    // (A node's parent comes before it.)
     for (var i = nodes - 1; i > 0; i--) v[D.parents[i]] += v[i];
     return v;
   }
@@ -377,11 +514,20 @@ const SCRIPT: &str = r##"
     drawRange();
   }
   document.getElementById("tl-reset").addEventListener("click", function () { showRange(0, n, true); });
-  // The SVG views (inferno's, with search and the callers view), loaded at the first ask.
+  // The SVG views (inferno's, with search and the callers view), compressed in the page:
+  // loaded at the first ask.
+  function inflated(id) {
+    var text = atob(document.getElementById(id).textContent), bytes = new Uint8Array(text.length);
+    for (var i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+    return new Response(stream).text();
+  }
   document.getElementById("tl-svg").addEventListener("click", function () {
     ["callees", "callers"].forEach(function (id) {
-      var frame = document.getElementById(id), src = document.getElementById(id + "-svg");
-      if (src && !frame.getAttribute("srcdoc")) frame.setAttribute("srcdoc", src.textContent.replace(/<\\\/script/g, "<" + "/script"));
+      var frame = document.getElementById(id);
+      if (frame.getAttribute("srcdoc") || frame.dataset.loading) return;
+      frame.dataset.loading = "yes";
+      inflated(id + "-svg").then(function (svg) { frame.setAttribute("srcdoc", svg); });
     });
     sel = null;
     redraw();

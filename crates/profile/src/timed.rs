@@ -366,7 +366,9 @@ impl Timed {
         let range_start = filter.from.unwrap_or(self.start).max(self.start);
         let range_end = filter.to.unwrap_or(self.end).min(self.end).max(range_start);
         let bucket = bucket_length(range_end - range_start);
-        let mut timeline_samples: FxHashMap<(u32, u32), i64> = FxHashMap::default();
+        // Each bucket's (sample, value) pairs as they come, summed per sample at the end (a
+        // sort within each bucket: cheaper than a map of millions of pairs).
+        let mut timeline_samples: Vec<Vec<(u32, i64)>> = Vec::new();
         let mut timeline_threads: FxHashMap<(u32, u32), i64> = FxHashMap::default();
         let mut buckets = 0u32;
         // A cumulative stream's profile is its last dump in the range: the events of the
@@ -430,7 +432,14 @@ impl Timed {
             if filter.timeline {
                 let b = ((e.time.max(range_start) - range_start) / bucket) as u32;
                 buckets = buckets.max(b + 1);
-                *timeline_samples.entry((b, index)).or_default() += e.value;
+                if timeline_samples.len() <= b as usize {
+                    timeline_samples.resize_with(b as usize + 1, Vec::new);
+                }
+                let pairs = &mut timeline_samples[b as usize];
+                match pairs.last_mut() {
+                    Some((last, value)) if *last == index => *value += e.value,
+                    _ => pairs.push((index, e.value)),
+                }
                 *timeline_threads.entry((b, e.thread)).or_default() += e.value;
             }
         }
@@ -451,19 +460,24 @@ impl Timed {
                 samples: vec![Vec::new(); n],
                 by_thread: vec![Vec::new(); n],
             };
-            for ((b, s), v) in timeline_samples {
-                timeline.samples[b as usize].push((s, v));
+            for (b, mut pairs) in timeline_samples.into_iter().enumerate() {
+                pairs.sort_unstable_by_key(|&(s, _)| s);
+                pairs.dedup_by(|next, kept| {
+                    let same = next.0 == kept.0;
+                    if same {
+                        kept.1 += next.1;
+                    }
+                    same
+                });
+                pairs.shrink_to_fit();
+                timeline.samples[b] = pairs;
             }
             for ((b, t), v) in timeline_threads {
                 if t != u32::MAX {
                     timeline.by_thread[b as usize].push((t, v));
                 }
             }
-            for list in timeline
-                .samples
-                .iter_mut()
-                .chain(timeline.by_thread.iter_mut())
-            {
+            for list in &mut timeline.by_thread {
                 list.sort_unstable();
             }
             profile.timeline = Some(timeline);

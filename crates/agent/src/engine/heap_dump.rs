@@ -22,8 +22,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use hprof_format::{BasicType, HeapRecord, IdList, IdSize, Value};
 
 use crate::engine::heap_merge::{self, MergeError, Numbering};
-use crate::engine::object_sites::{self, Pins};
-use crate::engine::{Context, Engine};
+use crate::engine::object_sites::Pins;
+use crate::engine::{Context, Engine, Peers};
 use crate::error::{AgentError, ErrorKind, report};
 use crate::jvmti::walk::{HeapVisitor, ReferenceKind, TagUpdate};
 use crate::jvmti::{Capabilities, DiagnosticBean, Jni, Jvmti};
@@ -379,7 +379,8 @@ impl HeapDump {
     }
 
     /// Has the JVM write the dump into a private file, or says why the walk must do it.
-    fn prepare_file(ctx: &Context, jni: Jni) -> Prepared {
+    /// `peers` pin the objects whose allocation sites are known.
+    fn prepare_file(ctx: &Context, jni: Jni, peers: &dyn Peers) -> Prepared {
         if std::env::var_os(FORCE_WALK_ENV).is_some() {
             return Prepared::Walk(None);
         }
@@ -401,7 +402,7 @@ impl HeapDump {
         let Some(text) = path.to_str() else {
             return Prepared::Walk(Some("the temporary path is not UTF-8".into()));
         };
-        let (pins, pinned) = object_sites::pin(ctx, jni).unzip();
+        let (pins, pinned) = peers.pin_object_sites(jni).unzip();
         let started = std::time::Instant::now();
         let dumped = bean.dump_heap(jni, text);
         if let Some(pinned) = pinned {
@@ -485,12 +486,14 @@ impl HeapDump {
     /// Has the JVM write the dump while a thread of the agent's merges the file into the
     /// output as it grows, freeing what it has read: the file never holds much, and the two
     /// run side by side. `None` if the JVM's dumper can't be used (the walk must do it).
+    /// `peers` pin the objects whose allocation sites are known.
     fn dump_followed(
         &self,
         ctx: &Context,
         jni: Jni,
         bean: &DiagnosticBean,
         output: &Mutex<ProfileOutput>,
+        peers: &dyn Peers,
     ) -> Prepared {
         let dir = match private_dir(&ctx.options.output) {
             Ok(dir) => dir,
@@ -510,7 +513,7 @@ impl HeapDump {
             Ok(t) => t.class_serials_by_name(),
             Err(_) => Default::default(),
         };
-        let (pins, pinned) = object_sites::pin(ctx, jni).unzip();
+        let (pins, pinned) = peers.pin_object_sites(jni).unzip();
         let done = AtomicBool::new(false);
         let (tell, later) = std::sync::mpsc::channel::<ThreadsSeen>();
         let started = std::time::Instant::now();
@@ -1102,8 +1105,7 @@ impl Engine for HeapDump {
         caps.tag_objects = true;
     }
 
-    fn start(&'static self, ctx: &'static Context, jni: Jni) -> Result<(), AgentError> {
-        object_sites::enable(ctx);
+    fn start(&'static self, _ctx: &'static Context, jni: Jni) -> Result<(), AgentError> {
         if std::env::var_os(FORCE_WALK_ENV).is_none() {
             BEAN.get_or_init(|| DiagnosticBean::lookup(jni));
         }
@@ -1112,19 +1114,13 @@ impl Engine for HeapDump {
 
     fn stop(&self, _ctx: &Context) {}
 
-    fn prepare(&self, ctx: &Context, jni: Option<Jni>) {
-        let Some(jni) = jni else { return };
-        let progress = crate::progress::Phase::start(
-            "writing the heap dump (the JVM's dumper, after a full GC)",
-            "heap dump written",
-            None,
-        );
-        progress.step("the JVM writes the heap dump", None, 0);
-        let prepared = HeapDump::prepare_file(ctx, jni);
-        *self.prepared.lock().unwrap_or_else(|e| e.into_inner()) = Some(prepared);
-    }
-
-    fn prepare_with_output(&self, ctx: &Context, jni: Option<Jni>, output: &Mutex<ProfileOutput>) {
+    fn prepare_with_output(
+        &self,
+        ctx: &Context,
+        jni: Option<Jni>,
+        output: &Mutex<ProfileOutput>,
+        peers: &dyn Peers,
+    ) {
         let Some(jni) = jni else { return };
         let bean = match BEAN.get() {
             Some(Ok(bean))
@@ -1132,7 +1128,7 @@ impl Engine for HeapDump {
             {
                 bean
             }
-            _ => return self.prepare(ctx, Some(jni)),
+            _ => return self.prepare_written(ctx, jni, peers),
         };
         let progress = crate::progress::Phase::start(
             "writing the heap dump (the JVM's dumper, merged as it writes)",
@@ -1140,7 +1136,7 @@ impl Engine for HeapDump {
             None,
         );
         progress.step("merging", Some(crate::progress::Unit::Bytes), 0);
-        let prepared = self.dump_followed(ctx, jni, bean, output);
+        let prepared = self.dump_followed(ctx, jni, bean, output, peers);
         *self.prepared.lock().unwrap_or_else(|e| e.into_inner()) = Some(prepared);
     }
 
@@ -1199,6 +1195,19 @@ impl Engine for HeapDump {
 }
 
 impl HeapDump {
+    /// Has the JVM write the dump into a private file, merged by the [`Engine::dump`] that
+    /// follows (or says why the walk must write it).
+    fn prepare_written(&self, ctx: &Context, jni: Jni, peers: &dyn Peers) {
+        let progress = crate::progress::Phase::start(
+            "writing the heap dump (the JVM's dumper, after a full GC)",
+            "heap dump written",
+            None,
+        );
+        progress.step("the JVM writes the heap dump", None, 0);
+        let prepared = HeapDump::prepare_file(ctx, jni, peers);
+        *self.prepared.lock().unwrap_or_else(|e| e.into_inner()) = Some(prepared);
+    }
+
     /// The JVMTI heap walk: a full GC, then every reachable object, streamed to the output.
     fn walk(ctx: &Context, jni: Jni, out: &mut ProfileOutput) {
         let _progress = crate::progress::Phase::start(

@@ -2,7 +2,6 @@
 //! engines from the options. Engines record into the shared tables of [`Context`] and write
 //! their sections through the format-neutral [`ProfileOutput`].
 
-pub mod alloc_counts;
 pub mod cpu_async;
 pub mod cpu_samples;
 pub mod cpu_times;
@@ -73,7 +72,6 @@ impl<T: Copy> Current<T> {
 /// session can start them.
 pub fn forget_running() {
     cpu_async::forget_running();
-    heap_sites::forget_running();
 }
 
 /// An engine's context once the engine started: set in [`Engine::start`], read by its event
@@ -134,11 +132,14 @@ pub enum Hook {
     CpuSamples,
     /// [`Engine::drain_then`]: the engine holds samples not yet in the trace store.
     Drain,
+    /// [`Engine::pin_object_sites`]: the engine knows where objects were allocated (heap=dump's
+    /// OBJECT SITES ask it, through [`Peers`]).
+    ObjectSites,
 }
 
 impl Hook {
     /// Every hook.
-    pub const ALL: [Hook; 13] = [
+    pub const ALL: [Hook; 14] = [
         Hook::VmInit,
         Hook::ThreadStart,
         Hook::ThreadEnd,
@@ -152,6 +153,7 @@ impl Hook {
         Hook::Sites,
         Hook::CpuSamples,
         Hook::Drain,
+        Hook::ObjectSites,
     ];
 }
 
@@ -191,6 +193,13 @@ pub enum ProbeAnswer {
     Object(jobject),
     /// A number (`TrackerMiss`).
     Int(i32),
+}
+
+/// What an engine asks of the session's other engines, answered by the profiler through its
+/// dispatch table (an engine never names another): handed to [`Engine::prepare_with_output`].
+pub trait Peers {
+    /// [`Engine::pin_object_sites`] of the first engine that takes [`Hook::ObjectSites`].
+    fn pin_object_sites(&self, jni: Jni) -> Option<(object_sites::Pins, object_sites::Pinned)>;
 }
 
 /// What every engine shares: the JVM, the options and the agent's tables.
@@ -267,12 +276,14 @@ pub trait Engine: Send + Sync {
     fn prepare(&self, _ctx: &Context, _jni: Option<Jni>) {}
     /// [`Engine::prepare`], for an engine that may write its section while the JVM produces
     /// it (the heap dump merges the JVM's file as it grows): it takes the output's lock itself,
-    /// from a thread of its own that makes no JVM call.
+    /// from a thread of its own that makes no JVM call. `peers` answers what it asks of the
+    /// other engines (the heap dump: which objects heap=sites saw allocated where).
     fn prepare_with_output(
         &self,
         ctx: &Context,
         jni: Option<Jni>,
         _output: &std::sync::Mutex<ProfileOutput>,
+        _peers: &dyn Peers,
     ) {
         self.prepare(ctx, jni);
     }
@@ -362,6 +373,16 @@ pub trait Engine: Send + Sync {
     fn monitor_waited(&self, _ctx: &Context, _jni: Jni, _thread: jthread, _object: jobject) {}
     /// A call of one of the agent's probes; `None`: not this engine's.
     fn probe(&self, _ctx: &Context, _jni: Jni, _probe: Probe) -> Option<ProbeAnswer> {
+        None
+    }
+    /// Pins, for a heap dump the JVM writes next, the objects whose allocation sites the
+    /// engine knows (after a full GC); `None` when it tracks none. The pins are released once
+    /// the JVM has written its dump.
+    fn pin_object_sites(
+        &self,
+        _ctx: &Context,
+        _jni: Jni,
+    ) -> Option<(object_sites::Pins, object_sites::Pinned)> {
         None
     }
 
