@@ -141,7 +141,30 @@ pub struct Chunk<'a> {
     data: &'a [u8],
     /// Constant-pool entries: (class index, key) to the offset of the value in `data`.
     pool: FxHashMap<(u32, i64), u32>,
+    /// Each class's smallest and largest constant key, and how many constants it has.
+    key_ranges: Vec<KeyRange>,
     string_class: Option<u32>,
+}
+
+/// The keys of one class's constants in a chunk (see [`Chunk::key_range`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyRange {
+    /// The smallest key.
+    pub min: i64,
+    /// The largest key.
+    pub max: i64,
+    /// How many constants have a key in the range (a key defined twice counts twice).
+    pub count: u32,
+}
+
+impl Default for KeyRange {
+    fn default() -> Self {
+        KeyRange {
+            min: i64::MAX,
+            max: i64::MIN,
+            count: 0,
+        }
+    }
 }
 
 impl<'a> Chunk<'a> {
@@ -171,6 +194,7 @@ impl<'a> Chunk<'a> {
             metadata,
             data,
             pool: FxHashMap::default(),
+            key_ranges: Vec::new(),
             string_class,
         };
         chunk.index_pools()?;
@@ -190,15 +214,71 @@ impl<'a> Chunk<'a> {
         )
     }
 
-    /// Walks every event once and indexes the constant pools' entries.
+    /// Indexes the constant pools' entries: the pool events the header's constant pool
+    /// offset leads to, each naming the one before it (as the JDK and async-profiler write
+    /// them), in file order; when that chain is not whole (or indexing it fails), every
+    /// event walked once, as a chunk without the chain needs, so a damaged chunk's error is
+    /// the one the walk meets first.
     fn index_pools(&mut self) -> Result<()> {
+        if let Some(chain) = self.pool_chain()
+            && self.index_pool_events(chain.into_iter().rev()).is_ok()
+        {
+            return Ok(());
+        }
+        self.pool.clear();
+        self.key_ranges.clear();
         let mut c = self.cursor(HEADER_SIZE);
+        let mut pools = Vec::new();
         while !c.at_end() {
-            let event_at = c.offset();
-            let (ty, mut body) = event_frame(&mut c)?;
-            if ty != CONSTANT_POOL_EVENT {
-                continue;
+            let event_at = HEADER_SIZE + c.pos();
+            let (ty, _) = event_frame(&mut c)?;
+            if ty == CONSTANT_POOL_EVENT {
+                pools.push(event_at);
+                // (Indexed as met: a broken frame after a broken pool is not the error.)
+                self.index_pool_events(pools.drain(..))?;
             }
+        }
+        Ok(())
+    }
+
+    /// The offsets (in the chunk) of its constant pool events, last first, following each
+    /// one's delta to the one before from the header's constant pool offset; `None` unless
+    /// every link is a constant pool event strictly before the one naming it.
+    fn pool_chain(&self) -> Option<Vec<usize>> {
+        let mut at = usize::try_from(self.header.constant_pool_offset).ok()?;
+        let mut chain = Vec::new();
+        loop {
+            if at < HEADER_SIZE || at >= self.data.len() {
+                return None;
+            }
+            let mut c = self.cursor(at);
+            let (ty, mut body) = event_frame(&mut c).ok()?;
+            if ty != CONSTANT_POOL_EVENT {
+                return None;
+            }
+            body.long("constant pool start time").ok()?;
+            body.long("constant pool duration").ok()?;
+            let delta = body.long("constant pool delta").ok()?;
+            chain.push(at);
+            if delta == 0 {
+                return Some(chain);
+            }
+            // Each link leads back; a delta forward or onto itself breaks the chain.
+            let back = delta.checked_neg().and_then(|d| usize::try_from(d).ok())?;
+            at = at.checked_sub(back).filter(|_| back > 0)?;
+        }
+    }
+
+    /// Indexes the constant pool events at `offsets` (in the chunk), in that order: a key
+    /// defined again takes its later definition.
+    fn index_pool_events(&mut self, offsets: impl Iterator<Item = usize>) -> Result<()> {
+        if self.key_ranges.len() != self.metadata.classes.len() {
+            self.key_ranges = vec![KeyRange::default(); self.metadata.classes.len()];
+        }
+        for at in offsets {
+            let mut c = self.cursor(at);
+            let event_at = c.offset();
+            let (_, mut body) = event_frame(&mut c)?;
             body.long("constant pool start time")?;
             body.long("constant pool duration")?;
             body.long("constant pool delta")?;
@@ -220,6 +300,10 @@ impl<'a> Chunk<'a> {
                     let key = body.long("constant key")?;
                     let at = (body.offset() - self.offset) as u32;
                     self.pool.insert((class, key), at);
+                    let range = &mut self.key_ranges[class as usize];
+                    range.min = range.min.min(key);
+                    range.max = range.max.max(key);
+                    range.count += 1;
                     self.skip_class(&mut body, class)?;
                 }
             }
@@ -329,18 +413,55 @@ impl<'a> Chunk<'a> {
             ));
         }
         for (slot, field) in out.iter_mut().zip(fields) {
-            *slot = match field.ty {
-                _ if field.array => return Err(not_a_number(&c, field)),
-                FieldType::Long | FieldType::Ref(_) => c.long("long")?,
-                FieldType::Int => i64::from(c.int("int")?),
-                FieldType::Boolean => i64::from(c.u8("boolean")? != 0),
-                FieldType::Byte => i64::from(c.u8("byte")? as i8),
-                FieldType::Char => i64::from(c.short("char")?),
-                FieldType::Short => i64::from(c.short("short")? as i16),
-                _ => return Err(not_a_number(&c, field)),
-            };
+            *slot = number(&mut c, field)?;
         }
         Ok(())
+    }
+
+    /// Whether the constants of class `class` are flat, as [`Chunk::constant_numbers`]
+    /// reads them: each field a number or key, or an array of objects in place whose fields
+    /// are numbers and keys (a stack trace: its frames).
+    pub fn is_flat(&self, class: u32) -> bool {
+        Some(class) != self.string_class
+            && self.class(class).fields.iter().all(|f| {
+                f.is_number()
+                    || (f.array
+                        && matches!(f.ty, FieldType::Inline(item)
+                            if self.class(item).fields.iter().all(crate::Field::is_number)))
+            })
+    }
+
+    /// Reads the constant of the flat class `class` (see [`Chunk::is_flat`]) with key `key`
+    /// into `out` (cleared first) as integers, as [`Chunk::read_numbers`] reads them, without
+    /// a [`Value`]: each field in order, an array as its length followed by its objects'
+    /// fields, object after object. False when no pool holds the constant; an error where its
+    /// bytes are damaged, or for a class that is not flat.
+    pub fn constant_numbers(&self, class: u32, key: i64, out: &mut Vec<i64>) -> Result<bool> {
+        out.clear();
+        let Some(&at) = self.pool.get(&(class, key)) else {
+            return Ok(false);
+        };
+        let mut c = self.cursor(at as usize);
+        if Some(class) == self.string_class {
+            return Err(Error::malformed(c.offset(), "a string read as numbers"));
+        }
+        for field in &self.class(class).fields {
+            match field.ty {
+                FieldType::Inline(item) if field.array => {
+                    let fields = &self.class(item).fields;
+                    let n = c.count(fields.len(), "array")?;
+                    out.push(n as i64);
+                    out.reserve(n * fields.len());
+                    for _ in 0..n {
+                        for field in fields {
+                            out.push(number(&mut c, field)?);
+                        }
+                    }
+                }
+                _ => out.push(number(&mut c, field)?),
+            }
+        }
+        Ok(true)
     }
 
     /// Decodes one value of `ty`.
@@ -439,6 +560,14 @@ impl<'a> Chunk<'a> {
     /// Whether a constant of class `class` with key `key` exists.
     pub fn has_constant(&self, class: u32, key: i64) -> bool {
         self.pool.contains_key(&(class, key))
+    }
+
+    /// The keys of the constants of class `class`; `None` when the chunk has none.
+    pub fn key_range(&self, class: u32) -> Option<KeyRange> {
+        self.key_ranges
+            .get(class as usize)
+            .copied()
+            .filter(|r| r.count > 0)
     }
 
     /// The number of constant-pool entries.
@@ -564,6 +693,22 @@ impl<'a> Iterator for Chunks<'a> {
             }
         }
     }
+}
+
+/// A field that is a number or a key, as an integer: a reference as its key, a boolean as 0
+/// or 1, a character as its code unit; any other field is an error at its offset.
+#[inline]
+fn number(c: &mut Cursor<'_>, field: &crate::metadata::Field) -> Result<i64> {
+    Ok(match field.ty {
+        _ if field.array => return Err(not_a_number(c, field)),
+        FieldType::Long | FieldType::Ref(_) => c.long("long")?,
+        FieldType::Int => i64::from(c.int("int")?),
+        FieldType::Boolean => i64::from(c.u8("boolean")? != 0),
+        FieldType::Byte => i64::from(c.u8("byte")? as i8),
+        FieldType::Char => i64::from(c.short("char")?),
+        FieldType::Short => i64::from(c.short("short")? as i16),
+        _ => return Err(not_a_number(c, field)),
+    })
 }
 
 /// The error of [`Chunk::read_numbers`] meeting a field that is not a number.

@@ -20,8 +20,8 @@ mod value;
 pub mod writer;
 
 pub use chunk::{
-    CONSTANT_POOL_EVENT, Chunk, Chunks, Event, Events, HEADER_SIZE, Header, MAGIC, METADATA_EVENT,
-    chunks,
+    CONSTANT_POOL_EVENT, Chunk, Chunks, Event, Events, HEADER_SIZE, Header, KeyRange, MAGIC,
+    METADATA_EVENT, chunks,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use metadata::{Class, Field, FieldType, Metadata};

@@ -223,3 +223,186 @@ fn the_jdks_jfr_tool_reads_what_the_writer_wrote() {
     assert!(printed.contains("5.00 ms"), "{printed}");
     assert!(printed.contains("Hot.fill()"), "{printed}");
 }
+
+/// A chunk whose constants lie in two constant pool events, the last naming the first by its
+/// delta (as the JDK writes them): the first holds the stack and its methods, the second the
+/// thread. `delta` makes the second's delta from the right one.
+fn two_pool_chunk(delta: impl Fn(i64) -> i64) -> Vec<u8> {
+    let mut first = Pools::new();
+    let hot = first.class("Hot");
+    let spin = first.method(hot, "spin", "()J");
+    let frame = FrameRef {
+        method: spin,
+        line: 12,
+        bci: 3,
+        kind: FRAME_JIT,
+    };
+    let stack = first.stack(&[frame], true);
+    let mut second = Pools::new();
+    let thread = second.thread(1, 4242, "main");
+    let mut events = Vec::new();
+    let mut body = Vec::new();
+    for i in 0..3 {
+        body.clear();
+        body.long(i * 1_000_000);
+        body.long(thread);
+        body.long(stack);
+        body.long(0);
+        writer::event(&mut events, id::EXECUTION_SAMPLE, &body);
+    }
+    let first_pool = first.constant_pools().encode(0);
+    // The second pool's event again, with a delta: its body after the ticks, duration and
+    // delta the encoder wrote (0, 0, 0: one byte each).
+    let encoded = second.constant_pools().encode(0);
+    let mut c = 0;
+    let skip_varint = |c: &mut usize| {
+        while encoded[*c] & 0x80 != 0 {
+            *c += 1;
+        }
+        *c += 1;
+    };
+    skip_varint(&mut c); // size
+    skip_varint(&mut c); // type
+    let rest = &encoded[c + 3..];
+    let mut second_body = Vec::new();
+    second_body.long(0);
+    second_body.long(0);
+    second_body.long(delta(-(first_pool.len() as i64)));
+    second_body.extend_from_slice(rest);
+    let mut second_pool = Vec::new();
+    writer::event(
+        &mut second_pool,
+        hprof_jfr::CONSTANT_POOL_EVENT,
+        &second_body,
+    );
+    let metadata = schema::metadata().encode(0);
+    let pools_at = (hprof_jfr::HEADER_SIZE + events.len()) as u64;
+    let constant_pool_offset = pools_at + first_pool.len() as u64;
+    let metadata_offset = constant_pool_offset + second_pool.len() as u64;
+    let header = writer::HeaderDef {
+        size: metadata_offset + metadata.len() as u64,
+        constant_pool_offset,
+        metadata_offset,
+        start_nanos: START_NANOS,
+        duration_nanos: 3_000_000,
+        start_ticks: 0,
+        ticks_per_second: 1_000_000_000,
+    };
+    [
+        &header.encode()[..],
+        &events,
+        &first_pool,
+        &second_pool,
+        &metadata,
+    ]
+    .concat()
+}
+
+/// Every constant an event names, resolved, as (thread name, stack's frame count).
+fn threads_and_stacks(bytes: &[u8]) -> Vec<(String, usize)> {
+    let chunk = chunks(bytes).next().unwrap().unwrap();
+    let mut values = Vec::new();
+    let mut out = Vec::new();
+    for event in chunk.events() {
+        chunk.read_event(&event.unwrap(), &mut values).unwrap();
+        let constant = |v: &Value| match *v {
+            Value::Ref { class, key } => chunk.constant(class, key).unwrap(),
+            _ => None,
+        };
+        let Some(Value::Object(_, thread)) = constant(&values[1]) else {
+            panic!("no thread constant");
+        };
+        let Some(Value::Object(_, stack)) = constant(&values[2]) else {
+            panic!("no stack constant");
+        };
+        let Value::Array(frames) = &stack[1] else {
+            panic!("frames");
+        };
+        out.push((thread[2].as_str().unwrap().to_string(), frames.len()));
+    }
+    out
+}
+
+#[test]
+fn constant_pools_are_found_by_their_chain_and_without_it() {
+    let expected = vec![("main".to_string(), 1); 3];
+    // The chain whole; a delta forward, onto itself or onto an event that is no pool: every
+    // event walked instead.
+    for wrong in [|d: i64| d, |_: i64| 0x1000, |_: i64| -1, |d: i64| d - 10] {
+        assert_eq!(threads_and_stacks(&two_pool_chunk(wrong)), expected);
+    }
+    // (A delta of 0 ends the chain: the first pool is then not read, as the JDK's and
+    // async-profiler's readers do not read it.)
+    let bytes = two_pool_chunk(|_| 0);
+    let chunk = chunks(&bytes).next().unwrap().unwrap();
+    let stack_class = chunk.metadata.named("jdk.types.StackTrace").unwrap();
+    assert!(!chunk.has_constant(stack_class, 1));
+}
+
+#[test]
+fn a_damaged_pool_the_chain_leads_to_is_the_error_the_walk_meets() {
+    let whole = two_pool_chunk(|d| d);
+    let pools_at = whole.len() - {
+        let chunk = chunks(&whole).next().unwrap().unwrap();
+        chunk.header.size as usize - chunk.header.constant_pool_offset as usize
+    };
+    // The second pool's count of pools, far too large: the same error as walking every
+    // event finds, at the same offset.
+    let mut count_at = pools_at;
+    for _ in 0..5 {
+        // Size, type, ticks, duration, delta; then the flush flag.
+        while whole[count_at] & 0x80 != 0 {
+            count_at += 1;
+        }
+        count_at += 1;
+    }
+    count_at += 1;
+    let mut damaged = whole.clone();
+    damaged[count_at] = 0x7f;
+    let err = chunks(&damaged).next().unwrap().unwrap_err();
+    assert!(err.to_string().contains("byte offset"), "{err}");
+    assert_eq!(err.offset(), count_at as u64, "{err}");
+}
+
+#[test]
+fn flat_constants_read_as_numbers_as_their_values_read() {
+    let bytes = recording(2);
+    let chunk = chunks(&bytes).next().unwrap().unwrap();
+    let stack_class = chunk.metadata.named("jdk.types.StackTrace").unwrap();
+    let thread_class = chunk.metadata.named("java.lang.Thread").unwrap();
+    let string_class = chunk.metadata.named("java.lang.String").unwrap();
+    assert!(chunk.is_flat(stack_class));
+    assert!(!chunk.is_flat(thread_class), "a thread has strings");
+    assert!(!chunk.is_flat(string_class));
+    fn flatten(v: &Value, out: &mut Vec<i64>) {
+        match v {
+            Value::Object(_, fields) => fields.iter().for_each(|f| flatten(f, out)),
+            Value::Array(items) => {
+                out.push(items.len() as i64);
+                items.iter().for_each(|i| flatten(i, out));
+            }
+            Value::Ref { key, .. } => out.push(*key),
+            v => out.push(v.as_int().expect("a number")),
+        }
+    }
+    let mut numbers = Vec::new();
+    for key in 1..=2 {
+        let value = chunk.constant(stack_class, key).unwrap().unwrap();
+        let mut expected = Vec::new();
+        flatten(&value, &mut expected);
+        assert!(
+            chunk
+                .constant_numbers(stack_class, key, &mut numbers)
+                .unwrap()
+        );
+        assert_eq!(numbers, expected);
+    }
+    assert!(
+        !chunk
+            .constant_numbers(stack_class, 99, &mut numbers)
+            .unwrap()
+    );
+    assert!(numbers.is_empty());
+    let range = chunk.key_range(stack_class).unwrap();
+    assert_eq!((range.min, range.max, range.count), (1, 2, 2));
+}

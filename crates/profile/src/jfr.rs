@@ -4,8 +4,6 @@
 //! allocated class as the leaf), monitor enters and parks (the monitor's class as the leaf,
 //! the time blocked as the value).
 
-use std::sync::Arc;
-
 use hprof_jfr::{Chunk, FieldType, Value};
 use rustc_hash::FxHashMap;
 
@@ -35,6 +33,8 @@ struct Plan {
     time: Option<usize>,
     thread: Option<usize>,
     stack: Option<usize>,
+    /// The class of the stack's constants.
+    stack_class: Option<u32>,
     /// The thread state, and whether it becomes the root frame even when RUNNABLE.
     state: Option<(usize, bool)>,
     /// The class that becomes the leaf frame.
@@ -236,11 +236,13 @@ impl Plan {
                         None => Value_::Field(f("allocationSize")?),
                     },
                 };
+                let stack = f("stackTrace");
                 Some(Plan {
                     stream,
                     time: f("startTime"),
                     thread: f(thread).or_else(|| f("eventThread")),
-                    stack: f("stackTrace"),
+                    stack,
+                    stack_class: stack.and_then(|i| ref_class(&c.fields[i])),
                     state: state.and_then(|always| Some((f("state")?, always))),
                     class: leaf.and_then(f),
                     value,
@@ -248,6 +250,14 @@ impl Plan {
                 })
             })
             .collect()
+    }
+}
+
+/// The class of the constants a field refers to, when it is a reference.
+fn ref_class(field: &hprof_jfr::Field) -> Option<u32> {
+    match field.ty {
+        FieldType::Ref(class) if !field.array => Some(class),
+        _ => None,
     }
 }
 
@@ -307,12 +317,70 @@ fn is_library(raw: &str) -> bool {
         || (raw.starts_with('[') && raw.ends_with(']'))
 }
 
+/// A map from constant keys to small values: a table indexed by key where a class's keys in
+/// the chunk are dense (as the JDK and async-profiler number stacks and threads), a hash map
+/// for the rest. No entry holds `empty`.
+struct KeyMap<V> {
+    base: i64,
+    dense: Vec<V>,
+    sparse: FxHashMap<i64, V>,
+    empty: V,
+}
+
+/// Most entries of a [`KeyMap`]'s table, and how much wider than its keys' count it may be.
+const MAX_DENSE: i64 = 1 << 22;
+const DENSE_SLACK: i64 = 4;
+
+impl<V: Copy + PartialEq> KeyMap<V> {
+    /// A map for the keys of the constants of `class` (none: a hash map alone).
+    fn of_class(chunk: &Chunk<'_>, class: Option<u32>, empty: V) -> KeyMap<V> {
+        let dense = class.and_then(|c| chunk.key_range(c)).and_then(|r| {
+            let span = r.max.checked_sub(r.min)?.checked_add(1)?;
+            (span <= MAX_DENSE && span <= DENSE_SLACK * i64::from(r.count) + 1024)
+                .then_some((r.min, span as usize))
+        });
+        let (base, len) = dense.unwrap_or((0, 0));
+        KeyMap {
+            base,
+            dense: vec![empty; len],
+            sparse: FxHashMap::default(),
+            empty,
+        }
+    }
+
+    #[inline]
+    fn get(&self, key: i64) -> Option<V> {
+        let v = match self.dense.get(key.wrapping_sub(self.base) as u64 as usize) {
+            Some(&v) if key >= self.base => v,
+            _ => *self.sparse.get(&key)?,
+        };
+        (v != self.empty).then_some(v)
+    }
+
+    fn insert(&mut self, key: i64, v: V) {
+        match self
+            .dense
+            .get_mut(key.wrapping_sub(self.base) as u64 as usize)
+        {
+            Some(slot) if key >= self.base => *slot = v,
+            _ => {
+                self.sparse.insert(key, v);
+            }
+        }
+    }
+}
+
 /// What one chunk's constants have become, looked up once each.
-#[derive(Default)]
 struct Caches {
-    threads: FxHashMap<i64, u32>,
-    /// Stack trace key to its frames (recording frame indices), root first.
-    stacks: FxHashMap<i64, Arc<[u32]>>,
+    /// Thread key to the timed thread.
+    threads: KeyMap<u32>,
+    /// Stack trace key to where its frames (recording frame indices, root first) are in
+    /// `stack_frames`.
+    stacks: FxHashMap<i64, (u32, u32)>,
+    stack_frames: Vec<u32>,
+    /// Room for a stack's frames as they are found, and for a composed stack.
+    found: Vec<u32>,
+    composing: Vec<u32>,
     methods: FxHashMap<i64, Option<MethodName>>,
     frames: FxHashMap<(i64, i32), u32>,
     /// Frame type key to the kind of native code it marks (none: by the library).
@@ -321,8 +389,165 @@ struct Caches {
     pseudo: FxHashMap<(u32, i64), Option<u32>>,
     /// (stack, state, class, state always shown) keys to the timed stack.
     composed: FxHashMap<(i64, i64, i64, bool), u32>,
+    /// The last (state, class, always shown) keys and their number in `variants`: most
+    /// events of a type have one state and no class.
+    last_variant: ((i64, i64, bool), u32),
+    variants: FxHashMap<(i64, i64, bool), u32>,
+    /// Stack key (of the class `stack_class`) to the timed stack of its last (variant,
+    /// stack): one table look-up for an event whose variant is its stack's last.
+    by_stack: KeyMap<(u32, u32)>,
+    stack_class: Option<u32>,
     /// The last stack frame class and its fields' indices (see [`Reader::frame_layout`]).
     frame_layout: Option<(u32, [Option<usize>; 3])>,
+    /// The last stack trace class and where its flat constants' figures are.
+    stack_shape: Option<(u32, Option<StackShape>)>,
+    /// A flat stack trace constant's figures (see [`Chunk::constant_numbers`]).
+    numbers: Vec<i64>,
+}
+
+impl Caches {
+    /// Empty caches for `chunk`, whose events name threads and stacks of the classes
+    /// `thread_class` and `stack_class`.
+    fn new(chunk: &Chunk<'_>, thread_class: Option<u32>, stack_class: Option<u32>) -> Caches {
+        Caches {
+            threads: KeyMap::of_class(chunk, thread_class, u32::MAX - 1),
+            stacks: FxHashMap::default(),
+            stack_frames: Vec::new(),
+            found: Vec::new(),
+            composing: Vec::new(),
+            methods: FxHashMap::default(),
+            frames: FxHashMap::default(),
+            frame_types: FxHashMap::default(),
+            pseudo: FxHashMap::default(),
+            composed: FxHashMap::default(),
+            last_variant: ((i64::MIN, i64::MIN, false), u32::MAX),
+            variants: FxHashMap::default(),
+            by_stack: KeyMap::of_class(chunk, stack_class, (u32::MAX, u32::MAX)),
+            stack_class,
+            frame_layout: None,
+            stack_shape: None,
+            numbers: Vec::new(),
+        }
+    }
+}
+
+/// Where a flat stack trace constant's figures are, as [`Chunk::constant_numbers`] reads
+/// them: the count of frames at `frames`, then each frame's `width` figures (its method's key
+/// at `method`, its line and type's key at `line` and `ty`, when it has them); a field after
+/// the frames moves by their figures.
+#[derive(Debug, Clone, Copy)]
+struct StackShape {
+    frames: usize,
+    width: usize,
+    truncated: Option<usize>,
+    method: (usize, u32),
+    line: Option<usize>,
+    ty: Option<(usize, u32)>,
+}
+
+impl StackShape {
+    /// The shape of the stack trace class `class`, when its constants are flat and its
+    /// fields have the types the decoding of [`Reader::stack`] reads as numbers: `frames`
+    /// the one array, `truncated` and a frame's `lineNumber` numbers, a frame's `method` and
+    /// `type` keys.
+    fn of(chunk: &Chunk<'_>, class: u32) -> Option<StackShape> {
+        if !chunk.is_flat(class) {
+            return None;
+        }
+        let c = chunk.class(class);
+        let frames = c.field("frames")?;
+        if c.fields.iter().filter(|f| f.array).count() != 1 || !c.fields[frames].array {
+            return None;
+        }
+        let FieldType::Inline(frame_class) = c.fields[frames].ty else {
+            return None;
+        };
+        let number = |f: &hprof_jfr::Field| !matches!(f.ty, FieldType::Ref(_));
+        let truncated = match c.field("truncated") {
+            Some(i) if !number(&c.fields[i]) => return None,
+            t => t,
+        };
+        let frame = chunk.class(frame_class);
+        let key = |name: &str| -> Option<Option<(usize, u32)>> {
+            match frame.field(name) {
+                None => Some(None),
+                Some(i) => match frame.fields[i].ty {
+                    FieldType::Ref(class) => Some(Some((i, class))),
+                    _ => None,
+                },
+            }
+        };
+        let method = key("method")??;
+        let ty = key("type")?;
+        let line = match frame.field("lineNumber") {
+            Some(i) if !number(&frame.fields[i]) => return None,
+            l => l,
+        };
+        Some(StackShape {
+            frames,
+            width: frame.fields.len(),
+            truncated,
+            method,
+            line,
+            ty,
+        })
+    }
+}
+
+/// An event's fields as a [`Plan`] reads them: integers read straight from its body, or
+/// decoded values.
+trait Fields<'v> {
+    /// The integer of field `i` (none: not a number).
+    fn int(&self, i: usize) -> Option<i64>;
+    /// The constant key of field `i` (none: not a reference).
+    fn key(&self, i: usize) -> Option<i64>;
+    /// Field `i` as a value, for what the caches lack.
+    fn value(&self, i: usize) -> Option<Value<'v>>;
+}
+
+/// The leading fields of an event read as integers ([`Chunk::read_numbers`]).
+struct Ints<'f> {
+    ints: &'f [i64],
+    fields: &'f [hprof_jfr::Field],
+}
+
+impl<'v> Fields<'v> for Ints<'_> {
+    #[inline]
+    fn int(&self, i: usize) -> Option<i64> {
+        Some(self.ints[i])
+    }
+
+    #[inline]
+    fn key(&self, i: usize) -> Option<i64> {
+        Some(self.ints[i])
+    }
+
+    fn value(&self, i: usize) -> Option<Value<'v>> {
+        match self.fields[i].ty {
+            FieldType::Ref(class) => Some(Value::Ref {
+                class,
+                key: self.ints[i],
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The fields of an event decoded as values.
+struct Values<'f, 'v>(&'f [Value<'v>]);
+
+impl<'v> Fields<'v> for Values<'_, 'v> {
+    fn int(&self, i: usize) -> Option<i64> {
+        self.0.get(i)?.as_int()
+    }
+
+    fn key(&self, i: usize) -> Option<i64> {
+        self.0.get(i)?.as_key()
+    }
+
+    fn value(&self, i: usize) -> Option<Value<'v>> {
+        self.0.get(i).cloned()
+    }
 }
 
 struct Reader<'r, 'a> {
@@ -344,14 +569,16 @@ impl Reader<'_, '_> {
         state: Option<&Value<'_>>,
         class: Option<&Value<'_>>,
     ) -> u32 {
-        let mut composed: Vec<u32> = Vec::new();
+        let mut composed = std::mem::take(&mut self.caches.composing);
+        composed.clear();
         if let Some(state) = state.and_then(|s| self.pseudo(s, true))
             && (keys.3 || state != self.runnable)
         {
             composed.push(state);
         }
         if let Some(v) = stack {
-            composed.extend_from_slice(&self.stack(v));
+            let (start, len) = self.stack(v);
+            composed.extend_from_slice(&self.caches.stack_frames[start as usize..][..len as usize]);
         }
         if composed.is_empty() {
             composed.push(
@@ -363,6 +590,7 @@ impl Reader<'_, '_> {
             composed.push(class);
         }
         let s = self.timed.stack(&composed);
+        self.caches.composing = composed;
         self.caches.composed.insert(keys, s);
         s
     }
@@ -371,7 +599,7 @@ impl Reader<'_, '_> {
         let Some(key) = v.as_key() else {
             return u32::MAX;
         };
-        if let Some(&t) = self.caches.threads.get(&key) {
+        if let Some(t) = self.caches.threads.get(key) {
             return t;
         }
         let chunk = self.chunk;
@@ -388,6 +616,86 @@ impl Reader<'_, '_> {
         };
         self.caches.threads.insert(key, t);
         t
+    }
+
+    /// Adds the event whose fields `f` reads to the stream of `plan`.
+    #[inline]
+    fn record<'v>(&mut self, plan: &Plan, f: &impl Fields<'v>) {
+        let chunk = self.chunk;
+        let time = plan
+            .time
+            .and_then(|i| f.int(i))
+            .map_or(chunk.header.start_nanos, |t| chunk.nanos(t));
+        let int = |i: usize| f.int(i).unwrap_or(0);
+        let value = plan.value.of(chunk, int);
+        let count = plan.count.map_or(1, int);
+        let thread = match plan.thread.and_then(|i| Some((i, f.key(i)?))) {
+            None => u32::MAX,
+            Some((i, key)) => match self.caches.threads.get(key) {
+                Some(t) => t,
+                None => f.value(i).map_or(u32::MAX, |t| self.thread(&t)),
+            },
+        };
+        let key = |i: Option<usize>| i.and_then(|i| f.key(i)).unwrap_or(i64::MIN);
+        let (state_field, always) = plan.state.map_or((None, false), |(i, a)| (Some(i), a));
+        let keys = (key(plan.stack), key(state_field), key(plan.class), always);
+        let stack = self.composed(plan, keys, |i| f.value(i));
+        self.timed.push(
+            plan.stream,
+            TimedEvent {
+                time,
+                stack,
+                thread,
+                value,
+                count,
+            },
+        );
+    }
+
+    /// The timed stack of an event of `plan` whose stack, state, leaf class keys and whether
+    /// its state is always shown are `keys` (its fields' values by `value`), found by one
+    /// table look-up when its stack's last event had its state and class, else composed once
+    /// (see [`Reader::compose`]).
+    #[inline]
+    fn composed<'v>(
+        &mut self,
+        plan: &Plan,
+        keys: (i64, i64, i64, bool),
+        value: impl Fn(usize) -> Option<Value<'v>>,
+    ) -> u32 {
+        let caches = &mut self.caches;
+        let variant = (keys.1, keys.2, keys.3);
+        let v = if caches.last_variant.0 == variant {
+            caches.last_variant.1
+        } else {
+            let next = caches.variants.len() as u32;
+            let v = *caches.variants.entry(variant).or_insert(next);
+            caches.last_variant = (variant, v);
+            v
+        };
+        let by_stack = plan.stack_class == caches.stack_class;
+        if by_stack
+            && let Some((last, s)) = caches.by_stack.get(keys.0)
+            && last == v
+        {
+            return s;
+        }
+        let s = match caches.composed.get(&keys) {
+            Some(&s) => s,
+            None => {
+                let (state_field, _) = plan.state.unzip();
+                self.compose(
+                    keys,
+                    plan.stack.and_then(&value).as_ref(),
+                    state_field.and_then(&value).as_ref(),
+                    plan.class.and_then(&value).as_ref(),
+                )
+            }
+        };
+        if by_stack {
+            self.caches.by_stack.insert(keys.0, (v, s));
+        }
+        s
     }
 
     /// A method's name and kind, and for a function of native or kernel code its library
@@ -447,15 +755,84 @@ impl Reader<'_, '_> {
         layout
     }
 
-    fn stack(&mut self, v: &Value<'_>) -> Arc<[u32]> {
+    /// Where the frames of a stack trace constant, root first, are in the chunk's stack
+    /// frames: decoded as integers when its class is flat (see [`StackShape`]), else as
+    /// values.
+    fn stack(&mut self, v: &Value<'_>) -> (u32, u32) {
         let Some(key) = v.as_key() else {
-            return Arc::from([]);
+            return (0, 0);
         };
-        if let Some(s) = self.caches.stacks.get(&key) {
-            return s.clone();
+        if let Some(&s) = self.caches.stacks.get(&key) {
+            return s;
         }
+        let mut frames = std::mem::take(&mut self.caches.found);
+        frames.clear();
+        if let Value::Ref { class, key } = *v
+            && let Some(shape) = self.stack_shape(class)
+        {
+            self.flat_stack(class, key, shape, &mut frames);
+        } else {
+            self.stack_of_values(v, &mut frames);
+        }
+        // JFR lists frames top first.
+        let all = &mut self.caches.stack_frames;
+        let s = (all.len() as u32, frames.len() as u32);
+        all.extend(frames.iter().rev());
+        self.caches.found = frames;
+        self.caches.stacks.insert(key, s);
+        s
+    }
+
+    /// The shape of the stack trace class `class` (looked up once per chunk).
+    fn stack_shape(&mut self, class: u32) -> Option<StackShape> {
+        if let Some((c, shape)) = self.caches.stack_shape
+            && c == class
+        {
+            return shape;
+        }
+        let shape = StackShape::of(self.chunk, class);
+        self.caches.stack_shape = Some((class, shape));
+        shape
+    }
+
+    /// The frames (top first) of the flat stack trace constant `key` of `class`, as
+    /// [`Reader::stack_of_values`] finds them: none when it is missing or damaged.
+    fn flat_stack(&mut self, class: u32, key: i64, shape: StackShape, frames: &mut Vec<u32>) {
+        let mut numbers = std::mem::take(&mut self.caches.numbers);
+        if let Ok(true) = self.chunk.constant_numbers(class, key, &mut numbers) {
+            let n = numbers[shape.frames] as usize;
+            frames.reserve(n + 1);
+            let items = &numbers[shape.frames + 1..][..n * shape.width];
+            for item in items.chunks_exact(shape.width) {
+                let (method, method_class) = shape.method;
+                let line = shape.line.map_or(0, |l| item[l]) as i32;
+                let method = Value::Ref {
+                    class: method_class,
+                    key: item[method],
+                };
+                let ty = shape.ty.map(|(t, class)| Value::Ref {
+                    class,
+                    key: item[t],
+                });
+                frames.push(self.frame(&method, line, ty.as_ref()));
+            }
+            let truncated = shape.truncated.map(|t| {
+                numbers[if t > shape.frames {
+                    t + n * shape.width
+                } else {
+                    t
+                }]
+            });
+            if truncated == Some(1) {
+                frames.push(self.truncated());
+            }
+        }
+        self.caches.numbers = numbers;
+    }
+
+    /// The frames (top first) of a stack trace constant decoded as values.
+    fn stack_of_values(&mut self, v: &Value<'_>, frames: &mut Vec<u32>) {
         let chunk = self.chunk;
-        let mut frames: Vec<u32> = Vec::new();
         if let Some(trace) = deref(chunk, v)
             && let Some(Value::Array(items)) = field(chunk, &trace, "frames")
         {
@@ -469,37 +846,36 @@ impl Reader<'_, '_> {
                 let Some(method) = get(method) else {
                     continue;
                 };
-                let method_key = method.as_key().unwrap_or(-1);
-                let index = match self.caches.frames.get(&(method_key, line)) {
-                    Some(&i) => i,
-                    None => {
-                        let (name, mut kind, library) = self.method(method).unwrap_or_else(|| {
-                            ("<unknown method>".into(), FrameKind::Pseudo, None)
-                        });
-                        if kind == FrameKind::Native {
-                            kind = self.code_kind(get(ty), library.as_deref());
-                        }
-                        let shown = u32::try_from(line).ok().filter(|&l| l > 0);
-                        let i = self.recording.frame(&name, kind, library.as_deref(), shown) as u32;
-                        self.caches.frames.insert((method_key, line), i);
-                        i
-                    }
-                };
-                frames.push(index);
+                frames.push(self.frame(method, line, get(ty)));
             }
             if field(chunk, &trace, "truncated").and_then(Value::as_int) == Some(1) {
-                frames.push(
-                    self.recording
-                        .frame("<truncated>", FrameKind::Pseudo, None, None)
-                        as u32,
-                );
+                frames.push(self.truncated());
             }
         }
-        // JFR lists frames top first.
-        frames.reverse();
-        let frames: Arc<[u32]> = frames.into();
-        self.caches.stacks.insert(key, frames.clone());
-        frames
+    }
+
+    /// The pseudo-frame that ends a truncated stack.
+    fn truncated(&mut self) -> u32 {
+        self.recording
+            .frame("<truncated>", FrameKind::Pseudo, None, None) as u32
+    }
+
+    /// The recording frame of a stack frame: its method, line and frame type.
+    fn frame(&mut self, method: &Value<'_>, line: i32, ty: Option<&Value<'_>>) -> u32 {
+        let method_key = method.as_key().unwrap_or(-1);
+        if let Some(&i) = self.caches.frames.get(&(method_key, line)) {
+            return i;
+        }
+        let (name, mut kind, library) = self
+            .method(method)
+            .unwrap_or_else(|| ("<unknown method>".into(), FrameKind::Pseudo, None));
+        if kind == FrameKind::Native {
+            kind = self.code_kind(ty, library.as_deref());
+        }
+        let shown = u32::try_from(line).ok().filter(|&l| l > 0);
+        let i = self.recording.frame(&name, kind, library.as_deref(), shown) as u32;
+        self.caches.frames.insert((method_key, line), i);
+        i
     }
 
     /// The kind of a function of native code of `library` by its frame's
@@ -648,17 +1024,14 @@ fn merge(recording: &mut Recording, timed: &mut Timed, part: Part) {
     timed.start = timed.start.min(part.timed.start);
     timed.end = timed.end.max(part.timed.end);
     for (stream, events) in part.timed.events.into_iter().enumerate() {
-        let target = &mut timed.events[stream];
-        target.reserve(events.len());
-        target.extend(events.into_iter().map(|e| TimedEvent {
-            stack: stacks[e.stack as usize],
-            thread: if e.thread == u32::MAX {
+        timed.events[stream].append(events, |stack, thread| {
+            let thread = if thread == u32::MAX {
                 u32::MAX
             } else {
-                threads[e.thread as usize]
-            },
-            ..e
-        }));
+                threads[thread as usize]
+            };
+            (stacks[stack as usize], thread)
+        });
     }
 }
 
@@ -696,11 +1069,19 @@ fn read_chunk(chunk: &Chunk<'_>) -> Result<Part, Error> {
             .map(|(class, plans)| numeric_fields(chunk.class(class as u32), plans))
             .collect();
         let runnable = recording.frame("<RUNNABLE>", FrameKind::Pseudo, None, None) as u32;
+        // The classes of the threads and stacks events name (the same for every event type).
+        let first_class = |of: fn(&Plan) -> Option<usize>| {
+            plans.iter().enumerate().find_map(|(class, plans)| {
+                let field = of(plans.first()?)?;
+                ref_class(&chunk.class(class as u32).fields[field])
+            })
+        };
+        let caches = Caches::new(chunk, first_class(|p| p.thread), first_class(|p| p.stack));
         let mut reader = Reader {
             recording: &mut *recording,
             timed: std::mem::take(&mut timed),
             chunk,
-            caches: Caches::default(),
+            caches,
             runnable,
         };
         let mut ints = [0i64; MAX_NUMERIC];
@@ -713,52 +1094,12 @@ fn read_chunk(chunk: &Chunk<'_>) -> Result<Part, Error> {
             if let Some(n) = numeric[event.class as usize] {
                 let ints = &mut ints[..n];
                 chunk.read_numbers(&event, ints).map_err(error)?;
-                let fields = &chunk.class(event.class).fields;
+                let fields = Ints {
+                    ints,
+                    fields: &chunk.class(event.class).fields,
+                };
                 for plan in plans {
-                    let int = |i: usize| ints[i];
-                    let key = |i: Option<usize>| i.map_or(i64::MIN, int);
-                    let reference = |i: Option<usize>| {
-                        let i = i?;
-                        match fields[i].ty {
-                            FieldType::Ref(class) => Some(Value::Ref {
-                                class,
-                                key: ints[i],
-                            }),
-                            _ => None,
-                        }
-                    };
-                    let time = plan.time.map_or(h.start_nanos, |i| chunk.nanos(ints[i]));
-                    let value = plan.value.of(chunk, int);
-                    let count = plan.count.map_or(1, int);
-                    let thread = match plan.thread {
-                        None => u32::MAX,
-                        Some(i) => match reader.caches.threads.get(&ints[i]) {
-                            Some(&t) => t,
-                            None => reference(Some(i)).map_or(u32::MAX, |t| reader.thread(&t)),
-                        },
-                    };
-                    let (state_field, always) =
-                        plan.state.map_or((None, false), |(i, a)| (Some(i), a));
-                    let keys = (key(plan.stack), key(state_field), key(plan.class), always);
-                    let stack = match reader.caches.composed.get(&keys) {
-                        Some(&s) => s,
-                        None => reader.compose(
-                            keys,
-                            reference(plan.stack).as_ref(),
-                            reference(state_field).as_ref(),
-                            reference(plan.class).as_ref(),
-                        ),
-                    };
-                    reader.timed.push(
-                        plan.stream,
-                        TimedEvent {
-                            time,
-                            stack,
-                            thread,
-                            value,
-                            count,
-                        },
-                    );
+                    reader.record(plan, &fields);
                 }
                 continue;
             }
@@ -768,33 +1109,7 @@ fn read_chunk(chunk: &Chunk<'_>) -> Result<Part, Error> {
                 chunk.read_event(&event, &mut values).map_err(error)?;
             }
             for plan in plans {
-                let get = |i: Option<usize>| i.and_then(|i| values.get(i));
-                let int = |i: usize| values.get(i).and_then(Value::as_int).unwrap_or(0);
-                let time = get(plan.time)
-                    .and_then(Value::as_int)
-                    .map_or(h.start_nanos, |t| chunk.nanos(t));
-                let value = plan.value.of(chunk, int);
-                let count = plan.count.map_or(1, int);
-                let thread = get(plan.thread).map_or(u32::MAX, |t| reader.thread(t));
-                let key = |i: Option<usize>| get(i).and_then(Value::as_key).unwrap_or(i64::MIN);
-                let (state_field, always) = plan.state.map_or((None, false), |(i, a)| (Some(i), a));
-                let keys = (key(plan.stack), key(state_field), key(plan.class), always);
-                let stack = match reader.caches.composed.get(&keys) {
-                    Some(&s) => s,
-                    None => {
-                        reader.compose(keys, get(plan.stack), get(state_field), get(plan.class))
-                    }
-                };
-                reader.timed.push(
-                    plan.stream,
-                    TimedEvent {
-                        time,
-                        stack,
-                        thread,
-                        value,
-                        count,
-                    },
-                );
+                reader.record(plan, &Values(&values));
             }
         }
         timed = reader.timed;

@@ -73,17 +73,97 @@ pub(crate) struct TimedEvent {
     pub count: i64,
 }
 
+/// One timed event as a stream stores it: its value and count kept apart (see [`Events`]).
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    time: i64,
+    stack: u32,
+    thread: u32,
+}
+
+/// A stream's events, in file order, 16 bytes each while every event's value and count are
+/// one (samples), then 32.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Events {
+    entries: Vec<Entry>,
+    /// Each event's value and count; empty while all are one.
+    values: Vec<(i64, i64)>,
+}
+
+impl Events {
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    #[inline]
+    pub(crate) fn push(&mut self, e: TimedEvent) {
+        self.entries.push(Entry {
+            time: e.time,
+            stack: e.stack,
+            thread: e.thread,
+        });
+        if !self.values.is_empty() || (e.value, e.count) != (1, 1) {
+            self.values.resize(self.entries.len() - 1, (1, 1));
+            self.values.push((e.value, e.count));
+        }
+    }
+
+    /// The events in `range` (indices in file order).
+    pub(crate) fn iter(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = TimedEvent> + '_ {
+        let values = &self.values;
+        self.entries[range.clone()]
+            .iter()
+            .zip(range)
+            .map(move |(e, i)| {
+                let (value, count) = values.get(i).copied().unwrap_or((1, 1));
+                TimedEvent {
+                    time: e.time,
+                    stack: e.stack,
+                    thread: e.thread,
+                    value,
+                    count,
+                }
+            })
+    }
+
+    /// Appends `other`'s events, their stacks and threads renamed by `rename`.
+    pub(crate) fn append(&mut self, other: Events, mut rename: impl FnMut(u32, u32) -> (u32, u32)) {
+        let before = self.entries.len();
+        self.entries.reserve(other.entries.len());
+        self.entries.extend(other.entries.into_iter().map(|e| {
+            let (stack, thread) = rename(e.stack, e.thread);
+            Entry {
+                time: e.time,
+                stack,
+                thread,
+            }
+        }));
+        if !other.values.is_empty() {
+            self.values.resize(before, (1, 1));
+            self.values.extend(other.values);
+        }
+    }
+}
+
 /// The timed events of a file.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Timed {
     /// Stacks, root first, as indices into the recording's frames.
-    pub stacks: Vec<Box<[u32]>>,
-    stack_index: FxHashMap<Box<[u32]>, u32>,
+    pub stacks: Vec<Arc<[u32]>>,
+    /// (One allocation a stack: the index shares the list's.)
+    stack_index: FxHashMap<Arc<[u32]>, u32>,
     /// Thread names.
     pub threads: Vec<Arc<str>>,
     thread_index: FxHashMap<Arc<str>, u32>,
     /// The events of each stream (by `Stream as usize`), in file order.
-    pub events: [Vec<TimedEvent>; STREAMS],
+    pub events: [Events; STREAMS],
     /// Where each dump of an HPROF file ends: the index of the first event of each stream
     /// drained after the dump's CPU SAMPLES section (empty for JFR: one dump).
     pub dump_ends: FxHashMap<Stream, Vec<usize>>,
@@ -99,8 +179,9 @@ impl Timed {
             return i;
         }
         let i = self.stacks.len() as u32;
-        self.stacks.push(frames.into());
-        self.stack_index.insert(frames.into(), i);
+        let frames: Arc<[u32]> = frames.into();
+        self.stacks.push(frames.clone());
+        self.stack_index.insert(frames, i);
         i
     }
 
@@ -223,24 +304,25 @@ fn bucket_length(span: i64) -> i64 {
 }
 
 impl Timed {
-    /// The events of `stream` in the selected dumps (a JFR recording is one dump).
+    /// The events of `stream` in the selected dumps (a JFR recording is one dump): their
+    /// indices in the stream.
     pub(crate) fn select(
         &self,
         stream: Stream,
         selection: Selection,
         kind: Kind,
-    ) -> Result<&[TimedEvent], Error> {
-        let events = self.events[stream as usize].as_slice();
+    ) -> Result<std::ops::Range<usize>, Error> {
+        let len = self.events[stream as usize].len();
         let ends = self.dump_ends.get(&stream).map_or(&[][..], Vec::as_slice);
-        let dump = |n: usize| -> &[TimedEvent] {
+        let dump = |n: usize| {
             let start = if n >= 2 { ends[n - 2] } else { 0 };
-            &events[start.min(events.len())..ends[n - 1].min(events.len())]
+            start.min(len)..ends[n - 1].min(len)
         };
         match selection {
-            Selection::All => Ok(events),
-            Selection::Last if ends.is_empty() => Ok(events),
+            Selection::All => Ok(0..len),
+            Selection::Last if ends.is_empty() => Ok(0..len),
             Selection::Last => Ok(dump(ends.len())),
-            Selection::Nth(1) if ends.is_empty() => Ok(events),
+            Selection::Nth(1) if ends.is_empty() => Ok(0..len),
             Selection::Nth(n) if n >= 1 && n <= ends.len() => Ok(dump(n)),
             Selection::Nth(n) if ends.is_empty() => Err(Error::new(format!(
                 "dump {n} does not exist: a JFR recording is one profile (--from and --to pick a time range)"
@@ -253,15 +335,17 @@ impl Timed {
         }
     }
 
-    /// The profile of `events` that `filter` keeps, added to `profile` (empty, with the
-    /// recording's frames: stacks index them).
+    /// The profile of the events of `stream` in `range` (see [`Timed::select`]) that
+    /// `filter` keeps, added to `profile` (empty, with the recording's frames: stacks index
+    /// them).
     pub(crate) fn profile(
         &self,
         stream: Stream,
-        events: &[TimedEvent],
+        range: std::ops::Range<usize>,
         filter: &Filter,
         mut profile: Profile,
     ) -> Profile {
+        let events = || self.events[stream as usize].iter(range.clone());
         let keep_thread: Vec<bool> = self
             .threads
             .iter()
@@ -292,14 +376,16 @@ impl Timed {
         let last_dump = stream
             .cumulative()
             .then(|| {
-                events
-                    .iter()
+                events()
                     .filter(|e| e.time >= from && e.time < to)
                     .map(|e| e.time)
                     .max()
             })
             .flatten();
-        for e in events {
+        // Each sample's value and count, summed apart from the samples (a small table, not
+        // one allocation per sample), in the samples' order.
+        let mut sums: Vec<[i64; 2]> = vec![[0, 0]; profile.samples.len()];
+        for e in events() {
             if e.time < from || e.time >= to {
                 continue;
             }
@@ -324,6 +410,7 @@ impl Timed {
                 *slot
             };
             if index == next {
+                sums.push([0, 0]);
                 profile.samples.push(Sample {
                     stack: self.stacks[e.stack as usize]
                         .iter()
@@ -337,10 +424,10 @@ impl Timed {
                     values: if two_values { vec![0, 0] } else { vec![0] },
                 });
             }
-            let values = &mut profile.samples[index as usize].values;
-            values[0] += e.value;
+            let sum = &mut sums[index as usize];
+            sum[0] += e.value;
             if two_values {
-                values[1] += e.count;
+                sum[1] += e.count;
             }
             if filter.timeline {
                 let b = ((e.time.max(range_start) - range_start) / bucket) as u32;
@@ -354,6 +441,12 @@ impl Timed {
                     _ => pairs.push((index, e.value)),
                 }
                 *timeline_threads.entry((b, e.thread)).or_default() += e.value;
+            }
+        }
+        for (sample, sum) in profile.samples.iter_mut().zip(sums) {
+            sample.values[0] += sum[0];
+            if two_values {
+                sample.values[1] += sum[1];
             }
         }
         if filter.timeline {
