@@ -106,7 +106,10 @@ fn check(jdk_version: u32, options: &str, library: &Path) {
         run.stderr
     );
     // The sampler kept sampling: a sample of compute() per 10 ms of the CPU time it took, but
-    // for those lost while the library's handler took the signals (20 ms at most).
+    // for those lost while the library's handler took the signals: the handler's count beyond
+    // the library's own 100 (on an idle machine 2 or so; on a loaded one more, as the sampler
+    // thread that puts its handler back runs late: a fresh clone beside another saw compute()
+    // with 53 samples for 628 ms).
     let compute_ms = number_after(&run.stdout, "compute ").unwrap() / 1_000_000;
     let p = TextProfile::parse(&read_text(&text_output(dir.path())));
     let cpu = p.cpu.last().expect("a CPU SAMPLES section");
@@ -121,9 +124,11 @@ fn check(jdk_version: u32, options: &str, library: &Path) {
         })
         .map(|r| r.count)
         .sum();
+    let lost = got - 100;
     assert!(
-        in_compute * 10 + 30 >= compute_ms * 9 / 10,
-        "{context}: {in_compute} samples in compute(), which took {compute_ms} ms of CPU time"
+        (in_compute + lost) * 10 + 30 >= compute_ms * 9 / 10,
+        "{context}: {in_compute} samples in compute() and {lost} taken by the library, for \
+         {compute_ms} ms of CPU time"
     );
 }
 
