@@ -52,10 +52,12 @@ if [[ ! -f "$jar" ]]; then
 fi
 
 # Independent readers of what `hprof convert` and `hprof analyze` write: Debian's headless
-# Chromium (loads the HTML flame graph and report pages) and Go (`go tool pprof` reads pprof).
+# Chromium (loads the HTML flame graph and report pages) and Go (`go tool pprof` reads pprof);
+# gdb takes the threads' stacks of a test's JVM that does not finish (the report of a hang).
 debs=()
 command -v chromium >/dev/null || debs+=(chromium)
 command -v go >/dev/null || [[ -x /usr/lib/go/bin/go ]] || debs+=(golang-go)
+command -v gdb >/dev/null || debs+=(gdb)
 if (( ${#debs[@]} )); then
     say "installing ${debs[*]}"
     if ! apt-get install -y -qq --no-install-recommends "${debs[@]}" >/dev/null 2>&1; then

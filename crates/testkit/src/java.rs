@@ -414,6 +414,41 @@ pub fn crash_report(pid: u32) -> Option<String> {
     ))
 }
 
+/// The native stacks of every thread of the live process `pid` (gdb, at most 40 frames a
+/// thread, a minute at most), for the report of a JVM that did not finish; the reason when
+/// they could not be taken.
+pub fn native_stacks(pid: u32) -> String {
+    let out = Command::new("timeout")
+        .args(["60", "gdb", "-batch", "-nx", "-p"])
+        .arg(pid.to_string())
+        .args([
+            "-ex",
+            "set pagination off",
+            "-ex",
+            "set backtrace limit 40",
+            "-ex",
+            "thread apply all bt",
+        ])
+        .stdin(Stdio::null())
+        .output();
+    match out {
+        Ok(out) if out.status.success() => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            let threads: Vec<&str> = text
+                .lines()
+                .filter(|l| l.starts_with("Thread ") || l.starts_with('#'))
+                .collect();
+            format!("its threads' native stacks (gdb):\n{}", threads.join("\n"))
+        }
+        Ok(out) => format!(
+            "gdb could not take its threads' stacks ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+        Err(e) => format!("gdb could not be run to take its threads' stacks: {e}"),
+    }
+}
+
 /// How a finished Java run ended and what it printed.
 #[derive(Debug)]
 pub struct JavaRun {
@@ -502,8 +537,18 @@ pub fn finish(mut child: Child) -> JavaRun {
             break status;
         }
         if std::time::Instant::now() > deadline {
+            // What each thread was doing, before the kill (a hang of the agent is a defect:
+            // its stacks are the report).
+            let stacks = native_stacks(child.id());
             let _ = child.kill();
-            panic!("java did not finish within two minutes");
+            let _ = child.wait();
+            let stderr = err_reader.join().unwrap_or_default();
+            let tail: Vec<&str> = stderr.lines().rev().take(40).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            panic!(
+                "java did not finish within two minutes\n[test kit] its stderr ended:\n{}\n[test kit] {stacks}",
+                tail.join("\n")
+            );
         }
         std::thread::sleep(std::time::Duration::from_millis(10));
     };
@@ -712,6 +757,18 @@ pub fn wait_for_cpu(pid: u32, more: std::time::Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_live_process_has_its_threads_stacks_taken() {
+        let mut child = Command::new("sleep").arg("60").spawn().expect("sleep");
+        let stacks = native_stacks(child.id());
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(
+            stacks.starts_with("its threads' native stacks") && stacks.contains("\n#0 "),
+            "{stacks}"
+        );
+    }
 
     #[test]
     fn a_crashed_jvms_report_is_kept_and_named() {
