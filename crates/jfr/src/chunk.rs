@@ -8,6 +8,7 @@ use rustc_hash::FxHashMap;
 
 use crate::cursor::Cursor;
 use crate::error::{Error, ErrorKind, Result};
+use crate::flat;
 use crate::metadata::{self, Class, FieldType, Metadata};
 use crate::value::{self, MAX_NESTING, RawString, Value};
 
@@ -144,6 +145,59 @@ pub struct Chunk<'a> {
     /// Each class's smallest and largest constant key, and how many constants it has.
     key_ranges: Vec<KeyRange>,
     string_class: Option<u32>,
+    /// How each class's values are skipped fast (compressed chunks only).
+    flat: flat::Plans,
+    /// Each class's leading number and key fields (see [`Chunk::read_numbers`]).
+    numbers: Vec<Box<[Number]>>,
+}
+
+/// How a field that is a number or a key is read as an integer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Number {
+    /// A `long` or a constant key.
+    Long,
+    /// An `int`.
+    Int,
+    /// A `char`: its code unit.
+    Char,
+    /// A `short`.
+    Short,
+    /// A `boolean`: 0 or 1.
+    Boolean,
+    /// A `byte`.
+    Byte,
+}
+
+impl Number {
+    /// The leading fields of `class` that are numbers or keys.
+    fn prefix(class: &Class) -> Box<[Number]> {
+        class
+            .fields
+            .iter()
+            .map_while(|f| match f.ty {
+                _ if f.array => None,
+                FieldType::Long | FieldType::Ref(_) => Some(Number::Long),
+                FieldType::Int => Some(Number::Int),
+                FieldType::Char => Some(Number::Char),
+                FieldType::Short => Some(Number::Short),
+                FieldType::Boolean => Some(Number::Boolean),
+                FieldType::Byte => Some(Number::Byte),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[inline(always)]
+    fn read(self, c: &mut Cursor<'_>) -> Result<i64> {
+        Ok(match self {
+            Number::Long => c.long("long")?,
+            Number::Int => i64::from(c.int("int")?),
+            Number::Char => i64::from(c.short("char")?),
+            Number::Short => i64::from(c.short("short")? as i16),
+            Number::Boolean => i64::from(c.u8("boolean")? != 0),
+            Number::Byte => i64::from(c.u8("byte")? as i8),
+        })
+    }
 }
 
 /// The keys of one class's constants in a chunk (see [`Chunk::key_range`]).
@@ -188,6 +242,11 @@ impl<'a> Chunk<'a> {
         }
         let metadata = metadata::read(&mut body)?;
         let string_class = metadata.named("java.lang.String");
+        let flat = if compressed {
+            flat::plans(&metadata, string_class)
+        } else {
+            Vec::new()
+        };
         let mut chunk = Chunk {
             offset: base,
             header,
@@ -196,7 +255,10 @@ impl<'a> Chunk<'a> {
             pool: FxHashMap::default(),
             key_ranges: Vec::new(),
             string_class,
+            flat,
+            numbers: Vec::new(),
         };
+        chunk.numbers = chunk.metadata.classes.iter().map(Number::prefix).collect();
         chunk.index_pools()?;
         Ok(chunk)
     }
@@ -317,6 +379,11 @@ impl<'a> Chunk<'a> {
         if Some(class) == self.string_class {
             return RawString::read(c).map(|_| ());
         }
+        if let Some(Some(steps)) = self.flat.get(class as usize)
+            && flat::skip(c, steps).is_some()
+        {
+            return Ok(());
+        }
         value::skip(c, &self.metadata, FieldType::Inline(class), false, 0)
     }
 
@@ -401,6 +468,13 @@ impl<'a> Chunk<'a> {
     #[inline]
     pub fn read_numbers(&self, event: &Event<'a>, out: &mut [i64]) -> Result<()> {
         let mut c = Cursor::new(event.body, event.body_offset, self.header.compressed());
+        let numbers = &self.numbers[event.class as usize];
+        if out.len() <= numbers.len() {
+            for (slot, number) in out.iter_mut().zip(numbers.iter()) {
+                *slot = number.read(&mut c)?;
+            }
+            return Ok(());
+        }
         let fields = &self.class(event.class).fields;
         if out.len() > fields.len() {
             return Err(Error::malformed(
@@ -601,17 +675,17 @@ fn event_frame<'a>(c: &mut Cursor<'a>) -> Result<(u64, Cursor<'a>)> {
     let start = c.offset();
     let start_pos = c.pos();
     let size = c.int("event size")?;
-    if size <= 0 || (size as usize) < c.pos() - start_pos + 1 {
+    let size_field = c.pos() - start_pos;
+    if size <= 0 || size as usize <= size_field {
         return Err(Error::malformed(start, format!("event size {size}")));
     }
-    let end = start_pos + size as usize;
-    if end > c.pos() + c.remaining() {
+    let rest = size as usize - size_field;
+    if rest > c.remaining() {
         return Err(Error::truncated(start, "event"));
     }
-    let mut inner = c.sub(c.pos(), end);
-    c.set_pos(end);
-    let ty = inner.long("event type")? as u64;
-    Ok((ty, inner.sub(inner.pos(), inner.pos() + inner.remaining())))
+    let mut body = c.take(rest);
+    let ty = body.long("event type")? as u64;
+    Ok((ty, body))
 }
 
 /// The events of a chunk (see [`Chunk::events`]).
@@ -697,7 +771,7 @@ impl<'a> Iterator for Chunks<'a> {
 
 /// A field that is a number or a key, as an integer: a reference as its key, a boolean as 0
 /// or 1, a character as its code unit; any other field is an error at its offset.
-#[inline]
+#[inline(always)]
 fn number(c: &mut Cursor<'_>, field: &crate::metadata::Field) -> Result<i64> {
     Ok(match field.ty {
         _ if field.array => return Err(not_a_number(c, field)),

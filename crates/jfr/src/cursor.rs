@@ -40,10 +40,13 @@ impl<'a> Cursor<'a> {
         self.pos = pos.min(self.data.len());
     }
 
-    /// A cursor over `from..to` of this one's data (clamped to it).
-    pub(crate) fn sub(&self, from: usize, to: usize) -> Cursor<'a> {
-        let to = to.min(self.data.len());
-        let from = from.min(to);
+    /// The next `n` bytes (at most those remaining) as a cursor of their own; this one moves
+    /// past them.
+    #[inline]
+    pub(crate) fn take(&mut self, n: usize) -> Cursor<'a> {
+        let from = self.pos;
+        let to = from.saturating_add(n).min(self.data.len());
+        self.pos = to;
         Cursor {
             data: &self.data[from..to],
             pos: 0,
@@ -110,7 +113,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A LEB128 integer of at most 9 bytes.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn varint(&mut self, what: &'static str) -> Result<u64> {
         let data = self.data;
         let mut pos = self.pos;
@@ -133,8 +136,46 @@ impl<'a> Cursor<'a> {
         Ok(value | (u64::from(b) << 56))
     }
 
+    /// Skips `n` LEB128 integers as [`Cursor::varint`] reads them (each ends at a byte below
+    /// 0x80 or at its ninth byte), eight bytes at a time where it can; `None` (the cursor
+    /// moved anywhere) where the data ends first.
+    pub(crate) fn skip_integers(&mut self, mut n: usize) -> Option<()> {
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        let data = self.data;
+        let mut pos = self.pos;
+        // Bytes of the integer under way so far, all with the high bit set.
+        let mut run = 0u32;
+        while n > 0 {
+            if let Some(word) = data.get(pos..pos + 8) {
+                let w = u64::from_le_bytes(word.try_into().ok()?);
+                let ends = !w & HIGH;
+                let count = ends.count_ones() as usize;
+                // Whole words only while no integer in them reaches nine bytes (the first
+                // one's continuation bytes are the run so far and those that lead the word)
+                // and none past the last one wanted starts in them.
+                let whole = count < n || (count == n && ends >> 63 == 1);
+                if count != 0 && whole && run + ends.trailing_zeros() / 8 <= 8 {
+                    n -= count;
+                    pos += 8;
+                    run = ends.leading_zeros() / 8;
+                    continue;
+                }
+            }
+            let &b = data.get(pos)?;
+            pos += 1;
+            if b < 0x80 || run == 8 {
+                n -= 1;
+                run = 0;
+            } else {
+                run += 1;
+            }
+        }
+        self.pos = pos;
+        Some(())
+    }
+
     /// A `long` (64 bits).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn long(&mut self, what: &'static str) -> Result<i64> {
         if self.compressed {
             self.varint(what).map(|v| v as i64)
@@ -144,7 +185,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// An `int` (32 bits; a wider compressed value is cut to its low 32 bits).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn int(&mut self, what: &'static str) -> Result<i32> {
         if self.compressed {
             self.varint(what).map(|v| v as u32 as i32)
@@ -200,6 +241,43 @@ mod tests {
         }
         let mut c = Cursor::new(&[0x80, 0x80], 10, true);
         assert_eq!(c.varint("v").unwrap_err().offset(), 10);
+    }
+
+    #[test]
+    fn integers_are_skipped_where_varint_reads_them() {
+        // Integers of 1 to 9 bytes (a ninth byte ends one whatever its high bit), in runs that
+        // cross words, each count of them skipped from each start.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut bytes = Vec::new();
+        for _ in 0..400 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 9) as usize + 1;
+            for i in 0..len {
+                let last = i + 1 == len;
+                let high = if last && len < 9 {
+                    0
+                } else if last {
+                    (seed >> 20) as u8 & 0x80
+                } else {
+                    0x80
+                };
+                bytes.push(high | (seed >> (i * 3)) as u8 & 0x7f);
+            }
+        }
+        for start in [0, 1, 5, 8, 13] {
+            for n in 0..60 {
+                let mut slow = Cursor::new(&bytes[start..], 0, true);
+                let whole = (0..n).all(|_| slow.varint("v").is_ok());
+                let mut fast = Cursor::new(&bytes[start..], 0, true);
+                let skipped = fast.skip_integers(n);
+                assert_eq!(skipped.is_some(), whole, "start {start}, {n}");
+                assert_eq!(fast.pos(), slow.pos(), "start {start}, {n}");
+            }
+        }
+        let mut c = Cursor::new(&[0x80, 0x80], 0, true);
+        assert!(c.skip_integers(1).is_none());
     }
 
     #[test]

@@ -13,6 +13,7 @@
 mod chunk;
 mod cursor;
 mod error;
+mod flat;
 mod metadata;
 pub mod pools;
 pub mod schema;

@@ -345,6 +345,15 @@ impl Timed {
         filter: &Filter,
         mut profile: Profile,
     ) -> Profile {
+        let all = &self.events[stream as usize];
+        if all.values.is_empty()
+            && !stream.cumulative()
+            && !filter.narrows()
+            && !filter.by_thread
+            && !filter.timeline
+        {
+            return self.count_by_stack(&all.entries[range], profile);
+        }
         let events = || self.events[stream as usize].iter(range.clone());
         let keep_thread: Vec<bool> = self
             .threads
@@ -482,6 +491,34 @@ impl Timed {
             }
             profile.timeline = Some(timeline);
         }
+        profile
+    }
+
+    /// The profile of `entries` whose values and counts are all one, every event kept and
+    /// threads not split (the whole of a sampled recording): a count per stack, the samples
+    /// in the order their stacks first come, as [`Timed::profile`] makes them.
+    fn count_by_stack(&self, entries: &[Entry], mut profile: Profile) -> Profile {
+        let mut counts = vec![0i64; self.stacks.len()];
+        let mut order = Vec::new();
+        for e in entries {
+            let count = &mut counts[e.stack as usize];
+            if *count == 0 {
+                order.push(e.stack);
+            }
+            *count += 1;
+        }
+        let two_values = profile.sample_types.len() > 1;
+        profile.samples.extend(order.into_iter().map(|stack| {
+            let n = counts[stack as usize];
+            Sample {
+                stack: self.stacks[stack as usize]
+                    .iter()
+                    .map(|&f| f as usize)
+                    .collect(),
+                thread: None,
+                values: if two_values { vec![n, n] } else { vec![n] },
+            }
+        }));
         profile
     }
 }
