@@ -62,13 +62,19 @@ fn kernel_samples(p: &TextProfile, name: &str, java_below: &str) -> (u64, u64, u
             continue;
         }
         kernel += row.count;
+        let below = &trace.frames[on_top..];
         assert!(
-            trace.frames[on_top..]
-                .iter()
-                .any(|f| f.starts_with(java_below))
+            below.iter().any(|f| f.starts_with(java_below))
                 // A walk that broke (a deoptimization, say) ends in the pseudo-frame that says
                 // why, below the native and stub frames it walked.
-                || trace.frames.last().is_some_and(|f| f.starts_with("<hprof>.")),
+                || trace.frames.last().is_some_and(|f| f.starts_with("<hprof>."))
+                // A thread before or past its Java code, starting or ending in the JVM (seen
+                // once in 16 runs: `JavaThread::exit`, the agent's ThreadEnd callback asking
+                // for its thread id) has native frames alone below the kernel's.
+                || (below
+                    .iter()
+                    .all(|f| f.contains(".so.") && f.ends_with("(Native method)"))
+                    && below.iter().any(|f| f.starts_with("libjvm.so.JavaThread::"))),
             "no {java_below} below the kernel frames: {:?}",
             trace.frames
         );
@@ -123,7 +129,11 @@ fn a_thread_in_system_calls_shows_the_kernels_frames_above_its_java_frames() {
                 jdk.version
             );
         }
-        // A thread that makes no system call is (nearly) never in the kernel.
+        // A thread that makes (nearly) no system call is (nearly) never in the kernel: its
+        // samples there are the reading of its CPU time every ~5 ms, interrupts and the
+        // scheduler's switches, 0.6-1.0 % of them in 3 runs on JDK 25 beside two fresh clones
+        // (load 7). (Read every 0.1 ms, those reads alone were 2.4-3.4 %, and a fresh clone
+        // saw 5.0 %: the bound then measured the program, not the sampler.)
         let (all, kernel, _) = kernel_samples(&p, "compute", "KernelCalls.");
         assert!(all >= 50, "JDK {}: compute {all}", jdk.version);
         assert!(
