@@ -147,57 +147,6 @@ pub struct Chunk<'a> {
     string_class: Option<u32>,
     /// How each class's values are skipped fast (compressed chunks only).
     flat: flat::Plans,
-    /// Each class's leading number and key fields (see [`Chunk::read_numbers`]).
-    numbers: Vec<Box<[Number]>>,
-}
-
-/// How a field that is a number or a key is read as an integer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Number {
-    /// A `long` or a constant key.
-    Long,
-    /// An `int`.
-    Int,
-    /// A `char`: its code unit.
-    Char,
-    /// A `short`.
-    Short,
-    /// A `boolean`: 0 or 1.
-    Boolean,
-    /// A `byte`.
-    Byte,
-}
-
-impl Number {
-    /// The leading fields of `class` that are numbers or keys.
-    fn prefix(class: &Class) -> Box<[Number]> {
-        class
-            .fields
-            .iter()
-            .map_while(|f| match f.ty {
-                _ if f.array => None,
-                FieldType::Long | FieldType::Ref(_) => Some(Number::Long),
-                FieldType::Int => Some(Number::Int),
-                FieldType::Char => Some(Number::Char),
-                FieldType::Short => Some(Number::Short),
-                FieldType::Boolean => Some(Number::Boolean),
-                FieldType::Byte => Some(Number::Byte),
-                _ => None,
-            })
-            .collect()
-    }
-
-    #[inline(always)]
-    fn read(self, c: &mut Cursor<'_>) -> Result<i64> {
-        Ok(match self {
-            Number::Long => c.long("long")?,
-            Number::Int => i64::from(c.int("int")?),
-            Number::Char => i64::from(c.short("char")?),
-            Number::Short => i64::from(c.short("short")? as i16),
-            Number::Boolean => i64::from(c.u8("boolean")? != 0),
-            Number::Byte => i64::from(c.u8("byte")? as i8),
-        })
-    }
 }
 
 /// The keys of one class's constants in a chunk (see [`Chunk::key_range`]).
@@ -256,9 +205,7 @@ impl<'a> Chunk<'a> {
             key_ranges: Vec::new(),
             string_class,
             flat,
-            numbers: Vec::new(),
         };
-        chunk.numbers = chunk.metadata.classes.iter().map(Number::prefix).collect();
         chunk.index_pools()?;
         Ok(chunk)
     }
@@ -468,13 +415,6 @@ impl<'a> Chunk<'a> {
     #[inline]
     pub fn read_numbers(&self, event: &Event<'a>, out: &mut [i64]) -> Result<()> {
         let mut c = Cursor::new(event.body, event.body_offset, self.header.compressed());
-        let numbers = &self.numbers[event.class as usize];
-        if out.len() <= numbers.len() {
-            for (slot, number) in out.iter_mut().zip(numbers.iter()) {
-                *slot = number.read(&mut c)?;
-            }
-            return Ok(());
-        }
         let fields = &self.class(event.class).fields;
         if out.len() > fields.len() {
             return Err(Error::malformed(

@@ -94,20 +94,13 @@ pub struct Metadata {
     /// Every class, in the order the metadata lists them.
     pub classes: Vec<Class>,
     by_id: FxHashMap<u64, u32>,
-    /// The index of each id below [`SMALL_IDS`] (`u32::MAX`: none), looked up per event
-    /// without hashing (the JDK's and async-profiler's ids are small).
-    small_ids: Vec<u32>,
     by_name: FxHashMap<String, u32>,
 }
 
 impl Metadata {
     /// The index of the class with id `id`.
-    #[inline]
     pub fn index_of(&self, id: u64) -> Option<u32> {
-        match self.small_ids.get(id as usize) {
-            Some(&i) if id < SMALL_IDS => (i != u32::MAX).then_some(i),
-            _ => self.by_id.get(&id).copied(),
-        }
+        self.by_id.get(&id).copied()
     }
 
     /// The index of the class named `name`.
@@ -120,9 +113,6 @@ impl Metadata {
         &self.classes[index as usize]
     }
 }
-
-/// Ids below this have a table entry (see [`Metadata::index_of`]).
-const SMALL_IDS: u64 = 4096;
 
 /// An element of the metadata tree: its name and attributes as indices into the string
 /// table.
@@ -259,13 +249,6 @@ pub(crate) fn read(c: &mut Cursor<'_>) -> Result<Metadata> {
             resolved.push(Field { name, ty, array });
         }
         metadata.classes[index].fields = resolved;
-    }
-    let small = metadata.by_id.keys().filter(|&&id| id < SMALL_IDS).max();
-    metadata.small_ids = vec![u32::MAX; small.map_or(0, |&id| id as usize + 1)];
-    for (&id, &index) in &metadata.by_id {
-        if id < SMALL_IDS {
-            metadata.small_ids[id as usize] = index;
-        }
     }
     Ok(metadata)
 }

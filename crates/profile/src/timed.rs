@@ -421,10 +421,7 @@ impl Timed {
             if index == next {
                 sums.push([0, 0]);
                 profile.samples.push(Sample {
-                    stack: self.stacks[e.stack as usize]
-                        .iter()
-                        .map(|&f| f as usize)
-                        .collect(),
+                    stack: self.sample_stack(e.stack),
                     thread: filter.by_thread.then(|| {
                         self.threads
                             .get(e.thread as usize)
@@ -494,6 +491,14 @@ impl Timed {
         profile
     }
 
+    /// Stack `stack` as a profile sample's frames.
+    fn sample_stack(&self, stack: u32) -> Vec<usize> {
+        self.stacks[stack as usize]
+            .iter()
+            .map(|&f| f as usize)
+            .collect()
+    }
+
     /// The profile of `entries` whose values and counts are all one, every event kept and
     /// threads not split (the whole of a sampled recording): a count per stack, the samples
     /// in the order their stacks first come, as [`Timed::profile`] makes them.
@@ -511,10 +516,7 @@ impl Timed {
         profile.samples.extend(order.into_iter().map(|stack| {
             let n = counts[stack as usize];
             Sample {
-                stack: self.stacks[stack as usize]
-                    .iter()
-                    .map(|&f| f as usize)
-                    .collect(),
+                stack: self.sample_stack(stack),
                 thread: None,
                 values: if two_values { vec![n, n] } else { vec![n] },
             }
