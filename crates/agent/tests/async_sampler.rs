@@ -698,14 +698,11 @@ fn a_stopped_attach_session_releases_its_timers() {
         // Stopped once the main thread (hot()) has run 300 ms of CPU since (~300 samples at
         // 1 ms): on a busy machine the time between the timers' arming and the stop can hold
         // no time slice of it at all (a fresh clone beside other work once found none).
-        let main_cpu = || hprof_testkit::java::thread_cpu_time(target.pid, "java");
-        let used = main_cpu();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while main_cpu() < used + std::time::Duration::from_millis(300)
-            && std::time::Instant::now() < deadline
-        {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        hprof_testkit::java::wait_for_thread_cpu(
+            target.pid,
+            "java",
+            std::time::Duration::from_millis(300),
+        );
         let (events, timers) = held(target.pid);
         if *source == "perf" {
             assert!(

@@ -728,27 +728,29 @@ pub fn thread_cpu_time(pid: u32, name: &str) -> std::time::Duration {
 /// readiness of a profile of what those threads do, whatever the JVM's other threads (JIT,
 /// GC) take of the process's CPU.
 pub fn wait_for_thread_cpu(pid: u32, name: &str, more: std::time::Duration) {
-    let target = thread_cpu_time(pid, name) + more;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while thread_cpu_time(pid, name) < target {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "threads {name:?} of process {pid} did not get {more:?} of CPU within two minutes"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    wait_for_clock(
+        || thread_cpu_time(pid, name),
+        more,
+        &format!("threads {name:?} of process {pid}"),
+    );
 }
 
 /// Waits (at most two minutes) until process `pid` has had `more` CPU time beyond what it had
 /// when called: the readiness of a profile that needs samples (one per interval of CPU),
 /// however loaded the machine is, where a fixed sleep would give it an unknown share.
 pub fn wait_for_cpu(pid: u32, more: std::time::Duration) {
-    let target = cpu_time(pid) + more;
+    wait_for_clock(|| cpu_time(pid), more, &format!("process {pid}"));
+}
+
+/// Waits (at most two minutes) until the CPU clock `clock` has gone `more` past its reading
+/// when called.
+fn wait_for_clock(clock: impl Fn() -> std::time::Duration, more: std::time::Duration, what: &str) {
+    let target = clock() + more;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while cpu_time(pid) < target {
+    while clock() < target {
         assert!(
             std::time::Instant::now() < deadline,
-            "process {pid} did not get {more:?} of CPU within two minutes"
+            "{what} did not get {more:?} of CPU within two minutes"
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
