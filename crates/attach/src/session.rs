@@ -467,32 +467,79 @@ fn copy_agent(target: &Target, agent: &Path) -> Result<String, AttachError> {
             let what = format!("{what} {}", dir.display());
             move |e| AttachError::Io(what, e)
         };
-        match std::fs::create_dir(&dir) {
-            Ok(()) => std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
-                .map_err(io("cannot make private"))?,
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(io("cannot create")(e)),
-        }
-        let meta = std::fs::symlink_metadata(&dir).map_err(io("cannot read"))?;
-        if !meta.is_dir() || meta.uid() != target.uid || meta.mode() & 0o077 != 0 {
-            return Err(AttachError::Permission(format!(
-                "{} is not a private directory of user {} (mode 0700): remove it",
-                dir.display(),
-                target.uid
-            )));
-        }
+        shared_private_dir(&dir, target.uid)?;
         if !is_plain_file(&outside) {
-            let mut file =
-                hprof_outfile::create(&outside).map_err(io("cannot copy the agent to"))?;
-            std::io::Write::write_all(&mut file, &bytes).map_err(io("cannot copy the agent to"))?;
+            // Written whole under a name of this process, then renamed into place: a racer
+            // finds no copy or a complete one, never one still being written.
+            let temp = dir.join(format!(".libhprof-{hash:016x}.{}.tmp", std::process::id()));
+            let copied = hprof_outfile::create(&temp)
+                .and_then(|mut file| std::io::Write::write_all(&mut file, &bytes))
+                .and_then(|()| std::fs::rename(&temp, &outside));
+            if let Err(e) = copied {
+                let _ = std::fs::remove_file(&temp);
+                return Err(io("cannot copy the agent to")(e));
+            }
         }
         Ok(inside.clone())
     })
 }
 
+/// Makes `dir` a directory only `uid` may enter, or checks that it is one: several `hprof`
+/// processes may do this at once, so the directory is created with no bits for others
+/// (never more open than 0700, not even for the moment before a chmod: a racer that finds it
+/// must find it private).
+fn shared_private_dir(dir: &Path, uid: u32) -> Result<(), AttachError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let io = |what: &str| {
+        let what = format!("{what} {}", dir.display());
+        move |e| AttachError::Io(what, e)
+    };
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        // The umask may have taken the owner's bits away: exactly 0700.
+        Ok(()) => std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .map_err(io("cannot make private"))?,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io("cannot create")(e)),
+    }
+    let meta = std::fs::symlink_metadata(dir).map_err(io("cannot read"))?;
+    if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
+        return Err(AttachError::Permission(format!(
+            "{} is not a private directory of user {uid} (mode 0700): remove it",
+            dir.display(),
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn racers_making_the_shared_private_directory_all_find_it_private() {
+        let uid = nix::unistd::getuid().as_raw();
+        let root = tempfile::tempdir().unwrap();
+        for round in 0..200 {
+            let dir = root.path().join(format!("hprof-{round}"));
+            let racers: Vec<_> = (0..4)
+                .map(|_| {
+                    let dir = dir.clone();
+                    std::thread::spawn(move || shared_private_dir(&dir, uid))
+                })
+                .collect();
+            for racer in racers {
+                let made = racer.join().unwrap();
+                assert!(made.is_ok(), "round {round}: {:?}", made.err());
+            }
+            let mode = std::fs::metadata(&dir).unwrap().mode() & 0o777;
+            assert_eq!(mode, 0o700, "round {round}");
+        }
+        let open = root.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let err = shared_private_dir(&open, uid).unwrap_err().to_string();
+        assert!(err.contains("is not a private directory"), "{err}");
+    }
 
     #[test]
     fn a_session_gets_the_defaults_and_never_the_options_attach_chooses() {
