@@ -8,7 +8,8 @@
    100 MB, as `jfr assemble` joins chunks) and a synthetic one of 10 M execution samples
    (`cargo run --example synth`, 20,000 stacks, 16 threads). Wall time and peak RSS.
 2. `format=jfr` overhead against the text output: `cpu=samples,interval=10` on
-   java/src/bench/CpuBench.java, no agent / text / binary / JFR, interleaved, median wall time.
+   java/src/bench/CpuBench.java, no agent / text / binary / JFR, interleaved, median wall and
+   CPU time.
 3. The HTML page with the timeline for the 10 M sample recording: `hprof convert` time, and
    the time from navigation to the page's load event (all scripts run, the timeline and the
    whole profile's flame graph drawn) in headless Chromium, median of 3.
@@ -144,16 +145,17 @@ def overhead(work, agent, classes, runs):
         "cpu=samples format=b": [f"-agentpath:{agent}=cpu=samples,interval=10,format=b,file={work}/o.hprof"],
         "cpu=samples format=jfr": [f"-agentpath:{agent}=cpu=samples,interval=10,file={work}/o.jfr"],
     }
-    times = {name: [] for name in profilers}
+    walls = {name: [] for name in profilers}
+    cpus = {name: [] for name in profilers}
     cmd = lambda flags: ["java", *flags, "-cp", str(classes), "bench.CpuBench"]
     for flags in profilers.values():
         sh(*cmd(flags), cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(runs):
         for name, flags in profilers.items():
-            start = time.perf_counter()
-            sh(*cmd(flags), cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            times[name].append(time.perf_counter() - start)
-    return times
+            wall, _, cpu = measured(cmd(flags), cwd=work)
+            walls[name].append(wall)
+            cpus[name].append(cpu)
+    return walls, cpus
 
 
 def main():
@@ -182,20 +184,22 @@ def main():
         shutil.copy2(ROOT / "target/release/libhprof.so", agent)
         classes = ROOT / "target/java/classes"
         conv, conv_note = jfrconv()
+        loads = [os.getloadavg()[0]]
         _, one, copies = real_recording(work, classes)
         sh(str(ROOT / "target/release/examples/synth"), str(work / "synth.jfr"), "10000000")
         read_rows = reading(work, hprof, conv, args.runs, args.skip_slow)
-        over = overhead(work, agent, classes, max(args.runs, 5))
-        convert, page_mb, loads = page_load(work, hprof, args.runs)
+        loads.append(os.getloadavg()[0])
+        over, over_cpu = overhead(work, agent, classes, max(args.runs, 5))
+        loads.append(os.getloadavg()[0])
+        convert, page_mb, page_loads = page_load(work, hprof, args.runs)
+        loads.append(os.getloadavg()[0])
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    base = statistics.median(over["no agent"])
-    text = statistics.median(over["cpu=samples text"])
     lines = [SECTION, "",
-             f"Command: `bench/jfr.py --runs {args.runs}` on {machine()}. The machine was shared with "
-             "seven other engineers' builds and tests (load average 15-20 on 2 cores): wall times are "
-             "inflated and noisy; the lead reruns this on a quiet machine.", "",
+             f"Command: `bench/jfr.py --runs {args.runs}` on {machine()}; one-minute load average "
+             f"{' '.join(f'{l:.1f}' for l in loads)} (before the reading rows, before and after the "
+             "overhead rows, after the page loads).", "",
              f"Reading (real: a 30 s JDK 17 recording of Stress, {one / 1e6:.1f} MB, its chunks repeated "
              f"{copies} times; {conv_note}). hprof's and jfrconv's rows are medians of {args.runs} runs interleaved "
              "(hprof, jfrconv, hprof, ...), `jfr print`'s one run; CPU is user + sys:", "",
@@ -204,15 +208,20 @@ def main():
     for name, size, tool, wall, rss, n, cpu in read_rows:
         lines.append(f"| {name} | {size:.0f} | {tool} | {n} | {wall:.2f} | {cpu:.2f} | {size / wall:.0f} | {rss:.0f} |")
     lines += ["", f"`format=jfr` overhead, CpuBench, cpu=samples interval=10 ms, median of {len(over['no agent'])} "
-              "interleaved runs:", "", "| run | median s | vs no agent | vs text |", "|---|---|---|---|"]
+              "interleaved runs (CPU: user + sys of the JVM):", "",
+              "| run | wall s | vs no agent | vs text | CPU s | vs no agent | vs text |",
+              "|---|---|---|---|---|---|---|"]
+    base, text = (statistics.median(over[k]) for k in ("no agent", "cpu=samples text"))
+    base_cpu, text_cpu = (statistics.median(over_cpu[k]) for k in ("no agent", "cpu=samples text"))
     for name, values in over.items():
-        m = statistics.median(values)
-        lines.append(f"| {name} | {m:.3f} | {m / base:.3f}x | {m / text:.3f}x |")
+        m, c = statistics.median(values), statistics.median(over_cpu[name])
+        lines.append(f"| {name} | {m:.3f} | {m / base:.3f}x | {m / text:.3f}x "
+                     f"| {c:.3f} | {c / base_cpu:.3f}x | {c / text_cpu:.3f}x |")
     lines += ["", f"HTML with the timeline, 10 M samples: `hprof convert` {convert[0]:.1f} s (peak RSS "
               f"{convert[1]:.0f} MB), page {page_mb:.0f} MB; headless Chromium, navigation to the load "
-              f"event (timeline and whole-profile flame graph drawn): {' '.join(f'{l:.2f}' for l in loads)} s, "
-              f"median {statistics.median(loads):.2f} s.", ""]
-    lines += raw_runs({"CpuBench": over})
+              f"event (timeline and whole-profile flame graph drawn): {' '.join(f'{l:.2f}' for l in page_loads)} s, "
+              f"median {statistics.median(page_loads):.2f} s.", ""]
+    lines += raw_runs({"CpuBench wall": over, "CpuBench CPU": over_cpu})
     section = "\n".join(lines) + "\n"
     print(section)
     if args.write:
