@@ -1,7 +1,8 @@
 //! The timeline of the HTML flame graph page, in headless Chromium, on a synthetic recording
 //! whose intervals the page gets packed both ways (dense: most stacks in each interval, some
 //! values past a nibble; sparse: a few stacks now and then): the flame graph of every range
-//! holds what `convert --from --to` gives for it.
+//! holds what `convert --from --to` gives for it, drawn of its callees or of its callers, and
+//! a search there matches the value of that range's samples with a matching frame.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -183,5 +184,119 @@ fn every_range_of_the_timeline_draws_what_convert_gives_for_it() {
             assert!(!want.is_empty(), "{kind} {from}-{to}");
             assert_eq!(drawn, want, "{kind} {from}-{to}");
         }
+    }
+}
+
+/// The lines of a folded file: each stack's frames (root first) and value.
+fn folded_lines(text: &str) -> Vec<(Vec<String>, f64)> {
+    text.lines()
+        .map(|line| {
+            let (stack, value) = line.rsplit_once(' ').expect("a folded line");
+            (
+                stack.split(';').map(str::to_string).collect(),
+                value.parse().expect("a value"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_ranges_callers_and_searches_hold_what_convert_gives_for_it() {
+    if require::chromium(Skipped::Test).is_none() {
+        return;
+    }
+    let dir = temp_dir();
+    let jfr = dir.path().join("work.jfr");
+    std::fs::write(&jfr, recording()).unwrap();
+    let jfr = jfr.to_str().unwrap();
+    let ranges = [("0", "8"), ("0", "4"), ("4", "8"), ("1.5", "6")];
+    // Each search, and which frames it matches: a regular expression, a name that is twice in
+    // one stack (its samples count once), and text that is no regular expression (searched
+    // as plain text).
+    type Matches = fn(&str) -> bool;
+    let searches: [(&str, Matches); 4] = [
+        ("middle1", |f| f.contains("middle1")),
+        ("leaf[25]$", |f| {
+            f.ends_with("leaf2") || f.ends_with("leaf5")
+        }),
+        ("main", |f| f.contains("main")),
+        ("leaf(", |f| f.contains("leaf(")),
+    ];
+    let page = dir.path().join("work.html");
+    hprof_ok(&["convert", jfr, page.to_str().unwrap(), "--cpu"]);
+    let texts: Vec<String> = searches
+        .iter()
+        .map(|(text, _)| serde_json::to_string(text).unwrap())
+        .collect();
+    let body: String = ranges
+        .iter()
+        .map(|(from, to)| {
+            format!(
+                "t.select({from}, {to}); t.callers(false); \
+                 out.push(JSON.stringify([{texts}].map(function (s) {{ return t.search(s); }}))); \
+                 t.search(''); t.callers(true); \
+                 out.push(JSON.stringify(t.rootFrames())); out.push(JSON.stringify(t.rangeFrames())); \
+                 t.callers(false); out.push(JSON.stringify(t.rootFrames()));",
+                texts = texts.join(",")
+            )
+        })
+        .collect();
+    let probe = browser::probe(
+        &page,
+        "window.hprofTimeline",
+        &format!("var t = window.hprofTimeline, out = []; {body} return out.join(\"\\n\");"),
+    );
+    assert!(probe.errors.is_empty(), "{:?}", probe.errors);
+    let lines: Vec<&str> = probe.result.lines().collect();
+    assert_eq!(lines.len(), 4 * ranges.len(), "{}", probe.result);
+    for ((from, to), got) in ranges.iter().zip(lines.chunks(4)) {
+        let folded = dir.path().join("range.collapsed");
+        let path = folded.to_str().unwrap();
+        hprof_ok(&["convert", jfr, path, "--cpu", "--from", from, "--to", to]);
+        let text = std::fs::read_to_string(&folded).unwrap();
+        let stacks = folded_lines(&text);
+        assert!(!stacks.is_empty(), "{from}-{to}");
+        let want_matches: Vec<f64> = searches
+            .iter()
+            .map(|(_, matches)| {
+                stacks
+                    .iter()
+                    .filter(|(frames, _)| frames.iter().any(|f| matches(f)))
+                    .map(|(_, v)| v)
+                    .sum()
+            })
+            .collect();
+        let got_matches: Vec<f64> = serde_json::from_str(got[0]).unwrap();
+        assert_eq!(got_matches, want_matches, "{from}-{to}: searches");
+        // (leaf2 and leaf5 run in the first four seconds only.)
+        let first_half = *from == "0" || *from == "1.5";
+        assert!(
+            want_matches[0] > 0.0
+                && (want_matches[1] > 0.0) == first_half
+                && want_matches[2] == stacks.iter().map(|(_, v)| v).sum::<f64>()
+                && want_matches[3] == 0.0,
+            "{from}-{to}: {want_matches:?}"
+        );
+        let by = |frame: fn(&[String]) -> &String| {
+            let mut values = BTreeMap::new();
+            for (frames, v) in &stacks {
+                *values.entry(frame(frames).clone()).or_insert(0.0) += v;
+            }
+            values
+        };
+        let callers_root: BTreeMap<String, f64> = serde_json::from_str(got[1]).unwrap();
+        assert_eq!(
+            callers_root,
+            by(|f| f.last().unwrap()),
+            "{from}-{to}: the callers' bottom row is the leaves"
+        );
+        let callers_frames: BTreeMap<String, f64> = serde_json::from_str(got[2]).unwrap();
+        assert_eq!(callers_frames, frame_values(&text), "{from}-{to}: callers");
+        let callees_root: BTreeMap<String, f64> = serde_json::from_str(got[3]).unwrap();
+        assert_eq!(
+            callees_root,
+            by(|f| f.first().unwrap()),
+            "{from}-{to}: the callees' bottom row is the roots"
+        );
     }
 }

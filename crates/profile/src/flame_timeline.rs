@@ -274,6 +274,9 @@ pub(crate) const STYLE: &str = r#"
 #timeline .threads canvas { height: 18px; }
 #timeline .threads div { font-size: 11px; color: #555; }
 #range-view canvas { width: 100%; display: block; }
+#range-view .info { font-size: 13px; margin: 3px 0; }
+#range-view .info button, #range-view .info input { font-size: 12px; margin-left: 6px; }
+#range-match { color: #a000a0; margin-left: 6px; }
 "#;
 
 /// The two SVG views, as script blocks the page loads into their frames when asked: each
@@ -314,7 +317,10 @@ pub(crate) fn section(profile: &Profile, timeline: &Timeline, unit: &str) -> Str
 <div class="info" id="tl-axis"></div>
 <div class="threads" id="tl-thread-list" style="display:none"></div>
 </div>
-<div id="range-view"><div class="info" id="range-info"></div><canvas id="range-canvas"></canvas>
+<div id="range-view"><div class="info"><span id="range-info"></span>
+<button id="range-invert" type="button">Callers (inverted)</button>
+<input id="range-search" type="search" placeholder="Search frames (regular expression)" size="36">
+<span id="range-match"></span></div><canvas id="range-canvas"></canvas>
 <div class="info" id="range-detail">Hover a frame for its value; click to zoom, click the bottom frame to zoom out.</div></div>
 <script type="application/json" id="tl-data">{data}</script>
 <script type="text/plain" id="tl-samples">{samples}</script>
@@ -324,9 +330,12 @@ pub(crate) fn section(profile: &Profile, timeline: &Timeline, unit: &str) -> Str
 }
 
 /// The timeline's script: draws the intervals, follows a drag, and draws the range's flame
-/// graph on a canvas (`window.hprofTimeline.select(fromSeconds, toSeconds)` does what a drag
-/// does, `.xOf(seconds)` is where a time is on the page, and `.rangeFrames()` lists the
-/// range's frames and values, for tests).
+/// graph on a canvas, of its callees or its callers (inverted), with the frames a search
+/// matches marked and their share of the range. For tests: `window.hprofTimeline.
+/// select(fromSeconds, toSeconds)` does what a drag does, `.xOf(seconds)` is where a time is
+/// on the page, `.rangeFrames()` lists the drawn graph's frames and values, `.rootFrames()`
+/// its bottom row's, `.callers(on)` switches the graph, `.search(text)` searches as the box
+/// does and returns the matched value.
 const SCRIPT: &str = r##"
 (function () {
   var D = JSON.parse(document.getElementById("tl-data").textContent);
@@ -420,7 +429,10 @@ const SCRIPT: &str = r##"
     showRange(a, z);
   });
   // The range's flame graph: values summed per tree node over the range's intervals.
-  var nodes = D.parents.length, children = null, rangeTotals = null, zoomNode = 0, rects = [];
+  var nodes = D.parents.length, children = null, rangeTotals = null, rects = [];
+  // The graph drawn: the callees' tree (the page's nodes) or the callers' (built from the
+  // range's own values), each with its parents, names, totals, children and zoomed node.
+  var view = null, inverted = false, matched = null;
   function buildChildren() {
     children = [];
     for (var i = 0; i < nodes; i++) children.push([]);
@@ -435,31 +447,64 @@ const SCRIPT: &str = r##"
     for (var i = nodes - 1; i > 0; i--) v[D.parents[i]] += v[i];
     return v;
   }
+  function calleesView() {
+    return { parents: D.parents, names: D.names, totals: rangeTotals, children: children, zoom: 0 };
+  }
+  // Each node's own value (its total less its children's) on the path from it to the root,
+  // leaf first: the callers' tree of the range, each node's children by name.
+  function callersView() {
+    var parents = [0], names = [0], totals = [rangeTotals[0]], index = new Map(), T = D.texts.length;
+    for (var i = 1; i < nodes; i++) {
+      var own = rangeTotals[i], ch = children[i];
+      for (var k = 0; k < ch.length; k++) own -= rangeTotals[ch[k]];
+      if (!(own > 0)) continue;
+      for (var at = 0, j = i; j > 0; j = D.parents[j]) {
+        var key = at * T + D.names[j], next = index.get(key);
+        if (next === undefined) {
+          next = parents.length;
+          index.set(key, next);
+          parents.push(at); names.push(D.names[j]); totals.push(0);
+        }
+        totals[next] += own;
+        at = next;
+      }
+    }
+    var kids = parents.map(function () { return []; });
+    for (var i = 1; i < parents.length; i++) kids[parents[i]].push(i);
+    kids.forEach(function (list) {
+      list.sort(function (x, y) {
+        var a = D.texts[names[x]], b = D.texts[names[y]];
+        return a < b ? -1 : a > b ? 1 : 0;
+      });
+    });
+    return { parents: parents, names: names, totals: totals, children: kids, zoom: 0 };
+  }
   var rangeCanvas = document.getElementById("range-canvas");
   // Each kind's base colour and spread, as the flame graph's legend has them.
   var colours = D.colours;
-  function colour(node) {
-    var t = D.texts[D.names[node]], h = 0;
+  function colour(name) {
+    if (matched && matched[name]) return "rgb(230,0,230)";
+    var t = D.texts[name], h = 0;
     for (var i = 0; i < t.length; i++) h = (h * 31 + t.charCodeAt(i)) % 60;
-    var c = colours[D.kinds[D.names[node]]] || colours[0];
+    var c = colours[D.kinds[name]] || colours[0];
     function channel(i) { return c[3 + i] ? Math.min(255, c[i] + (h / c[3 + i] | 0)) : c[i]; }
     return "rgb(" + channel(0) + "," + channel(1) + "," + channel(2) + ")";
   }
   function drawRange() {
-    var w = rangeCanvas.clientWidth || 1000, row = 16;
-    var depth = 0, stack = [[zoomNode, 0, 0]];
+    var w = rangeCanvas.clientWidth || 1000, row = 16, t = view.totals, zoom = view.zoom;
+    var depth = 0, stack = [[zoom, 0, 0]];
     var layout = [];
-    var root = rangeTotals[zoomNode] || 1;
+    var root = t[zoom] || 1;
     while (stack.length) {
       var e = stack.pop(), node = e[0], x = e[1], d = e[2];
-      var width = rangeTotals[node] / root * w;
+      var width = t[node] / root * w;
       if (width < 0.5) continue;
-      if (node !== zoomNode || zoomNode !== 0) layout.push([node, x, d, width]);
+      if (node !== zoom || zoom !== 0) layout.push([node, x, d, width]);
       if (d > depth) depth = d;
       var cx = x;
-      var ch = children[node];
+      var ch = view.children[node];
       for (var i = 0; i < ch.length; i++) {
-        if (rangeTotals[ch[i]] > 0) { stack.push([ch[i], cx, d + 1]); cx += rangeTotals[ch[i]] / root * w; }
+        if (t[ch[i]] > 0) { stack.push([ch[i], cx, d + 1]); cx += t[ch[i]] / root * w; }
       }
     }
     rangeCanvas.width = w;
@@ -468,13 +513,13 @@ const SCRIPT: &str = r##"
     g.font = "11px sans-serif";
     rects = [];
     for (var i = 0; i < layout.length; i++) {
-      var l = layout[i], y = rangeCanvas.height - (l[2] + 1) * row;
-      g.fillStyle = colour(l[0]);
+      var l = layout[i], y = rangeCanvas.height - (l[2] + 1) * row, name = view.names[l[0]];
+      g.fillStyle = colour(name);
       g.fillRect(l[1], y, Math.max(0.5, l[3] - 0.5), row - 1);
       if (l[3] > 30) {
         g.fillStyle = "#000";
         g.save(); g.beginPath(); g.rect(l[1], y, l[3] - 2, row); g.clip();
-        g.fillText(D.texts[D.names[l[0]]], l[1] + 2, y + row - 4);
+        g.fillText(D.texts[name], l[1] + 2, y + row - 4);
         g.restore();
       }
       rects.push([l[1], y, l[3], row, l[0]]);
@@ -492,25 +537,69 @@ const SCRIPT: &str = r##"
   rangeCanvas.addEventListener("mousemove", function (e) {
     var node = nodeAt(e);
     if (node < 0) return;
-    var v = rangeTotals[node], t = rangeTotals[0] || 1;
-    document.getElementById("range-detail").textContent = D.texts[D.names[node]] + " (" + v + " " + D.unit + ", " + (v * 100 / t).toFixed(2) + "%)";
+    var v = view.totals[node], t = rangeTotals[0] || 1;
+    document.getElementById("range-detail").textContent = D.texts[view.names[node]] + " (" + v + " " + D.unit + ", " + (v * 100 / t).toFixed(2) + "%)";
   });
   rangeCanvas.addEventListener("click", function (e) {
     var node = nodeAt(e);
     if (node < 0) return;
-    zoomNode = node === zoomNode ? D.parents[node] : node;
+    view.zoom = node === view.zoom ? view.parents[node] : node;
     drawRange();
   });
+  // The value of the range's samples with a frame the search matches, each sample once
+  // however many such frames its stack has: the totals of the matched nodes with no matched
+  // node below them (nodes come in pre-order: a parent before its children).
+  function matchedValue() {
+    if (!matched) return 0;
+    var below = new Uint8Array(nodes), sum = 0;
+    for (var i = 1; i < nodes; i++) {
+      var p = D.parents[i];
+      below[i] = below[p] || (p > 0 && matched[D.names[p]]) ? 1 : 0;
+      if (matched[D.names[i]] && !below[i]) sum += rangeTotals[i];
+    }
+    return sum;
+  }
+  function showMatch() {
+    var v = matchedValue(), t = rangeTotals[0] || 1;
+    document.getElementById("range-match").textContent = matched ?
+      "Matched: " + v + " " + D.unit + " (" + (v * 100 / t).toFixed(2) + "% of the range)" : "";
+    return v;
+  }
+  // A search as a regular expression, or as plain text where it is not one.
+  function search(text) {
+    matched = null;
+    if (text) {
+      var re = null;
+      try { re = new RegExp(text); } catch (e) { re = null; }
+      matched = new Uint8Array(D.texts.length);
+      for (var k = 0; k < D.texts.length; k++) {
+        matched[k] = (re ? re.test(D.texts[k]) : D.texts[k].indexOf(text) >= 0) ? 1 : 0;
+      }
+    }
+    if (view) drawRange();
+    return rangeTotals ? showMatch() : 0;
+  }
+  var searchBox = document.getElementById("range-search");
+  searchBox.addEventListener("input", function () { search(searchBox.value); });
+  function setCallers(on) {
+    inverted = !!on;
+    document.getElementById("range-invert").textContent = inverted ? "Callees" : "Callers (inverted)";
+    if (!rangeTotals) return;
+    view = inverted ? callersView() : calleesView();
+    drawRange();
+  }
+  document.getElementById("range-invert").addEventListener("click", function () { setCallers(!inverted); });
   function showRange(a, z, whole) {
     sel = whole ? null : [a, z];
     redraw();
     if (!children) buildChildren();
     rangeTotals = rangeValues(a, z);
-    zoomNode = 0;
+    view = inverted ? callersView() : calleesView();
     document.getElementById("range-view").style.display = "block";
     var views = document.querySelectorAll("iframe, #bar");
     for (var i = 0; i < views.length; i++) views[i].style.display = "none";
     document.getElementById("range-info").textContent = (whole ? "Flame graph of the whole profile" : "Flame graph of " + fmt(secs(a)) + " – " + fmt(secs(z))) + ": " + rangeTotals[0] + " " + D.unit;
+    showMatch();
     drawRange();
   }
   document.getElementById("tl-reset").addEventListener("click", function () { showRange(0, n, true); });
@@ -569,12 +658,21 @@ const SCRIPT: &str = r##"
     },
     rangeFrames: function () {
       var out = {};
-      for (var i = 1; i < nodes; i++) if (rangeTotals && rangeTotals[i] > 0) {
-        var t = D.texts[D.names[i]];
-        out[t] = (out[t] || 0) + rangeTotals[i];
+      if (view) for (var i = 1; i < view.totals.length; i++) if (view.totals[i] > 0) {
+        var t = D.texts[view.names[i]];
+        out[t] = (out[t] || 0) + view.totals[i];
       }
       return out;
     },
+    rootFrames: function () {
+      var out = {};
+      if (view) view.children[0].forEach(function (i) {
+        if (view.totals[i] > 0) { var t = D.texts[view.names[i]]; out[t] = (out[t] || 0) + view.totals[i]; }
+      });
+      return out;
+    },
+    callers: setCallers,
+    search: search,
     secondsOf: function (epochMillis) {
       return (epochMillis * 1e6 - D.start + D.offset) / 1e9;
     },
