@@ -1,7 +1,8 @@
 // Agent test program for a JNI library that takes SIGPROF: loads the library at LIBRARY
 // (argument 1), whose install() puts its own SIGPROF handler in place (after the agent's) and
 // counts the signals it gets; then computes for SECONDS (argument 2) in compute(), raises
-// SIGPROF RAISED times itself (argument 3; raiseOwn(), the library's own signals), and prints
+// SIGPROF RAISED times itself (argument 3; raiseOwn(), the library's own signals, in a thread
+// of its own that the JVM does not know), and prints
 // "handler got N" (the signals the library's handler counted), "compute NS" (the CPU time
 // compute() took), then "done".
 
