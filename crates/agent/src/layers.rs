@@ -2,7 +2,7 @@
 //! top: the exported entry points; the profiler (sessions, dispatch); the engines; the
 //! sampling support under them (the SIGPROF handler, the stack walker, perf events, and the
 //! naming of native and kernel frames); the output writers; the shared tables (traces,
-//! threads, options, progress lines); and at the bottom the FFI layer (JVMTI, JNI, the
+//! threads, options, progress lines, the JVM's own options); and at the bottom the FFI layer (JVMTI, JNI, the
 //! operating system's primitives, agent threads, the panic barrier) with the agent's error
 //! type. A module may import its own layer and those below it, never one above: what a lower
 //! layer needs from a higher one is handed down (callbacks, trait objects, plain data).
@@ -17,9 +17,27 @@ pub const LAYERS: &[(&str, &[&str])] = &[
     ("output", &["output"]),
     (
         "shared tables",
-        &["trace_store", "threads", "options", "progress"],
+        &[
+            "trace_store",
+            "threads",
+            "options",
+            "progress",
+            "vm_options",
+        ],
     ),
     ("FFI layer", &["jvmti", "error", "layers"]),
+];
+
+/// The engines (modules of `engine/` with an `Engine`): none names another; what two share
+/// is a helper of `engine/` (its ticker, the CPU samplers' `sampling`, object sites, VM
+/// threads, SIGPROF watch) or a shared table.
+pub const ENGINES: &[&str] = &[
+    "cpu_samples",
+    "cpu_async",
+    "cpu_times",
+    "heap_sites",
+    "heap_dump",
+    "monitors",
 ];
 
 /// The layer of the top-level module `module` (0 is the top), if it has one.
@@ -127,6 +145,34 @@ mod tests {
         upward.sort();
         upward.dedup();
         assert!(upward.is_empty(), "upward imports:\n{}", upward.join("\n"));
+    }
+
+    #[test]
+    fn no_engine_names_another() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/engine");
+        let mut files = Vec::new();
+        sources(&root, None, &mut files);
+        let mut crossing = Vec::new();
+        for (engine, text) in files.iter().filter(|(m, _)| ENGINES.contains(&m.as_str())) {
+            for line in text.lines().map(|l| l.split("//").next().unwrap_or("")) {
+                for other in ENGINES.iter().filter(|&o| o != engine) {
+                    if line.contains(&format!("engine::{other}"))
+                        || line.contains(&format!("super::{other}"))
+                    {
+                        crossing.push(format!("{engine}: {}", line.trim()));
+                    }
+                }
+            }
+        }
+        assert!(
+            files.iter().filter(|(m, _)| m == "heap_sites").count() > 5,
+            "found the engines' sources"
+        );
+        assert!(
+            crossing.is_empty(),
+            "engine to engine:\n{}",
+            crossing.join("\n")
+        );
     }
 
     /// The FFI layer is its own crate (`crates/jvmti`, re-exported as `crate::jvmti` and

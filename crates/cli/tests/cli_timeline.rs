@@ -109,11 +109,9 @@ fn recording() -> Vec<u8> {
 /// stacks through it (a frame twice in a stack counts twice), as the page's `rangeFrames`.
 fn frame_values(lines: &str) -> BTreeMap<String, f64> {
     let mut values = BTreeMap::new();
-    for line in lines.lines() {
-        let (stack, value) = line.rsplit_once(' ').expect("a folded line");
-        let value: f64 = value.parse().expect("a value");
-        for frame in stack.split(';') {
-            *values.entry(frame.to_string()).or_default() += value;
+    for (frames, value) in folded_lines(lines) {
+        for frame in frames {
+            *values.entry(frame).or_default() += value;
         }
     }
     values
@@ -144,15 +142,23 @@ fn page_ranges(page: &Path, ranges: &[(&str, &str)]) -> Vec<BTreeMap<String, f64
     ranges
 }
 
-#[test]
-fn every_range_of_the_timeline_draws_what_convert_gives_for_it() {
-    if require::chromium(Skipped::Test).is_none() {
-        return;
-    }
+/// A directory holding the synthetic recording, and the recording's path; none without a
+/// browser (the skip recorded).
+fn recorded() -> Option<(tempfile::TempDir, String)> {
+    require::chromium(Skipped::Test)?;
     let dir = temp_dir();
     let jfr = dir.path().join("work.jfr");
     std::fs::write(&jfr, recording()).unwrap();
-    let jfr = jfr.to_str().unwrap();
+    let jfr = jfr.to_str().unwrap().to_string();
+    Some((dir, jfr))
+}
+
+#[test]
+fn every_range_of_the_timeline_draws_what_convert_gives_for_it() {
+    let Some((dir, jfr)) = recorded() else {
+        return;
+    };
+    let jfr = jfr.as_str();
     // Whole, the dense half, the sparse half, across both, one interval.
     let ranges = [
         ("0", "8"),
@@ -202,13 +208,10 @@ fn folded_lines(text: &str) -> Vec<(Vec<String>, f64)> {
 
 #[test]
 fn a_ranges_callers_and_searches_hold_what_convert_gives_for_it() {
-    if require::chromium(Skipped::Test).is_none() {
+    let Some((dir, jfr)) = recorded() else {
         return;
-    }
-    let dir = temp_dir();
-    let jfr = dir.path().join("work.jfr");
-    std::fs::write(&jfr, recording()).unwrap();
-    let jfr = jfr.to_str().unwrap();
+    };
+    let jfr = jfr.as_str();
     let ranges = [("0", "8"), ("0", "4"), ("4", "8"), ("1.5", "6")];
     // Each search, and which frames it matches: a regular expression, a name that is twice in
     // one stack (its samples count once), and text that is no regular expression (searched

@@ -9,6 +9,7 @@ pub mod heap_dump;
 pub mod heap_sites;
 pub mod monitors;
 pub mod object_sites;
+pub mod sampling;
 pub mod sigprof_watch;
 pub mod ticker;
 pub mod vm_threads;
@@ -433,7 +434,7 @@ pub fn select_engines(
     {
         return Err(format!("cpu=wall can't run: {why}"));
     }
-    cpu_times::note_vm_feature(jvmti.feature_version());
+    crate::vm_options::note_vm_feature(jvmti.feature_version());
     Ok(engines_for(options, &asynchronous, late))
 }
 

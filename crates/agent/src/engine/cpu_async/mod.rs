@@ -264,12 +264,12 @@ impl Engine for AsyncSampler {
         if let Some(jni) = ctx.vm.jni() {
             jni.with_local_frame(64, || self.drain(ctx, jni));
         }
-        ctx.with_output(|out| crate::engine::cpu_samples::write_samples(ctx, out, cutoff));
+        ctx.with_output(|out| crate::engine::sampling::write_samples(ctx, out, cutoff));
     }
 
     fn set_sampling(&self, ctx: &Context, thread: u64, on: bool) {
         if self.started.get().is_some() {
-            crate::engine::cpu_samples::set_sampling(ctx, thread, on);
+            crate::engine::sampling::set_sampling(ctx, thread, on);
         }
     }
 
@@ -414,6 +414,6 @@ impl Engine for AsyncSampler {
     }
 
     fn dump(&self, ctx: &Context, _jni: Option<Jni>, out: &mut ProfileOutput) {
-        crate::engine::cpu_samples::write_samples(ctx, out, ctx.options.cutoff);
+        crate::engine::sampling::write_samples(ctx, out, ctx.options.cutoff);
     }
 }

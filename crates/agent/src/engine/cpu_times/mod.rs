@@ -55,8 +55,6 @@ use crate::error::AgentError;
 use crate::jvmti::{Capabilities, Event, FieldId, GlobalRef, Jni, jclass, jthread};
 use crate::output::ProfileOutput;
 
-pub(crate) use class_hook::{note_vm_feature, sharing_required};
-
 use class_hook::transform_early;
 use methods::Methods;
 use state::StateClass;
@@ -231,7 +229,7 @@ impl Engine for CpuTimes {
         }
         // The early class hook turns class data sharing off, which -Xshare:on forbids: the
         // JVM would refuse to start. cpu=times then reports it cannot run (see install).
-        let early = !sharing_required();
+        let early = !crate::vm_options::sharing_required();
         self.early_hooks.store(early, Ordering::Release);
         caps.early_class_hooks = early;
     }

@@ -87,7 +87,7 @@ pub fn fast_mode(options: &crate::options::Options, late: bool) -> bool {
         && !options.sites_exact
         && options.alloc_interval == 0
         && !late
-        && !crate::engine::cpu_times::sharing_required()
+        && !crate::vm_options::sharing_required()
 }
 
 /// The engine.
