@@ -8,8 +8,9 @@
 //! engines that take them; [`engine`], one module per profiling engine behind one interface;
 //! [`signal`] and [`code_names`], the asynchronous sampler's handler, walker and frame names;
 //! [`output`], one writer per format; the shared tables [`trace_store`], [`threads`],
-//! [`options`], [`progress`], [`vm_options`]; and the FFI layer [`jvmti`] with [`error`], the agent's one error
-//! type, both re-exported from the crate `hprof-jvmti`, which imports nothing of the agent.
+//! [`options`], [`progress`], [`vm_options`]; and the FFI layer [`jvmti`] with [`error`], the
+//! agent's one error type, both re-exported from the crate `hprof-jvmti`, which imports
+//! nothing of the agent.
 //! [`jvmti`], [`signal`] and [`entry`] are the only modules with `unsafe` code.
 
 #![deny(unsafe_code)]
