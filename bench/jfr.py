@@ -219,8 +219,11 @@ def main():
                      f"| {c:.3f} | {c / base_cpu:.3f}x | {c / text_cpu:.3f}x |")
     lines += ["", f"HTML with the timeline, 10 M samples: `hprof convert` {convert[0]:.1f} s (peak RSS "
               f"{convert[1]:.0f} MB), page {page_mb:.0f} MB; headless Chromium, navigation to the load "
-              f"event (timeline and whole-profile flame graph drawn): {' '.join(f'{l:.2f}' for l in page_loads)} s, "
-              f"median {statistics.median(page_loads):.2f} s.", ""]
+              f"event (timeline and whole-profile flame graph drawn): {' '.join(f'{l[0]:.2f}' for l in page_loads)} s, "
+              f"median {statistics.median(l[0] for l in page_loads):.2f} s. Then in each load, a range of 10 % to "
+              f"90 % of the span drawn: {' '.join(f'{l[1]:.2f}' for l in page_loads)} s; its callers view: "
+              f"{' '.join(f'{l[2]:.2f}' for l in page_loads)} s; a search in it (`m12`): "
+              f"{' '.join(f'{l[3]:.2f}' for l in page_loads)} s.", ""]
     lines += raw_runs({"CpuBench wall": over, "CpuBench CPU": over_cpu})
     section = "\n".join(lines) + "\n"
     print(section)

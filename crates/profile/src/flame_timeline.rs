@@ -431,7 +431,8 @@ const SCRIPT: &str = r##"
   // The range's flame graph: values summed per tree node over the range's intervals.
   var nodes = D.parents.length, children = null, rangeTotals = null, rects = [];
   // The graph drawn: the callees' tree (the page's nodes) or the callers' (built from the
-  // range's own values), each with its parents, names, totals, children and zoomed node.
+  // range's own values), each with its parents, names, totals, children (a function of a node)
+  // and zoomed node.
   var view = null, inverted = false, matched = null;
   function buildChildren() {
     children = [];
@@ -448,36 +449,79 @@ const SCRIPT: &str = r##"
     return v;
   }
   function calleesView() {
-    return { parents: D.parents, names: D.names, totals: rangeTotals, children: children, zoom: 0 };
+    return {
+      parents: D.parents, names: D.names, totals: rangeTotals, zoom: 0,
+      children: function (node) { return children[node]; },
+    };
   }
   // Each node's own value (its total less its children's) on the path from it to the root,
-  // leaf first: the callers' tree of the range, each node's children by name.
+  // leaf first: the callers' tree of the range, each node's children by name. A node is found
+  // by (parent, name) in an open-addressing table of integers: on 20,000 stacks (479,000
+  // callers' nodes) a Map keyed by numbers past 2^31 and a list of children per node took
+  // 0.33 s, this about 0.12 s.
+  var nameRank = null;
   function callersView() {
-    var parents = [0], names = [0], totals = [rangeTotals[0]], index = new Map(), T = D.texts.length;
+    var parents = [0], names = [0], totals = [rangeTotals[0]], count = 1;
+    var bits = 10;
+    while ((1 << bits) < nodes * 4 && bits < 30) bits++;
+    var slots = new Int32Array(1 << bits);
+    function find(at, name) {
+      var mask = (1 << bits) - 1;
+      var h = (Math.imul(at, 0x9e3779b1) ^ Math.imul(name + 1, 0x85ebca77)) >>> (32 - bits);
+      for (;; h = (h + 1) & mask) {
+        var e = slots[h];
+        if (e === 0) return -1 - h;
+        if (parents[e] === at && names[e] === name) return e;
+      }
+    }
     for (var i = 1; i < nodes; i++) {
       var own = rangeTotals[i], ch = children[i];
       for (var k = 0; k < ch.length; k++) own -= rangeTotals[ch[k]];
       if (!(own > 0)) continue;
       for (var at = 0, j = i; j > 0; j = D.parents[j]) {
-        var key = at * T + D.names[j], next = index.get(key);
-        if (next === undefined) {
-          next = parents.length;
-          index.set(key, next);
-          parents.push(at); names.push(D.names[j]); totals.push(0);
+        var name = D.names[j], next = find(at, name);
+        if (next < 0) {
+          slots[-1 - next] = count;
+          next = count++;
+          parents.push(at); names.push(name); totals.push(0);
+          if (count * 2 > slots.length) {
+            bits++;
+            slots = new Int32Array(1 << bits);
+            for (var e = 1; e < count; e++) slots[-1 - find(parents[e], names[e])] = e;
+          }
         }
         totals[next] += own;
         at = next;
       }
     }
-    var kids = parents.map(function () { return []; });
-    for (var i = 1; i < parents.length; i++) kids[parents[i]].push(i);
-    kids.forEach(function (list) {
-      list.sort(function (x, y) {
-        var a = D.texts[names[x]], b = D.texts[names[y]];
+    if (!nameRank) {
+      // The names' order once per page, by the same comparison the callees' tree is drawn in.
+      var order = D.texts.map(function (_, k) { return k; });
+      order.sort(function (x, y) {
+        var a = D.texts[x], b = D.texts[y];
         return a < b ? -1 : a > b ? 1 : 0;
       });
-    });
-    return { parents: parents, names: names, totals: totals, children: kids, zoom: 0 };
+      nameRank = new Int32Array(order.length);
+      for (var k = 0; k < order.length; k++) nameRank[order[k]] = k;
+    }
+    // Each node's children, contiguous (most of the tree is never drawn: a list of its own per
+    // node took half the time); sorted by name when first asked for.
+    var first = new Int32Array(count + 1), kids = new Int32Array(count);
+    for (var i = 1; i < count; i++) first[parents[i] + 1]++;
+    for (var i = 0; i < count; i++) first[i + 1] += first[i];
+    var fill = first.slice(0, count);
+    for (var i = 1; i < count; i++) kids[fill[parents[i]]++] = i;
+    var sorted = new Map();
+    function childrenOf(node) {
+      var list = sorted.get(node);
+      if (!list) {
+        list = Array.prototype.slice.call(kids.subarray(first[node], first[node + 1]));
+        list.sort(function (x, y) { return nameRank[names[x]] - nameRank[names[y]]; });
+        sorted.set(node, list);
+      }
+      return list;
+    }
+    return { parents: parents, names: names, totals: totals, children: childrenOf, zoom: 0 };
   }
   var rangeCanvas = document.getElementById("range-canvas");
   // Each kind's base colour and spread, as the flame graph's legend has them.
@@ -502,7 +546,7 @@ const SCRIPT: &str = r##"
       if (node !== zoom || zoom !== 0) layout.push([node, x, d, width]);
       if (d > depth) depth = d;
       var cx = x;
-      var ch = view.children[node];
+      var ch = view.children(node);
       for (var i = 0; i < ch.length; i++) {
         if (t[ch[i]] > 0) { stack.push([ch[i], cx, d + 1]); cx += t[ch[i]] / root * w; }
       }
@@ -666,7 +710,7 @@ const SCRIPT: &str = r##"
     },
     rootFrames: function () {
       var out = {};
-      if (view) view.children[0].forEach(function (i) {
+      if (view) view.children(0).forEach(function (i) {
         if (view.totals[i] > 0) { var t = D.texts[view.names[i]]; out[t] = (out[t] || 0) + view.totals[i]; }
       });
       return out;
