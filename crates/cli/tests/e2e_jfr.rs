@@ -570,6 +570,18 @@ fn the_agents_recording_is_read_by_the_jdks_jfr_tool() {
             tool.version
         );
         jfr_tool(&tool, &["print"], &file);
+        // The sampling's settings as the JDK records its own (JDK Mission Control's
+        // hot-methods analysis needs the period): on, every 10 ms (the default interval).
+        let settings = jfr_tool(&tool, &["print", "--events", "jdk.ActiveSetting"], &file);
+        for (name, value) in [("enabled", "true"), ("period", "10 ms")] {
+            assert!(
+                settings.contains(&format!(
+                    "id = 100\n  name = \"{name}\"\n  value = \"{value}\""
+                )),
+                "JDK {}: no {name} = {value} for jdk.ExecutionSample (id 100): {settings}",
+                tool.version
+            );
+        }
         if tool.version >= 21 {
             let view = jfr_tool(&tool, &["view", "hot-methods"], &file);
             let first = view

@@ -51,6 +51,7 @@ pub mod id {
     pub const CPU_TIME: u64 = 111;
     pub const MONITOR_TIME: u64 = 112;
     pub const PROFILE_SETTINGS: u64 = 113;
+    pub const ACTIVE_SETTING: u64 = 114;
 }
 
 /// Frame type keys of the `jdk.types.FrameType` pool.
@@ -529,6 +530,23 @@ pub fn metadata() -> MetadataDef {
             &hprof,
             false,
             vec![string("options", "Options")],
+        ),
+        // The JDK's record of each event type's settings (`enabled`, `period`, `threshold`):
+        // JDK Mission Control's analysis reads them (its hot-methods rule needs the sampling
+        // period) and names what a recording has on from them.
+        event(
+            id::ACTIVE_SETTING,
+            "jdk.ActiveSetting",
+            "Recording Setting",
+            &["Flight Recorder"],
+            true,
+            vec![
+                thread_field("eventThread", "Event Thread"),
+                stack_field(),
+                field("id", id::LONG, false, "Event Id", &[]),
+                string("name", "Setting Name"),
+                string("value", "Setting Value"),
+            ],
         ),
     ]);
     MetadataDef { classes }

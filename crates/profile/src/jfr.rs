@@ -308,14 +308,33 @@ fn class_name(chunk: &Chunk<'_>, class: &Value<'_>) -> Option<String> {
 /// A method's name, kind and library (for a function of native code).
 type MethodName = (String, FrameKind, Option<String>);
 
+/// What a frame's `jdk.types.FrameType` says of a function whose class is a library's name.
+#[derive(Clone, Copy)]
+enum CodeKind {
+    /// Java code: the class is a Java class after all.
+    Java,
+    /// Native code of this kind.
+    Of(FrameKind),
+}
+
 /// Whether a JFR method's class (its raw name) is a library of native code, as
 /// async-profiler and hprof write functions of native and kernel code: none, a file name
-/// (`libjvm.so`: a class's name in the JVM's form has no dot), or `[kernel]`, `[stub]`.
+/// (`libjvm.so`: a class's name in the JVM's form has no dot), or `[kernel]`, `[stub]` (as
+/// hprof wrote them before it wrote them bare: see [`BARE_LIBRARIES`]).
 fn is_library(raw: &str) -> bool {
     raw.is_empty()
         || (raw.contains('.') && !raw.contains('/'))
         || (raw.starts_with('[') && raw.ends_with(']'))
 }
+
+/// The libraries of native code whose names are in brackets (`[kernel]`), as async-profiler
+/// and hprof write them as a frame's class: without the brackets (`kernel`), since JDK
+/// Mission Control reads a class name that starts with `[` as an array's descriptor and
+/// fails on it. Read back as the library unless the frame's type says Java code (a class of
+/// the default package with one of these names).
+const BARE_LIBRARIES: [&str; 9] = [
+    "kernel", "stub", "unknown", "anon", "vdso", "vsyscall", "vvar", "heap", "stack",
+];
 
 /// A map from constant keys to small values: a table indexed by key where a class's keys in
 /// the chunk are dense (as the JDK and async-profiler number stacks and threads), a hash map
@@ -383,8 +402,8 @@ struct Caches {
     composing: Vec<u32>,
     methods: FxHashMap<i64, Option<MethodName>>,
     frames: FxHashMap<(i64, i32), u32>,
-    /// Frame type key to the kind of native code it marks (none: by the library).
-    frame_types: FxHashMap<i64, Option<FrameKind>>,
+    /// Frame type key to the kind of code it marks (none: by the library).
+    frame_types: FxHashMap<i64, Option<CodeKind>>,
     /// Class or state key to the recording frame of its pseudo-frame.
     pseudo: FxHashMap<(u32, i64), Option<u32>>,
     /// (stack, state, class, state always shown) keys to the timed stack.
@@ -712,6 +731,11 @@ impl Reader<'_, '_> {
                 .and_then(|c| deref(chunk, c))
                 .and_then(|c| text(chunk, field(chunk, &c, "name")?, 0))
                 .unwrap_or_default();
+            let raw = if BARE_LIBRARIES.contains(&raw.as_str()) {
+                format!("[{raw}]")
+            } else {
+                raw
+            };
             Some(if is_library(&raw) {
                 // A function of native code (async-profiler's native, C++ and kernel
                 // frames, hprof's): its class is its library (none when unknown), named
@@ -866,11 +890,28 @@ impl Reader<'_, '_> {
         if let Some(&i) = self.caches.frames.get(&(method_key, line)) {
             return i;
         }
-        let (name, mut kind, library) = self
+        let (mut name, mut kind, mut library) = self
             .method(method)
             .unwrap_or_else(|| ("<unknown method>".into(), FrameKind::Pseudo, None));
         if kind == FrameKind::Native {
-            kind = self.code_kind(ty, library.as_deref());
+            let bare = library
+                .as_deref()
+                .and_then(|l| l.strip_prefix('['))
+                .and_then(|l| l.strip_suffix(']'))
+                .filter(|l| BARE_LIBRARIES.contains(l))
+                .map(str::to_owned);
+            match (self.code_kind(ty, library.as_deref()), bare) {
+                (CodeKind::Java, Some(bare)) => {
+                    // A Java class of the default package after all (`kernel.run`).
+                    name = format!("{bare}{}", &name[bare.len() + 2..]);
+                    kind = FrameKind::of_class(&bare);
+                    library = None;
+                }
+                (CodeKind::Java, None) => {
+                    kind = library.as_deref().map_or(kind, FrameKind::of_library)
+                }
+                (CodeKind::Of(k), _) => kind = k,
+            }
         }
         let shown = u32::try_from(line).ok().filter(|&l| l > 0);
         let i = self.recording.frame(&name, kind, library.as_deref(), shown) as u32;
@@ -880,9 +921,10 @@ impl Reader<'_, '_> {
 
     /// The kind of a function of native code of `library` by its frame's
     /// `jdk.types.FrameType`: `Kernel` is the kernel's, `C++` the JVM's (async-profiler's type
-    /// for libjvm.so and the code cache's stubs), any other by its library.
-    fn code_kind(&mut self, v: Option<&Value<'_>>, library: Option<&str>) -> FrameKind {
-        let by_library = library.map_or(FrameKind::Native, FrameKind::of_library);
+    /// for libjvm.so and the code cache's stubs), a Java type (interpreted, compiled, inlined)
+    /// Java code, any other by its library.
+    fn code_kind(&mut self, v: Option<&Value<'_>>, library: Option<&str>) -> CodeKind {
+        let by_library = CodeKind::Of(library.map_or(FrameKind::Native, FrameKind::of_library));
         let Some(v) = v else {
             return by_library;
         };
@@ -895,8 +937,11 @@ impl Reader<'_, '_> {
             text(chunk, &t, 0).or_else(|| text(chunk, field(chunk, &t, "description")?, 0))
         });
         let kind = match description.as_deref() {
-            Some("Kernel") => Some(FrameKind::Kernel),
-            Some("C++") => Some(FrameKind::Jvm),
+            Some("Kernel") => Some(CodeKind::Of(FrameKind::Kernel)),
+            Some("C++") => Some(CodeKind::Of(FrameKind::Jvm)),
+            Some("Interpreted" | "JIT compiled" | "C1 compiled" | "Inlined") => {
+                Some(CodeKind::Java)
+            }
             _ => None,
         };
         self.caches.frame_types.insert(key, kind);
@@ -1118,4 +1163,86 @@ fn read_chunk(chunk: &Chunk<'_>) -> Result<Part, Error> {
         frames: local,
         timed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use hprof_jfr::pools::{FRAME_CPP, FRAME_JIT, FRAME_KERNEL, FRAME_NATIVE, FrameRef, Pools};
+    use hprof_jfr::schema::{self, id};
+    use hprof_jfr::writer::{self, Put};
+
+    use crate::model::{FrameKind, Kind, Selection};
+    use crate::read::Recording;
+
+    /// One execution sample whose stack has a frame of each (class, method, frame type).
+    fn one_sample(frames: &[(&str, &str, i64)]) -> Vec<u8> {
+        let mut pools = Pools::new();
+        let refs: Vec<FrameRef> = frames
+            .iter()
+            .map(|&(class, method, kind)| {
+                let class = pools.class(class);
+                FrameRef {
+                    method: pools.method(class, method, "()V"),
+                    line: 0,
+                    bci: -1,
+                    kind,
+                }
+            })
+            .collect();
+        let stack = pools.stack(&refs, false);
+        let thread = pools.thread(1, 101, "main");
+        let mut body = Vec::new();
+        body.long(1_000);
+        body.long(thread);
+        body.long(stack);
+        body.long(0);
+        let mut events = Vec::new();
+        writer::event(&mut events, id::EXECUTION_SAMPLE, &body);
+        writer::chunk(
+            1_700_000_000_000_000_000,
+            1_000_000,
+            0,
+            1_000_000_000,
+            &events,
+            pools.constant_pools(),
+            &schema::metadata(),
+        )
+    }
+
+    #[test]
+    fn bare_library_names_are_read_as_their_libraries_unless_the_frame_is_java() {
+        // As async-profiler and hprof write them: `[kernel]` as `kernel` (JDK Mission Control
+        // fails on a class name that starts with `[`), leaf first.
+        let bytes = one_sample(&[
+            ("kernel", "do_syscall_64", FRAME_KERNEL),
+            ("stub", "call_stub", FRAME_CPP),
+            ("vdso", "__vdso_clock_gettime", FRAME_NATIVE),
+            ("libc.so.6", "write", FRAME_NATIVE),
+            // A Java class of the default package with a library's name.
+            ("kernel", "run", FRAME_JIT),
+            ("Work", "main", FRAME_JIT),
+        ]);
+        let recording = Recording::read(&bytes).unwrap();
+        let profile = recording.profile(Kind::Cpu, Selection::All, false).unwrap();
+        let frames: Vec<(String, FrameKind)> = profile.samples[0]
+            .stack
+            .iter()
+            .rev()
+            .map(|&f| {
+                let f = &profile.frames[f];
+                (f.name.to_string(), f.kind)
+            })
+            .collect();
+        let want = [
+            ("[kernel].do_syscall_64", FrameKind::Kernel),
+            ("[stub].call_stub", FrameKind::Jvm),
+            ("[vdso].__vdso_clock_gettime", FrameKind::Native),
+            ("libc.so.6.write", FrameKind::Native),
+            ("kernel.run", FrameKind::Application),
+            ("Work.main", FrameKind::Application),
+        ];
+        let want: Vec<(String, FrameKind)> =
+            want.iter().map(|&(n, k)| (n.to_string(), k)).collect();
+        assert_eq!(frames, want);
+    }
 }

@@ -32,6 +32,12 @@ pub struct JfrWriter<W: Write + Send> {
     chunk: Chunk,
     /// The options, in an `hprof.Settings` event at the start of each chunk.
     options: String,
+    /// Most frames of a trace (`depth=`): a trace of as many may have had more, and is
+    /// written as truncated.
+    depth: usize,
+    /// The event types this run writes with their settings (type id, name, value), as
+    /// `jdk.ActiveSetting` events at the start of each chunk.
+    settings: Vec<(u64, &'static str, String)>,
     /// The current chunk: its events, pools, and when it started (`CLOCK_MONOTONIC`).
     events: Vec<u8>,
     /// The bytes of `events` that are the chunk's own (its settings event): a chunk with no
@@ -64,6 +70,8 @@ impl<W: Write + Send> JfrWriter<W> {
             metadata: schema::metadata(),
             chunk: options.chunk,
             options: options.text.clone(),
+            settings: active_settings(options),
+            depth: options.depth as usize,
             events: Vec::with_capacity(1 << 16),
             preamble: 0,
             pools: Pools::new(),
@@ -83,6 +91,17 @@ impl<W: Write + Send> JfrWriter<W> {
         self.body.long(self.started as i64);
         self.body.string(Some(&self.options));
         writer::event(&mut self.events, id::PROFILE_SETTINGS, &self.body);
+        for (type_id, name, value) in &self.settings {
+            self.body.clear();
+            self.body.long(self.started as i64);
+            self.body.long(0); // duration
+            self.body.long(0); // event thread: none
+            self.body.long(0); // stack trace: none
+            self.body.long(*type_id as i64);
+            self.body.string(Some(name));
+            self.body.string(Some(value));
+            writer::event(&mut self.events, id::ACTIVE_SETTING, &self.body);
+        }
         self.preamble = self.events.len();
     }
 
@@ -159,15 +178,16 @@ impl<W: Write + Send> JfrWriter<W> {
             .map(|f| {
                 let m = &f.method;
                 // A function of native or kernel code is written as async-profiler writes
-                // one: its library as its class (`libc.so.6`, `[kernel]`) and the frame type
-                // Native, C++ (the JVM and its stubs) or Kernel.
+                // one: its library as its class (`libc.so.6`; `kernel` for `[kernel]`: see
+                // `library_class`) and the frame type Native, C++ (the JVM and its stubs) or
+                // Kernel.
                 let (class, kind) = match m.code {
                     Code::Java => (
                         self.pools.class(&internal_name(&m.class.name)),
                         if m.native { FRAME_NATIVE } else { FRAME_JIT },
                     ),
                     Code::Native | Code::Kernel => (
-                        self.pools.class(&m.class.name),
+                        self.pools.class(library_class(&m.class.name)),
                         code_frame_type(m.code, &m.class.name),
                     ),
                 };
@@ -189,7 +209,9 @@ impl<W: Write + Send> JfrWriter<W> {
                 }
             })
             .collect();
-        let key = self.pools.stack(&refs, false);
+        // (As the JDK marks a stack deeper than its `stackdepth`: JMC's analysis warns of it.)
+        let truncated = trace.frames.len() >= self.depth;
+        let key = self.pools.stack(&refs, truncated);
         self.stacks.insert((trace.serial, wall), (key, state));
         (key, state)
     }
@@ -215,6 +237,48 @@ impl<W: Write + Send> JfrWriter<W> {
         }
         writer::event(&mut self.events, type_id, &self.body);
     }
+}
+
+/// The event types `options` make this run write, each with its settings as the JDK records
+/// them in `jdk.ActiveSetting` (`enabled`; the samples' `period`; the monitor enters'
+/// `threshold`, 0: every contended enter).
+fn active_settings(options: &Options) -> Vec<(u64, &'static str, String)> {
+    let on = |type_id| (type_id, "enabled", "true".to_string());
+    let mut settings = vec![on(id::PROFILE_SETTINGS)];
+    if options.cpu_samples || options.cpu_wall {
+        settings.push(on(id::EXECUTION_SAMPLE));
+        settings.push((
+            id::EXECUTION_SAMPLE,
+            "period",
+            format!("{} ms", options.interval_ms),
+        ));
+        settings.push((id::EXECUTION_SAMPLE, "stackTrace", "true".into()));
+    }
+    if options.monitor {
+        settings.push(on(id::JAVA_MONITOR_ENTER));
+        settings.push((id::JAVA_MONITOR_ENTER, "threshold", "0 ms".into()));
+        settings.push((id::JAVA_MONITOR_ENTER, "stackTrace", "true".into()));
+        settings.push(on(id::MONITOR_TIME));
+    }
+    if options.heap_sites {
+        settings.push(on(id::ALLOCATION_SITE));
+    }
+    if options.cpu_times {
+        settings.push(on(id::CPU_TIME));
+    }
+    settings
+}
+
+/// The class name a function of native code of `library` is written with: the library's,
+/// without the brackets of `[kernel]`, `[stub]`, `[vdso]` (as async-profiler writes them):
+/// JDK Mission Control reads a class name that starts with `[` as an array's descriptor and
+/// fails on it. hprof's reader puts the brackets back.
+fn library_class(library: &str) -> &str {
+    library
+        .strip_prefix('[')
+        .and_then(|l| l.strip_suffix(']'))
+        .filter(|l| !l.is_empty())
+        .unwrap_or(library)
 }
 
 /// The `jdk.types.FrameType` key of a function of native (`library`'s) or kernel code.
@@ -390,6 +454,14 @@ impl<W: Write + Send> Drop for JfrWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bracketed_libraries_are_written_bare() {
+        assert_eq!(library_class("[kernel]"), "kernel");
+        assert_eq!(library_class("[stub]"), "stub");
+        assert_eq!(library_class("libc.so.6"), "libc.so.6");
+        assert_eq!(library_class("[]"), "[]");
+    }
 
     #[test]
     fn class_names_in_the_jvms_form() {
