@@ -9,8 +9,8 @@ import org.openjdk.jmc.flightrecorder.jdk.*;
 /**
  * Loads a recording with JDK Mission Control's own parser (what JMC opens files with), reads
  * every attribute of every event, and prints per type with events: the count, the summed
- * duration, the three most frequent top frames of events with stacks and classes named by
- * monitorClass or objectClass. Used by scripts/jmc-check.sh.
+ * duration, the three most frequent top frames of events with stacks, their packages, and
+ * the classes named by monitorClass or objectClass. Used by scripts/jmc-check.sh.
  */
 public class JmcCheck {
     public static void main(String[] args) throws Exception {
@@ -20,6 +20,7 @@ public class JmcCheck {
             Map<String, long[]> counts = new TreeMap<>();
             Map<String, Map<String, Integer>> tops = new TreeMap<>();
             Map<String, Map<String, Integer>> classes = new TreeMap<>();
+            Map<String, Map<String, Integer>> packages = new TreeMap<>();
             long values = 0;
             for (IItemIterable it : events) {
                 IType<IItem> type = it.getType();
@@ -41,6 +42,9 @@ public class JmcCheck {
                             IMCMethod m = s.getFrames().get(0).getMethod();
                             String name = m.getType().getFullName() + "." + m.getMethodName();
                             tops.computeIfAbsent(id, k -> new HashMap<>()).merge(name, 1, Integer::sum);
+                            IMCPackage p = m.getType().getPackage();
+                            String pkg = "package " + (p == null || p.getName() == null ? "(none)" : p.getName());
+                            packages.computeIfAbsent(id, k -> new HashMap<>()).merge(pkg, 1, Integer::sum);
                         }
                     }
                     if (dur != null) c[1] += dur.getMember(item).clampedLongValueIn(UnitLookup.NANOSECOND);
@@ -53,7 +57,7 @@ public class JmcCheck {
             for (Map.Entry<String, long[]> e : counts.entrySet()) {
                 if (e.getValue()[0] == 0) continue;
                 System.out.println(e.getKey() + " count=" + e.getValue()[0] + " durationNanos=" + e.getValue()[1]);
-                for (Map<String, Map<String, Integer>> m : List.of(tops, classes)) {
+                for (Map<String, Map<String, Integer>> m : List.of(tops, packages, classes)) {
                     Map<String, Integer> h = m.get(e.getKey());
                     if (h == null) continue;
                     h.entrySet().stream().sorted((a, b) -> b.getValue() - a.getValue()).limit(3)

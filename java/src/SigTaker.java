@@ -2,9 +2,9 @@
 // (argument 1), whose install() puts its own SIGPROF handler in place (after the agent's) and
 // counts the signals it gets; then computes for SECONDS (argument 2) in compute(), raises
 // SIGPROF RAISED times itself (argument 3; raiseOwn(), the library's own signals, in a thread
-// of its own that the JVM does not know), and prints
-// "handler got N" (the signals the library's handler counted), "compute NS" (the CPU time
-// compute() took), then "done".
+// of its own that the JVM does not know; an exception if it cannot start that thread), and
+// prints "handler got N" (the signals the library's handler counted), "compute NS" (the CPU
+// time compute() took), then "done".
 
 public class SigTaker {
     static volatile long sink;
@@ -34,7 +34,10 @@ public class SigTaker {
         long before = mx.getCurrentThreadCpuTime();
         sink += compute(deadline);
         long computed = mx.getCurrentThreadCpuTime() - before;
-        raiseOwn(Integer.parseInt(args[2]));
+        int raised = raiseOwn(Integer.parseInt(args[2]));
+        if (raised < 0) {
+            throw new IllegalStateException("the library could not start its raising thread");
+        }
         System.out.println("handler got " + count());
         System.out.println("compute " + computed);
         System.out.println("done");

@@ -140,10 +140,18 @@ fn check(jdk_version: u32, options: &str, library: &Path) {
         .map(|r| r.count)
         .sum();
     let lost = got - 100;
+    // (Where the samples went, should it fail: the section's top rows with their frames.)
+    let top: Vec<String> = cpu
+        .rows
+        .iter()
+        .take(6)
+        .map(|r| format!("{} {:?}", r.count, p.traces[&r.trace].frames))
+        .collect();
     assert!(
         (in_compute + lost) * 10 + 30 >= compute_ms * 9 / 10,
         "{context}: {in_compute} samples in compute() and {lost} taken by the library, for \
-         {compute_ms} ms of CPU time"
+         {compute_ms} ms of CPU time; stderr: {}; top rows: {top:#?}",
+        run.stderr
     );
 }
 

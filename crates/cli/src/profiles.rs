@@ -1,6 +1,6 @@
 //! Owns what the commands that read the agent's profiles share (none imports another): which
 //! profile of a file to read ([`ProfileArgs`]), writing a profile to a file in a standard
-//! format ([`write`]), the report `hprof run` and `hprof attach` print ([`report`]), and the
+//! format ([`write()`]), the report `hprof run` and `hprof attach` print ([`report`]), and the
 //! warning that a profile is incomplete ([`warn_notes`]).
 
 use std::io::{BufWriter, Write};

@@ -38,6 +38,7 @@ pub struct Pools {
     pools: ConstantPools,
     symbols: FxHashMap<String, i64>,
     classes: FxHashMap<String, i64>,
+    packages: FxHashMap<String, i64>,
     methods: FxHashMap<(i64, i64, i64), i64>,
     stacks: FxHashMap<(Vec<FrameRef>, bool), i64>,
     threads: FxHashMap<(i64, String), i64>,
@@ -67,6 +68,7 @@ impl Pools {
             pools,
             symbols: FxHashMap::default(),
             classes: FxHashMap::default(),
+            packages: FxHashMap::default(),
             methods: FxHashMap::default(),
             stacks: FxHashMap::default(),
             threads: FxHashMap::default(),
@@ -92,15 +94,37 @@ impl Pools {
             return k;
         }
         let symbol = self.symbol(name);
+        // A Java class's package, as the JVM names it (`java/lang`; JMC groups methods by
+        // it); none for an array, a class of the default package or a library of native code.
+        let package = match name.rsplit_once('/') {
+            Some((package, _)) if !name.starts_with('[') => self.package(package),
+            _ => 0,
+        };
         let key = self.classes.len() as i64 + 1;
         self.classes.insert(name.to_string(), key);
         let out = self.pools.entry(id::CLASS);
         out.long(key);
         out.long(0); // class loader: the boot loader (null)
         out.long(symbol);
-        out.long(0); // package: not written
+        out.long(package);
         out.int(0); // modifiers
         out.byte(0); // hidden
+        key
+    }
+
+    /// The key of the package `name` (`java/lang`).
+    fn package(&mut self, name: &str) -> i64 {
+        if let Some(&k) = self.packages.get(name) {
+            return k;
+        }
+        let symbol = self.symbol(name);
+        let key = self.packages.len() as i64 + 1;
+        self.packages.insert(name.to_string(), key);
+        let out = self.pools.entry(id::PACKAGE);
+        out.long(key);
+        out.long(symbol);
+        out.long(0); // module: not known
+        out.byte(0); // exported: not known
         key
     }
 

@@ -11,7 +11,7 @@ const START_NANOS: i64 = 1_700_000_000_000_000_000;
 
 /// A chunk of `samples` execution samples in `Hot.spin` (from `Hot.main`) one millisecond
 /// apart on thread "main", an allocation sample of `byte[]` in `Hot.fill`, and a monitor
-/// enter of 5 ms on `Hot$Lock`.
+/// enter of 5 ms on `com.example.Hot$Lock`.
 fn recording(samples: i64) -> Vec<u8> {
     let mut pools = Pools::new();
     let hot = pools.class("Hot");
@@ -28,7 +28,7 @@ fn recording(samples: i64) -> Vec<u8> {
     let fill_stack = pools.stack(&[frame(fill, 20), frame(main, 31)], false);
     let thread = pools.thread(1, 4242, "main");
     let bytes = pools.class("[B");
-    let lock = pools.class("Hot$Lock");
+    let lock = pools.class("com/example/Hot$Lock");
     let mut events = Vec::new();
     let mut body = Vec::new();
     for i in 0..samples {
@@ -219,9 +219,23 @@ fn the_jdks_jfr_tool_reads_what_the_writer_wrote() {
     assert_eq!(count("jdk.ExecutionSample"), Some(25), "{summary}");
     assert_eq!(count("jdk.ObjectAllocationSample"), Some(1), "{summary}");
     let printed = run(&["print", "--events", "JavaMonitorEnter"]);
-    assert!(printed.contains("Hot$Lock"), "{printed}");
+    assert!(printed.contains("com.example.Hot$Lock"), "{printed}");
     assert!(printed.contains("5.00 ms"), "{printed}");
     assert!(printed.contains("Hot.fill()"), "{printed}");
+    // A class's package, as the JVM writes it (JMC groups methods by it); none for a class
+    // of the default package.
+    let json = run(&["print", "--json", "--events", "JavaMonitorEnter"]);
+    let compact: String = json.split_whitespace().collect();
+    assert!(
+        compact.contains(r#""name":"com\/example\/Hot$Lock","package":{"name":"com\/example""#),
+        "{json}"
+    );
+    let frames = run(&["print", "--json", "--events", "ExecutionSample"]);
+    let compact: String = frames.split_whitespace().collect();
+    assert!(
+        compact.contains(r#""name":"Hot","package":null"#),
+        "{frames}"
+    );
 }
 
 /// A chunk whose constants lie in two constant pool events, the last naming the first by its

@@ -2,7 +2,7 @@
 //! out by `inferno` (the Rust port of Brendan Gregg's flamegraph.pl, with its click-to-zoom,
 //! reset, search with the matched share, and tooltips with values and percents): the callees
 //! view (roots at the bottom) and the inverted callers view (the hot methods at the root),
-//! switched by a button. Frames are coloured by kind ([`KINDS`]): application methods in warm
+//! switched by a button. Frames are coloured by kind (`KINDS`): application methods in warm
 //! reds, JDK methods in yellows, the JVM's own code in teals, other native code in greens, the
 //! kernel in violets, the agent's pseudo-frames and allocated classes in blue-greys.
 

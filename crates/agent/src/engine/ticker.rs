@@ -32,7 +32,7 @@ impl Ticker {
 
     /// Starts the agent thread `name`, which runs `main` (whose body calls [`Ticker::run`] or
     /// [`Ticker::serve`]); a panic in it is reported as `internal error in {what}`. A thread that
-    /// could not start is an error of kind [`ErrorKind::Start`].
+    /// could not start is an [`AgentError::starting`] error.
     pub fn start(
         &self,
         jvmti: Jvmti,

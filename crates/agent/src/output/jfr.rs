@@ -250,7 +250,7 @@ fn active_settings(options: &Options) -> Vec<(u64, &'static str, String)> {
         settings.push((
             id::EXECUTION_SAMPLE,
             "period",
-            format!("{} ms", options.interval_ms),
+            format!("{} ms", options.interval_ms.max(1)),
         ));
         settings.push((id::EXECUTION_SAMPLE, "stackTrace", "true".into()));
     }

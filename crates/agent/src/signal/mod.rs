@@ -479,7 +479,7 @@ fn sigprof_pending() -> bool {
 /// Gives the process back the SIGPROF, SIGSEGV and SIGBUS handlers it had before the
 /// sampler (an attached session stops), once every sampling signal already sent has been
 /// handled: call after every timer is deleted and sampling is off. A signal still pending
-/// after [`SETTLE`] keeps the handlers installed (idle) rather than let it meet a default
+/// after `SETTLE` keeps the handlers installed (idle) rather than let it meet a default
 /// action that would end the process; false then.
 pub fn uninstall() -> bool {
     if !HANDLER_INSTALLED.load(Ordering::Acquire) {

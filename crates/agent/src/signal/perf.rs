@@ -12,7 +12,7 @@
 //! the whole system, the event runs enabled instead and the handler disables it while it
 //! walks ([`quiet`]) and enables it after. The handler knows the signal is the sampler's from
 //! its `si_code` (`POLL_IN`, or `POLL_HUP` when the refresh count ran out) and its `si_fd`,
-//! marked in [`OWN`], a table of every possible descriptor allocated before the first event
+//! marked in `OWN`, a table of every possible descriptor allocated before the first event
 //! is opened.
 //!
 //! Where the kernel's code is sampled too, each event also records the kernel's call chain

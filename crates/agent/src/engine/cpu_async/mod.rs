@@ -6,7 +6,7 @@
 //!   of CPU time it used, so threads are sampled in proportion to their CPU use, wherever the
 //!   JIT put them.
 //! - `cpu=wall`: every `interval` of wall time, a ticker queues SIGPROF to at most
-//!   [`WALL_THREADS_PER_TICK`](wall::WALL_THREADS_PER_TICK) Java threads (round robin), with
+//!   `WALL_THREADS_PER_TICK` (in `wall`) Java threads (round robin), with
 //!   the thread's JVMTI state, which becomes the root frame of the sample (`<SLEEPING>`,
 //!   `<BLOCKED>`, ...).
 //!
@@ -184,11 +184,6 @@ impl AsyncSampler {
             1 => TimerSource::Posix,
             _ => TimerSource::Process,
         }
-    }
-
-    /// Whether this is `cpu=wall`.
-    pub fn is_wall(&self) -> bool {
-        self.wall
     }
 
     fn interval(ctx: &Context) -> Duration {
