@@ -94,9 +94,12 @@ impl Pools {
             return k;
         }
         let symbol = self.symbol(name);
+        // A hidden class (a lambda's, `pkg/Foo$$Lambda$14/0x0000000800c03000`) is marked so,
+        // as the JDK marks it, and its package is its name's without that suffix.
+        let hidden = hidden_class_base(name);
         // A Java class's package, as the JVM names it (`java/lang`; JMC groups methods by
         // it); none for an array, a class of the default package or a library of native code.
-        let package = match name.rsplit_once('/') {
+        let package = match hidden.unwrap_or(name).rsplit_once('/') {
             Some((package, _)) if !name.starts_with('[') => self.package(package),
             _ => 0,
         };
@@ -108,7 +111,7 @@ impl Pools {
         out.long(symbol);
         out.long(package);
         out.int(0); // modifiers
-        out.byte(0); // hidden
+        out.byte(u8::from(hidden.is_some()));
         key
     }
 
@@ -194,5 +197,34 @@ impl Pools {
     /// The bytes the pools hold so far (a measure for rotating chunks by size).
     pub fn len_hint(&self) -> usize {
         self.symbols.len() * 24 + self.stacks.len() * 64 + self.threads.len() * 40
+    }
+}
+
+/// The name of hidden class `name` without its suffix (`pkg/Foo$$Lambda$14` of
+/// `pkg/Foo$$Lambda$14/0x0000000800c03000`, as the JVM names a hidden class); none for
+/// another class.
+fn hidden_class_base(name: &str) -> Option<&str> {
+    let (base, suffix) = name.rsplit_once('/')?;
+    let hex = suffix.strip_prefix("0x")?;
+    (!hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit())).then_some(base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hidden_class_base;
+
+    #[test]
+    fn hidden_classes_are_known_by_their_suffix() {
+        assert_eq!(
+            hidden_class_base("pkg/Foo$$Lambda$14/0x0000000800c03000"),
+            Some("pkg/Foo$$Lambda$14")
+        );
+        assert_eq!(
+            hidden_class_base("Foo$$Lambda$1/0x00007fde60001000"),
+            Some("Foo$$Lambda$1")
+        );
+        assert_eq!(hidden_class_base("java/lang/String"), None);
+        assert_eq!(hidden_class_base("pkg/0x"), None);
+        assert_eq!(hidden_class_base("Foo"), None);
     }
 }

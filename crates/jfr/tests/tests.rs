@@ -10,8 +10,8 @@ use hprof_jfr::{Value, chunks};
 const START_NANOS: i64 = 1_700_000_000_000_000_000;
 
 /// A chunk of `samples` execution samples in `Hot.spin` (from `Hot.main`) one millisecond
-/// apart on thread "main", an allocation sample of `byte[]` in `Hot.fill`, and a monitor
-/// enter of 5 ms on `com.example.Hot$Lock`.
+/// apart on thread "main", an allocation sample of a lambda (a hidden class) in `Hot.fill`,
+/// and a monitor enter of 5 ms on `com.example.Hot$Lock`.
 fn recording(samples: i64) -> Vec<u8> {
     let mut pools = Pools::new();
     let hot = pools.class("Hot");
@@ -27,7 +27,7 @@ fn recording(samples: i64) -> Vec<u8> {
     let spin_stack = pools.stack(&[frame(spin, 12), frame(main, 30)], false);
     let fill_stack = pools.stack(&[frame(fill, 20), frame(main, 31)], false);
     let thread = pools.thread(1, 4242, "main");
-    let bytes = pools.class("[B");
+    let bytes = pools.class("com/example/Hot$$Lambda$3/0x0000000800c03000");
     let lock = pools.class("com/example/Hot$Lock");
     let mut events = Vec::new();
     let mut body = Vec::new();
@@ -228,6 +228,15 @@ fn the_jdks_jfr_tool_reads_what_the_writer_wrote() {
     let compact: String = json.split_whitespace().collect();
     assert!(
         compact.contains(r#""name":"com\/example\/Hot$Lock","package":{"name":"com\/example""#),
+        "{json}"
+    );
+    // A hidden class (a lambda's) marked hidden, its package its name's less the suffix.
+    let json = run(&["print", "--json", "--events", "ObjectAllocationSample"]);
+    let compact: String = json.split_whitespace().collect();
+    assert!(
+        compact.contains(
+            r#""name":"com\/example\/Hot$$Lambda$3\/0x0000000800c03000","package":{"name":"com\/example""#
+        ) && compact.contains(r#""hidden":true"#),
         "{json}"
     );
     let frames = run(&["print", "--json", "--events", "ExecutionSample"]);
