@@ -494,20 +494,33 @@ fn assert_kernel_shares(run: &JavaRun, p: &TextProfile, min_samples: u64, points
 /// Asserts the profile of `Sampling inline`: its small inlined method charged to itself
 /// (the process-wide timer's signal goes to whichever thread runs when the kernel sees it
 /// expire, a bias the kernels' shares show under load, hence this program with one busy
-/// thread).
+/// thread). Of the samples in the program's own code, that is: the JVM's threads (its JIT
+/// compilers, the GC) take the signal too while they run, more on a loaded machine (a fresh
+/// clone's run had 89 of 885 samples outside `step`).
 fn assert_inline_profile(p: &TextProfile) {
-    let total = total(p);
+    let own = count(p, |f, _| java_top(f).starts_with("Sampling."));
     let step = count(p, |f, _| {
         java_top(f).starts_with("Sampling.step(Sampling.java:")
     });
     let caller = count(p, |f, _| {
         java_top(f).starts_with("Sampling.loop(Sampling.java:")
     });
-    assert!(total >= 100, "{total} samples");
-    assert!(step * 100 >= total * 90, "step {step} of {total}");
+    let top = || {
+        let cpu = p.cpu.last().expect("a CPU SAMPLES section");
+        let rows: Vec<String> = cpu
+            .rows
+            .iter()
+            .take(8)
+            .map(|r| format!("{} {:?}", r.count, p.traces[&r.trace].frames))
+            .collect();
+        format!("{} samples in all; top rows: {rows:#?}", total(p))
+    };
+    assert!(own >= 100, "{own} samples in Sampling's code; {}", top());
+    assert!(step * 100 >= own * 90, "step {step} of {own}; {}", top());
     assert!(
-        caller * 100 <= total * 5,
-        "the caller got {caller} of {total}"
+        caller * 100 <= own * 5,
+        "the caller got {caller} of {own}; {}",
+        top()
     );
 }
 
