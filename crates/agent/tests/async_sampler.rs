@@ -506,14 +506,11 @@ fn assert_inline_profile(p: &TextProfile) {
         java_top(f).starts_with("Sampling.loop(Sampling.java:")
     });
     let top = || {
-        let cpu = p.cpu.last().expect("a CPU SAMPLES section");
-        let rows: Vec<String> = cpu
-            .rows
-            .iter()
-            .take(8)
-            .map(|r| format!("{} {:?}", r.count, p.traces[&r.trace].frames))
-            .collect();
-        format!("{} samples in all; top rows: {rows:#?}", total(p))
+        format!(
+            "{} samples in all; top rows: {:#?}",
+            total(p),
+            p.top_rows(8)
+        )
     };
     assert!(own >= 100, "{own} samples in Sampling's code; {}", top());
     assert!(step * 100 >= own * 90, "step {step} of {own}; {}", top());

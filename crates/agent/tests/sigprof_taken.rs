@@ -140,13 +140,8 @@ fn check(jdk_version: u32, options: &str, library: &Path) {
         .map(|r| r.count)
         .sum();
     let lost = got - 100;
-    // (Where the samples went, should it fail: the section's top rows with their frames.)
-    let top: Vec<String> = cpu
-        .rows
-        .iter()
-        .take(6)
-        .map(|r| format!("{} {:?}", r.count, p.traces[&r.trace].frames))
-        .collect();
+    // (Where the samples went, should it fail.)
+    let top = p.top_rows(6);
     assert!(
         (in_compute + lost) * 10 + 30 >= compute_ms * 9 / 10,
         "{context}: {in_compute} samples in compute() and {lost} taken by the library, for \

@@ -165,6 +165,18 @@ pub struct TextProfile {
 }
 
 impl TextProfile {
+    /// The last CPU SAMPLES section's first `n` rows, each its count and its trace's frames
+    /// (for assertion messages: where the samples went).
+    pub fn top_rows(&self, n: usize) -> Vec<String> {
+        self.cpu.last().map_or_else(Vec::new, |cpu| {
+            cpu.rows
+                .iter()
+                .take(n)
+                .map(|r| format!("{} {:?}", r.count, self.traces[&r.trace].frames))
+                .collect()
+        })
+    }
+
     /// Parses a text profile, checking its structure as it goes: the header, each trace
     /// written once and before the first section that uses it, sections closed.
     pub fn parse(text: &str) -> TextProfile {
