@@ -200,6 +200,33 @@ impl Pools {
     }
 }
 
+/// The libraries of native code named in brackets (`[kernel]`, `[stub]`, `[vdso]`) that a
+/// frame's class names without them, as async-profiler writes them: JDK Mission Control
+/// reads a class name that starts with `[` as an array's descriptor and fails on it.
+const BRACKETED_LIBRARIES: [&str; 9] = [
+    "kernel", "stub", "unknown", "anon", "vdso", "vsyscall", "vvar", "heap", "stack",
+];
+
+/// The class name a function of native code of `library` is written with: the library's,
+/// without its brackets if it has them (`kernel` for `[kernel]`; no class name may start
+/// with `[`). [`bracketed_library`] reads [`BRACKETED_LIBRARIES`] back; another bracketed
+/// library (none that hprof names) would read back as a class of that name.
+pub fn library_class(library: &str) -> &str {
+    library
+        .strip_prefix('[')
+        .and_then(|l| l.strip_suffix(']'))
+        .filter(|l| !l.is_empty())
+        .unwrap_or(library)
+}
+
+/// The library a frame's class names when it is one of [`BRACKETED_LIBRARIES`] written
+/// bare (`[kernel]` for `kernel`); none for any other class.
+pub fn bracketed_library(class: &str) -> Option<String> {
+    BRACKETED_LIBRARIES
+        .contains(&class)
+        .then(|| format!("[{class}]"))
+}
+
 /// The name of hidden class `name` without its suffix (`pkg/Foo$$Lambda$14` of
 /// `pkg/Foo$$Lambda$14/0x0000000800c03000`, as the JVM names a hidden class); none for
 /// another class.
@@ -211,7 +238,21 @@ fn hidden_class_base(name: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::hidden_class_base;
+    use super::{bracketed_library, hidden_class_base, library_class};
+
+    #[test]
+    fn bracketed_libraries_are_written_bare_and_read_back() {
+        for library in ["[kernel]", "[stub]", "[vdso]"] {
+            assert_eq!(
+                bracketed_library(library_class(library)).as_deref(),
+                Some(library)
+            );
+        }
+        assert_eq!(library_class("libc.so.6"), "libc.so.6");
+        assert_eq!(library_class("[]"), "[]");
+        assert_eq!(bracketed_library("libc.so.6"), None);
+        assert_eq!(bracketed_library("Work"), None);
+    }
 
     #[test]
     fn hidden_classes_are_known_by_their_suffix() {

@@ -320,21 +320,12 @@ enum CodeKind {
 /// Whether a JFR method's class (its raw name) is a library of native code, as
 /// async-profiler and hprof write functions of native and kernel code: none, a file name
 /// (`libjvm.so`: a class's name in the JVM's form has no dot), or `[kernel]`, `[stub]` (as
-/// hprof wrote them before it wrote them bare: see [`BARE_LIBRARIES`]).
+/// hprof wrote them before it wrote them bare: see `hprof_jfr::pools::bracketed_library`).
 fn is_library(raw: &str) -> bool {
     raw.is_empty()
         || (raw.contains('.') && !raw.contains('/'))
         || (raw.starts_with('[') && raw.ends_with(']'))
 }
-
-/// The libraries of native code whose names are in brackets (`[kernel]`), as async-profiler
-/// and hprof write them as a frame's class: without the brackets (`kernel`), since JDK
-/// Mission Control reads a class name that starts with `[` as an array's descriptor and
-/// fails on it. Read back as the library unless the frame's type says Java code (a class of
-/// the default package with one of these names).
-const BARE_LIBRARIES: [&str; 9] = [
-    "kernel", "stub", "unknown", "anon", "vdso", "vsyscall", "vvar", "heap", "stack",
-];
 
 /// A map from constant keys to small values: a table indexed by key where a class's keys in
 /// the chunk are dense (as the JDK and async-profiler number stacks and threads), a hash map
@@ -731,11 +722,8 @@ impl Reader<'_, '_> {
                 .and_then(|c| deref(chunk, c))
                 .and_then(|c| text(chunk, field(chunk, &c, "name")?, 0))
                 .unwrap_or_default();
-            let raw = if BARE_LIBRARIES.contains(&raw.as_str()) {
-                format!("[{raw}]")
-            } else {
-                raw
-            };
+            // (A bare `kernel` is `[kernel]`, unless its frame's type says Java: see `frame`.)
+            let raw = hprof_jfr::pools::bracketed_library(&raw).unwrap_or(raw);
             Some(if is_library(&raw) {
                 // A function of native code (async-profiler's native, C++ and kernel
                 // frames, hprof's): its class is its library (none when unknown), named
@@ -894,11 +882,13 @@ impl Reader<'_, '_> {
             .method(method)
             .unwrap_or_else(|| ("<unknown method>".into(), FrameKind::Pseudo, None));
         if kind == FrameKind::Native {
+            // A library hprof and async-profiler write without its brackets (`kernel`).
             let bare = library
                 .as_deref()
-                .and_then(|l| l.strip_prefix('['))
-                .and_then(|l| l.strip_suffix(']'))
-                .filter(|l| BARE_LIBRARIES.contains(l))
+                .map(hprof_jfr::pools::library_class)
+                .filter(|&bare| {
+                    hprof_jfr::pools::bracketed_library(bare).as_deref() == library.as_deref()
+                })
                 .map(str::to_owned);
             match (self.code_kind(ty, library.as_deref()), bare) {
                 (CodeKind::Java, Some(bare)) => {

@@ -11,7 +11,9 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use hprof_jfr::pools::{FRAME_CPP, FRAME_JIT, FRAME_KERNEL, FRAME_NATIVE, FrameRef, Pools};
+use hprof_jfr::pools::{
+    FRAME_CPP, FRAME_JIT, FRAME_KERNEL, FRAME_NATIVE, FrameRef, Pools, library_class,
+};
 use hprof_jfr::schema::{self, id};
 use hprof_jfr::writer::{self, MetadataDef, Put};
 
@@ -179,7 +181,7 @@ impl<W: Write + Send> JfrWriter<W> {
                 let m = &f.method;
                 // A function of native or kernel code is written as async-profiler writes
                 // one: its library as its class (`libc.so.6`; `kernel` for `[kernel]`: see
-                // `library_class`) and the frame type Native, C++ (the JVM and its stubs) or
+                // `hprof_jfr::pools::library_class`) and the frame type Native, C++ (the JVM and its stubs) or
                 // Kernel.
                 let (class, kind) = match m.code {
                     Code::Java => (
@@ -267,18 +269,6 @@ fn active_settings(options: &Options) -> Vec<(u64, &'static str, String)> {
         settings.push(on(id::CPU_TIME));
     }
     settings
-}
-
-/// The class name a function of native code of `library` is written with: the library's,
-/// without the brackets of `[kernel]`, `[stub]`, `[vdso]` (as async-profiler writes them):
-/// JDK Mission Control reads a class name that starts with `[` as an array's descriptor and
-/// fails on it. hprof's reader puts the brackets back.
-fn library_class(library: &str) -> &str {
-    library
-        .strip_prefix('[')
-        .and_then(|l| l.strip_suffix(']'))
-        .filter(|l| !l.is_empty())
-        .unwrap_or(library)
 }
 
 /// The `jdk.types.FrameType` key of a function of native (`library`'s) or kernel code.
@@ -454,14 +444,6 @@ impl<W: Write + Send> Drop for JfrWriter<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn bracketed_libraries_are_written_bare() {
-        assert_eq!(library_class("[kernel]"), "kernel");
-        assert_eq!(library_class("[stub]"), "stub");
-        assert_eq!(library_class("libc.so.6"), "libc.so.6");
-        assert_eq!(library_class("[]"), "[]");
-    }
 
     #[test]
     fn class_names_in_the_jvms_form() {
